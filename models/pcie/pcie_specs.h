@@ -1,0 +1,15 @@
+// Declared parameters of the PCIe fabric's parts: links, switches, root
+// complexes, and the platform-wide transaction rules.
+#pragma once
+
+#include "sim/params/param_spec.h"
+
+namespace gpunvme::pcie {
+
+const ComponentSpec& link_spec();
+const ComponentSpec& switch_spec();
+const ComponentSpec& root_complex_spec();
+// Topology-level fields: name, doc and the platform's MPS / MRRS / RCB.
+const ComponentSpec& topology_spec();
+
+}  // namespace gpunvme::pcie

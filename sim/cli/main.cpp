@@ -1,0 +1,165 @@
+// gpunvme: the command line over the simulator library.
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/config/config_error.h"
+#include "sim/params/param_spec.h"
+#include "sim/run/catalog.h"
+#include "sim/run/run.h"
+#include "sim/topology/topology_graph.h"
+
+namespace {
+
+using namespace gpunvme;
+
+constexpr int kBadInput = 2;
+
+void print_spec(const ComponentSpec& spec) {
+  std::cout << spec.kind << ": " << spec.doc << "\n";
+  for (const ParamSpec& p : spec.params) {
+    std::string range;
+    if (!p.allowed.empty()) {
+      for (auto a : p.allowed) range += (range.empty() ? "" : "|") + std::to_string(a);
+    } else if (!p.choices.empty()) {
+      for (const auto& c : p.choices) range += (range.empty() ? "" : "|") + c;
+    } else if (p.min && p.max) {
+      range = fmt::format("{}..{}", *p.min, *p.max);
+    }
+    std::cout << fmt::format("  {:<26} {:<8} {:<6} default {}{}\n", p.name, to_string(p.type),
+                             p.unit, p.default_value.is_null() ? "(required)" : p.default_value.dump(),
+                             range.empty() ? "" : "  [" + range + "]");
+    std::cout << fmt::format("      {}\n      source: {}\n", p.doc, p.source);
+  }
+}
+
+int describe(const std::string& kind) {
+  const Catalog& c = catalog();
+  std::vector<const ComponentSpec*> all;
+  for (const ComponentSpec& s : c.node_kinds) all.push_back(&s);
+  all.push_back(&c.link);
+  all.push_back(&c.topology);
+  all.push_back(&c.scenario);
+  if (kind.empty()) {
+    std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
+    for (const ComponentSpec* s : all) std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
+    return 0;
+  }
+  for (const ComponentSpec* s : all) {
+    if (s->kind == kind) {
+      print_spec(*s);
+      return 0;
+    }
+  }
+  std::string known;
+  for (const ComponentSpec* s : all) known += (known.empty() ? "" : ", ") + s->kind;
+  std::cerr << "gpunvme describe: unknown kind '" << kind << "'; known: " << known << "\n";
+  return kBadInput;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw ConfigError(path, "", "", "cannot write output file");
+  out << text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpunvme: cycle-approximate simulator of GPU-initiated NVMe I/O over PCIe.\n"
+      "Examples:\n"
+      "  gpunvme run                                   default scenario on the default topology\n"
+      "  gpunvme run --scenario scenarios/randread-4k.json --set scenario.threads=4096\n"
+      "  gpunvme topo configs/topologies/default.json --dot topo.dot\n"
+      "  gpunvme describe nvme_ssd\n"
+      "  gpunvme validate --topology my-topo.json --scenario my-scenario.json"};
+  app.require_subcommand(1);
+
+  std::string topology_file, scenario_file, out_file;
+  std::vector<std::string> overrides;
+  std::uint64_t seed = 1;
+
+  auto* run_cmd = app.add_subcommand(
+      "run",
+      "Run a scenario on a topology and print a summary.\n"
+      "Examples:\n"
+      "  gpunvme run\n"
+      "  gpunvme run --topology configs/topologies/default.json --scenario "
+      "scenarios/randread-4k.json --out result.json\n"
+      "  gpunvme run --set scenario.queues=32 --set topology.nodes.ssd0.controller_cores=8 "
+      "--seed 7");
+  auto* validate_cmd = app.add_subcommand(
+      "validate",
+      "Check a topology and scenario without running.\n"
+      "Example:\n  gpunvme validate --topology my-topo.json --scenario my-scenario.json");
+  for (auto* cmd : {run_cmd, validate_cmd}) {
+    cmd->add_option("--topology,-t", topology_file, "topology JSON (default: shipped default)");
+    cmd->add_option("--scenario,-s", scenario_file, "scenario JSON (default: shipped default)");
+    cmd->add_option("--set", overrides,
+                    "override a field: topology.PATH=V, scenario.PATH=V or seed=N; array "
+                    "elements by index or id (topology.nodes.ssd0.mqes=1024)");
+    cmd->add_option("--seed", seed, "random seed (default 1)");
+  }
+  run_cmd->add_option("--out,-o", out_file, "write the result JSON here");
+
+  std::string topo_file, dot_file;
+  auto* topo_cmd = app.add_subcommand(
+      "topo",
+      "Print a topology's PCIe tree and write it as Graphviz DOT.\n"
+      "Example:\n  gpunvme topo configs/topologies/default.json --dot default.dot");
+  topo_cmd->add_option("file", topo_file, "topology JSON")->required();
+  topo_cmd->add_option("--dot", dot_file, "write Graphviz DOT here");
+
+  std::string kind;
+  auto* describe_cmd = app.add_subcommand(
+      "describe",
+      "List component kinds, or a kind's parameters with units, defaults and sources.\n"
+      "Examples:\n  gpunvme describe\n  gpunvme describe gpu");
+  describe_cmd->add_option("kind", kind, "component kind");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
+  }
+
+  try {
+    if (describe_cmd->parsed()) return describe(kind);
+    if (topo_cmd->parsed()) {
+      nlohmann::json doc = read_json_file(topo_file);
+      TopologyConfig topology = resolve_topology(catalog(), doc, topo_file);
+      TopologyGraph graph(topology);
+      std::cout << graph.tree_text();
+      if (!dot_file.empty()) {
+        write_file(dot_file, graph.dot());
+        std::cout << "wrote " << dot_file << "\n";
+      }
+      return 0;
+    }
+    RunConfig config = load_config(topology_file, scenario_file, overrides, seed);
+    if (validate_cmd->parsed()) {
+      std::cout << "ok: " << config.topology.file << " and " << config.scenario.file
+                << " are valid\n";
+      return 0;
+    }
+    nlohmann::json result = run(config);
+    std::cout << summary_table(result);
+    if (!out_file.empty()) {
+      write_file(out_file, result.dump(2) + "\n");
+      std::cout << "wrote " << out_file << "\n";
+    }
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "simulation error: " << e.what() << "\n";
+    return 1;
+  }
+}

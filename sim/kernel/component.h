@@ -1,0 +1,59 @@
+// Base of every model: a SystemC module that owns its parameters and a queue
+// of timed callbacks. One SC_METHOD per component drains the callbacks due
+// now, so a model costs one kernel activation per distinct wake-up time, not
+// one process per in-flight item.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/kernel/time.h"
+#include "sim/params/param_spec.h"
+
+namespace gpunvme {
+
+class Component : public sc_core::sc_module {
+ public:
+  using Callback = std::function<void()>;
+
+  SC_HAS_PROCESS(Component);
+  Component(const sc_core::sc_module_name& name, ParamValues params);
+
+  const ParamValues& params() const { return params_; }
+  std::string id() const { return basename(); }
+
+  void schedule_at(Picoseconds when, Callback callback);
+  void schedule_in(Picoseconds delay, Callback callback) {
+    schedule_at(now() + delay, std::move(callback));
+  }
+  static Picoseconds now();
+
+ private:
+  struct Pending {
+    Picoseconds when;
+    std::uint64_t sequence;  // ties break in scheduling order: deterministic
+    Callback callback;
+  };
+  struct Later {
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.when != b.when ? a.when > b.when : a.sequence > b.sequence;
+    }
+  };
+
+  void dispatch();
+
+  ParamValues params_;
+  std::priority_queue<Pending, std::vector<Pending>, Later> pending_;
+  std::uint64_t next_sequence_ = 0;
+  sc_core::sc_event wake_;
+  Picoseconds armed_for_ = 0;
+  bool armed_ = false;
+  bool dispatching_ = false;
+};
+
+}  // namespace gpunvme

@@ -1,0 +1,54 @@
+#include "sim/kernel/simulation.h"
+
+#include <vector>
+
+#include <systemc>
+
+namespace gpunvme {
+
+namespace {
+// Old contexts are kept, not deleted: SystemC's own static objects register
+// with the first context and unregister at process exit, so deleting a
+// context would leave them dangling. Each kept context is a few kilobytes.
+std::vector<sc_core::sc_simcontext*>& retired_contexts() {
+  static auto* contexts = new std::vector<sc_core::sc_simcontext*>();
+  return *contexts;
+}
+bool first_run = true;
+}  // namespace
+
+Simulation::Simulation() {
+  if (!first_run) {
+    retired_contexts().push_back(sc_core::sc_curr_simcontext);
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  }
+  first_run = false;
+  // The copyright banner would pollute every run's stdout.
+  sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
+  sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  event_count_ = 0;
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::run(Picoseconds limit) {
+  if (limit == 0) {
+    sc_core::sc_start();
+  } else {
+    sc_core::sc_start(sc_core::sc_time(static_cast<double>(limit), sc_core::SC_PS));
+  }
+}
+
+void Simulation::stop() { sc_core::sc_stop(); }
+
+Picoseconds Simulation::now() { return sc_core::sc_time_stamp().value(); }
+
+std::uint64_t Simulation::events() { return event_count_; }
+
+}  // namespace gpunvme
+
+// libsystemc provides a main() that calls sc_main(); this project's programs
+// have their own main() and drive the kernel through Simulation, but the
+// shared library still needs the symbol to link.
+int sc_main(int, char*[]) { return 1; }

@@ -1,0 +1,110 @@
+#include "sim/params/param_spec.h"
+
+#include <stdexcept>
+
+namespace gpunvme {
+
+namespace {
+ParamSpec make(std::string name, ParamType type, std::string unit, nlohmann::json def,
+               std::string doc, std::string source) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.unit = std::move(unit);
+  spec.default_value = std::move(def);
+  spec.doc = std::move(doc);
+  spec.source = std::move(source);
+  return spec;
+}
+}  // namespace
+
+ParamSpec integer_param(std::string name, std::string unit, std::int64_t def, double min,
+                        double max, std::string doc, std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::Integer, std::move(unit), def,
+                        std::move(doc), std::move(source));
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+ParamSpec real_param(std::string name, std::string unit, double def, double min, double max,
+                     std::string doc, std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::Real, std::move(unit), def, std::move(doc),
+                        std::move(source));
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+ParamSpec bool_param(std::string name, bool def, std::string doc, std::string source) {
+  return make(std::move(name), ParamType::Boolean, "", def, std::move(doc), std::move(source));
+}
+
+ParamSpec enum_param(std::string name, std::string def, std::vector<std::string> choices,
+                     std::string doc, std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::Enum, "", std::move(def), std::move(doc),
+                        std::move(source));
+  spec.choices = std::move(choices);
+  return spec;
+}
+
+ParamSpec string_param(std::string name, std::string def, std::string doc, std::string source) {
+  return make(std::move(name), ParamType::String, "", std::move(def), std::move(doc),
+              std::move(source));
+}
+
+ParamSpec string_list_param(std::string name, std::vector<std::string> def, std::string doc,
+                            std::string source) {
+  return make(std::move(name), ParamType::StringList, "", def, std::move(doc), std::move(source));
+}
+
+ParamSpec integer_choice_param(std::string name, std::string unit, std::int64_t def,
+                               std::vector<std::int64_t> allowed, std::string doc,
+                               std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::Integer, std::move(unit), def,
+                        std::move(doc), std::move(source));
+  spec.allowed = std::move(allowed);
+  return spec;
+}
+
+const ParamSpec* ComponentSpec::find(const std::string& name) const {
+  for (const ParamSpec& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const nlohmann::json& ParamValues::at(const std::string& name) const {
+  auto it = values_.find(name);
+  // Values are resolved against the declaration before a model sees them, so a
+  // missing name is a programming error in the model, not a user error.
+  if (it == values_.end()) throw std::logic_error("parameter not resolved: " + name);
+  return *it;
+}
+
+std::int64_t ParamValues::integer(const std::string& name) const {
+  return at(name).get<std::int64_t>();
+}
+double ParamValues::real(const std::string& name) const { return at(name).get<double>(); }
+bool ParamValues::boolean(const std::string& name) const { return at(name).get<bool>(); }
+const std::string& ParamValues::string(const std::string& name) const {
+  return at(name).get_ref<const std::string&>();
+}
+
+std::vector<std::string> ParamValues::string_list(const std::string& name) const {
+  return at(name).get<std::vector<std::string>>();
+}
+
+const char* to_string(ParamType type) {
+  switch (type) {
+    case ParamType::Integer: return "integer";
+    case ParamType::Real: return "number";
+    case ParamType::Boolean: return "boolean";
+    case ParamType::String: return "string";
+    case ParamType::Enum: return "enum";
+    case ParamType::StringList: return "list of strings";
+  }
+  return "?";
+}
+
+}  // namespace gpunvme

@@ -1,0 +1,136 @@
+#include "sim/params/resolve.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/config/config_error.h"
+#include "sim/config/json_path.h"
+
+namespace gpunvme {
+
+namespace {
+std::string range_text(const ParamSpec& spec) {
+  auto num = [&](double v) {
+    return spec.type == ParamType::Integer ? fmt::format("{}", static_cast<long long>(v))
+                                           : fmt::format("{}", v);
+  };
+  if (spec.min && spec.max) return fmt::format("{} to {}", num(*spec.min), num(*spec.max));
+  if (spec.min) return fmt::format(">= {}", num(*spec.min));
+  if (spec.max) return fmt::format("<= {}", num(*spec.max));
+  return "any";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+}  // namespace
+
+void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
+                       const ResolveContext& where) {
+  const std::string path = child_path(where.path, spec.name);
+  auto fail = [&](const std::string& problem) {
+    throw ConfigError(where.file, path, render_value(value), problem);
+  };
+  switch (spec.type) {
+    case ParamType::Integer: {
+      bool integral = value.is_number_integer() ||
+                      (value.is_number_float() && std::floor(value.get<double>()) ==
+                                                      value.get<double>());
+      if (!integral) fail(fmt::format("expected an integer ({}{})", range_text(spec),
+                                      spec.unit.empty() ? "" : " " + spec.unit));
+      break;
+    }
+    case ParamType::Real:
+      if (!value.is_number()) {
+        fail(fmt::format("expected a number ({}{})", range_text(spec),
+                         spec.unit.empty() ? "" : " " + spec.unit));
+      }
+      break;
+    case ParamType::Boolean:
+      if (!value.is_boolean()) fail("expected true or false");
+      return;
+    case ParamType::String:
+      if (!value.is_string()) fail("expected a string");
+      return;
+    case ParamType::StringList: {
+      bool ok = value.is_array() &&
+                std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
+      if (!ok) fail("expected a list of strings, e.g. [\"ssd0\", \"ssd1\"]");
+      return;
+    }
+    case ParamType::Enum: {
+      if (!value.is_string() ||
+          std::find(spec.choices.begin(), spec.choices.end(), value.get<std::string>()) ==
+              spec.choices.end()) {
+        fail("expected one of: " + join(spec.choices));
+      }
+      return;
+    }
+  }
+  const double v = value.get<double>();
+  if (!spec.allowed.empty()) {
+    if (std::find(spec.allowed.begin(), spec.allowed.end(), static_cast<std::int64_t>(v)) ==
+        spec.allowed.end()) {
+      std::string list;
+      for (auto a : spec.allowed) list += (list.empty() ? "" : ", ") + std::to_string(a);
+      fail("not allowed; expected one of: " + list);
+    }
+    return;
+  }
+  if ((spec.min && v < *spec.min) || (spec.max && v > *spec.max)) {
+    fail(fmt::format("out of range; allowed {}{}", range_text(spec),
+                     spec.unit.empty() ? "" : " " + spec.unit));
+  }
+}
+
+ParamValues resolve_params(const ComponentSpec& spec, const nlohmann::json& given,
+                           const ResolveContext& where,
+                           const std::vector<std::string>& structural_keys,
+                           const nlohmann::json& base) {
+  if (!given.is_object()) {
+    throw ConfigError(where.file, where.path, render_value(given),
+                      "expected an object for " + spec.kind);
+  }
+  std::vector<std::string> known = structural_keys;
+  for (const ParamSpec& p : spec.params) known.push_back(p.name);
+
+  nlohmann::json values = nlohmann::json::object();
+  for (auto it = given.begin(); it != given.end(); ++it) {
+    if (std::find(structural_keys.begin(), structural_keys.end(), it.key()) !=
+        structural_keys.end()) {
+      continue;
+    }
+    const ParamSpec* p = spec.find(it.key());
+    if (p == nullptr) {
+      std::string hint = nearest_name(it.key(), known);
+      throw ConfigError(where.file, child_path(where.path, it.key()), render_value(it.value()),
+                        fmt::format("unknown field for {}{}", spec.kind,
+                                    hint.empty() ? "; see `gpunvme describe " + spec.kind + "`"
+                                                 : "; did you mean '" + hint + "'?"));
+    }
+    check_param_value(*p, it.value(), where);
+  }
+  for (const ParamSpec& p : spec.params) {
+    if (given.contains(p.name)) {
+      values[p.name] = given[p.name];
+    } else if (base.contains(p.name)) {
+      values[p.name] = base[p.name];
+    } else if (!p.default_value.is_null()) {
+      values[p.name] = p.default_value;
+    } else {
+      throw ConfigError(where.file, child_path(where.path, p.name), "",
+                        fmt::format("missing required field ({}: {})", to_string(p.type), p.doc));
+    }
+    // Integers given as 8.0 are stored as integers so results print them as such.
+    if (p.type == ParamType::Integer && values[p.name].is_number_float()) {
+      values[p.name] = static_cast<std::int64_t>(values[p.name].get<double>());
+    }
+  }
+  return ParamValues(std::move(values));
+}
+
+}  // namespace gpunvme

@@ -1,0 +1,29 @@
+// The library's entry point: run(config) -> results. The command line and the
+// Python module are thin layers over these functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/run_config.h"
+
+namespace gpunvme {
+
+// Loads, overrides and validates a configuration (ConfigError on bad input).
+RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
+                      const std::vector<std::string>& overrides, std::uint64_t seed);
+
+// Runs one simulation. The result holds the resolved configuration, the
+// summary, per-stage latencies and per-device statistics; everything but
+// summary.wall_time_s is a pure function of the configuration and seed.
+nlohmann::json run(const RunConfig& config);
+
+// A short human-readable table of a result.
+std::string summary_table(const nlohmann::json& result);
+
+// Keys of a result that depend on the host machine, not on the simulation.
+const std::vector<std::string>& wall_clock_fields();
+
+}  // namespace gpunvme

@@ -1,0 +1,28 @@
+#include "sim/workload/stage_recorder.h"
+
+namespace gpunvme {
+
+void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
+                          Picoseconds when) {
+  const std::uint32_t key = (std::uint32_t{queue} << 16) | cid;
+  Times& times = in_flight_[key];
+  times[static_cast<int>(stage)] = when;
+  if (stage != algo::Stage::Delivered) return;
+  // Each interval runs from the previous step's end to this step's end.
+  for (int s = 1; s < kStages; ++s) {
+    intervals_[s].record(times[s] >= times[s - 1] ? times[s] - times[s - 1] : 0);
+  }
+  end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
+  in_flight_.erase(key);
+}
+
+nlohmann::json StageRecorder::stages_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (int s = 1; s < kStages; ++s) {
+    out[algo::stage_interval_name(static_cast<algo::Stage>(s))] = intervals_[s].summary_ns();
+  }
+  out["end_to_end"] = end_to_end_.summary_ns();
+  return out;
+}
+
+}  // namespace gpunvme

@@ -1,0 +1,35 @@
+// Collects the stage times of every I/O and turns them into per-stage latency
+// distributions once the requesting thread has seen the I/O complete.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/algo/stages.h"
+#include "sim/platform/sim_warp.h"
+#include "sim/results/latency_histogram.h"
+
+namespace gpunvme {
+
+class StageRecorder : public platform::StageSink {
+ public:
+  void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
+             Picoseconds when) override;
+
+  const LatencyHistogram& end_to_end() const { return end_to_end_; }
+  std::uint64_t completed() const { return end_to_end_.count(); }
+  // Per-stage distributions, in the order of the I/O's steps.
+  nlohmann::json stages_json() const;
+
+ private:
+  static constexpr int kStages = static_cast<int>(algo::Stage::kCount);
+  using Times = std::array<Picoseconds, kStages>;
+  std::unordered_map<std::uint32_t, Times> in_flight_;  // key: queue << 16 | cid
+  std::array<LatencyHistogram, kStages> intervals_;     // indexed by the stage that ends it
+  LatencyHistogram end_to_end_;
+};
+
+}  // namespace gpunvme
