@@ -95,6 +95,7 @@ void apply_set(RawConfig& raw, const std::string& assignment) {
     const std::string text = assignment.substr(5);
     try {
       std::size_t used = 0;
+      if (text.empty() || text[0] < '0' || text[0] > '9') throw std::invalid_argument("sign");
       unsigned long long v = std::stoull(text, &used);
       if (used != text.size()) throw std::invalid_argument("trailing");
       raw.seed = v;

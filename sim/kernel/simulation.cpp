@@ -48,7 +48,3 @@ std::uint64_t Simulation::events() { return event_count_; }
 
 }  // namespace gpunvme
 
-// libsystemc provides a main() that calls sc_main(); this project's programs
-// have their own main() and drive the kernel through Simulation, but the
-// shared library still needs the symbol to link.
-int sc_main(int, char*[]) { return 1; }

@@ -43,14 +43,18 @@ nlohmann::json paths_json(const Machine& machine, const RunConfig& config) {
 }
 }  // namespace
 
+RunConfig resolve_config(const RawConfig& raw) {
+  RunConfig config = resolve(catalog(), raw);
+  check_microbenchmark(config);
+  return config;
+}
+
 RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
                       const std::vector<std::string>& overrides, std::uint64_t seed) {
   RawConfig raw = load_raw_config(topology_file, scenario_file);
   raw.seed = seed;
   for (const std::string& o : overrides) apply_set(raw, o);
-  RunConfig config = resolve(catalog(), raw);
-  check_microbenchmark(config);
-  return config;
+  return resolve_config(raw);
 }
 
 const std::vector<std::string>& wall_clock_fields() {

@@ -11,6 +11,10 @@
 
 namespace gpunvme {
 
+// Validates raw documents into a run configuration, including the checks
+// that need the devices' parameters (ConfigError on bad input).
+RunConfig resolve_config(const RawConfig& raw);
+
 // Loads, overrides and validates a configuration (ConfigError on bad input).
 RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
                       const std::vector<std::string>& overrides, std::uint64_t seed);

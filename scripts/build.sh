@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of the project into its own directory.
+#   scripts/build.sh release   -> build/
+#   scripts/build.sh sanitize  -> build-sanitize/ (AddressSanitizer + UBSan)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+flavour="${1:-release}"
+case "$flavour" in
+  release) dir="$root/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  sanitize) dir="$root/build-sanitize"; args=(-DCMAKE_BUILD_TYPE=Debug -DGPUNVME_SANITIZE=ON) ;;
+  *) echo "usage: $0 [release|sanitize]" >&2; exit 2 ;;
+esac
+"$root/scripts/install-deps.sh"
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S "$root" -B "$dir" -G Ninja -DGPUNVME_WERROR=ON "${args[@]}" >/dev/null
+fi
+cmake --build "$dir" -j "$(nproc)"

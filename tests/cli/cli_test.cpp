@@ -1,0 +1,105 @@
+// The gpunvme program: exit codes and what each subcommand prints or writes.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+namespace {
+
+struct Outcome {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome gpunvme(const std::string& args) {
+  const std::string command = std::string(GPUNVME_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpunvme_cli_test_" + name)).string();
+}
+
+TEST(Cli, RunPrintsASummaryAndWritesTheResult) {
+  const std::string out = temp_path("result.json");
+  Outcome o = gpunvme("run --set scenario.ios=500 --out " + out);
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("KIOPS"), std::string::npos);
+  std::ifstream in(out);
+  nlohmann::json result = nlohmann::json::parse(in);
+  EXPECT_EQ(result["summary"]["ios"].get<int>(), 500);
+  EXPECT_TRUE(result.contains("config"));
+  EXPECT_TRUE(result.contains("stages"));
+  std::filesystem::remove(out);
+}
+
+TEST(Cli, BadInputExitsWithTwoAndNamesFileAndPath) {
+  const std::string scenario = temp_path("bad.json");
+  std::ofstream(scenario) << R"({"rw": "randread", "iodepth": 0})";
+  Outcome o = gpunvme("run --scenario " + scenario);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find(scenario + ": $.iodepth = 0: out of range"), std::string::npos)
+      << o.output;
+  std::filesystem::remove(scenario);
+}
+
+TEST(Cli, MalformedJsonAndMissingFilesExitWithTwo) {
+  const std::string broken = temp_path("broken.json");
+  std::ofstream(broken) << "{\"rw\": ";
+  Outcome o = gpunvme("validate --scenario " + broken);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("not valid JSON"), std::string::npos) << o.output;
+  EXPECT_EQ(gpunvme("validate --topology /nonexistent.json").code, 2);
+  std::filesystem::remove(broken);
+}
+
+TEST(Cli, ValidateAcceptsTheDefaults) {
+  Outcome o = gpunvme("validate");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("are valid"), std::string::npos);
+}
+
+TEST(Cli, DescribeListsParametersWithSources) {
+  Outcome all = gpunvme("describe");
+  EXPECT_EQ(all.code, 0);
+  EXPECT_NE(all.output.find("nvme_ssd"), std::string::npos);
+  Outcome ssd = gpunvme("describe nvme_ssd");
+  EXPECT_EQ(ssd.code, 0);
+  EXPECT_NE(ssd.output.find("mqes"), std::string::npos);
+  EXPECT_NE(ssd.output.find("source:"), std::string::npos);
+  EXPECT_EQ(gpunvme("describe flux_capacitor").code, 2);
+}
+
+TEST(Cli, TopoPrintsTheTreeAndWritesDot) {
+  const std::string dot = temp_path("topo.dot");
+  Outcome o = gpunvme(std::string("topo ") + GPUNVME_SOURCE_DIR +
+                      "/configs/topologies/default.json --dot " + dot);
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("ssd0 (nvme_ssd, samsung-pm1743)"), std::string::npos) << o.output;
+  std::ifstream in(dot);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("graph G"), std::string::npos);
+  std::filesystem::remove(dot);
+}
+
+TEST(Cli, HelpShowsExamplesAndUnknownCommandsFail) {
+  Outcome help = gpunvme("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.output.find("Examples"), std::string::npos);
+  Outcome run_help = gpunvme("run --help");
+  EXPECT_NE(run_help.output.find("--set"), std::string::npos);
+  EXPECT_EQ(gpunvme("frobnicate").code, 2);
+}
+
+}  // namespace
