@@ -201,8 +201,12 @@ void Controller::kick_fetch() {
     const std::uint16_t qid = next_sq_;
     next_sq_ = static_cast<std::uint16_t>(next_sq_ % queues + 1);
     SubmissionQueue& sq = sqs_[qid];
+    if (!sq.exists) {
+      ++idle_scan;
+      continue;
+    }
     const std::uint32_t fetch_from = (sq.head + sq.fetching) % sq.entries;
-    if (!sq.exists || fetch_from == sq.tail) {
+    if (fetch_from == sq.tail) {
       ++idle_scan;
       continue;
     }
