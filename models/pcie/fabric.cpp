@@ -2,81 +2,203 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
+#include <algorithm>
+#include <cmath>
 
 namespace gpunvme::pcie {
 
 namespace {
-constexpr std::size_t kNoServer = static_cast<std::size_t>(-1);
 
-// Time a node adds when a transfer passes through it (not when it ends there).
-Picoseconds traversal_ps(const NodeConfig& node) {
-  if (node.kind == "switch" || node.kind == "root_complex") {
-    return ns_to_ps(node.params.real("latency_ns"));
-  }
-  return 0;
+const char* const kClassNames[3] = {"posted_write", "read_request", "completion"};
+
+Picoseconds bytes_at_rate(std::uint64_t bytes, double bytes_per_ns) {
+  return static_cast<Picoseconds>(static_cast<double>(bytes) / bytes_per_ns * 1000.0 + 0.5);
 }
 
-// Time a target takes to serve a read or absorb a write.
-Picoseconds access_ps(const NodeConfig& node) {
-  if (node.kind == "host_memory") return ns_to_ps(node.params.real("dma_latency_ns"));
-  if (node.kind == "gpu") return ns_to_ps(node.params.real("bar_access_ns"));
-  return 0;
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+double ns(Picoseconds ps) { return round_to(ps_to_ns(ps), 0.001); }
+
+double share(Picoseconds part, Picoseconds whole) {
+  return whole == 0 ? 0.0 : round_to(static_cast<double>(part) / static_cast<double>(whole), 1e-6);
 }
+
 }  // namespace
 
 Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topology,
                const TopologyGraph& graph, MemorySpace& memory)
-    : Component(name, topology.params), topology_(topology), graph_(graph), memory_(memory) {
-  rules_.mps = static_cast<std::uint32_t>(topology.params.integer("mps"));
-  rules_.mrrs = static_cast<std::uint32_t>(topology.params.integer("mrrs"));
-  rules_.rcb = static_cast<std::uint32_t>(topology.params.integer("rcb"));
+    : Component(name, topology.params),
+      topology_(topology),
+      graph_(graph),
+      memory_(memory),
+      router_(topology, graph) {
+  const ParamValues& p = topology.params;
+  rules_.mps = static_cast<std::uint32_t>(p.integer("mps"));
+  rules_.mrrs = static_cast<std::uint32_t>(p.integer("mrrs"));
+  rules_.rcb = static_cast<std::uint32_t>(p.integer("rcb"));
   rules_.addr64 = true;  // every modelled BAR and buffer sits above 4 GB
+  dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
+                                                               : DllpIntervals::kSymbolTimes;
+  read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
+
   for (const LinkConfig& link : topology.links) {
     for (int dir = 0; dir < 2; ++dir) {
       Server s;
       s.name = dir == 0 ? link.from + "->" + link.to : link.to + "->" + link.from;
-      s.is_pcie = link.params.string("type") == "pcie";
-      if (s.is_pcie) {
+      if (link.params.string("type") == "pcie") {
+        s.kind = ServerKind::PcieLink;
         s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
         s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
+        // The receiver's buffers: a switch port or a root port. Endpoints sink TLPs at line
+        // rate in this model, so their credits never bind.
+        const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
+        if (receiver.kind == "switch" || receiver.kind == "root_complex") {
+          const std::size_t r = static_cast<std::size_t>(&receiver - topology.nodes.data());
+          pools_of_[servers_.size()] = pools_.size();
+          for (TlpClass cls :
+               {TlpClass::PostedWrite, TlpClass::ReadRequest, TlpClass::Completion}) {
+            pools_.push_back(Pool{CreditPool(pool_capacity(r, cls)), {}, false});
+          }
+        }
       } else {
+        s.kind = ServerKind::InterSocket;
         s.bytes_per_ns = link.params.real("bandwidth_gbps");
       }
       servers_.push_back(std::move(s));
     }
   }
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    const NodeConfig& node = topology.nodes[i];
+    if (node.kind == "root_complex") {
+      rc_servers_[i] = servers_.size();
+      const double fabric = node.params.real("fabric_bandwidth_gbps");
+      const double peer = node.params.real("p2p_bandwidth_gbps");
+      for (auto [suffix, kind, rate] :
+           {std::tuple{".fabric(in)", ServerKind::RootComplexIn, fabric},
+            std::tuple{".fabric(out)", ServerKind::RootComplexOut, fabric},
+            std::tuple{".fabric(peer)", ServerKind::RootComplexPeer, peer}}) {
+        Server s;
+        s.name = node.id + suffix;
+        s.kind = kind;
+        s.bytes_per_ns = rate;
+        servers_.push_back(std::move(s));
+      }
+      if (node.params.string("iommu") == "translate") {
+        iommu_of_[i] = iommus_.size();
+        iommus_.push_back(
+            Iommu{i,
+                  Iotlb(static_cast<std::uint32_t>(node.params.integer("iotlb_entries")),
+                        static_cast<std::uint64_t>(node.params.integer("iommu_page_bytes"))),
+                  ns_to_ps(node.params.real("iotlb_miss_ns")),
+                  0,
+                  {},
+                  {}});
+      }
+    } else if (node.kind == "host_memory") {
+      memory_of_[i] = memories_.size();
+      memories_.push_back(MemoryServer{i, node.params.real("bandwidth_gbps"),
+                                       ns_to_ps(node.params.real("dma_latency_ns"))});
+    }
+  }
+}
+
+Credits Fabric::pool_capacity(std::size_t receiver, TlpClass cls) const {
+  const ParamValues& p = topology_.nodes[receiver].params;
+  const char* prefix = cls == TlpClass::PostedWrite   ? "posted"
+                       : cls == TlpClass::ReadRequest ? "non_posted"
+                                                      : "completion";
+  return {static_cast<std::uint64_t>(p.integer(std::string(prefix) + "_header_credits")),
+          static_cast<std::uint64_t>(p.integer(std::string(prefix) + "_data_credits"))};
 }
 
 void Fabric::attach_registers(const Region& region, RegisterTarget* target) {
   register_targets_[region.base] = target;
 }
 
-const Fabric::Route& Fabric::route(std::size_t src, std::size_t dst) {
-  auto key = std::make_pair(src, dst);
+double Fabric::link_tlp_bytes_per_ns(std::size_t link) const {
+  const Server& s = servers_.at(2 * link);
+  if (s.kind != ServerKind::PcieLink) return s.bytes_per_ns;
+  return tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
+}
+
+Picoseconds Fabric::credit_stall_ps(const std::string& direction) const {
+  for (const Server& s : servers_) {
+    if (s.name == direction)
+      return s.credit_stall_ps[0] + s.credit_stall_ps[1] + s.credit_stall_ps[2];
+  }
+  return 0;
+}
+
+Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) {
+  const auto key = std::make_tuple(src, dst, static_cast<int>(traffic));
   auto it = routes_.find(key);
   if (it != routes_.end()) return it->second;
-  std::vector<std::size_t> nodes = graph_.route(src, dst);
-  if (nodes.empty()) {
-    throw std::runtime_error(
-        fmt::format("no route from {} to {}", topology_.nodes[src].id, topology_.nodes[dst].id));
-  }
   Route r;
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    auto [e, found] = boost::edge(nodes[i - 1], nodes[i], graph_.graph());
-    Hop hop{kNoServer, 0};
-    const TopologyEdge& edge = graph_.graph()[e];
-    if (found && edge.kind != EdgeKind::Attachment) {
-      const LinkConfig& link = topology_.links[edge.link_index];
-      bool forward = topology_.nodes[nodes[i - 1]].id == link.from;
-      hop.server = 2 * edge.link_index + (forward ? 0 : 1);
-      hop.latency_ps = ns_to_ps(link.params.real("latency_ns"));
-    }
-    if (i + 1 < nodes.size()) hop.latency_ps += traversal_ps(topology_.nodes[nodes[i]]);
-    r.hops.push_back(hop);
+  r.path = router_.resolve(src, dst, traffic);
+  if (r.path.blocked) {
+    throw BlockedTransfer(fmt::format("PCIe {} from {} to {} is blocked: {}",
+                                      traffic == Traffic::Request ? "request" : "completion",
+                                      topology_.nodes[src].id, topology_.nodes[dst].id,
+                                      r.path.why_blocked));
   }
-  r.target_latency_ps = access_ps(topology_.nodes[dst]);
+  build_stages(r, traffic);
   return routes_.emplace(key, std::move(r)).first->second;
+}
+
+// One stage per link direction crossed and per root complex traversed; switch traversals add
+// their latency to the stage before, attachments of root complexes and memory to their socket
+// cost nothing of their own.
+void Fabric::build_stages(Route& r, Traffic traffic) {
+  const std::vector<std::size_t>& nodes = r.path.nodes;
+  auto add_latency = [&r](Picoseconds latency) {
+    if (r.stages.empty()) {
+      r.lead_latency += latency;
+    } else {
+      r.stages.back().latency_after += latency;
+    }
+  };
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    const std::size_t prev = nodes[i - 1];
+    const std::size_t cur = nodes[i];
+    auto [e, found] = boost::edge(prev, cur, graph_.graph());
+    if (found && graph_.graph()[e].kind != EdgeKind::Attachment) {
+      const std::size_t l = graph_.graph()[e].link_index;
+      const LinkConfig& link = topology_.links[l];
+      Stage stage;
+      stage.server = 2 * l + (topology_.nodes[prev].id == link.from ? 0 : 1);
+      stage.latency_after = ns_to_ps(link.params.real("latency_ns"));
+      auto pool = pools_of_.find(stage.server);
+      if (pool != pools_of_.end()) {
+        stage.pool = pool->second;
+        stage.credit_return = stage.latency_after;
+      }
+      r.stages.push_back(stage);
+    }
+    if (i + 1 == nodes.size()) break;
+    const NodeConfig& through = topology_.nodes[cur];
+    if (through.kind == "switch") {
+      add_latency(ns_to_ps(through.params.real("latency_ns")));
+    } else if (through.kind == "root_complex") {
+      const bool from_below = graph_.upstream(prev) == cur;
+      const bool to_below = graph_.upstream(nodes[i + 1]) == cur;
+      Stage stage;
+      stage.server = rc_servers_.at(cur) + (from_below && to_below ? 2 : from_below ? 0 : 1);
+      stage.latency_after = ns_to_ps(through.params.real("latency_ns"));
+      if (traffic == Traffic::Request && r.path.translated_by == cur &&
+          r.path.translate_position == i) {
+        stage.iommu = iommu_of_.at(cur);
+      }
+      r.stages.push_back(stage);
+    }
+  }
+  const std::size_t target = nodes.back();
+  const NodeConfig& t = topology_.nodes[target];
+  auto memory = memory_of_.find(target);
+  if (memory != memory_of_.end()) r.memory = memory->second;
+  // A GPU serves requests to its BAR; completions of its own reads land without that step.
+  if (t.kind == "gpu" && traffic == Traffic::Request) {
+    r.target_latency_ps = ns_to_ps(t.params.real("bar_access_ns"));
+  }
 }
 
 std::size_t Fabric::owner_of(std::uint64_t addr, std::uint32_t len) const {
@@ -89,70 +211,200 @@ std::size_t Fabric::owner_of(std::uint64_t addr, std::uint32_t len) const {
 }
 
 Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes) const {
-  if (server.is_pcie) return serialization_ps(server.gen, server.width, wire_bytes, rules_.mps);
-  return static_cast<Picoseconds>(static_cast<double>(wire_bytes) / server.bytes_per_ns * 1000.0 +
-                                  0.5);
+  if (server.kind == ServerKind::PcieLink) {
+    return serialization_ps(server.gen, server.width, wire_bytes, rules_.mps, dllp_intervals_);
+  }
+  return bytes_at_rate(wire_bytes, server.bytes_per_ns);
 }
 
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
-                  std::function<void()> arrived) {
-  auto transfer = std::make_unique<Transfer>();
-  transfer->route = &route(src, dst);
-  transfer->cls = cls;
-  transfer->cost = cost;
-  transfer->tail_ps = now();
-  transfer->arrived = std::move(arrived);
-  advance(std::move(transfer));
+                  const Credits& credits, std::size_t requester, std::uint64_t addr,
+                  std::uint64_t len, Picoseconds data_ready, Arrived arrived) {
+  auto t = std::make_shared<Transfer>();
+  t->route = &route(src, dst, cls == TlpClass::Completion ? Traffic::Completion : Traffic::Request);
+  t->cls = cls;
+  t->cost = cost;
+  t->credits = credits;
+  t->requester = requester;
+  t->addr = addr;
+  t->len = len;
+  t->head_ps = now() + t->route->lead_latency;
+  t->tail_ps = std::max(now(), data_ready) + t->route->lead_latency;
+  t->arrived = std::move(arrived);
+  if (t->route->lead_latency == 0) {
+    advance(std::move(t));
+  } else {
+    schedule_at(t->head_ps, [this, t] { advance(t); });
+  }
 }
 
-// One hop of cut-through forwarding: the transfer's first TLP waits for the
-// link direction, the whole burst occupies it for its serialization time, and
-// the head moves on after the first TLP while the tail follows.
-void Fabric::advance(std::unique_ptr<Transfer> transfer) {
-  const Route& r = *transfer->route;
-  if (transfer->hop == r.hops.size()) {
-    Picoseconds done = std::max(now(), transfer->tail_ps) + r.target_latency_ps;
-    auto arrived = std::move(transfer->arrived);
-    schedule_at(done, std::move(arrived));
+// The head of the burst is at stage `t->stage` now.
+void Fabric::advance(std::shared_ptr<Transfer> t) {
+  Route& r = *t->route;
+  if (t->stage == r.stages.size()) {
+    arrive(t);
     return;
   }
-  const Hop& hop = r.hops[transfer->hop];
-  Picoseconds head = now();
-  Picoseconds tail = transfer->tail_ps;
-  if (hop.server != kNoServer) {
-    Server& s = servers_[hop.server];
-    const int c = static_cast<int>(transfer->cls);
-    Picoseconds burst = serialization(s, transfer->cost.wire_bytes);
-    Picoseconds first_tlp = transfer->cost.tlps == 0 ? burst : burst / transfer->cost.tlps;
-    Picoseconds start = std::max(head, s.busy_until);
-    s.busy_until = start + burst;
-    s.busy_ps += burst;
-    s.tlps[c] += transfer->cost.tlps;
-    s.wire_bytes[c] += transfer->cost.wire_bytes;
-    s.payload_bytes[c] += transfer->cost.payload_bytes;
-    head = start + first_tlp;
-    tail = std::max(start + burst, tail);
+  const Stage& stage = r.stages[t->stage];
+  if (stage.iommu != kNone && !t->translated) {
+    // The root complex translates the request before forwarding it. The walks of one burst's
+    // pages are taken one after another; a requester's later requests may overlap them but
+    // never pass them, so its posted writes stay in order.
+    t->translated = true;
+    Iommu& m = iommus_[stage.iommu];
+    const std::uint64_t lookups_before = m.iotlb.lookups();
+    const std::uint64_t misses = m.iotlb.translate(t->requester, t->addr, t->len);
+    auto& counts = m.per_requester[t->requester];
+    counts.first += m.iotlb.lookups() - lookups_before;
+    counts.second += misses;
+    m.walk_ps += misses * m.miss_ps;
+    Picoseconds& last = m.ready_at[t->requester];
+    const Picoseconds ready = std::max(now() + misses * m.miss_ps, last);
+    last = ready;
+    if (ready > now()) {
+      // TLPs that arrive during the walks wait for them, then follow at once.
+      t->tail_ps = std::max(t->tail_ps, ready);
+      t->head_ps = ready;
+      schedule_at(ready, [this, t] { advance(t); });
+      return;
+    }
   }
-  head += hop.latency_ps;
-  transfer->tail_ps = tail + hop.latency_ps;
-  ++transfer->hop;
-  // The callback owns the transfer while it waits for its next hop.
-  Transfer* raw = transfer.release();
-  schedule_at(head, [this, raw] { advance(std::unique_ptr<Transfer>(raw)); });
+  if (stage.pool == kNone) {
+    book(t, 0);
+    return;
+  }
+  const std::size_t index = stage.pool + static_cast<std::size_t>(t->cls);
+  Pool& pool = pools_[index];
+  if (pool.waiters.empty() &&
+      pool.credits.earliest(pool.credits.clamp(t->credits), now()) == now()) {
+    book(t, now());
+    return;
+  }
+  pool.waiters.push_back(std::move(t));
+  admit(index);
+}
+
+// Books the burst on its current stage's server, no earlier than its head arrived, the server
+// is free and the receiver has room (`credits_free`).
+void Fabric::book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free) {
+  Route& r = *t->route;
+  const Stage& stage = r.stages[t->stage];
+  Server& s = servers_[stage.server];
+  const int c = static_cast<int>(t->cls);
+  const Picoseconds ready = std::max(t->head_ps, s.busy_until);
+  const Picoseconds start = std::max(ready, credits_free);
+  if (credits_free > ready) {
+    s.credit_stall_ps[c] += credits_free - ready;
+    ++s.credit_stalls[c];
+  }
+  const Picoseconds burst = serialization(s, t->cost.wire_bytes);
+  const Picoseconds first_tlp = t->cost.tlps == 0 ? burst : burst / t->cost.tlps;
+  s.busy_until = start + burst;
+  s.busy_ps += burst;
+  s.tlps[c] += t->cost.tlps;
+  s.wire_bytes[c] += t->cost.wire_bytes;
+  s.payload_bytes[c] += t->cost.payload_bytes;
+  const Picoseconds tail_out = std::max(start + burst, t->tail_ps);
+  const std::size_t held_pool = t->held_pool;
+  const Credits held = t->held;
+  const Picoseconds held_return = t->held_return;
+  t->held_pool = kNone;
+  if (stage.pool != kNone) {
+    Pool& pool = pools_[stage.pool + static_cast<std::size_t>(c)];
+    t->held = pool.credits.clamp(t->credits);
+    pool.credits.take(t->held);
+    t->held_pool = stage.pool + static_cast<std::size_t>(c);
+    t->held_return = stage.credit_return;
+  }
+  t->head_ps = start + first_tlp + stage.latency_after;
+  t->tail_ps = tail_out + stage.latency_after;
+  ++t->stage;
+  schedule_at(t->head_ps, [this, t] { advance(t); });
+  // The receiver of the stage just left frees the burst's room once its tail has gone.
+  if (held_pool != kNone) release(held_pool, held, tail_out + held_return);
+}
+
+void Fabric::release(std::size_t index, const Credits& credits, Picoseconds when) {
+  pools_[index].credits.release_at(credits, when);
+  admit(index);
+}
+
+// Starts the waiting bursts of one pool, in order, whose room is free now. When the first one's
+// room is due back later, a wake-up is set for then rather than booking it now: a burst still
+// in the receiver may yet announce an earlier release.
+void Fabric::admit(std::size_t index) {
+  Pool& pool = pools_[index];
+  if (pool.admitting) return;
+  pool.admitting = true;
+  while (!pool.waiters.empty()) {
+    const Credits need = pool.credits.clamp(pool.waiters.front()->credits);
+    const std::optional<Picoseconds> free = pool.credits.earliest(need, now());
+    if (!free) break;  // waits until a burst in the receiver books its next hop
+    if (*free > now()) {
+      if (*free < pool.wake_at) {
+        pool.wake_at = *free;
+        const Picoseconds when = *free;
+        schedule_at(when, [this, index, when] {
+          if (pools_[index].wake_at == when) pools_[index].wake_at = kNever;
+          admit(index);
+        });
+      }
+      break;
+    }
+    std::shared_ptr<Transfer> t = std::move(pool.waiters.front());
+    pool.waiters.pop_front();
+    book(t, now());
+  }
+  pool.admitting = false;
+}
+
+// The head has reached the target. Host memory absorbs a write, or reads out the data a read
+// asks for, at its bandwidth, starting when the head arrives and the memory is free: a write is
+// done when both its last byte and the memory are; a read's completions may start once the
+// memory has begun and cannot finish before it has read the last byte.
+void Fabric::arrive(const std::shared_ptr<Transfer>& t) {
+  const Route& r = *t->route;
+  const Picoseconds tail = std::max(now(), t->tail_ps);
+  if (t->held_pool != kNone) {
+    release(t->held_pool, t->held, tail + t->held_return);
+    t->held_pool = kNone;
+  }
+  Picoseconds done = tail + r.target_latency_ps;
+  Picoseconds data_ready = done;
+  if (r.memory != kNone && t->cls != TlpClass::Completion) {
+    MemoryServer& m = memories_[r.memory];
+    const Picoseconds busy = bytes_at_rate(t->len, m.bytes_per_ns);
+    const Picoseconds start = std::max(now(), m.busy_until);
+    m.busy_until = start + busy;
+    m.busy_ps += busy;
+    m.bytes += t->len;
+    if (t->cls == TlpClass::PostedWrite) {
+      done = std::max(tail, start + busy) + m.latency_ps;
+      data_ready = done;
+    } else {
+      done = start + m.latency_ps;
+      data_ready = std::max(tail, start + busy) + m.latency_ps;
+    }
+  }
+  schedule_at(done, [arrived = std::move(t->arrived), data_ready] { arrived(data_ready); });
 }
 
 void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,
                    Delivered delivered) {
   const std::size_t dst = owner_of(addr, len);
+  route(src, dst, Traffic::Request);  // refuse a blocked path before anything moves
   std::vector<std::uint8_t> bytes;
   if (data != nullptr) {
     const auto* p = static_cast<const std::uint8_t*>(data);
     bytes.assign(p, p + len);
   }
-  WireCost cost = memory_write(rules_, addr, len);
-  send(src, dst, TlpClass::PostedWrite, cost,
-       [this, addr, len, bytes = std::move(bytes), delivered = std::move(delivered)] {
-         const Region* region = memory_.find(addr, len);
+  PairTraffic& pair = pairs_[{src, dst}];
+  ++pair.writes;
+  pair.write_bytes += len;
+  send(src, dst, TlpClass::PostedWrite, memory_write(rules_, addr, len),
+       credits_for_write(rules_, addr, len), src, addr, len, 0,
+       [this, addr, len, bytes = std::move(bytes), delivered = std::move(delivered)](Picoseconds) {
+         const Region* region = memory_.find(addr, len == 0 ? 1 : len);
          if (region->kind == RegionKind::Registers) {
            auto target = register_targets_.find(region->base);
            if (target != register_targets_.end()) {
@@ -167,49 +419,207 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
 
 void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done) {
   const std::size_t dst = owner_of(addr, len);
-  ReadCost cost = memory_read(rules_, addr, len);
-  send(src, dst, TlpClass::ReadRequest, cost.requests,
-       [this, src, dst, addr, len, completions = cost.completions, done = std::move(done)] {
-         // The target serves the request now: the completion carries these bytes.
+  route(src, dst, Traffic::Request);
+  route(dst, src, Traffic::Completion);
+  PairTraffic& pair = pairs_[{src, dst}];
+  ++pair.reads;
+  pair.read_bytes += len;
+  const ReadCost cost = memory_read(rules_, addr, len);
+  const auto need =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(cost.requests.tlps, read_tags_));
+  auto inserted = tags_.try_emplace(src);
+  Tags& tags = inserted.first->second;
+  if (inserted.second) tags.available = read_tags_;
+  if (!tags.waiting.empty() || tags.available < need) {
+    ++tags.waits;
+    const Picoseconds since = now();
+    tags.waiting.emplace_back(need,
+                              [this, src, dst, addr, len, need, since, done = std::move(done)] {
+                                tags_[src].wait_ps += now() - since;
+                                issue_read(src, dst, addr, len, need, done);
+                              });
+    return;
+  }
+  tags.available -= need;
+  issue_read(src, dst, addr, len, need, std::move(done));
+}
+
+void Fabric::issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                        std::uint32_t tags, ReadDone done) {
+  const ReadCost cost = memory_read(rules_, addr, len);
+  const ReadCredits credits = credits_for_read(rules_, addr, len);
+  send(src, dst, TlpClass::ReadRequest, cost.requests, credits.non_posted, src, addr, len, 0,
+       [this, src, dst, addr, len, tags, completions = cost.completions,
+        completion_credits = credits.completion, done = std::move(done)](Picoseconds data_ready) {
+         // The target serves the request now: the completions carry these bytes.
          auto bytes = std::make_shared<std::vector<std::uint8_t>>(len);
          memory_.read(addr, bytes->data(), len);
-         send(dst, src, TlpClass::Completion, completions,
-              [bytes, done] { done(bytes->data(), static_cast<std::uint32_t>(bytes->size())); });
+         send(dst, src, TlpClass::Completion, completions, completion_credits, src, addr, len,
+              data_ready, [this, src, tags, bytes, done](Picoseconds) {
+                return_tags(src, tags);
+                done(bytes->data(), static_cast<std::uint32_t>(bytes->size()));
+              });
        });
+}
+
+void Fabric::return_tags(std::size_t src, std::uint32_t n) {
+  Tags& tags = tags_[src];
+  tags.available += n;
+  while (!tags.waiting.empty() && tags.available >= tags.waiting.front().first) {
+    auto [need, issue] = std::move(tags.waiting.front());
+    tags.waiting.pop_front();
+    tags.available -= need;
+    issue();
+  }
 }
 
 std::uint64_t Fabric::tlps(TlpClass cls) const {
   std::uint64_t total = 0;
-  for (const Server& s : servers_) total += s.tlps[static_cast<int>(cls)];
+  for (const Server& s : servers_) {
+    if (s.kind == ServerKind::PcieLink) total += s.tlps[static_cast<int>(cls)];
+  }
   return total;
 }
 
 nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
   nlohmann::json links = nlohmann::json::array();
-  static const char* kClassNames[3] = {"posted_write", "read_request", "completion"};
   for (const Server& s : servers_) {
+    if (s.kind != ServerKind::PcieLink && s.kind != ServerKind::InterSocket) continue;
     std::uint64_t wire = 0, payload = 0, tlp_count = 0;
+    Picoseconds stall = 0;
+    std::uint64_t stalls = 0;
     nlohmann::json by_class = nlohmann::json::object();
     for (int c = 0; c < 3; ++c) {
       wire += s.wire_bytes[c];
       payload += s.payload_bytes[c];
       tlp_count += s.tlps[c];
+      stall += s.credit_stall_ps[c];
+      stalls += s.credit_stalls[c];
       by_class[kClassNames[c]] = {{"tlps", s.tlps[c]},
                                   {"wire_bytes", s.wire_bytes[c]},
-                                  {"payload_bytes", s.payload_bytes[c]}};
+                                  {"payload_bytes", s.payload_bytes[c]},
+                                  {"credit_stall_ns", ns(s.credit_stall_ps[c])},
+                                  {"credit_stalls", s.credit_stalls[c]}};
     }
     if (tlp_count == 0) continue;
-    links.push_back(
-        {{"direction", s.name},
-         {"utilization",
-          elapsed == 0 ? 0.0 : static_cast<double>(s.busy_ps) / static_cast<double>(elapsed)},
-         {"tlps", tlp_count},
-         {"wire_bytes", wire},
-         {"payload_bytes", payload},
-         {"overhead_bytes", wire - payload},
-         {"by_class", std::move(by_class)}});
+    links.push_back({{"direction", s.name},
+                     {"type", s.kind == ServerKind::PcieLink ? "pcie" : "inter_socket"},
+                     {"utilization", share(s.busy_ps, elapsed)},
+                     {"tlps", tlp_count},
+                     {"wire_bytes", wire},
+                     {"payload_bytes", payload},
+                     {"overhead_bytes", wire - payload},
+                     {"credit_stall_ns", ns(stall)},
+                     {"credit_stalls", stalls},
+                     {"by_class", std::move(by_class)}});
   }
   return links;
+}
+
+nlohmann::json Fabric::report(Picoseconds elapsed) const {
+  nlohmann::json links = statistics(elapsed);
+  Picoseconds stall = 0;
+  for (const Server& s : servers_) {
+    for (int c = 0; c < 3; ++c) stall += s.credit_stall_ps[c];
+  }
+  nlohmann::json root_complexes = nlohmann::json::array();
+  for (const auto& [node, first] : rc_servers_) {
+    const NodeConfig& rc = topology_.nodes[node];
+    nlohmann::json fabric = nlohmann::json::object();
+    for (int k = 0; k < 3; ++k) {
+      const Server& s = servers_[first + static_cast<std::size_t>(k)];
+      std::uint64_t wire = s.wire_bytes[0] + s.wire_bytes[1] + s.wire_bytes[2];
+      fabric[k == 0   ? "in"
+             : k == 1 ? "out"
+                      : "peer"] = {{"utilization", share(s.busy_ps, elapsed)},
+                                   {"wire_bytes", wire}};
+    }
+    nlohmann::json entry = {
+        {"id", rc.id}, {"iommu", rc.params.string("iommu")}, {"fabric", fabric}};
+    auto iommu = iommu_of_.find(node);
+    if (iommu != iommu_of_.end()) {
+      const Iommu& m = iommus_[iommu->second];
+      entry["iotlb"] = {{"lookups", m.iotlb.lookups()},
+                        {"hits", m.iotlb.lookups() - m.iotlb.misses()},
+                        {"misses", m.iotlb.misses()},
+                        {"walk_ns", ns(m.walk_ps)}};
+    }
+    root_complexes.push_back(std::move(entry));
+  }
+  nlohmann::json memories = nlohmann::json::array();
+  for (const MemoryServer& m : memories_) {
+    memories.push_back({{"id", topology_.nodes[m.node].id},
+                        {"bytes", m.bytes},
+                        {"utilization", share(m.busy_ps, elapsed)}});
+  }
+  nlohmann::json tags = nlohmann::json::array();
+  for (const auto& [node, t] : tags_) {
+    tags.push_back({{"requester", topology_.nodes[node].id},
+                    {"tags", read_tags_},
+                    {"waits", t.waits},
+                    {"wait_ns", ns(t.wait_ps)}});
+  }
+  return {{"links", std::move(links)},
+          {"posted_write_tlps", tlps(TlpClass::PostedWrite)},
+          {"read_request_tlps", tlps(TlpClass::ReadRequest)},
+          {"completion_tlps", tlps(TlpClass::Completion)},
+          {"credit_stall_ns", ns(stall)},
+          {"dllp_intervals", topology_.params.string("dllp_intervals")},
+          {"root_complexes", std::move(root_complexes)},
+          {"host_memory", std::move(memories)},
+          {"read_tags", std::move(tags)}};
+}
+
+nlohmann::json Fabric::paths() const {
+  auto ids = [this](const std::vector<std::size_t>& nodes) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t v : nodes) out.push_back(topology_.nodes[v].id);
+    return out;
+  };
+  // Device pairs first, as nvidia-smi topo -p2p lists them, then traffic with the host.
+  std::vector<std::pair<std::size_t, std::size_t>> order;
+  for (const bool peer : {true, false}) {
+    for (const auto& entry : pairs_) {
+      const auto [src, dst] = entry.first;
+      if (routes_.at({src, dst, static_cast<int>(Traffic::Request)}).path.peer_to_peer == peer) {
+        order.push_back(entry.first);
+      }
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& key : order) {
+    const PairTraffic& traffic = pairs_.at(key);
+    const auto [src, dst] = key;
+    const ResolvedPath& p = routes_.at({src, dst, static_cast<int>(Traffic::Request)}).path;
+    nlohmann::json entry = {{"from", topology_.nodes[src].id},
+                            {"to", topology_.nodes[dst].id},
+                            {"kind", p.kind},
+                            {"path", p.taken},
+                            {"route", ids(p.nodes)},
+                            {"peer_to_peer", p.peer_to_peer},
+                            {"writes", traffic.writes},
+                            {"write_bytes", traffic.write_bytes},
+                            {"reads", traffic.reads},
+                            {"read_bytes", traffic.read_bytes}};
+    if (p.redirected_by != ResolvedPath::npos) {
+      entry["redirected_by"] = topology_.nodes[p.redirected_by].id;
+    }
+    if (p.translated_by != ResolvedPath::npos) {
+      entry["translated_by"] = topology_.nodes[p.translated_by].id;
+      const Iommu& m = iommus_[iommu_of_.at(p.translated_by)];
+      auto counts = m.per_requester.find(src);
+      const std::uint64_t lookups = counts == m.per_requester.end() ? 0 : counts->second.first;
+      const std::uint64_t misses = counts == m.per_requester.end() ? 0 : counts->second.second;
+      entry["iotlb"] = {{"lookups", lookups}, {"hits", lookups - misses}, {"misses", misses}};
+    }
+    if (traffic.reads > 0) {
+      const ResolvedPath& back = routes_.at({dst, src, static_cast<int>(Traffic::Completion)}).path;
+      std::vector<std::size_t> reversed(back.nodes.rbegin(), back.nodes.rend());
+      if (reversed != p.nodes) entry["completion_route"] = ids(back.nodes);
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 }  // namespace gpunvme::pcie

@@ -1,19 +1,47 @@
-// The PCIe fabric: every link direction is a next-available-time server, and
-// every transfer (a DMA burst, a doorbell write, a read and its completions)
-// moves as one event per hop, charged byte-exactly by link_accounting. Routes
-// come from the topology graph; switches and root complexes add their
-// traversal latency; targets add their access latency.
+// The PCIe fabric. Every throughput-limited resource is a next-available-time server: each
+// direction of each link (PCIe or inter-socket), each root complex's internal fabric (root ports
+// to memory, memory to root ports, root port to root port) and each host memory. A transfer (a
+// DMA burst, a doorbell write, a read request and later its completions) is charged
+// byte-exactly by link_accounting and moves as one event per stage:
+//  * cut-through: a stage starts when the burst's head arrives and the server is free; the head
+//    moves on after the first TLP, the tail after the whole burst (and never before it arrived);
+//  * credits: a stage on a PCIe link also needs room in the receiver's buffer for the burst's
+//    TLP class (flow_control.h); the room comes back when the burst's tail has left the
+//    receiver plus the UpdateFC flight. A burst without room waits (one wake-up event when its
+//    room is due back). Bursts of one class on one link direction keep their order; another
+//    class may pass a burst that waits for credits (PCIe lets posted traffic pass, which keeps
+//    it deadlock-free; a completion passing a waiting posted burst is a simplification, only
+//    possible while posted credits are exhausted). Time spent waiting is reported per link
+//    direction as credit stall;
+//  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags;
+//  * the IOMMU of a translating root complex looks every request up in its IOTLB where the
+//    request enters the root complex; misses delay it (one page walk after another), and one
+//    requester's requests stay in order behind its walks;
+//  * switch egress arbitration is first come, first served by head arrival: with
+//    next-available-time servers that is what an egress queue does, and under symmetric load it
+//    interleaves ingress ports like round robin. Round robin proper would need an event per
+//    arbitration decision;
+//  * targets: host memory serves at its bandwidth after `dma_latency_ns`, a GPU's BAR after
+//    `bar_access_ns`, an SSD's registers at once.
+// Paths come from the Router (routing.h): ACS, IOMMU and peer-to-peer policies applied to the
+// topology graph. A path the platform refuses is an error naming the pair and the reason.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "models/pcie/flow_control.h"
+#include "models/pcie/iotlb.h"
 #include "models/pcie/link_accounting.h"
+#include "models/pcie/routing.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
@@ -33,6 +61,15 @@ class RegisterTarget {
 // Transaction classes, as counted in the statistics.
 enum class TlpClass { PostedWrite = 0, ReadRequest = 1, Completion = 2 };
 
+// A transfer whose path the platform refuses (ACS redirect to a root complex that does not
+// forward peer traffic, an IOMMU without a mapping, peer traffic across root complexes on a
+// platform that refuses it). Real hardware drops the write or completes the read with
+// Unsupported Request; the simulator stops and says why.
+class BlockedTransfer : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Fabric : public Component {
  public:
   using Delivered = std::function<void()>;
@@ -45,62 +82,160 @@ class Fabric : public Component {
 
   // A posted memory write of `len` bytes from node `src` to `addr`. `data` is
   // copied and lands in simulated memory on delivery; null for bulk payload
-  // whose contents the models do not keep.
+  // whose contents the models do not keep. Throws BlockedTransfer when the
+  // platform refuses the path.
   void write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,
              Delivered delivered);
   // A non-posted memory read; `done` receives the bytes as the target held
-  // them when it served the request.
+  // them when it served the request. Waits for free tags first.
   void read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done);
 
-  // Per link direction: utilization, bytes by TLP class, overhead bytes.
+  // Per link direction: utilization, bytes by TLP class, overhead bytes, credit stalls.
   nlohmann::json statistics(Picoseconds elapsed) const;
+  // The result's "pcie" block: links, TLP totals, credit stalls, root complexes (fabric load,
+  // IOTLB hits and misses), host memories, read-tag waits.
+  nlohmann::json report(Picoseconds elapsed) const;
+  // For each requester -> target pair that exchanged data, the path taken (like
+  // `nvidia-smi topo -p2p`): route, nvidia-smi kind, direct / root complex / redirected /
+  // translated / CPU fabric, bytes, IOTLB hits and misses of that requester. Device pairs come
+  // first, then traffic with host memory and CPUs.
+  nlohmann::json paths() const;
   std::uint64_t tlps(TlpClass cls) const;
 
   const TlpRules& rules() const { return rules_; }
+  const Router& router() const { return router_; }
+  DllpIntervals dllp_intervals() const { return dllp_intervals_; }
+  // Bytes per ns left for TLPs on one direction of `link` (index into the topology's links).
+  double link_tlp_bytes_per_ns(std::size_t link) const;
+  // Credit stall accumulated on a link direction named "from->to" (0 when unknown).
+  Picoseconds credit_stall_ps(const std::string& direction) const;
 
  private:
-  struct Hop {
-    std::size_t server;      // index into servers_, or npos for a hop with no link
-    Picoseconds latency_ps;  // link flight plus the traversal of the node it enters
-  };
-  struct Route {
-    std::vector<Hop> hops;
-    Picoseconds target_latency_ps = 0;
-  };
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  static constexpr Picoseconds kNever = static_cast<Picoseconds>(-1);
+
+  enum class ServerKind { PcieLink, InterSocket, RootComplexIn, RootComplexOut, RootComplexPeer };
   struct Server {
     std::string name;
-    double bytes_per_ns = 0;  // inter-socket links
+    ServerKind kind = ServerKind::PcieLink;
     Gen gen = Gen::kGen4;
     Width width = Width::kX16;
-    bool is_pcie = true;
+    double bytes_per_ns = 0;  // every kind but PcieLink
     Picoseconds busy_until = 0;
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
     std::uint64_t wire_bytes[3] = {0, 0, 0};
     std::uint64_t payload_bytes[3] = {0, 0, 0};
+    Picoseconds credit_stall_ps[3] = {0, 0, 0};
+    std::uint64_t credit_stalls[3] = {0, 0, 0};
   };
+  struct Transfer;
+  // The receive buffer of one link direction for one TLP class.
+  struct Pool {
+    CreditPool credits;
+    std::deque<std::shared_ptr<Transfer>> waiters;  // bursts of this class waiting, in order
+    bool admitting = false;
+    Picoseconds wake_at = kNever;  // when the first waiter's credits are known to come back
+  };
+  struct Iommu {
+    std::size_t node;
+    Iotlb iotlb;
+    Picoseconds miss_ps;
+    Picoseconds walk_ps = 0;
+    std::map<std::size_t, Picoseconds> ready_at;  // per requester: its last translation done
+    std::map<std::size_t, std::pair<std::uint64_t, std::uint64_t>>
+        per_requester;  // lookups, misses
+  };
+  struct MemoryServer {
+    std::size_t node;
+    double bytes_per_ns;
+    Picoseconds latency_ps;
+    Picoseconds busy_until = 0;
+    Picoseconds busy_ps = 0;
+    std::uint64_t bytes = 0;
+  };
+  struct Stage {
+    std::size_t server;
+    Picoseconds latency_after = 0;  // flight and traversal before the head reaches the next stage
+    std::size_t pool = kNone;       // first of the receiver's three pools (one per class)
+    Picoseconds credit_return = 0;  // UpdateFC flight back to this stage's transmitter
+    std::size_t iommu = kNone;      // translate requests before this stage
+  };
+  struct Route {
+    ResolvedPath path;
+    std::vector<Stage> stages;
+    Picoseconds lead_latency = 0;  // traversal before the first stage (none in a PCIe tree)
+    std::size_t memory = kNone;    // index into memories_ when the target is host memory
+    Picoseconds target_latency_ps = 0;
+  };
+  // Called when a transfer has reached its target; `data_ready` is the earliest time a reply
+  // may finish leaving it (host memory streams a read's data out at its bandwidth).
+  using Arrived = std::function<void(Picoseconds data_ready)>;
   struct Transfer {
-    const Route* route;
-    std::size_t hop = 0;
-    TlpClass cls;
+    Route* route = nullptr;
+    std::size_t stage = 0;
+    TlpClass cls = TlpClass::PostedWrite;
     WireCost cost;
+    Credits credits;            // what the whole burst needs in its class
+    std::size_t requester = 0;  // whose IOMMU context translates it
+    std::uint64_t addr = 0;     // what a request asks for: translated, and served by memory
+    std::uint64_t len = 0;
+    Picoseconds head_ps = 0;  // when the head reached the current stage
     Picoseconds tail_ps = 0;  // when the last byte has arrived where the transfer now is
-    std::function<void()> arrived;
+    bool translated = false;
+    std::size_t held_pool = kNone;  // pool of the stage just crossed, until its credits return
+    Credits held;
+    Picoseconds held_return = 0;
+    Arrived arrived;
+  };
+  struct Tags {
+    std::uint32_t available = 0;
+    std::deque<std::pair<std::uint32_t, std::function<void()>>> waiting;  // needed, issue
+    std::uint64_t waits = 0;
+    Picoseconds wait_ps = 0;
+  };
+  // Per requester -> target pair, for the paths report.
+  struct PairTraffic {
+    std::uint64_t writes = 0, write_bytes = 0;
+    std::uint64_t reads = 0, read_bytes = 0;
   };
 
-  const Route& route(std::size_t src, std::size_t dst);
+  Route& route(std::size_t src, std::size_t dst, Traffic traffic);
+  void build_stages(Route& r, Traffic traffic);
   std::size_t owner_of(std::uint64_t addr, std::uint32_t len) const;
-  void advance(std::unique_ptr<Transfer> transfer);
   void send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
-            std::function<void()> arrived);
+            const Credits& credits, std::size_t requester, std::uint64_t addr, std::uint64_t len,
+            Picoseconds data_ready, Arrived arrived);
+  void advance(std::shared_ptr<Transfer> t);
+  void book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free);
+  void release(std::size_t pool, const Credits& credits, Picoseconds when);
+  void admit(std::size_t pool);
+  void arrive(const std::shared_ptr<Transfer>& t);
+  void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                  std::uint32_t tags, ReadDone done);
+  void return_tags(std::size_t src, std::uint32_t tags);
   Picoseconds serialization(const Server& server, std::uint64_t wire_bytes) const;
+  Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;
   const TopologyGraph& graph_;
   MemorySpace& memory_;
+  Router router_;
   TlpRules rules_;
-  std::vector<Server> servers_;  // two per link: [2l] from->to, [2l+1] to->from
-  std::map<std::pair<std::size_t, std::size_t>, Route> routes_;
+  DllpIntervals dllp_intervals_ = DllpIntervals::kSymbolTimes;
+  std::uint32_t read_tags_;
+  std::vector<Server> servers_;  // [2l] from->to and [2l+1] to->from of link l, then root complexes
+  std::map<std::size_t, std::size_t>
+      rc_servers_;  // root complex node -> its first server (in, out, peer)
+  std::map<std::size_t, std::size_t> pools_of_;  // link direction server -> first of its 3 pools
+  std::vector<Pool> pools_;
+  std::vector<Iommu> iommus_;
+  std::map<std::size_t, std::size_t> iommu_of_;  // translating root complex node -> iommus_ index
+  std::vector<MemoryServer> memories_;
+  std::map<std::size_t, std::size_t> memory_of_;  // host memory node -> memories_ index
+  std::map<std::tuple<std::size_t, std::size_t, int>, Route> routes_;
+  std::map<std::size_t, Tags> tags_;
+  std::map<std::pair<std::size_t, std::size_t>, PairTraffic> pairs_;
   std::map<std::uint64_t, RegisterTarget*> register_targets_;  // by region base
 };
 

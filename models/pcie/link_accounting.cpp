@@ -72,8 +72,9 @@ constexpr double kSkpInterval = 1538.0;
 // `Ack_Limits` and `FC_Guide`. The spec states them in symbol times; pcie-bench divides the 8 B
 // DLLP by them as if they were bytes on the link. We keep pcie-bench's reading so its published
 // figures (57.88 Gb/s of TLP bandwidth on Gen3 x8, MPS 256) are reproduced; it overstates DLLP
-// cost on wide links. pcie-bench applies the 8 GT/s table to Gen4 and Gen5 as well and copies it
-// to Gen6 as a guess; so do we.
+// cost on wide links. DllpIntervals::kSymbolTimes reads them as the spec defines them (one symbol
+// per lane per symbol time). pcie-bench applies the 8 GT/s table to Gen4 and Gen5 as well and
+// copies it to Gen6 as a guess; so do we.
 constexpr int kNumWidths = 5;
 constexpr int kNumMps = 6;
 using DllpTable = uint16_t[kNumWidths][kNumMps];
@@ -283,24 +284,29 @@ double link_bytes_per_ns(Gen gen, Width width) {
   return lane_gtps(gen) * static_cast<int>(width) * encoding_efficiency(gen) / 8.0;
 }
 
-double dllp_skp_overhead(Gen gen, Width width, uint32_t mps) {
+double dllp_skp_overhead(Gen gen, Width width, uint32_t mps, DllpIntervals intervals) {
   const int g = gen_index(gen) + 1;
   const int w = width_index(width);
   const int m = mps_index(mps);
+  const double skp = kSkpBytes / kSkpInterval;
+  if (intervals == DllpIntervals::kSymbolTimes && g == 6) return skp;
   const DllpTable& table = g == 1   ? kDllpInterval2g5
                            : g == 2 ? kDllpInterval5g
                                     : kDllpInterval8gPlus;
-  const double interval = table[w][m];
+  double interval = table[w][m];
+  // A symbol time moves one symbol on each lane (r5.0 §4.2: symbols are striped across lanes).
+  if (intervals == DllpIntervals::kSymbolTimes) interval *= static_cast<int>(width);
   // One ACK and one UpdateFC per interval, plus the SKP share (pcie-bench model/pcie.py TLP_bw).
-  return kDllpWireBytes / interval + kDllpWireBytes / interval + kSkpBytes / kSkpInterval;
+  return kDllpWireBytes / interval + kDllpWireBytes / interval + skp;
 }
 
-double tlp_bytes_per_ns(Gen gen, Width width, uint32_t mps) {
-  return link_bytes_per_ns(gen, width) * (1.0 - dllp_skp_overhead(gen, width, mps));
+double tlp_bytes_per_ns(Gen gen, Width width, uint32_t mps, DllpIntervals intervals) {
+  return link_bytes_per_ns(gen, width) * (1.0 - dllp_skp_overhead(gen, width, mps, intervals));
 }
 
-uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps) {
-  const double bytes_per_ps = tlp_bytes_per_ns(gen, width, mps) / 1000.0;
+uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps,
+                          DllpIntervals intervals) {
+  const double bytes_per_ps = tlp_bytes_per_ns(gen, width, mps, intervals) / 1000.0;
   return static_cast<uint64_t>(std::llround(static_cast<double>(wire_bytes) / bytes_per_ps));
 }
 

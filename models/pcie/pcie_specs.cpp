@@ -2,6 +2,54 @@
 
 namespace gpunvme::pcie {
 
+namespace {
+
+// Receive-buffer credits of one port, declared the same way for switches and root complexes.
+// 0 advertises infinite credit (PCIe Base Spec r5.0 §2.6.1: a zero credit field means
+// "infinite").
+std::vector<ParamSpec> credit_params(const std::string& owner, std::int64_t posted_header,
+                                     std::int64_t posted_data, std::int64_t non_posted_header,
+                                     std::int64_t non_posted_data, std::int64_t completion_header,
+                                     std::int64_t completion_data, const std::string& source,
+                                     const std::string& completion_source) {
+  const std::string each =
+      " advertised by each " + owner + " port for what it receives (0 = infinite)";
+  return {
+      integer_param("posted_header_credits", "TLPs", posted_header, 0, 4096,
+                    "PH: posted request headers" + each, source),
+      integer_param("posted_data_credits", "16 B", posted_data, 0, 65536,
+                    "PD: posted request data, in 16 B units" + each, source),
+      integer_param("non_posted_header_credits", "TLPs", non_posted_header, 0, 4096,
+                    "NPH: non-posted request headers (one per read request)" + each, source),
+      integer_param("non_posted_data_credits", "16 B", non_posted_data, 0, 65536,
+                    "NPD: non-posted request data (memory reads carry none)" + each, source),
+      integer_param("completion_header_credits", "TLPs", completion_header, 0, 4096,
+                    "CplH: completion headers" + each, completion_source),
+      integer_param("completion_data_credits", "16 B", completion_data, 0, 65536,
+                    "CplD: completion data, in 16 B units" + each, completion_source),
+  };
+}
+
+std::vector<ParamSpec> join(std::vector<ParamSpec> a, const std::vector<ParamSpec>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Buffers that keep a Gen5 x16 port at line rate: bandwidth x credit loop. A 4 KB burst from a
+// Gen5 x16 port to a Gen5 x4 port of a 115 ns switch holds its room from its start on the way in
+// until its tail has left plus the UpdateFC flight: serialization in (~70 ns), link (30 ns),
+// switch, serialization out on x4 (~280 ns), UpdateFC back (30 ns): ~530 ns, i.e. ~33 KB at
+// 63 GB/s. Twice that as headroom. Intel's IIO advertised 64 PH / 320 PD per Gen2 x16 root port
+// (Xeon C5500/C3500 datasheet vol. 1, Table 76); Intel's Gen4 x16 P-tile endpoint holds 127 PH /
+// 750 PD / 115 NPH (Intel P-tile Avalon-ST user guide, RX buffer). Switch vendors claim line
+// rate on every port, which needs at least the bandwidth-delay product.
+const char* kLineRateBufferSource =
+    "estimate: bandwidth x credit loop of a Gen5 x16 port fanning out to x4 ports (~63 GB/s x "
+    "~530 ns = ~33 KB), twice that as headroom, as vendors' line-rate claims need; cf. Intel IIO "
+    "64 PH / 320 PD per Gen2 x16 port (Xeon C5500 datasheet Table 76) at an 8x lower rate";
+
+}  // namespace
+
 const ComponentSpec& link_spec() {
   static const ComponentSpec spec{
       "link",
@@ -17,10 +65,13 @@ const ComponentSpec& link_spec() {
                                "PCIe base specification (x12 and x32 are not modelled)"),
           real_param("latency_ns", "ns", 30.0, 0.0, 1e6,
                      "one-way latency of one traversal: PHY and data-link pipelines of both ports "
-                     "plus flight time",
+                     "plus flight time; also the flight of the UpdateFC DLLPs that return "
+                     "credits. For inter_socket links set the socket-to-socket figure (50-100 ns, "
+                     "seed 000)",
                      "estimate: tens of ns per traversal; with the root complex and memory "
-                     "defaults it puts a 64 B DMA read from host memory on Gen3 x8 at ~570 ns, "
-                     "the median pcie-bench measured (Neugebauer et al., SIGCOMM 2018)"),
+                     "defaults it puts a 64 B DMA read from host memory on Gen3 x8 at ~575 ns, "
+                     "the median pcie-bench measured is ~570 ns (Neugebauer et al., SIGCOMM "
+                     "2018)"),
           real_param("bandwidth_gbps", "GB/s", 62.4, 0.1, 1e4,
                      "inter_socket only: usable bandwidth each way",
                      "Intel Xeon 4th gen: 3 UPI 2.0 links x 16 GT/s x 20 lanes ~ 62.4 GB/s each "
@@ -32,35 +83,127 @@ const ComponentSpec& link_spec() {
 const ComponentSpec& switch_spec() {
   static const ComponentSpec spec{
       "switch",
-      "A PCIe switch: one upstream port, several downstream ports, cut-through forwarding.",
-      {
-          real_param("latency_ns", "ns", 115.0, 0.0, 1e5, "port-to-port cut-through latency",
-                     "~115 ns, Broadcom PEX89100 class (Gen5); ~105 ns PEX88000 (Gen4): Linley "
-                     "Group 2019 and vendor briefs (CALIBRATION.md)"),
-      }};
+      "A PCIe switch: one upstream port, several downstream ports, cut-through forwarding, "
+      "ACS on its downstream ports.",
+      join(
+          {
+              real_param("latency_ns", "ns", 115.0, 0.0, 1e5, "port-to-port cut-through latency",
+                         "~115 ns, Broadcom PEX89100 class (Gen5); ~105 ns PEX88000 (Gen4): "
+                         "Linley Group 2019 and vendor briefs (CALIBRATION.md)"),
+              bool_param("acs_request_redirect", false,
+                         "ACS P2P Request Redirect on the downstream ports: requests (writes and "
+                         "read requests) from a device below this switch to another device "
+                         "below it go up to the root complex instead of turning in the switch",
+                         "off on bare-metal GPU storage servers so peer traffic stays below the "
+                         "switch (seed 003, P2P truth table); Linux sets it on every ACS-capable "
+                         "downstream port once an IOMMU driver asks for ACS (pci_enable_acs)"),
+              bool_param("acs_completion_redirect", false,
+                         "ACS P2P Completion Redirect on the downstream ports: completions a "
+                         "device below this switch returns to a peer below it go up to the root "
+                         "complex too",
+                         "PCIe Base Spec r5.0 §6.12; Linux sets it together with Request "
+                         "Redirect (pci_std_enable_acs)"),
+              bool_param("acs_upstream_forwarding", true,
+                         "ACS Upstream Forwarding on the downstream ports: TLPs that a switch "
+                         "below redirected travel on up through this switch; without it they "
+                         "fail (Unsupported Request)",
+                         "PCIe Base Spec r5.0 §6.12.1.1; Linux sets it on every ACS-capable "
+                         "downstream port (pci_std_enable_acs)"),
+              string_list_param("acs_ports", {},
+                                "ids of the nodes directly below this switch whose downstream "
+                                "ports the acs_* settings apply to; empty = every downstream "
+                                "port (the others keep ACS off)",
+                                "PCIe Base Spec r5.0 §7.7.8: ACS is controlled per port; Linux "
+                                "pci=disable_acs_redir= exempts chosen ports"),
+              enum_param("peer_routing", "route", {"route", "upstream", "block"},
+                         "what the switch firmware does with traffic between two of its "
+                         "downstream ports: route it inside the switch, send it to the upstream "
+                         "port as ACS redirect would, or refuse it",
+                         "seed 003, P2P truth table: through a PLX/Broadcom switch P2P depends "
+                         "on the switch firmware; route is the PCIe default"),
+          },
+          credit_params("switch", 256, 4096, 256, 64, 256, 4096, kLineRateBufferSource,
+                        std::string(kLineRateBufferSource) +
+                            "; switches advertise finite completion credits (only endpoints and "
+                            "root complexes must advertise infinite ones, r5.0 §2.6.1)"))};
   return spec;
 }
 
 const ComponentSpec& root_complex_spec() {
   static const ComponentSpec spec{
       "root_complex",
-      "A CPU's PCIe root complex: root ports below, the socket's fabric and memory above.",
-      {
-          string_param("socket", "", "id of the cpu node this root complex belongs to",
-                       "topology vocabulary"),
-          real_param("latency_ns", "ns", 150.0, 0.0, 1e5,
-                     "one traversal of the root complex (root port to memory fabric or to "
-                     "another root port)",
-                     "estimate: pcie-bench's ~570 ns median 64 B read from host memory (Gen3 x8, "
-                     "Xeon E5) less two link traversals, the DRAM access and serialization"),
-      }};
+      "A CPU's PCIe root complex: root ports below, the socket's fabric and memory above, and "
+      "the IOMMU that translates what devices below it ask for.",
+      join(
+          {
+              string_param("socket", "", "id of the cpu node this root complex belongs to",
+                           "topology vocabulary"),
+              real_param("latency_ns", "ns", 150.0, 0.0, 1e5,
+                         "one traversal of the root complex (root port to memory fabric or to "
+                         "another root port)",
+                         "estimate: pcie-bench's ~570 ns median 64 B read from host memory (Gen3 "
+                         "x8, Xeon E5) less two link traversals, the DRAM access and "
+                         "serialization"),
+              real_param("fabric_bandwidth_gbps", "GB/s", 128.0, 0.1, 1e4,
+                         "bandwidth each way between the root ports and the socket's memory "
+                         "fabric, shared by every root port of this root complex",
+                         "estimate: an IIO stack of a 4th-gen Xeon serves one Gen5 x16 (63 GB/s "
+                         "each way) at line rate; 2x that as headroom for bifurcated ports"),
+              real_param("p2p_bandwidth_gbps", "GB/s", 32.0, 0.1, 1e4,
+                         "bandwidth of peer-to-peer traffic the root complex turns between its "
+                         "root ports (one direction of a port pair, shared by all pairs)",
+                         "estimate: half a Gen5 x16 link; seed 000: P2P between root ports is "
+                         "limited by the root complex's internal fabric"),
+              enum_param("peer_to_peer", "forward", {"forward", "same_root_complex", "block"},
+                         "how the root complex treats traffic between two devices: forward it "
+                         "between its root ports and to other root complexes; forward it only "
+                         "between its own root ports; or refuse it (Unsupported Request)",
+                         "Linux p2pdma host bridge allow list (drivers/pci/p2pdma.c): AMD Zen "
+                         "and Intel Skylake-SP and later forward; Xeon E5 v1-v3 only within one "
+                         "host bridge (REQ_SAME_HOST_BRIDGE); other host bridges are refused"),
+              enum_param("iommu", "off", {"off", "passthrough", "translate"},
+                         "the IOMMU of this root complex for the devices below it: off, "
+                         "passthrough (identity domain, iommu=pt: untranslated) or translate "
+                         "(DMA API domain: devices are given I/O virtual addresses, so every "
+                         "request they issue climbs to this root complex and is translated "
+                         "through the IOTLB)",
+                         "GPU storage servers run with the IOMMU off or in passthrough (seed "
+                         "003: intel_iommu=on iommu=pt)"),
+              integer_param("iotlb_entries", "", 64, 1, 1 << 20,
+                            "IOTLB entries (shared by the devices below this root complex, "
+                            "tagged by requester: one context per device; least recently used "
+                            "replaced)",
+                            "pcie-bench paper data (Neugebauer et al., SIGCOMM 2018; "
+                            "CALIBRATION.md): misses start once the DMA window exceeds ~256 KB, "
+                            "i.e. about 64 entries of 4 KB"),
+              integer_choice_param("iommu_page_bytes", "B", 4096, {4096, 2097152, 1073741824},
+                                   "IOMMU page size: one IOTLB entry maps this much",
+                                   "4 KB: the Linux DMA API maps streaming buffers at 4 KB IOMMU "
+                                   "granularity, and pcie-bench's miss figures are for 4 KB "
+                                   "pages"),
+              real_param("iotlb_miss_ns", "ns", 280.0, 0.0, 1e5,
+                         "time an IOTLB miss adds to a request (page walk)",
+                         "pcie-bench paper data (Neugebauer et al., SIGCOMM 2018; "
+                         "CALIBRATION.md): about +280 ns median per miss"),
+              bool_param("iommu_maps_peer_bars", true,
+                         "iommu = translate only: whether each device's IOMMU context maps the "
+                         "BARs of its peers (GPU memory, SSD registers); without a mapping a "
+                         "peer-to-peer request faults (seed 003: strict IOMMU, P2P fails)",
+                         "Linux P2PDMA maps peer memory through the IOMMU when the path crosses "
+                         "the host bridge (drivers/pci/p2pdma.c, PCI_P2PDMA_MAP_THRU_HOST_BRIDGE); "
+                         "false models a driver that maps only host memory"),
+          },
+          credit_params("root", 256, 4096, 256, 64, 0, 0, kLineRateBufferSource,
+                        "PCIe Base Spec r5.0 §2.6.1: root complexes and endpoints advertise "
+                        "infinite completion credits; requesters bound completions by their "
+                        "outstanding tags"))};
   return spec;
 }
 
 const ComponentSpec& topology_spec() {
   static const ComponentSpec spec{
       "topology",
-      "Top-level fields of a topology file besides nodes and links.",
+      "Top-level fields of a topology file besides nodes and links: the platform's PCIe rules.",
       {
           string_param("name", "unnamed", "short name of the topology", "user"),
           string_param("doc", "", "one line describing the machine", "user"),
@@ -72,6 +215,26 @@ const ComponentSpec& topology_spec() {
                                "common platform setting (CALIBRATION.md, PCIe table)"),
           integer_choice_param("rcb", "B", 64, {64, 128}, "Read Completion Boundary",
                                "PCIe base spec r5.0 2.3.1.1; 64 B on most root ports"),
+          integer_param("read_tags", "", 256, 1, 1024,
+                        "read requests one requester may have outstanding (tags); a read waits "
+                        "for free tags",
+                        "PCIe Base Spec r5.0 §2.2.6.2: 8-bit tags (256) with Extended Tag Field "
+                        "Enable, the common default; 10-bit tags allow 768 on Gen4+ devices"),
+          enum_param("p2p_across_root_complexes", "through_cpu", {"through_cpu", "refuse"},
+                     "peer-to-peer traffic between devices under different root complexes: "
+                     "carried through the CPU fabric (and the inter-socket link), or refused by "
+                     "the platform",
+                     "seed 003, P2P truth table (different root complexes: must traverse the "
+                     "CPU); seed 000 (NUMA crossing adds 50-100 ns)"),
+          enum_param("dllp_intervals", "symbol_times", {"symbol_times", "pcie_bench"},
+                     "how the spec's ACK / UpdateFC intervals are charged: symbol_times reads "
+                     "them as the spec defines them (one byte per lane per symbol time); "
+                     "pcie_bench charges them as bytes, as pcie-bench's model does (overstates "
+                     "DLLP cost on wide links, e.g. 9.8 % instead of ~0.9 % on x16)",
+                     "PCIe Base Spec r5.0 Tables 3-7..3-9 and §4.2; pcie-bench model/pcie.py. "
+                     "symbol_times puts a Gen5 x16 4 KB H2D copy at 57.9 GB/s and D2H at 57.1 "
+                     "vs 55.1 / 55.3 GB/s measured on the lent H200 (2026-11); pcie_bench "
+                     "gives 52.7 / 51.9"),
       }};
   return spec;
 }

@@ -1,0 +1,60 @@
+// Credit-based flow control of one receive buffer (one link direction, one TLP class: posted,
+// non-posted or completion) as a next-available-time resource.
+//
+// PCIe (r5.0 §2.6) lets a transmitter start a TLP only when the receiver has advertised room for
+// its header (one header credit) and its data (one data credit per 16 B). The receiver returns
+// credits with UpdateFC DLLPs once it has forwarded or consumed the TLP. The fabric moves a burst
+// of TLPs as one event per hop, so the pool works per burst: a burst takes all its credits when
+// it starts on the link and gives them back, all at once, when its last byte has left the
+// receiver plus the UpdateFC flight. That release is known only once the burst has been booked
+// on its next hop; until then its credits are "pending" and a burst that needs them waits.
+// Holding a burst's credits until its tail leaves is conservative by at most one burst's
+// serialization on the next hop (the fabric's bursts are at most a few KB).
+//
+// A burst larger than the whole buffer is charged the whole buffer: it streams through it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "models/pcie/link_accounting.h"
+#include "sim/kernel/time.h"
+
+namespace gpunvme::pcie {
+
+class CreditPool {
+ public:
+  // A zero field means infinite credit, as a zero in an InitFC DLLP does (r5.0 §2.6.1).
+  explicit CreditPool(Credits capacity = {});
+
+  bool infinite() const { return capacity_.header == 0 && capacity_.data == 0; }
+  const Credits& capacity() const { return capacity_; }
+
+  // The credits a burst needing `need` holds: capped at the buffer (it streams through), zero
+  // where the credit type is infinite.
+  Credits clamp(Credits need) const;
+
+  // Earliest time at or after `now` when `clamped` credits are free, given the releases known so
+  // far; nullopt while that depends on bursts whose release time is not known yet.
+  std::optional<Picoseconds> earliest(const Credits& clamped, Picoseconds now);
+
+  // A burst starts (with its room free): its credits are held until release_at names when they
+  // come back.
+  void take(const Credits& clamped);
+  // The held credits of one burst come back at `when`.
+  void release_at(const Credits& clamped, Picoseconds when);
+
+  // Credits free at `now` (for tests and statistics).
+  Credits free_at(Picoseconds now);
+
+ private:
+  void forget_past(Picoseconds now);
+
+  Credits capacity_;
+  Credits pending_;                               // held, release time not yet known
+  Credits scheduled_;                             // held, release time known (sum of releases_)
+  std::multimap<Picoseconds, Credits> releases_;  // known future releases
+};
+
+}  // namespace gpunvme::pcie

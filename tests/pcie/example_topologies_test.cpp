@@ -1,0 +1,139 @@
+// The shipped example topologies run the default scenario end to end, and each result reports
+// the path its traffic took (redirected, translated, through the root complex, across the CPU
+// fabric) with the fabric's statistics; a platform that refuses the scenario's traffic is a
+// ConfigError before the run.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_error.h"
+#include "sim/run/run.h"
+
+namespace gpunvme {
+namespace {
+
+std::string topology(const std::string& name) {
+  return std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/" + name + ".json";
+}
+
+// Whole runs go through the gpunvme program in a child process: warps are SystemC threads on
+// their own stacks, and an exception thrown in this process after such a run (the ConfigErrors
+// below) trips AddressSanitizer's stack bookkeeping, a false positive it warns about.
+nlohmann::json run_small(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("gpunvme_pcie_" + name + "_" + std::to_string(getpid()) + ".json"))
+                              .string();
+  std::string command = std::string(GPUNVME_CLI) + " run --topology " + topology(name) +
+                        " --set scenario.ios=400 --set scenario.threads=64 --out " + out;
+  for (const std::string& o : overrides) command += " --set " + o;
+  command += " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  std::ifstream in(out);
+  if (!in) return nlohmann::json::object();
+  const nlohmann::json result = nlohmann::json::parse(in);
+  std::filesystem::remove(out);
+  return result;
+}
+
+// The pair entry of `from` -> `to` in a result's paths.
+nlohmann::json pair(const nlohmann::json& result, const std::string& from, const std::string& to) {
+  for (const auto& p : result["paths"]) {
+    if (p["from"] == from && p["to"] == to) return p;
+  }
+  return nullptr;
+}
+
+TEST(ExampleTopologies, DefaultSwitchIsDirect) {
+  const nlohmann::json r = run_small("default");
+  EXPECT_EQ(r["summary"]["errors"], 0);
+  for (auto [from, to] : {std::pair{"ssd0", "gpu0"}, std::pair{"gpu0", "ssd0"}}) {
+    const nlohmann::json p = pair(r, from, to);
+    ASSERT_FALSE(p.is_null()) << from << " -> " << to;
+    EXPECT_EQ(p["path"], "direct");
+    EXPECT_EQ(p["kind"], "PIX");
+  }
+  EXPECT_TRUE(r["paths"][0]["peer_to_peer"].get<bool>());  // device pairs come first
+  EXPECT_GT(pair(r, "ssd0", "gpu0")["write_bytes"].get<std::uint64_t>(), 400u * 4096);
+  EXPECT_EQ(pair(r, "gpu0", "ssd0")["reads"], 0);  // the GPU only rings doorbells
+  EXPECT_EQ(r["pcie"]["credit_stall_ns"], 0.0);
+}
+
+TEST(ExampleTopologies, AcsOnRedirectsThroughTheRootComplex) {
+  const nlohmann::json r = run_small("acs-on");
+  const nlohmann::json p = pair(r, "ssd0", "gpu0");
+  EXPECT_EQ(p["path"], "redirected");
+  EXPECT_EQ(p["redirected_by"], "sw0");
+  EXPECT_EQ(p["route"], nlohmann::json({"ssd0", "sw0", "rc0", "sw0", "gpu0"}));
+  // The data now crosses the root complex's peer fabric and its link both ways.
+  const nlohmann::json& rc = r["pcie"]["root_complexes"][0];
+  EXPECT_GT(rc["fabric"]["peer"]["wire_bytes"].get<std::uint64_t>(), 400u * 4096);
+  // And it is slower than the direct path of the default machine.
+  const nlohmann::json direct = run_small("default");
+  EXPECT_GT(r["summary"]["latency_ns"]["p50"].get<double>(),
+            direct["summary"]["latency_ns"]["p50"].get<double>());
+}
+
+TEST(ExampleTopologies, TranslatingIommuLooksEveryRequestUp) {
+  const nlohmann::json r = run_small("iommu-translating");
+  EXPECT_EQ(r["summary"]["errors"], 0);
+  const nlohmann::json p = pair(r, "ssd0", "gpu0");
+  EXPECT_EQ(p["path"], "translated");
+  EXPECT_EQ(p["translated_by"], "rc0");
+  const nlohmann::json& iotlb = p["iotlb"];
+  EXPECT_EQ(iotlb["lookups"].get<std::uint64_t>(),
+            iotlb["hits"].get<std::uint64_t>() + iotlb["misses"].get<std::uint64_t>());
+  EXPECT_GT(iotlb["misses"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(iotlb["hits"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(r["pcie"]["root_complexes"][0]["iotlb"]["lookups"].get<std::uint64_t>(),
+            iotlb["lookups"].get<std::uint64_t>() +
+                pair(r, "gpu0", "ssd0")["iotlb"]["lookups"].get<std::uint64_t>());
+  // Without the peer mappings the same machine cannot run the scenario.
+  try {
+    load_config(topology("iommu-translating"), "",
+                {"topology.nodes.rc0.iommu_maps_peer_bars=false"}, 1);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.nodes[2].iommu_maps_peer_bars");
+  }
+}
+
+TEST(ExampleTopologies, RootPortsTurnInTheRootComplex) {
+  const nlohmann::json r = run_small("two-root-ports");
+  const nlohmann::json p = pair(r, "ssd0", "gpu0");
+  EXPECT_EQ(p["path"], "root_complex");
+  EXPECT_EQ(p["kind"], "PHB");
+  EXPECT_EQ(p["route"], nlohmann::json({"ssd0", "rc0", "gpu0"}));
+}
+
+TEST(ExampleTopologies, TwoSocketsCrossTheCpuFabricOrAreRefused) {
+  const nlohmann::json r = run_small("two-sockets");
+  const nlohmann::json p = pair(r, "ssd0", "gpu0");
+  EXPECT_EQ(p["path"], "cpu_fabric");
+  EXPECT_EQ(p["kind"], "SYS");
+  EXPECT_EQ(p["route"], nlohmann::json({"ssd0", "rc1", "cpu1", "cpu0", "rc0", "sw0", "gpu0"}));
+  bool inter_socket = false;
+  for (const auto& link : r["pcie"]["links"]) {
+    if (link["direction"] == "cpu1->cpu0") {
+      inter_socket = true;
+      EXPECT_EQ(link["type"], "inter_socket");
+    }
+  }
+  EXPECT_TRUE(inter_socket);
+  EXPECT_THROW(load_config(topology("two-sockets"), "",
+                           {"topology.p2p_across_root_complexes=\"refuse\""}, 1),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace gpunvme
