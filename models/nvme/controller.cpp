@@ -1,72 +1,33 @@
 #include "models/nvme/controller.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
 #include "models/flash/flash_params.h"
-#include "sim/protocol/nvme_commands.h"
+#include "sim/config/config_error.h"
 #include "sim/protocol/nvme_prp.h"
-#include "sim/protocol/nvme_registers.h"
+#include "sim/protocol/nvme_queue.h"
 
 namespace gpunvme::nvme {
 
 namespace {
-constexpr std::uint64_t kPageBytes = 4096;  // CC.MPS = 0: the host's memory page size
+constexpr std::uint64_t kPageBytes = 4096;  // CAP.MPSMIN = MPSMAX = 0: 4 KiB pages only
+constexpr std::uint32_t kVersion14 = 0x00010400;
+// CMBSZ.SZU = 2: the CMB size is given in 1 MiB units.
+constexpr std::uint8_t kCmbSizeUnitMib = 2;
+// CMBLOC.BIR: the CMB is reported in BAR2, as a 64-bit BAR pair after BAR0/1.
+constexpr std::uint8_t kCmbBar = 2;
+constexpr Picoseconds kTimeoutUnit = 500ull * 1'000'000'000ull;  // CAP.TO: 500 ms units
 
-std::vector<ParamSpec> controller_params() {
-  return {
-      integer_param("max_io_queues", "", 128, 1, 65535,
-                    "I/O queue pairs the controller grants (Set Features, Number of Queues)",
-                    "CALIBRATION.md: real drives grant 8-135; 128 is common"),
-      integer_param("mqes", "entries", 16384, 2, 65536,
-                    "largest queue the controller accepts (CAP.MQES + 1)",
-                    "CALIBRATION.md: MQES seen from 128 to 16,384"),
-      integer_param("mdts", "", 5, 0, 15,
-                    "maximum data transfer size as a power of two of 4 KiB pages (0 = no limit)",
-                    "NVMe base spec 2.0 Identify Controller byte 77; 5 (128 KiB) is common"),
-      integer_param("dstrd", "", 0, 0, 15, "doorbell stride: doorbells are 4 << DSTRD bytes apart",
-                    "NVMe base spec 2.0 CAP.DSTRD; physical controllers report 0"),
-      integer_param("controller_cores", "", 4, 1, 256,
-                    "command processors working in parallel",
-                    "estimate; device profiles calibrate it with command_overhead_ns"),
-      real_param("command_overhead_ns", "ns", 2000.0, 0.0, 1e7,
-                 "processor time per command (parse, translate, schedule media, post completion)",
-                 "estimate; device profiles calibrate it from their datasheet IOPS"),
-      integer_param("sq_fetch_burst", "entries", 8, 1, 64,
-                    "submission entries one SQ fetch reads at most (one PCIe read request)",
-                    "estimate: 8 x 64 B = one 512 B read request at the common MRRS"),
-      integer_param("max_outstanding_fetches", "", 16, 1, 1024,
-                    "SQ fetch reads the controller keeps in flight",
-                    "estimate; PCIe tags allow up to 256 (10-bit tags: 768)"),
-      integer_choice_param("lba_bytes", "B", 512, {512, 4096}, "namespace LBA size",
-                           "NVMe namespaces are formatted with 512 B or 4 KiB LBAs"),
-      integer_param("datasheet_read_iops_4k", "IOPS", 0, 0, 1e9,
-                    "datasheet 4 KiB random-read IOPS (0 = unknown); checked by the calibration "
-                    "tests, not used by the model",
-                    "device profile"),
-      integer_param("datasheet_write_iops_4k", "IOPS", 0, 0, 1e9,
-                    "datasheet 4 KiB random-write IOPS (0 = unknown)", "device profile"),
-      real_param("datasheet_seq_read_gbps", "GB/s", 0.0, 0.0, 1e3,
-                 "datasheet sequential read bandwidth (0 = unknown)", "device profile"),
-      real_param("datasheet_seq_write_gbps", "GB/s", 0.0, 0.0, 1e3,
-                 "datasheet sequential write bandwidth (0 = unknown)", "device profile"),
-  };
+std::uint32_t unfetched(std::uint32_t head, std::uint32_t fetching, std::uint32_t tail,
+                        std::uint32_t entries) {
+  return ring_occupied(ring_advance(head, fetching, entries), tail, entries);
 }
 }  // namespace
-
-const ComponentSpec& nvme_ssd_spec() {
-  static const ComponentSpec spec = [] {
-    ComponentSpec s{"nvme_ssd",
-                    "An NVMe SSD: the controller (queues, doorbells, arbitration, DMA) and its "
-                    "flash back end. Device profiles in configs/ssd/ set these per drive.",
-                    controller_params()};
-    for (const ParamSpec& p : flash::flash_param_specs()) s.params.push_back(p);
-    return s;
-  }();
-  return spec;
-}
 
 Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, std::size_t node,
                        pcie::Fabric& fabric, MemorySpace& memory)
@@ -80,20 +41,76 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   max_entries_ = static_cast<std::uint32_t>(p.integer("mqes"));
   dstrd_ = static_cast<std::uint8_t>(p.integer("dstrd"));
   lba_bytes_ = static_cast<std::uint32_t>(p.integer("lba_bytes"));
-  const auto mdts = p.integer("mdts");
-  max_transfer_bytes_ = mdts == 0 ? 0 : (kPageBytes << mdts);
+  mdts_ = static_cast<std::uint8_t>(p.integer("mdts"));
+  max_transfer_bytes_ = mdts_ == 0 ? 0 : (kPageBytes << mdts_);
   fetch_burst_ = static_cast<std::uint32_t>(p.integer("sq_fetch_burst"));
   max_fetches_ = static_cast<std::uint32_t>(p.integer("max_outstanding_fetches"));
+  max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
   command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
+  command_ps_per_byte_ = p.real("command_ns_per_kib") * 1000.0 / 1024.0;
+  const double datapath_gbps = p.real("datapath_gbps");
+  datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
+  admin_command_ = ns_to_ps(p.real("admin_command_ns"));
+  ready_delay_ = us_to_ps(p.real("ready_delay_us"));
+  cmb_access_ = ns_to_ps(p.real("cmb_access_ns"));
+  shadow_poll_ = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
+  wrr_supported_ = p.boolean("wrr_supported");
+  sgl_supported_ = p.boolean("sgl_supported");
+  shadow_supported_ = p.boolean("shadow_doorbells");
+  vwc_present_ = p.boolean("volatile_write_cache");
+  vwc_enabled_ = vwc_present_;
+  default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
+  arbiter_ = Arbiter(default_burst_log2_);
   processor_free_at_.assign(static_cast<std::size_t>(p.integer("controller_cores")), 0);
+  const auto vectors = p.integer("msix_vectors");
+  msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
+  granted_sqs_ = granted_cqs_ = max_io_queues_;
+
+  std::vector<ScheduledFault> schedule;
+  const auto entries = p.string_list("fault_schedule");
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    try {
+      schedule.push_back(parse_scheduled_fault(entries[k]));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError("", fmt::format("$.nodes[{}].fault_schedule[{}]", node, k),
+                        "\"" + entries[k] + "\"", e.what());
+    }
+  }
+  faults_ = FaultInjector(p.real("fault_media_error_rate"), p.real("fault_command_error_rate"),
+                          static_cast<std::uint64_t>(p.integer("fault_seed")), std::move(schedule));
+
   // BAR0: registers, then one doorbell pair per queue (admin queue included).
   const std::uint64_t bar_bytes =
       reg::kDoorbellBase + (2ull * (max_io_queues_ + 1)) * doorbell_stride_bytes(dstrd_);
   registers_ = &memory.allocate(std::max<std::uint64_t>(bar_bytes, 16384), node,
                                 RegionKind::Registers, id() + ".bar0", 16384);
   fabric.attach_registers(*registers_, this);
+  const auto cmb_mib = static_cast<std::uint64_t>(p.integer("cmb_mib"));
+  if (cmb_mib > 0) {
+    cmb_ = &memory.allocate(cmb_mib << 20, node, RegionKind::ControllerMemoryBuffer, id() + ".cmb",
+                            1ull << 20);
+    cmbloc_ = Cmbloc{kCmbBar, 0}.encode();
+    cmbsz_ =
+        Cmbsz{true, true, true, true, true, kCmbSizeUnitMib, static_cast<std::uint32_t>(cmb_mib)}
+            .encode();
+  }
+
+  cap_.mqes = static_cast<std::uint16_t>(max_entries_ - 1);
+  cap_.cqr = true;  // queues must be physically contiguous, as Linux always creates them
+  cap_.ams = wrr_supported_ ? kCapAmsWeightedRoundRobinUrgent : 0;
+  cap_.to = static_cast<std::uint8_t>(
+      std::clamp<Picoseconds>((ready_delay_ + kTimeoutUnit - 1) / kTimeoutUnit, 1, 255));
+  cap_.dstrd = dstrd_;
+  cap_.css = kCapCssNvm;
+  cap_.mpsmin = 0;
+  cap_.mpsmax = 0;
+  cap_.cmbs = cmb_ != nullptr;
+
   sqs_.resize(max_io_queues_ + 1);
   cqs_.resize(max_io_queues_ + 1);
+  shadow_polls_.resize(2 * (max_io_queues_ + 1));
+  status_counts_.assign(0x800, 0);
+  mirror_registers();
 }
 
 std::uint64_t Controller::doorbell_address(bool sq, std::uint16_t qid) const {
@@ -105,325 +122,646 @@ std::uint64_t Controller::capacity_lbas() const {
   return flash_.params().capacity_bytes / lba_bytes_;
 }
 
-void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
-                                      std::uint64_t cq_base, std::uint32_t entries) {
-  if (qid == 0 || qid > max_io_queues_) {
-    throw std::invalid_argument(fmt::format("{}: queue id {} outside the {} granted I/O queues",
-                                            id(), qid, max_io_queues_));
+std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
+  return qid < sqs_.size() ? sqs_[qid].fetched : 0;
+}
+
+void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data) {
+  if (vector >= msix_.size()) {
+    throw std::invalid_argument(
+        fmt::format("{}: MSI-X vector {} beyond the {} vectors", id(), vector, msix_.size()));
   }
-  if (entries < 2 || entries > max_entries_) {
-    throw std::invalid_argument(fmt::format("{}: queue size {} outside 2..{} (CAP.MQES + 1)",
-                                            id(), entries, max_entries_));
-  }
-  SubmissionQueue& sq = sqs_[qid];
-  CompletionQueue& cq = cqs_[qid];
-  if (sq.exists) throw std::invalid_argument(fmt::format("{}: queue {} exists", id(), qid));
-  sq = SubmissionQueue{};
-  sq.exists = true;
-  sq.base = sq_base;
-  sq.entries = entries;
-  sq.outstanding.assign((65536 + 63) / 64, 0);
-  sq.rung_at.assign(entries, 0);
-  cq = CompletionQueue{};
-  cq.exists = true;
-  cq.base = cq_base;
-  cq.entries = entries;
+  msix_[vector] = MsixEntry{address, data};
 }
 
 void Controller::violation(const std::string& what, std::uint16_t qid, std::uint32_t slot,
                            std::uint16_t cid) const {
-  throw InvariantViolation(fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
-                                       "{}, CID {})",
-                                       id(), ps_to_ns(now()), what, qid, slot, cid));
+  throw InvariantViolation(
+      fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
+                  "{}, CID {})",
+                  id(), ps_to_ns(now()), what, qid, slot, cid));
+}
+
+// ---------------------------------------------------------------------------
+// Registers
+// ---------------------------------------------------------------------------
+
+// The register values live in the memory behind BAR0 too, so that a host's
+// MMIO read (a non-posted PCIe read through the fabric) returns them.
+void Controller::mirror_registers() {
+  const std::uint64_t base = registers_->base;
+  memory_.store<std::uint64_t>(base + reg::kCap, cap_.encode());
+  memory_.store<std::uint32_t>(base + reg::kVs, kVersion14);
+  memory_.store<std::uint32_t>(base + reg::kCc, cc_.encode());
+  memory_.store<std::uint32_t>(base + reg::kCsts, csts_.encode());
+  memory_.store<std::uint32_t>(base + reg::kAqa, aqa_);
+  memory_.store<std::uint64_t>(base + reg::kAsq, asq_);
+  memory_.store<std::uint64_t>(base + reg::kAcq, acq_);
+  memory_.store<std::uint32_t>(base + reg::kCmbloc, cmbloc_);
+  memory_.store<std::uint32_t>(base + reg::kCmbsz, cmbsz_);
 }
 
 void Controller::on_register_write(std::uint64_t offset, const std::uint8_t* data,
                                    std::uint32_t len) {
-  const DoorbellTarget target = decode_doorbell_offset(offset, dstrd_);
-  if (!target.valid || len != 4 || target.qid == 0 || target.qid > max_io_queues_) {
-    // Writes to other registers do not reach this model after setup.
-    violation(fmt::format("write of {} B to BAR0 offset 0x{:x}, which is no I/O doorbell", len,
-                          offset),
-              target.qid, 0, 0);
+  if (offset >= reg::kDoorbellBase) {
+    const DoorbellTarget target = decode_doorbell_offset(offset, dstrd_);
+    if (!target.valid || len != 4) {
+      violation(
+          fmt::format("write of {} B to BAR0 offset 0x{:x}, which is no doorbell", len, offset),
+          target.qid, 0, 0);
+    }
+    if (!csts_.rdy) {
+      violation(fmt::format("doorbell write to BAR0 offset 0x{:x} while CSTS.RDY = 0", offset),
+                target.qid, 0, 0);
+    }
+    std::uint32_t value;
+    std::memcpy(&value, data, 4);
+    ++doorbell_writes_;
+    apply_doorbell(target.kind, target.qid, value, false);
+    return;
   }
-  std::uint32_t value;
-  std::memcpy(&value, data, 4);
-  ++doorbell_writes_;
-  if (target.kind == DoorbellKind::SqTail) {
-    SubmissionQueue& sq = sqs_[target.qid];
-    if (!sq.exists || value >= sq.entries) {
-      violation(fmt::format("SQ tail doorbell value {} for a queue of {} entries", value,
-                            sq.entries),
-                target.qid, value, 0);
+  if (offset % 4 != 0 || len % 4 != 0 || len == 0) {
+    violation(fmt::format("register write of {} B at BAR0 offset 0x{:x}: registers take "
+                          "aligned dwords",
+                          len, offset),
+              0, 0, 0);
+  }
+  for (std::uint32_t i = 0; i < len; i += 4) {
+    std::uint32_t value;
+    std::memcpy(&value, data + i, 4);
+    write_register_dword(static_cast<std::uint32_t>(offset + i), value);
+  }
+  mirror_registers();
+}
+
+void Controller::write_register_dword(std::uint32_t offset, std::uint32_t value) {
+  switch (offset) {
+    case reg::kCc: {
+      const Cc old = cc_;
+      cc_ = Cc::decode(value);
+      if (!old.en && cc_.en) {
+        enable();
+      } else if (old.en && !cc_.en) {
+        reset();
+      }
+      // Shutdown: nothing is volatile beyond the write buffer, whose contents
+      // the model does not keep; the shutdown completes at once.
+      if (cc_.shn != kCcShnNone) csts_.shst = kCstsShstComplete;
+      break;
     }
-    // Entries between the old and the new tail are new; they must fit in the
-    // free part of the ring (one slot always stays empty).
-    const std::uint32_t added = (value + sq.entries - sq.tail) % sq.entries;
-    const std::uint32_t occupied = (sq.tail + sq.entries - sq.head) % sq.entries;
-    if (occupied + added > sq.entries - 1) {
-      violation(fmt::format("SQ overrun: tail {} -> {} adds {} entries to {} unfetched", sq.tail,
-                            value, added, occupied),
-                target.qid, value, 0);
-    }
-    for (std::uint32_t i = sq.tail; i != value; i = (i + 1) % sq.entries) sq.rung_at[i] = now();
-    sq.tail = value;
-    kick_fetch();
-  } else {
-    CompletionQueue& cq = cqs_[target.qid];
-    if (!cq.exists || value >= cq.entries) {
-      violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value,
-                            cq.entries),
-                target.qid, value, 0);
-    }
-    // The new head may not pass the tail: the host cannot consume entries the
-    // controller has not posted.
-    const std::uint32_t posted = (cq.tail + cq.entries - cq.head) % cq.entries;
-    const std::uint32_t consumed = (value + cq.entries - cq.head) % cq.entries;
-    if (consumed > posted) {
-      violation(fmt::format("CQ head {} -> {} passes the tail {}", cq.head, value, cq.tail),
-                target.qid, value, 0);
-    }
-    cq.head = value;
-    while (!cq.waiting.empty() && (cq.tail + 1) % cq.entries != cq.head) {
-      CompletionEntry entry = cq.waiting.front();
-      cq.waiting.pop_front();
-      post(target.qid, entry);
-    }
+    case reg::kAqa: aqa_ = value; break;
+    case reg::kAsq: asq_ = (asq_ & ~0xFFFFFFFFull) | value; break;
+    case reg::kAsq + 4: asq_ = (asq_ & 0xFFFFFFFFull) | (std::uint64_t{value} << 32); break;
+    case reg::kAcq: acq_ = (acq_ & ~0xFFFFFFFFull) | value; break;
+    case reg::kAcq + 4: acq_ = (acq_ & 0xFFFFFFFFull) | (std::uint64_t{value} << 32); break;
+    default:
+      // CAP, VS, CSTS, CMBLOC and CMBSZ are read-only; INTMS/INTMC mask pin
+      // and MSI interrupts only (this controller signals MSI-X); NSSR is not
+      // modelled. Writes to them have no effect.
+      break;
   }
 }
 
-// Round robin over SQs with unfetched entries; each fetch reads a contiguous
-// run of entries (up to the burst, never across the ring's end).
-void Controller::kick_fetch() {
-  const auto queues = static_cast<std::uint16_t>(sqs_.size() - 1);
-  std::uint16_t idle_scan = 0;
-  while (fetches_in_flight_ < max_fetches_ && idle_scan < queues) {
-    const std::uint16_t qid = next_sq_;
-    next_sq_ = static_cast<std::uint16_t>(next_sq_ % queues + 1);
+// CC.EN 0 -> 1: check the configuration, build the admin queue pair and
+// report ready after the ready delay. A configuration the controller cannot
+// run sets CSTS.CFS instead (the spec leaves it undefined).
+void Controller::enable() {
+  const Aqa aqa = Aqa::decode(aqa_);
+  bool sq_in_cmb = false, cq_in_cmb = false;
+  const bool ams_ok =
+      cc_.ams == kCcAmsRoundRobin || (cc_.ams == kCcAmsWeightedRoundRobinUrgent && wrr_supported_);
+  const bool ok = cc_.mps == 0 && cc_.css == 0 && ams_ok && aqa.sq_entries >= 2 &&
+                  aqa.cq_entries >= 2 && asq_ % kPageBytes == 0 && acq_ % kPageBytes == 0 &&
+                  queue_memory_ok(asq_, std::uint64_t{aqa.sq_entries} * kSqEntrySize, &sq_in_cmb) &&
+                  queue_memory_ok(acq_, std::uint64_t{aqa.cq_entries} * kCqEntrySize, &cq_in_cmb);
+  if (!ok) {
+    csts_.cfs = true;
+    return;
+  }
+  arbiter_.set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
+                             ? ArbitrationMechanism::WeightedRoundRobinUrgent
+                             : ArbitrationMechanism::RoundRobin);
+  SubmissionQueue& sq = sqs_[kAdminQueueId];
+  sq = SubmissionQueue{};
+  sq.exists = true;
+  sq.base = asq_;
+  sq.entries = aqa.sq_entries;
+  sq.in_cmb = sq_in_cmb;
+  sq.outstanding.assign(65536 / 64, 0);
+  sq.rung_at.assign(sq.entries, 0);
+  CompletionQueue& cq = cqs_[kAdminQueueId];
+  cq = CompletionQueue{};
+  cq.exists = true;
+  cq.base = acq_;
+  cq.entries = aqa.cq_entries;
+  cq.in_cmb = cq_in_cmb;
+  cq.irq_enabled = true;  // the admin CQ always signals vector 0
+  cq.bound_sqs = 1;
+  arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
+  const std::uint64_t generation = generation_;
+  ready_at_ = now() + ready_delay_;
+  schedule_at(ready_at_, [this, generation] {
+    if (generation != generation_) return;
+    csts_.rdy = true;
+    mirror_registers();
+  });
+}
+
+// CC.EN 1 -> 0: every queue is deleted and every feature returns to its
+// reset value. Commands still in flight finish silently: their completions
+// belong to queues that no longer exist.
+void Controller::reset() {
+  ++generation_;
+  for (std::uint16_t qid = 0; qid < sqs_.size(); ++qid) {
+    if (sqs_[qid].exists) arbiter_.remove_queue(qid);
+    if (shadow_base_ != 0) {
+      for (int k = 0; k < 2; ++k) {
+        ShadowPoll& poll = shadow_polls_[2u * qid + k];
+        if (poll.watch != 0) memory_.cancel(poll.watch);
+        poll = ShadowPoll{};
+      }
+    }
+    sqs_[qid] = SubmissionQueue{};
+    cqs_[qid] = CompletionQueue{};
+  }
+  held_aers_.clear();
+  csts_ = Csts{};
+  granted_sqs_ = granted_cqs_ = max_io_queues_;
+  vwc_enabled_ = vwc_present_;
+  shadow_base_ = event_idx_base_ = 0;
+  arbiter_.set_mechanism(ArbitrationMechanism::RoundRobin);
+  arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
+}
+
+void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
+                                      std::uint64_t cq_base, std::uint32_t entries) {
+  if (!csts_.rdy) {
+    cc_.en = true;
+    cc_.iosqes = kSqEntrySizeLog2;
+    cc_.iocqes = kCqEntrySizeLog2;
+    csts_.rdy = true;
+    ready_at_ = now();
+    mirror_registers();
+  }
+  auto check = [&](Status s, const char* what) {
+    if (s != Status::Success) {
+      throw std::invalid_argument(fmt::format("{}: Create I/O {} {} ({} entries): {}", id(), what,
+                                              qid, entries, status_name(s)));
+    }
+  };
+  const std::uint32_t size = std::max<std::uint32_t>(entries, 1);
+  check(create_cq(make_create_io_cq(0, qid, size, cq_base, true, false, 0)), "CQ");
+  check(create_sq(make_create_io_sq(0, qid, size, sq_base, qid, QueuePriority::Medium)), "SQ");
+}
+
+// ---------------------------------------------------------------------------
+// Doorbells, fetch and arbitration
+// ---------------------------------------------------------------------------
+
+// A new SQ tail or CQ head, from the MMIO doorbell or from a shadow doorbell
+// the controller polled. With shadow doorbells both paths report the same
+// updates, so a value the controller has already seen is ignored there.
+void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value,
+                                bool shadow) {
+  const bool tolerate_stale = shadow || (shadow_base_ != 0 && qid != kAdminQueueId);
+  if (kind == DoorbellKind::SqTail) {
+    if (qid >= sqs_.size() || !sqs_[qid].exists) {
+      violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
+                value, 0);
+    }
     SubmissionQueue& sq = sqs_[qid];
-    if (!sq.exists) {
-      ++idle_scan;
-      continue;
+    if (value >= sq.entries) {
+      violation(
+          fmt::format("SQ tail doorbell value {} for a queue of {} entries", value, sq.entries),
+          qid, value, 0);
     }
-    const std::uint32_t fetch_from = (sq.head + sq.fetching) % sq.entries;
-    if (fetch_from == sq.tail) {
-      ++idle_scan;
-      continue;
+    const std::uint32_t occupied = ring_occupied(sq.head, sq.tail, sq.entries);
+    if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= occupied) return;
+    // Entries between the old and the new tail are new; they must fit in the
+    // free part of the ring (one slot always stays empty).
+    const std::uint32_t added = ring_occupied(sq.tail, value, sq.entries);
+    if (occupied + added > sq.entries - 1) {
+      violation(fmt::format("SQ overrun: tail {} -> {} adds {} entries to {} not yet fetched",
+                            sq.tail, value, added, occupied),
+                qid, value, 0);
     }
-    idle_scan = 0;
-    const std::uint32_t available = (sq.tail + sq.entries - fetch_from) % sq.entries;
-    const std::uint32_t count =
-        std::min({available, fetch_burst_, sq.entries - fetch_from});
-    sq.fetching += count;
-    ++fetches_in_flight_;
-    fabric_.read(node_, sq.base + std::uint64_t{fetch_from} * kSqEntrySize, count * kSqEntrySize,
-                 [this, qid, fetch_from, count](const std::uint8_t* data, std::uint32_t) {
-                   --fetches_in_flight_;
-                   on_entries(qid, fetch_from, data, count);
-                   kick_fetch();
-                 });
+    if (added == 0) return;
+    if (qid != kAdminQueueId && first_io_doorbell_ == 0) {
+      first_io_doorbell_ = std::max<Picoseconds>(now(), 1);
+    }
+    for (std::uint32_t i = sq.tail; i != value; i = ring_next(i, sq.entries)) sq.rung_at[i] = now();
+    sq.tail = value;
+    arbiter_.mark_ready(qid);
+    update_sq_event_idx(qid);
+    kick_fetch();
+    return;
+  }
+  if (qid >= cqs_.size() || !cqs_[qid].exists) {
+    violation(fmt::format("CQ head doorbell {} for a queue that does not exist", value), qid, value,
+              0);
+  }
+  CompletionQueue& cq = cqs_[qid];
+  if (value >= cq.entries) {
+    violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value, cq.entries),
+              qid, value, 0);
+  }
+  // The new head may not pass the tail: the host cannot consume entries the
+  // controller has not posted.
+  const std::uint32_t posted = ring_occupied(cq.head, cq.tail, cq.entries);
+  const std::uint32_t consumed = ring_occupied(cq.head, value, cq.entries);
+  if (consumed > posted) {
+    if (tolerate_stale) return;
+    violation(fmt::format("CQ head {} -> {} passes the tail {}", cq.head, value, cq.tail), qid,
+              value, 0);
+  }
+  cq.head = value;
+  while (!cq.waiting.empty() && !ring_full(cq.head, cq.tail, cq.entries)) {
+    CompletionEntry entry = cq.waiting.front();
+    cq.waiting.pop_front();
+    post(qid, entry);
+  }
+}
+
+// Serves SQs in the arbiter's order: each turn takes up to the arbitration
+// burst from one SQ, in PCIe reads of at most sq_fetch_burst entries that
+// never cross the ring's end, while read slots and command slots last.
+void Controller::kick_fetch() {
+  while (fetches_in_flight_ < max_fetches_) {
+    const std::uint32_t io_room =
+        active_ + entries_fetching_ >= max_active_ ? 0 : max_active_ - active_ - entries_fetching_;
+    const std::optional<std::uint16_t> next = arbiter_.next(io_room > 0);
+    if (!next) return;
+    const std::uint16_t qid = *next;
+    SubmissionQueue& sq = sqs_[qid];
+    std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
+    if (turn == 0) continue;
+    turn = std::min(turn, arbiter_.burst());
+    if (qid != kAdminQueueId) turn = std::min(turn, io_room);
+    const std::uint64_t generation = generation_;
+    while (turn > 0 && fetches_in_flight_ < max_fetches_) {
+      const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
+      const std::uint32_t count = std::min({turn, fetch_burst_, sq.entries - from});
+      sq.fetching += count;
+      if (qid != kAdminQueueId) entries_fetching_ += count;
+      ++fetches_in_flight_;
+      turn -= count;
+      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
+        --fetches_in_flight_;
+        if (qid != kAdminQueueId) entries_fetching_ -= count;
+        on_entries(qid, from, data, count, generation);
+        kick_fetch();
+      };
+      mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
+               std::move(arrived));
+    }
+    if (unfetched(sq.head, sq.fetching, sq.tail, sq.entries) > 0) arbiter_.mark_ready(qid);
   }
 }
 
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
-                            std::uint32_t count) {
+                            std::uint32_t count, std::uint64_t generation) {
+  if (generation != generation_) return;  // fetched before a controller reset
   SubmissionQueue& sq = sqs_[qid];
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint32_t slot = (first + i) % sq.entries;
     auto command = std::make_shared<Command>();
     command->qid = qid;
+    command->slot = slot;
     std::memcpy(&command->sqe, data + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     command->fetched_at = now();
-    fetch_wait_.record(now() - sq.rung_at[slot]);
+    command->generation = generation_;
     ++fetched_;
+    ++sq.fetched;
+    sq.head = ring_next(sq.head, sq.entries);
+    --sq.fetching;
+    ++sq.in_flight;
+    if (qid != kAdminQueueId) {
+      fetch_wait_.record(now() - sq.rung_at[slot]);
+      command->io_index = io_fetched_++;
+      ++active_;
+    }
     const std::uint16_t cid = command->sqe.cid();
     std::uint64_t& word = sq.outstanding[cid / 64];
     const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-    sq.head = (sq.head + 1) % sq.entries;
-    --sq.fetching;
     if (word & bit) {
       // A reused CID completes with Command ID Conflict; the original stays
-      // outstanding (NVMe base spec 2.0, 4.1.2 and generic status 03h).
-      ++errors_;
-      Command conflict = *command;
-      schedule_in(command_overhead_, [this, conflict] {
+      // outstanding (NVMe base spec 1.4, 4.2 and generic status 03h).
+      schedule_in(command_overhead_, [this, command] {
+        if (command->generation != generation_) {
+          if (command->qid != kAdminQueueId) --active_;
+          return;
+        }
+        ++errors_;
+        ++status_counts_[static_cast<std::uint16_t>(Status::CommandIdConflict)];
         CompletionEntry entry{};
-        entry.sqid = conflict.qid;
-        entry.cid = conflict.sqe.cid();
+        entry.sqid = command->qid;
+        entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
-        post(conflict.qid, entry);
+        post(sqs_[command->qid].cqid, entry);
+        finish_sq_command(command->qid);
       });
       continue;
     }
     word |= bit;
-    execute(std::move(command));
+    if (qid == kAdminQueueId) {
+      execute_admin(std::move(command));
+    } else {
+      execute(std::move(command));
+    }
   }
+  update_sq_event_idx(qid);
 }
 
-Picoseconds Controller::book_processor() {
+// ---------------------------------------------------------------------------
+// I/O commands
+// ---------------------------------------------------------------------------
+
+Picoseconds Controller::book_processor(std::uint64_t bytes) {
   auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
   const Picoseconds start = std::max(now(), *earliest);
-  *earliest = start + command_overhead_;
+  const auto per_byte =
+      static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
+  *earliest = start + command_overhead_ + per_byte;
   return *earliest;
 }
 
-void Controller::execute(std::shared_ptr<Command> command) {
-  const Picoseconds processed = book_processor();
+// The data path limits throughput only: a transfer starts once the path is
+// free and occupies it for its bytes, while the data flows on cut-through.
+Picoseconds Controller::book_datapath(Picoseconds ready, std::uint64_t bytes) {
+  if (datapath_ps_per_byte_ <= 0) return ready;
+  const Picoseconds start = std::max(ready, datapath_free_at_);
+  datapath_free_at_ = start + static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes));
+  return start;
+}
+
+void Controller::execute(CommandPtr command) {
   const SubmissionEntry& sqe = command->sqe;
   const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
+  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
+  const ReadWriteFields fields = decode_read_write(sqe);
+  const std::uint64_t bytes = rw ? std::uint64_t{fields.block_count} * lba_bytes_ : 0;
+  const Picoseconds processed = book_processor(bytes);
+  auto finish_at = [this, command](Picoseconds when, Status status) {
+    schedule_at(when, [this, command, status] { complete(*command, status); });
+  };
+  if (sqs_[command->qid].on_drained) {
+    finish_at(processed, Status::AbortedSqDeletion);
+    return;
+  }
   if (opcode == NvmOpcode::Flush) {
-    const Picoseconds done = flash_.flush(processed);
-    schedule_at(done, [this, command] { complete(*command, Status::Success); });
-    return;
-  }
-  if (opcode != NvmOpcode::Read && opcode != NvmOpcode::Write) {
-    schedule_at(processed, [this, command] { complete(*command, Status::InvalidCommandOpcode); });
-    return;
-  }
-  const ReadWriteFields rw = decode_read_write(sqe);
-  const std::uint64_t bytes = std::uint64_t{rw.block_count} * lba_bytes_;
-  Status status = Status::Success;
-  if (sqe.nsid != 1) {
-    status = Status::InvalidNamespaceOrFormat;
-  } else if (rw.slba + rw.block_count > capacity_lbas()) {
-    status = Status::LbaOutOfRange;
-  } else if (max_transfer_bytes_ != 0 && bytes > max_transfer_bytes_) {
-    status = Status::InvalidFieldInCommand;
-  } else if (sqe.psdt() != Psdt::Prp) {
-    status = Status::InvalidFieldInCommand;  // SGLs are not offered by this controller
-  }
-  if (status != Status::Success) {
-    ++errors_;
-    schedule_at(processed, [this, command, status] { complete(*command, status); });
-    return;
-  }
-  const std::uint64_t offset = rw.slba * lba_bytes_;
-  if (opcode == NvmOpcode::Read) {
-    const Picoseconds media_done = flash_.read(processed, offset, static_cast<std::uint32_t>(bytes));
-    schedule_at(media_done, [this, command, media_done] { move_data(command, media_done); });
-  } else {
-    schedule_at(processed, [this, command] { move_data(command, now()); });
-  }
-}
-
-// Data moves by DMA to or from the buffers the PRPs describe. A PRP list is
-// read over PCIe from wherever the host put it before the data moves.
-void Controller::move_data(std::shared_ptr<Command> command, Picoseconds) {
-  const SubmissionEntry& sqe = command->sqe;
-  const ReadWriteFields rw = decode_read_write(sqe);
-  const std::uint64_t bytes = std::uint64_t{rw.block_count} * lba_bytes_;
-  const bool is_read = static_cast<NvmOpcode>(sqe.opcode()) == NvmOpcode::Read;
-  const std::uint64_t first = kPageBytes - page_offset(sqe.prp1, kPageBytes);
-  const bool needs_list = bytes > first + kPageBytes;
-
-  auto transfer = [this, command, bytes, is_read](const std::uint8_t* list, std::uint32_t list_len) {
-    struct Segment {
-      std::uint64_t addr, len;
-    };
-    std::vector<Segment> segments;
-    const SubmissionEntry& e = command->sqe;
-    const Status walked = walk_prp(
-        e.prp1, e.prp2, bytes, kPageBytes,
-        [&](std::uint64_t addr) -> std::uint64_t {
-          const std::uint64_t index = (addr - e.prp2) / 8;
-          std::uint64_t entry = 0;
-          if (list != nullptr && (index + 1) * 8 <= list_len) std::memcpy(&entry, list + index * 8, 8);
-          return entry;
-        },
-        [&](std::uint64_t addr, std::uint64_t len) { segments.push_back({addr, len}); });
-    if (walked != Status::Success) {
-      ++errors_;
-      complete(*command, walked);
+    if (sqe.nsid != 1 && sqe.nsid != 0xFFFFFFFFu) {
+      finish_at(processed, Status::InvalidNamespaceOrFormat);
       return;
     }
-    for (const Segment& s : segments) {
-      const Region* region = memory_.find(s.addr, s.len);
-      if (region == nullptr || region->kind == RegionKind::Registers) {
-        ++errors_;
-        complete(*command, Status::DataTransferError);
-        return;
-      }
-    }
-    if (is_read) {
-      // Posted writes stay in order on their path, so the completion entry
-      // written after them cannot overtake the data.
-      for (const Segment& s : segments) {
-        fabric_.write(node_, s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
-      }
-      complete(*command, Status::Success);
-    } else {
-      auto left = std::make_shared<std::size_t>(segments.size());
-      for (const Segment& s : segments) {
-        fabric_.read(node_, s.addr, static_cast<std::uint32_t>(s.len),
-                     [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
-                       if (--*left != 0) return;
-                       const ReadWriteFields f = decode_read_write(command->sqe);
-                       const Picoseconds stored = flash_.write(
-                           now(), f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
-                       schedule_at(stored, [this, command] { complete(*command, Status::Success); });
-                     });
-      }
-    }
-  };
-
-  if (!needs_list) {
-    transfer(nullptr, 0);
+    // Without a volatile write cache, buffered data is already safe.
+    finish_at(vwc_enabled_ ? flash_.flush(processed) : processed, Status::Success);
     return;
   }
-  // Entries needed after PRP1, all read from the list in one request (a list
-  // page that chains to another is read entry-exact up to its end).
-  const std::uint64_t entries = (bytes - first + kPageBytes - 1) / kPageBytes;
-  const std::uint64_t in_page = (kPageBytes - page_offset(sqe.prp2, kPageBytes)) / 8;
-  const auto list_len = static_cast<std::uint32_t>(std::min(entries, in_page) * 8);
-  fabric_.read(node_, sqe.prp2, list_len,
-               [transfer](const std::uint8_t* data, std::uint32_t len) { transfer(data, len); });
+  Status status = Status::Success;
+  if (!rw) {
+    status = Status::InvalidCommandOpcode;
+  } else if (sqe.nsid != 1) {
+    status = Status::InvalidNamespaceOrFormat;
+  } else if (fields.slba + fields.block_count > capacity_lbas() ||
+             fields.slba + fields.block_count < fields.slba) {
+    status = Status::LbaOutOfRange;
+  } else if (max_transfer_bytes_ != 0 && bytes > max_transfer_bytes_) {
+    status = Status::InvalidFieldInCommand;  // beyond MDTS
+  } else if (sqe.psdt() != Psdt::Prp &&
+             (!sgl_supported_ || sqe.psdt() == Psdt::SglMetadataSegment ||
+              static_cast<int>(sqe.psdt()) == 3)) {
+    status = Status::InvalidFieldInCommand;  // SGLs not offered, or a reserved PSDT
+  }
+  if (status != Status::Success) {
+    finish_at(processed, status);
+    return;
+  }
+  command->fault = faults_.decide(command->io_index, now());
+  if (command->fault == FaultKind::Command) {
+    ++command_faults_;
+    finish_at(processed, Status::InternalError);
+    return;
+  }
+  if (opcode == NvmOpcode::Read) {
+    execute_read(std::move(command), bytes, processed);
+  } else {
+    execute_write(std::move(command), bytes, processed);
+  }
 }
 
-void Controller::complete(const Command& command, Status status) {
+// A read: the media read and the data pointer (PRP or SGL lists fetched from
+// host or GPU memory) proceed in parallel once the command is processed; the
+// data then passes the data path and moves to its buffer as posted writes,
+// and the completion follows them on the same path.
+void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
+  const ReadWriteFields f = decode_read_write(command->sqe);
+  const Picoseconds media_done =
+      flash_.read(processed, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
+  bytes_read_ += bytes;
+  if (command->fault == FaultKind::Media) {
+    ++media_faults_;
+    schedule_at(media_done, [this, command] {
+      complete(*command, Status::UnrecoveredReadError, 0, /*dnr=*/true);
+    });
+    return;
+  }
+  struct Join {
+    int left = 2;
+    Status status = Status::Success;
+    std::vector<Segment> segments;
+  };
+  auto join = std::make_shared<Join>();
+  auto proceed = [this, command, join, bytes] {
+    if (--join->left != 0) return;
+    if (join->status != Status::Success) {
+      complete(*command, join->status);
+      return;
+    }
+    check_segments(*command, join->segments, bytes);
+    auto move = [this, command, join] {
+      for (const Segment& s : join->segments) {
+        if (s.bit_bucket) continue;
+        if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
+        mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
+      }
+      complete(*command, Status::Success);
+    };
+    const Picoseconds start = book_datapath(now(), bytes);
+    if (start > now()) {
+      schedule_at(start, std::move(move));
+    } else {
+      move();
+    }
+  };
+  schedule_at(media_done, proceed);
+  resolve_data_pointer(command, bytes, /*to_host=*/true, processed,
+                       [join, proceed](Status status, std::vector<Segment> segments) {
+                         join->status = status;
+                         join->segments = std::move(segments);
+                         proceed();
+                       });
+}
+
+// A write: once processed, the data pointer is resolved and the data read
+// from its buffer; it passes the data path into the write buffer, and the
+// command completes when the buffer holds it (or, for FUA with a volatile
+// cache, when the buffer has been programmed).
+void Controller::execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
+  resolve_data_pointer(
+      command, bytes, /*to_host=*/false, processed,
+      [this, command, bytes, processed](Status status, std::vector<Segment> segments) {
+        auto transfer = [this, command, bytes, status, segments = std::move(segments)] {
+          if (status != Status::Success) {
+            complete(*command, status);
+            return;
+          }
+          check_segments(*command, segments, bytes);
+          auto left = std::make_shared<std::size_t>(segments.size());
+          for (const Segment& s : segments) {
+            if (dma_observer_) {
+              dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, false});
+            }
+            mem_read(s.addr, static_cast<std::uint32_t>(s.len),
+                     [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
+                       if (--*left == 0) store_write(command, bytes);
+                     });
+          }
+        };
+        if (now() < processed) {
+          schedule_at(processed, std::move(transfer));
+        } else {
+          transfer();
+        }
+      });
+}
+
+// The write's data has arrived: through the data path into the write buffer.
+void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
+  const ReadWriteFields f = decode_read_write(command->sqe);
+  const Picoseconds in = book_datapath(now(), bytes);
+  Picoseconds stored = flash_.write(in, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
+  bytes_written_ += bytes;
+  Status result = Status::Success;
+  if (command->fault == FaultKind::Media) {
+    ++media_faults_;
+    result = Status::WriteFault;
+  } else if (f.fua && vwc_enabled_) {
+    // FUA waits for the data to reach the media; the model programs the
+    // whole buffer (an upper bound on the wait).
+    stored = flash_.flush(stored);
+  }
+  schedule_at(stored, [this, command, result] {
+    complete(*command, result, 0, /*dnr=*/result == Status::WriteFault);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Completion
+// ---------------------------------------------------------------------------
+
+void Controller::complete(const Command& command, Status status, std::uint32_t dw0, bool dnr) {
+  if (command.generation != generation_) {
+    if (command.qid != kAdminQueueId) --active_;
+    return;
+  }
   SubmissionQueue& sq = sqs_[command.qid];
   const std::uint16_t cid = command.sqe.cid();
   std::uint64_t& word = sq.outstanding[cid / 64];
   const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-  if (!(word & bit)) violation("command completed twice", command.qid, 0, cid);
+  if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
   word &= ~bit;
-  service_.record(now() - command.fetched_at);
-  ++completed_;
+  if (command.qid != kAdminQueueId) {
+    service_.record(now() - command.fetched_at);
+    ++completed_;
+    last_io_completion_ = now();
+  } else {
+    ++admin_completed_;
+  }
+  ++status_counts_[static_cast<std::uint16_t>(status) & 0x7FF];
+  if (status != Status::Success) ++errors_;
   CompletionEntry entry{};
+  entry.dw0 = dw0;
   entry.sqid = command.qid;
   entry.cid = cid;
-  entry.set_status(status, false);
-  post(command.qid, entry);
+  entry.set_status(status, false, dnr);
+  // An SQ this completion leaves idle asks for the MMIO doorbell again; the
+  // EventIdx write goes ahead of the entry on the same path, so a host that
+  // reacts to the entry already sees it.
+  --sq.in_flight;
+  update_sq_event_idx(command.qid);
+  ++sq.in_flight;
+  post(sq.cqid, entry);
+  finish_sq_command(command.qid);
 }
 
-void Controller::post(std::uint16_t qid, const CompletionEntry& pending) {
-  CompletionQueue& cq = cqs_[qid];
-  if ((cq.tail + 1) % cq.entries == cq.head) {
+void Controller::finish_sq_command(std::uint16_t qid) {
+  SubmissionQueue& sq = sqs_[qid];
+  --sq.in_flight;
+  const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
+  if (qid != kAdminQueueId) --active_;
+  if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 &&
+      unfetched(sq.head, sq.fetching, sq.tail, sq.entries) == 0) {
+    auto drained = std::move(sq.on_drained);
+    sq.on_drained = nullptr;
+    drained();
+    return;
+  }
+  update_sq_event_idx(qid);
+  if (was_full && arbiter_.any_ready()) kick_fetch();
+}
+
+void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
+  CompletionQueue& cq = cqs_[cqid];
+  if (ring_full(cq.head, cq.tail, cq.entries)) {
     ++cq_full_stalls_;
     cq.waiting.push_back(pending);
     return;
   }
-  CompletionEntry entry = pending;
-  entry.sqhd = static_cast<std::uint16_t>(sqs_[qid].head);
-  entry.set_status(entry.status(), cq.phase);
   const std::uint64_t addr = cq.base + std::uint64_t{cq.tail} * kCqEntrySize;
-  cq.tail = (cq.tail + 1) % cq.entries;
+  // The slot must hold the previous lap's entry (phase !P), or zeroes on the
+  // first lap: anything else means the host freed a slot it had not
+  // consumed, or handed over a CQ it had not zeroed.
+  const auto previous = memory_.load<std::uint16_t>(addr + offsetof(CompletionEntry, status_field));
+  if ((previous & 1u) == (cq.phase ? 1u : 0u)) {
+    violation(fmt::format("CQ {} slot {} still holds an entry of the current phase {} when a "
+                          "completion is posted there",
+                          cqid, cq.tail, cq.phase ? 1 : 0),
+              pending.sqid, cq.tail, pending.cid);
+  }
+  CompletionEntry entry = pending;
+  entry.sqhd = static_cast<std::uint16_t>(sqs_[entry.sqid].head);
+  entry.set_status(entry.status(), cq.phase, entry.dnr());
+  cq.tail = ring_next(cq.tail, cq.entries);
   if (cq.tail == 0) cq.phase = !cq.phase;
-  fabric_.write(node_, addr, kCqEntrySize, &entry, nullptr);
+  mem_write(addr, kCqEntrySize, &entry, nullptr);
+  if (cq.irq_enabled && cq.vector < msix_.size() && msix_[cq.vector].address != 0) {
+    // MSI-X: a posted write behind the entry on the same path, so the
+    // interrupt cannot overtake it.
+    ++interrupts_;
+    const MsixEntry& m = msix_[cq.vector];
+    mem_write(m.address, 4, &m.data, nullptr);
+  }
 }
 
 void Controller::check_drained() const {
-  for (std::size_t qid = 1; qid < sqs_.size(); ++qid) {
+  for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
     const SubmissionQueue& sq = sqs_[qid];
     if (!sq.exists) continue;
     for (std::size_t w = 0; w < sq.outstanding.size(); ++w) {
-      if (sq.outstanding[w] != 0) {
-        const auto cid = static_cast<std::uint16_t>(w * 64 + __builtin_ctzll(sq.outstanding[w]));
-        violation("command never completed", static_cast<std::uint16_t>(qid), 0, cid);
+      std::uint64_t bits = sq.outstanding[w];
+      while (bits != 0) {
+        const auto cid = static_cast<std::uint16_t>(w * 64 + __builtin_ctzll(bits));
+        bits &= bits - 1;
+        // Asynchronous Event Requests wait for an event by design.
+        const bool held = qid == kAdminQueueId &&
+                          std::any_of(held_aers_.begin(), held_aers_.end(),
+                                      [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
+        if (!held) violation("command never completed", static_cast<std::uint16_t>(qid), 0, cid);
       }
     }
     if (sq.head != sq.tail) {
       violation(fmt::format("{} entries rung but never fetched",
-                            (sq.tail + sq.entries - sq.head) % sq.entries),
+                            ring_occupied(sq.head, sq.tail, sq.entries)),
                 static_cast<std::uint16_t>(qid), sq.head, 0);
     }
   }
@@ -431,16 +769,36 @@ void Controller::check_drained() const {
 
 nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   const flash::FlashStats& f = flash_.stats();
-  return {{"commands", completed_},
-          {"errors", errors_},
-          {"doorbell_writes", doorbell_writes_},
-          {"cq_full_stalls", cq_full_stalls_},
-          {"fetch_wait_ns", fetch_wait_.summary_ns()},
-          {"service_ns", service_.summary_ns()},
-          {"flash", {{"page_reads", f.page_reads}, {"page_programs", f.page_programs}}},
-          {"iops", elapsed == 0 ? 0.0
-                                : static_cast<double>(completed_) * 1e12 /
-                                      static_cast<double>(elapsed)}};
+  nlohmann::json statuses = nlohmann::json::object();
+  for (std::size_t s = 1; s < status_counts_.size(); ++s) {
+    if (status_counts_[s] != 0) {
+      statuses[status_name(static_cast<Status>(s))] = status_counts_[s];
+    }
+  }
+  const Picoseconds io_span =
+      last_io_completion_ > first_io_doorbell_ ? last_io_completion_ - first_io_doorbell_ : 0;
+  return {
+      {"commands", completed_},
+      {"admin_commands", admin_completed_},
+      {"errors", errors_},
+      {"error_statuses", statuses},
+      {"faults_injected", {{"media", media_faults_}, {"command", command_faults_}}},
+      {"doorbell_writes", doorbell_writes_},
+      {"shadow_doorbell_reads", shadow_reads_},
+      {"event_idx_writes", event_idx_writes_},
+      {"interrupts", interrupts_},
+      {"cq_full_stalls", cq_full_stalls_},
+      {"bytes_read", bytes_read_},
+      {"bytes_written", bytes_written_},
+      {"ready_ns", ps_to_ns(ready_at_)},
+      {"first_io_doorbell_ns", ps_to_ns(first_io_doorbell_)},
+      {"fetch_wait_ns", fetch_wait_.summary_ns()},
+      {"service_ns", service_.summary_ns()},
+      {"flash", {{"page_reads", f.page_reads}, {"page_programs", f.page_programs}}},
+      {"io_iops",
+       io_span == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(io_span)},
+      {"iops",
+       elapsed == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(elapsed)}};
 }
 
 }  // namespace gpunvme::nvme

@@ -1,25 +1,50 @@
-// The NVMe controller of one SSD: its register BAR with the doorbells, the I/O
-// queue pairs, a fetch engine that reads submission entries over PCIe from
-// wherever the SQ lives, round-robin arbitration across SQs, command
-// processors, the flash back end, data DMA through the PCIe fabric, and
-// completion entries with phase tags written back over PCIe.
+// The NVMe controller of one SSD.
 //
-// Invariants are checked as the run goes: a doorbell that overruns its SQ or
-// moves a CQ head past the tail, a CID reused while outstanding, a command
-// completed twice. A violation stops the run with a report.
+// Registers (BAR0): CAP, VS, CC, CSTS, AQA, ASQ, ACQ, CMBLOC, CMBSZ and the
+// doorbells from 1000h. Register writes arrive as PCIe posted writes; the
+// register values are kept in the simulated memory behind BAR0 as well, so a
+// host reads them with an ordinary non-posted PCIe read through the fabric.
+// CC.EN = 1 brings the admin queue up and sets CSTS.RDY after ready_delay_us.
+//
+// Admin commands (one at a time, admin_command_ns each): Identify (controller,
+// namespace), Set/Get Features (Arbitration, Volatile Write Cache, Number of
+// Queues), Create/Delete I/O SQ and CQ with the statuses of NVMe base spec 1.4
+// section 5, Doorbell Buffer Config, Abort, Asynchronous Event Request.
+//
+// I/O: a fetch engine reads submission entries from wherever the SQ lives
+// (host or GPU memory over PCIe; the CMB by an internal access), arbitration
+// round robin or weighted round robin with urgent class, command processors,
+// the flash back end, PRP (chained lists fetched over PCIe) or SGL data
+// pointers, a data path, data DMA through the fabric, completion entries with
+// phase tags, MSI-X messages, shadow doorbells with EventIdx, and injected
+// faults.
+//
+// Invariants are checked as the run goes and stop it with a report naming
+// queue, slot, CID and time: a doorbell that overruns its SQ or moves a CQ
+// head past the tail, a CID reused while outstanding (that one completes with
+// Command ID Conflict, as the spec asks), a command completed twice, a CQ
+// slot overwritten before the host consumed it (phase tag), data DMA outside
+// host, GPU or CMB memory or outside the command's buffer; at the end of a
+// run, a command never completed.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "models/flash/flash_array.h"
+#include "models/nvme/arbiter.h"
+#include "models/nvme/fault_injector.h"
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
+#include "sim/protocol/nvme_registers.h"
 #include "sim/results/latency_histogram.h"
 
 namespace gpunvme::nvme {
@@ -34,44 +59,90 @@ class InvariantViolation : public std::runtime_error {
 
 class Controller : public Component, public pcie::RegisterTarget {
  public:
+  // Throws ConfigError for a malformed fault_schedule entry.
   Controller(const sc_core::sc_module_name& name, ParamValues params, std::size_t node,
              pcie::Fabric& fabric, MemorySpace& memory);
 
   std::size_t node() const { return node_; }
   const Region& registers() const { return *registers_; }
+  // The controller memory buffer, or nullptr without one. Its bus address is
+  // what the host learns from the BAR named in CMBLOC (config space, which is
+  // not modelled).
+  const Region* cmb() const { return cmb_; }
   std::uint64_t doorbell_address(bool sq, std::uint16_t qid) const;
   std::uint32_t max_queue_entries() const { return max_entries_; }
   std::uint32_t max_io_queues() const { return max_io_queues_; }
   std::uint64_t capacity_lbas() const;
   std::uint32_t lba_bytes() const { return lba_bytes_; }
+  std::uint64_t max_transfer_bytes() const { return max_transfer_bytes_; }  // 0 = no limit
+  std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(msix_.size()); }
+  bool ready() const { return csts_.rdy; }
+  Picoseconds ready_at() const { return ready_at_; }
 
-  // Creates I/O queue pair `qid` (1-based) with both rings at the given PCIe
-  // addresses, as Create I/O CQ and Create I/O SQ would. Throws
-  // std::invalid_argument when the controller would refuse it.
+  // Programs MSI-X table entry `vector`: the message is a posted write of
+  // `data` (4 B) to `address`. The table lives in a BAR and is written at
+  // set-up through config/MMIO accesses that are not modelled as traffic.
+  void set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data);
+
+  // Set-up shortcut for tests of other models: enables the controller at once
+  // and creates I/O queue pair `qid` (CQ `qid` bound to SQ `qid`, medium
+  // priority, no interrupts) in zero simulated time, as Create I/O CQ and
+  // Create I/O SQ would. Throws std::invalid_argument when the controller
+  // would refuse them. Simulations of bring-up use host::NvmeDriver instead.
   void create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base, std::uint64_t cq_base,
                             std::uint32_t entries);
 
   void on_register_write(std::uint64_t offset, const std::uint8_t* data,
                          std::uint32_t len) override;
 
+  // Trace hook: sees every data DMA the controller issues (a burst of
+  // physically contiguous bytes), before it enters the fabric.
+  struct DmaRecord {
+    std::uint16_t qid;
+    std::uint16_t cid;
+    std::uint64_t addr;
+    std::uint64_t len;
+    bool to_host;  // controller to memory (read data, Identify data)
+  };
+  void observe_dma(std::function<void(const DmaRecord&)> observer) {
+    dma_observer_ = std::move(observer);
+  }
+
   // End-of-run check: every command fetched was completed.
   void check_drained() const;
   nlohmann::json statistics(Picoseconds elapsed) const;
 
   std::uint64_t commands_completed() const { return completed_; }
+  std::uint64_t admin_commands_completed() const { return admin_completed_; }
+  std::uint64_t sq_fetched(std::uint16_t qid) const;
+  std::uint64_t doorbell_writes() const { return doorbell_writes_; }
+  std::uint64_t shadow_doorbell_reads() const { return shadow_reads_; }
+  std::uint64_t event_idx_writes() const { return event_idx_writes_; }
+  std::uint64_t interrupts() const { return interrupts_; }
+  std::uint64_t faults_injected() const { return media_faults_ + command_faults_; }
   const LatencyHistogram& fetch_wait() const { return fetch_wait_; }
   const LatencyHistogram& service() const { return service_; }
+  const flash::FlashArray& flash() const { return flash_; }
+  ArbitrationMechanism arbitration_mechanism() const { return arbiter_.mechanism(); }
 
  private:
   struct SubmissionQueue {
     bool exists = false;
     std::uint64_t base = 0;
     std::uint32_t entries = 0;
-    std::uint32_t tail = 0;   // from the doorbell
-    std::uint32_t head = 0;   // next entry to fetch
-    std::uint32_t fetching = 0;  // entries requested over PCIe, not yet arrived
+    std::uint16_t cqid = 0;
+    QueuePriority priority = QueuePriority::Medium;
+    bool in_cmb = false;
+    std::uint32_t tail = 0;                  // from the doorbell
+    std::uint32_t head = 0;                  // next entry to fetch
+    std::uint32_t fetching = 0;              // entries requested, not yet arrived
+    std::uint32_t in_flight = 0;             // fetched, not yet completed
     std::vector<std::uint64_t> outstanding;  // CID bitmap
     std::vector<Picoseconds> rung_at;        // per slot: when its doorbell arrived
+    std::uint64_t fetched = 0;
+    // A Delete I/O SQ waiting for the queue's commands to finish.
+    std::function<void()> on_drained;
+    bool shadow_awake = false;  // EventIdx says "no MMIO needed"
   };
   struct CompletionQueue {
     bool exists = false;
@@ -80,50 +151,183 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint32_t tail = 0;
     std::uint32_t head = 0;  // from the doorbell
     bool phase = true;
+    bool in_cmb = false;
+    bool irq_enabled = false;
+    std::uint16_t vector = 0;
+    std::uint32_t bound_sqs = 0;
     std::deque<CompletionEntry> waiting;  // held back while the CQ is full
   };
   struct Command {
-    std::uint16_t qid;
-    SubmissionEntry sqe;
-    Picoseconds fetched_at;
+    std::uint16_t qid = 0;
+    std::uint32_t slot = 0;
+    SubmissionEntry sqe{};
+    Picoseconds fetched_at = 0;
+    std::uint64_t generation = 0;  // controller resets drop older commands
+    std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
+    FaultKind fault = FaultKind::None;
+  };
+  using CommandPtr = std::shared_ptr<Command>;
+  struct Segment {
+    std::uint64_t addr;
+    std::uint64_t len;
+    bool bit_bucket;
+  };
+  using Resolved = std::function<void(Status, std::vector<Segment>)>;
+  struct MsixEntry {
+    std::uint64_t address = 0;  // 0 = not programmed
+    std::uint32_t data = 0;
+  };
+  struct ShadowPoll {
+    MemorySpace::WatchId watch = 0;
+    bool read_pending = false;
+    bool dirty = false;  // written again while a read was pending
   };
 
+  // --- registers and reset (controller.cpp)
+  void write_register_dword(std::uint32_t offset, std::uint32_t value);
+  void mirror_registers();
+  void enable();
+  void reset();
+  // --- doorbells, fetch and arbitration
+  void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow);
   void kick_fetch();
   void on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
-                  std::uint32_t count);
-  void execute(std::shared_ptr<Command> command);
-  void move_data(std::shared_ptr<Command> command, Picoseconds media_done);
-  void complete(const Command& command, Status status);
-  void post(std::uint16_t qid, const CompletionEntry& entry);
+                  std::uint32_t count, std::uint64_t generation);
+  // --- I/O commands
+  void execute(CommandPtr command);
+  void execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
+  void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
+  void store_write(CommandPtr command, std::uint64_t bytes);
+  Picoseconds book_processor(std::uint64_t bytes);
+  Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
+  // --- data pointers and DMA (controller_data.cpp)
+  // Resolves the command's PRPs or SGL into data segments. List pages and
+  // SGL segments are read from memory starting at `start`; a data pointer
+  // that needs no such read resolves at once (`done` runs before return).
+  void resolve_data_pointer(CommandPtr command, std::uint64_t bytes, bool to_host,
+                            Picoseconds start, Resolved done);
+  void resolve_prp(CommandPtr command, std::uint64_t bytes, Picoseconds start, Resolved done);
+  void resolve_sgl(CommandPtr command, std::uint64_t bytes, bool to_host, Picoseconds start,
+                   Resolved done);
+  void check_segments(const Command& command, const std::vector<Segment>& segments,
+                      std::uint64_t bytes) const;
+  void check_dma_target(const Command& command, std::uint64_t addr, std::uint64_t len,
+                        const char* what) const;
+  void mem_read(std::uint64_t addr, std::uint32_t len, pcie::Fabric::ReadDone done);
+  void mem_write(std::uint64_t addr, std::uint32_t len, const void* data,
+                 std::function<void()> delivered);
+  bool in_own_cmb(std::uint64_t addr, std::uint64_t len) const;
+  // --- admin commands (controller_admin.cpp)
+  void execute_admin(CommandPtr command);
+  void admin_done(CommandPtr command, Status status, std::uint32_t dw0 = 0);
+  Status create_cq(const SubmissionEntry& sqe);
+  Status create_sq(const SubmissionEntry& sqe);
+  void delete_sq(CommandPtr command);
+  Status delete_cq(const SubmissionEntry& sqe);
+  bool queue_memory_ok(std::uint64_t base, std::uint64_t bytes, bool* in_cmb) const;
+  void identify(CommandPtr command);
+  Status set_features(const SubmissionEntry& sqe, std::uint32_t* dw0);
+  Status get_features(const SubmissionEntry& sqe, std::uint32_t* dw0) const;
+  Status configure_doorbell_buffer(const SubmissionEntry& sqe);
+  void start_shadow(DoorbellKind kind, std::uint16_t qid);
+  void stop_shadow(DoorbellKind kind, std::uint16_t qid);
+  void poll_shadow(DoorbellKind kind, std::uint16_t qid);
+  void on_shadow_write(DoorbellKind kind, std::uint16_t qid);
+  void write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint32_t value);
+  void update_sq_event_idx(std::uint16_t qid);
+  // --- completion
+  void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
+  void post(std::uint16_t cqid, const CompletionEntry& entry);
+  void finish_sq_command(std::uint16_t qid);
   [[noreturn]] void violation(const std::string& what, std::uint16_t qid, std::uint32_t slot,
                               std::uint16_t cid) const;
-  Picoseconds book_processor();
 
   std::size_t node_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
   const Region* registers_;
+  const Region* cmb_ = nullptr;
   flash::FlashArray flash_;
+
+  // Parameters.
   std::uint32_t max_io_queues_;
   std::uint32_t max_entries_;
   std::uint8_t dstrd_;
   std::uint32_t lba_bytes_;
   std::uint64_t max_transfer_bytes_;  // 0 = no limit
+  std::uint8_t mdts_;
   std::uint32_t fetch_burst_;
   std::uint32_t max_fetches_;
+  std::uint32_t max_active_;
   Picoseconds command_overhead_;
-  std::vector<Picoseconds> processor_free_at_;
-  std::vector<SubmissionQueue> sqs_;  // index = qid
+  double command_ps_per_byte_;
+  double datapath_ps_per_byte_;  // 0 = not a limit
+  Picoseconds admin_command_;
+  Picoseconds ready_delay_;
+  Picoseconds cmb_access_;
+  Picoseconds shadow_poll_;
+  bool wrr_supported_;
+  bool sgl_supported_;
+  bool shadow_supported_;
+  bool vwc_present_;
+  std::uint8_t default_burst_log2_;
+
+  // Registers.
+  Cap cap_{};
+  Cc cc_{};
+  Csts csts_{};
+  std::uint32_t aqa_ = 0;
+  std::uint64_t asq_ = 0;
+  std::uint64_t acq_ = 0;
+  std::uint32_t cmbloc_ = 0;
+  std::uint32_t cmbsz_ = 0;
+  Picoseconds ready_at_ = 0;
+  std::uint64_t generation_ = 0;
+
+  // Features and queues.
+  std::uint32_t granted_sqs_;
+  std::uint32_t granted_cqs_;
+  bool vwc_enabled_;
+  std::uint64_t shadow_base_ = 0;  // 0 = shadow doorbells not configured
+  std::uint64_t event_idx_base_ = 0;
+  std::vector<ShadowPoll> shadow_polls_;  // [2 * qid + (CQ ? 1 : 0)]
+  std::vector<SubmissionQueue> sqs_;      // index = qid, 0 = admin
   std::vector<CompletionQueue> cqs_;
-  std::uint16_t next_sq_ = 1;         // round-robin position
+  std::vector<MsixEntry> msix_;
+  std::vector<CommandPtr> held_aers_;
+  Arbiter arbiter_;
+  FaultInjector faults_;
+
+  // Servers.
+  std::vector<Picoseconds> processor_free_at_;
+  Picoseconds admin_free_at_ = 0;
+  Picoseconds datapath_free_at_ = 0;
   std::uint32_t fetches_in_flight_ = 0;
+  std::uint32_t entries_fetching_ = 0;
+  std::uint32_t active_ = 0;  // I/O commands between fetch and completion
+
+  std::function<void(const DmaRecord&)> dma_observer_;
+
+  // Statistics.
   std::uint64_t fetched_ = 0;
+  std::uint64_t io_fetched_ = 0;
   std::uint64_t completed_ = 0;
+  std::uint64_t admin_completed_ = 0;
   std::uint64_t doorbell_writes_ = 0;
+  std::uint64_t shadow_reads_ = 0;
+  std::uint64_t event_idx_writes_ = 0;
+  std::uint64_t interrupts_ = 0;
   std::uint64_t cq_full_stalls_ = 0;
   std::uint64_t errors_ = 0;
-  LatencyHistogram fetch_wait_;  // SQ doorbell arrival -> entry in the controller
-  LatencyHistogram service_;     // entry in the controller -> CQE written
+  std::uint64_t media_faults_ = 0;
+  std::uint64_t command_faults_ = 0;
+  std::uint64_t bytes_read_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  Picoseconds first_io_doorbell_ = 0;
+  Picoseconds last_io_completion_ = 0;
+  std::vector<std::uint64_t> status_counts_;  // by (SCT << 8 | SC)
+  LatencyHistogram fetch_wait_;               // SQ doorbell arrival -> entry in the controller
+  LatencyHistogram service_;                  // entry in the controller -> CQE written
 };
 
 }  // namespace gpunvme::nvme

@@ -1,0 +1,460 @@
+// Admin commands and shadow doorbells. The statuses are those of the NVM
+// Express Base Specification 1.4, section 5 (each command's "Command
+// Specific Status Values" figure) and 4.6.1.2.1 (generic statuses).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "models/nvme/controller.h"
+#include "sim/protocol/nvme_prp.h"
+#include "sim/protocol/nvme_queue.h"
+
+namespace gpunvme::nvme {
+
+namespace {
+constexpr std::uint64_t kPageBytes = 4096;
+constexpr std::uint32_t kIdentifyBytes = 4096;
+constexpr std::uint32_t kVersion14 = 0x00010400;
+// Asynchronous Event Requests held at once (Identify AERL is zero-based).
+constexpr std::size_t kAerLimit = 4;
+
+template <class T>
+void put(std::array<std::uint8_t, kIdentifyBytes>& data, std::size_t offset, T value) {
+  std::memcpy(data.data() + offset, &value, sizeof value);
+}
+
+void put_text(std::array<std::uint8_t, kIdentifyBytes>& data, std::size_t offset, std::size_t width,
+              const std::string& text) {
+  // ASCII, left justified, padded with spaces (Identify SN, MN, FR).
+  for (std::size_t i = 0; i < width; ++i) {
+    data[offset + i] = static_cast<std::uint8_t>(i < text.size() ? text[i] : ' ');
+  }
+}
+
+int log2_exact(std::uint32_t v) {
+  int n = 0;
+  while ((1u << n) < v) ++n;
+  return n;
+}
+}  // namespace
+
+// Admin commands run one at a time on their own processor; each takes
+// admin_command_ns, then its effect happens and its completion is posted.
+void Controller::execute_admin(CommandPtr command) {
+  const Picoseconds start = std::max(now(), admin_free_at_);
+  admin_free_at_ = start + admin_command_;
+  const Picoseconds processed = admin_free_at_;
+  const SubmissionEntry& sqe = command->sqe;
+  auto finish = [this, command, processed](Status status) {
+    schedule_at(processed, [this, command, status] { admin_done(command, status); });
+  };
+  // SGLs are not allowed for admin commands over PCIe (1.4, 4.2).
+  if (sqe.psdt() != Psdt::Prp) {
+    finish(Status::InvalidFieldInCommand);
+    return;
+  }
+  switch (static_cast<AdminOpcode>(sqe.opcode())) {
+    case AdminOpcode::Identify:
+      schedule_at(processed, [this, command] { identify(command); });
+      return;
+    case AdminOpcode::CreateIoCq:
+      schedule_at(processed, [this, command] { admin_done(command, create_cq(command->sqe)); });
+      return;
+    case AdminOpcode::CreateIoSq:
+      schedule_at(processed, [this, command] { admin_done(command, create_sq(command->sqe)); });
+      return;
+    case AdminOpcode::DeleteIoSq:
+      schedule_at(processed, [this, command] { delete_sq(command); });
+      return;
+    case AdminOpcode::DeleteIoCq:
+      schedule_at(processed, [this, command] { admin_done(command, delete_cq(command->sqe)); });
+      return;
+    case AdminOpcode::SetFeatures:
+      schedule_at(processed, [this, command] {
+        std::uint32_t dw0 = 0;
+        const Status status = set_features(command->sqe, &dw0);
+        admin_done(command, status, dw0);
+      });
+      return;
+    case AdminOpcode::GetFeatures:
+      schedule_at(processed, [this, command] {
+        std::uint32_t dw0 = 0;
+        const Status status = get_features(command->sqe, &dw0);
+        admin_done(command, status, dw0);
+      });
+      return;
+    case AdminOpcode::Abort:
+      // Aborts are best effort; this controller aborts nothing and says so in
+      // DW0 bit 0 (1.4, 5.1).
+      schedule_at(processed, [this, command] { admin_done(command, Status::Success, 1); });
+      return;
+    case AdminOpcode::AsynchronousEventRequest:
+      if (held_aers_.size() >= kAerLimit) {
+        finish(Status::AsynchronousEventRequestLimitExceeded);
+      } else {
+        // Held until an event occurs; the model raises none.
+        held_aers_.push_back(std::move(command));
+      }
+      return;
+    case AdminOpcode::DoorbellBufferConfig:
+      if (!shadow_supported_) {
+        finish(Status::InvalidCommandOpcode);
+        return;
+      }
+      schedule_at(processed, [this, command] {
+        admin_done(command, configure_doorbell_buffer(command->sqe));
+      });
+      return;
+    default: finish(Status::InvalidCommandOpcode); return;
+  }
+}
+
+void Controller::admin_done(CommandPtr command, Status status, std::uint32_t dw0) {
+  complete(*command, status, dw0);
+}
+
+bool Controller::queue_memory_ok(std::uint64_t base, std::uint64_t bytes, bool* in_cmb) const {
+  const Region* region = memory_.find(base, bytes);
+  if (region == nullptr) return false;
+  *in_cmb = region->kind == RegionKind::ControllerMemoryBuffer && region->owner == node_;
+  return region->kind == RegionKind::HostMemory || region->kind == RegionKind::DeviceMemory ||
+         *in_cmb;
+}
+
+// Create I/O Completion Queue (1.4, 5.3).
+Status Controller::create_cq(const SubmissionEntry& sqe) {
+  const CreateIoCqFields f = decode_create_io_cq(sqe);
+  if (f.qid == 0 || f.qid > granted_cqs_ || cqs_[f.qid].exists) {
+    return Status::InvalidQueueIdentifier;
+  }
+  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
+    return Status::InvalidQueueSize;
+  }
+  if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
+  if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
+  if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
+  if (f.irq_enabled && f.vector >= msix_.size()) return Status::InvalidInterruptVector;
+  bool in_cmb = false;
+  if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
+    return Status::InvalidFieldInCommand;
+  }
+  CompletionQueue& cq = cqs_[f.qid];
+  cq = CompletionQueue{};
+  cq.exists = true;
+  cq.base = f.base;
+  cq.entries = f.queue_entries;
+  cq.in_cmb = in_cmb;
+  cq.irq_enabled = f.irq_enabled;
+  cq.vector = f.vector;
+  if (shadow_base_ != 0) start_shadow(DoorbellKind::CqHead, f.qid);
+  return Status::Success;
+}
+
+// Create I/O Submission Queue (1.4, 5.4).
+Status Controller::create_sq(const SubmissionEntry& sqe) {
+  const CreateIoSqFields f = decode_create_io_sq(sqe);
+  if (f.qid == 0 || f.qid > granted_sqs_ || sqs_[f.qid].exists) {
+    return Status::InvalidQueueIdentifier;
+  }
+  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
+    return Status::InvalidQueueSize;
+  }
+  if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
+  if (cc_.iosqes != kSqEntrySizeLog2) return Status::InvalidFieldInCommand;
+  if (f.cqid == 0 || f.cqid >= cqs_.size() || !cqs_[f.cqid].exists) {
+    return Status::CompletionQueueInvalid;
+  }
+  if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
+  bool in_cmb = false;
+  if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kSqEntrySize, &in_cmb)) {
+    return Status::InvalidFieldInCommand;
+  }
+  SubmissionQueue& sq = sqs_[f.qid];
+  sq = SubmissionQueue{};
+  sq.exists = true;
+  sq.base = f.base;
+  sq.entries = f.queue_entries;
+  sq.cqid = f.cqid;
+  sq.priority = f.priority;
+  sq.in_cmb = in_cmb;
+  sq.outstanding.assign(65536 / 64, 0);
+  sq.rung_at.assign(sq.entries, 0);
+  ++cqs_[f.cqid].bound_sqs;
+  arbiter_.add_queue(f.qid, f.priority);
+  if (shadow_base_ != 0) start_shadow(DoorbellKind::SqTail, f.qid);
+  return Status::Success;
+}
+
+// Delete I/O Submission Queue (1.4, 5.6): completes once every command of
+// the queue has completed. Entries rung but not yet fetched are still
+// fetched and complete with Command Aborted due to SQ Deletion, so every
+// submitted command gets exactly one completion.
+void Controller::delete_sq(CommandPtr command) {
+  const std::uint16_t qid = decode_delete_queue_qid(command->sqe);
+  if (qid == 0 || qid >= sqs_.size() || !sqs_[qid].exists || sqs_[qid].on_drained) {
+    admin_done(command, Status::InvalidQueueIdentifier);
+    return;
+  }
+  SubmissionQueue& sq = sqs_[qid];
+  const std::uint64_t generation = generation_;
+  sq.on_drained = [this, command, qid, generation] {
+    if (generation != generation_) return;
+    arbiter_.remove_queue(qid);
+    if (shadow_base_ != 0) stop_shadow(DoorbellKind::SqTail, qid);
+    --cqs_[sqs_[qid].cqid].bound_sqs;
+    sqs_[qid] = SubmissionQueue{};
+    admin_done(command, Status::Success);
+  };
+  if (sq.in_flight == 0 && sq.fetching == 0 && sq.head == sq.tail) {
+    auto drained = std::move(sq.on_drained);
+    sq.on_drained = nullptr;
+    drained();
+  }
+}
+
+// Delete I/O Completion Queue (1.4, 5.5): every SQ posting to it must be
+// deleted first.
+Status Controller::delete_cq(const SubmissionEntry& sqe) {
+  const std::uint16_t qid = decode_delete_queue_qid(sqe);
+  if (qid == 0 || qid >= cqs_.size() || !cqs_[qid].exists) return Status::InvalidQueueIdentifier;
+  if (cqs_[qid].bound_sqs != 0) return Status::InvalidQueueDeletion;
+  if (shadow_base_ != 0) stop_shadow(DoorbellKind::CqHead, qid);
+  cqs_[qid] = CompletionQueue{};
+  return Status::Success;
+}
+
+// Identify (1.4, 5.15): the 4 KiB structure moves to PRP1/PRP2 by DMA, and
+// the completion follows it.
+void Controller::identify(CommandPtr command) {
+  const SubmissionEntry& sqe = command->sqe;
+  const auto cns = static_cast<IdentifyCns>(sqe.cdw10 & 0xFFu);
+  std::array<std::uint8_t, kIdentifyBytes> data{};
+  if (cns == IdentifyCns::Controller) {
+    put<std::uint16_t>(data, 0, 0x1E0F);  // VID: an unassigned-looking vendor for a model
+    put_text(data, 4, 20, "GPUNVME-SIM");
+    put_text(data, 24, 40, id());
+    put_text(data, 64, 8, "1.0");
+    data[72] = default_burst_log2_;  // RAB
+    data[kIdentifyCtrlMdtsOffset] = mdts_;
+    put<std::uint16_t>(data, 78, 1);  // CNTLID
+    put<std::uint32_t>(data, 80, kVersion14);
+    put<std::uint16_t>(data, 256, shadow_supported_ ? (1u << 8) : 0u);  // OACS bit 8: DBBC
+    data[258] = 3;                                                      // ACL: 4 aborts
+    data[259] = static_cast<std::uint8_t>(kAerLimit - 1);               // AERL
+    data[kIdentifyCtrlSqesOffset] = (kSqEntrySizeLog2 << 4) | kSqEntrySizeLog2;
+    data[kIdentifyCtrlCqesOffset] = (kCqEntrySizeLog2 << 4) | kCqEntrySizeLog2;
+    put<std::uint16_t>(
+        data, 514,
+        static_cast<std::uint16_t>(std::min<std::uint32_t>(max_active_, 0xFFFF)));  // MAXCMD
+    put<std::uint32_t>(data, 516, 1);  // NN: one namespace
+    data[525] = vwc_present_ ? 1 : 0;  // VWC
+    // SGLS: bits 1:0 = 01b (byte-aligned data blocks), bit 16 bit buckets.
+    put<std::uint32_t>(data, kIdentifyCtrlSglsOffset, sgl_supported_ ? (1u | (1u << 16)) : 0u);
+  } else if (cns == IdentifyCns::Namespace) {
+    if (sqe.nsid != 1) {
+      admin_done(command, Status::InvalidNamespaceOrFormat);
+      return;
+    }
+    const std::uint64_t lbas = capacity_lbas();
+    put<std::uint64_t>(data, 0, lbas);   // NSZE
+    put<std::uint64_t>(data, 8, lbas);   // NCAP
+    put<std::uint64_t>(data, 16, lbas);  // NUSE
+    data[25] = 0;                        // NLBAF: one format
+    data[26] = 0;                        // FLBAS: format 0
+    put<std::uint32_t>(data, 128, static_cast<std::uint32_t>(log2_exact(lba_bytes_)) << 16);
+  } else if (cns == IdentifyCns::ActiveNamespaceList) {
+    if (sqe.nsid < 1) put<std::uint32_t>(data, 0, 1);  // namespaces above NSID: just 1
+  } else {
+    admin_done(command, Status::InvalidFieldInCommand);
+    return;
+  }
+  struct Piece {
+    std::uint64_t addr, len;
+  };
+  std::vector<Piece> pieces;
+  const Status walked = walk_prp(
+      sqe.prp1, sqe.prp2, kIdentifyBytes, kPageBytes, [](std::uint64_t) { return 0ull; },
+      [&](std::uint64_t addr, std::uint64_t len) {
+        pieces.push_back({addr, len});
+      });
+  if (walked != Status::Success) {
+    admin_done(command, walked);
+    return;
+  }
+  std::uint64_t offset = 0;
+  for (const Piece& piece : pieces) {
+    check_dma_target(*command, piece.addr, piece.len, "Identify data");
+    if (dma_observer_) dma_observer_({command->qid, sqe.cid(), piece.addr, piece.len, true});
+    mem_write(piece.addr, static_cast<std::uint32_t>(piece.len), data.data() + offset, nullptr);
+    offset += piece.len;
+  }
+  admin_done(command, Status::Success);
+}
+
+// Set Features (1.4, 5.21).
+Status Controller::set_features(const SubmissionEntry& sqe, std::uint32_t* dw0) {
+  const FeatureId fid = decode_feature_id(sqe);
+  if ((sqe.cdw10 >> 31) != 0) return Status::FeatureIdentifierNotSaveable;
+  switch (fid) {
+    case FeatureId::NumberOfQueues: {
+      const NumQueues asked = decode_num_queues(sqe.cdw11);
+      if (asked.nsq_zero_based == 0xFFFF || asked.ncq_zero_based == 0xFFFF) {
+        return Status::InvalidFieldInCommand;
+      }
+      // Only before any I/O queue exists (1.4, 5.21.1.7).
+      for (std::size_t qid = 1; qid < sqs_.size(); ++qid) {
+        if (sqs_[qid].exists || cqs_[qid].exists) return Status::CommandSequenceError;
+      }
+      granted_sqs_ = std::min(asked.sq_count(), max_io_queues_);
+      granted_cqs_ = std::min(asked.cq_count(), max_io_queues_);
+      *dw0 = NumQueues{static_cast<std::uint16_t>(granted_sqs_ - 1),
+                       static_cast<std::uint16_t>(granted_cqs_ - 1)}
+                 .encode();
+      return Status::Success;
+    }
+    case FeatureId::Arbitration:
+      arbiter_.set_arbitration(decode_arbitration(sqe.cdw11));
+      return Status::Success;
+    case FeatureId::VolatileWriteCache:
+      if (!vwc_present_) return Status::InvalidFieldInCommand;
+      vwc_enabled_ = (sqe.cdw11 & 1u) != 0;
+      return Status::Success;
+    default: return Status::InvalidFieldInCommand;
+  }
+}
+
+Status Controller::get_features(const SubmissionEntry& sqe, std::uint32_t* dw0) const {
+  switch (decode_feature_id(sqe)) {
+    case FeatureId::NumberOfQueues:
+      *dw0 = NumQueues{static_cast<std::uint16_t>(granted_sqs_ - 1),
+                       static_cast<std::uint16_t>(granted_cqs_ - 1)}
+                 .encode();
+      return Status::Success;
+    case FeatureId::Arbitration: *dw0 = arbiter_.arbitration().encode(); return Status::Success;
+    case FeatureId::VolatileWriteCache:
+      if (!vwc_present_) return Status::InvalidFieldInCommand;
+      *dw0 = vwc_enabled_ ? 1u : 0u;
+      return Status::Success;
+    default: return Status::InvalidFieldInCommand;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Shadow doorbells (Doorbell Buffer Config, 1.4, 5.7)
+// ---------------------------------------------------------------------------
+
+// PRP1 is the shadow doorbell buffer and PRP2 the EventIdx buffer, each page
+// aligned and laid out like the doorbells, large enough for every granted
+// queue.
+Status Controller::configure_doorbell_buffer(const SubmissionEntry& sqe) {
+  const std::uint64_t bytes =
+      2ull * (std::max(granted_sqs_, granted_cqs_) + 1) * doorbell_stride_bytes(dstrd_);
+  for (std::uint64_t base : {sqe.prp1, sqe.prp2}) {
+    if (base == 0 || page_offset(base, kPageBytes) != 0) return Status::InvalidFieldInCommand;
+    const Region* region = memory_.find(base, bytes);
+    if (region == nullptr ||
+        (region->kind != RegionKind::HostMemory && region->kind != RegionKind::DeviceMemory)) {
+      return Status::InvalidFieldInCommand;
+    }
+  }
+  if (shadow_base_ != 0) {
+    for (std::uint16_t qid = 1; qid < sqs_.size(); ++qid) {
+      if (sqs_[qid].exists) stop_shadow(DoorbellKind::SqTail, qid);
+      if (cqs_[qid].exists) stop_shadow(DoorbellKind::CqHead, qid);
+    }
+  }
+  shadow_base_ = sqe.prp1;
+  event_idx_base_ = sqe.prp2;
+  for (std::uint16_t qid = 1; qid < sqs_.size(); ++qid) {
+    if (cqs_[qid].exists) start_shadow(DoorbellKind::CqHead, qid);
+    if (sqs_[qid].exists) start_shadow(DoorbellKind::SqTail, qid);
+  }
+  return Status::Success;
+}
+
+// The controller watches the queue's shadow doorbell; a host update is read
+// (one PCIe read) at the next tick of its poll loop. EventIdx starts as "ring
+// the MMIO doorbell on the next update" for SQs, whose idle poller sleeps,
+// and as "no MMIO needed" for CQ heads, which the poller reads as they come.
+void Controller::start_shadow(DoorbellKind kind, std::uint16_t qid) {
+  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
+  poll = ShadowPoll{};
+  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
+  poll.watch = memory_.watch(addr, 4, [this, kind, qid] { on_shadow_write(kind, qid); });
+  if (kind == DoorbellKind::SqTail) {
+    sqs_[qid].shadow_awake = false;
+    write_event_idx(kind, qid, sqs_[qid].tail);
+  } else {
+    write_event_idx(kind, qid, (cqs_[qid].head + 0xFFFFu) & 0xFFFFu);
+  }
+}
+
+void Controller::stop_shadow(DoorbellKind kind, std::uint16_t qid) {
+  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
+  if (poll.watch != 0) memory_.cancel(poll.watch);
+  poll = ShadowPoll{};
+}
+
+void Controller::on_shadow_write(DoorbellKind kind, std::uint16_t qid) {
+  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
+  // Watches fire once: watch again for the next update.
+  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
+  poll.watch = memory_.watch(addr, 4, [this, kind, qid] { on_shadow_write(kind, qid); });
+  if (poll.read_pending) {
+    poll.dirty = true;
+    return;
+  }
+  poll_shadow(kind, qid);
+}
+
+void Controller::poll_shadow(DoorbellKind kind, std::uint16_t qid) {
+  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
+  poll.read_pending = true;
+  poll.dirty = false;
+  const Picoseconds tick = (now() + shadow_poll_ - 1) / shadow_poll_ * shadow_poll_;
+  const std::uint64_t generation = generation_;
+  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
+  schedule_at(tick, [this, kind, qid, generation, addr] {
+    if (generation != generation_) return;
+    mem_read(addr, 4, [this, kind, qid, generation](const std::uint8_t* data, std::uint32_t) {
+      if (generation != generation_) return;
+      ShadowPoll& p = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
+      p.read_pending = false;
+      if (p.watch == 0) return;  // the queue went away meanwhile
+      ++shadow_reads_;
+      std::uint32_t value;
+      std::memcpy(&value, data, 4);
+      const bool exists = kind == DoorbellKind::SqTail ? sqs_[qid].exists : cqs_[qid].exists;
+      if (exists) apply_doorbell(kind, qid, value, /*shadow=*/true);
+      if (p.dirty) poll_shadow(kind, qid);
+    });
+  });
+}
+
+void Controller::write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
+  const std::uint64_t addr = event_idx_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
+  ++event_idx_writes_;
+  mem_write(addr, 4, &value, nullptr);
+}
+
+// An SQ with work is polled: EventIdx sits just behind the tail, so the
+// host's updates need no MMIO doorbell. An idle SQ's poller sleeps: EventIdx
+// at the tail asks for the MMIO doorbell on the next update (the watch
+// still catches an update that raced with the change).
+void Controller::update_sq_event_idx(std::uint16_t qid) {
+  if (shadow_base_ == 0 || qid == kAdminQueueId) return;
+  SubmissionQueue& sq = sqs_[qid];
+  if (!sq.exists) return;
+  const bool busy = sq.in_flight > 0 || sq.fetching > 0 || sq.head != sq.tail;
+  if (busy && !sq.shadow_awake) {
+    sq.shadow_awake = true;
+    write_event_idx(DoorbellKind::SqTail, qid, (sq.tail + 0xFFFFu) & 0xFFFFu);
+  } else if (!busy && sq.shadow_awake) {
+    sq.shadow_awake = false;
+    write_event_idx(DoorbellKind::SqTail, qid, sq.tail);
+  }
+}
+
+}  // namespace gpunvme::nvme

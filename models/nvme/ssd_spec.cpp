@@ -1,0 +1,147 @@
+// The declared parameters of an NVMe SSD: the controller's, then the flash
+// back end's (models/flash/flash_params.cpp).
+#include "models/flash/flash_params.h"
+#include "models/nvme/controller.h"
+
+namespace gpunvme::nvme {
+
+namespace {
+std::vector<ParamSpec> controller_params() {
+  return {
+      // --- queues, registers and identify data
+      integer_param("max_io_queues", "", 128, 1, 65535,
+                    "I/O queue pairs the controller grants at most (Set Features, Number of "
+                    "Queues, grants min(requested, this))",
+                    "CALIBRATION.md: real drives grant 8-135; 128 is common"),
+      integer_param("mqes", "entries", 16384, 2, 65536,
+                    "largest queue the controller accepts (CAP.MQES + 1)",
+                    "CALIBRATION.md: MQES seen from 128 to 16,384"),
+      integer_param("mdts", "", 5, 0, 15,
+                    "maximum data transfer size as a power of two of 4 KiB pages (0 = no limit)",
+                    "NVMe base spec 2.0 Identify Controller byte 77; 5 (128 KiB) is common"),
+      integer_param("dstrd", "", 0, 0, 15, "doorbell stride: doorbells are 4 << DSTRD bytes apart",
+                    "NVMe base spec 2.0 CAP.DSTRD; physical controllers report 0"),
+      integer_choice_param("lba_bytes", "B", 512, {512, 4096}, "namespace LBA size",
+                           "NVMe namespaces are formatted with 512 B or 4 KiB LBAs"),
+      real_param("ready_delay_us", "us", 20.0, 0.0, 1e7,
+                 "time from CC.EN = 1 to CSTS.RDY = 1 (CAP.TO is derived from it)",
+                 "estimate: not published by drive vendors; the spec bounds it only by CAP.TO "
+                 "(500 ms units) and QEMU's emulated controller is ready at once; kept short so "
+                 "bring-up stays small against workload time: set a drive's measured figure "
+                 "where known"),
+      real_param("admin_command_ns", "ns", 2000.0, 0.0, 1e9,
+                 "processor time of one admin command (Identify, Set Features, Create/Delete "
+                 "queue); admin commands run one at a time",
+                 "estimate: of the order of an I/O command's processing (command_overhead_ns "
+                 "default); not published"),
+      bool_param("wrr_supported", false,
+                 "weighted round robin with urgent priority class offered (CAP.AMS bit 17)",
+                 "NVMe base spec 1.4 4.13: optional; client drives commonly omit it"),
+      integer_param("arbitration_burst_log2", "", 3, 0, 7,
+                    "arbitration burst at reset: 2^AB commands per SQ turn, 7 = no limit "
+                    "(also reported as Identify RAB)",
+                    "estimate: 8 commands, one 512 B SQ fetch read (sq_fetch_burst)"),
+      bool_param("sgl_supported", false,
+                 "SGLs accepted for NVM commands (Identify SGLS bits 1:0 = 01b); otherwise "
+                 "an SGL command gets Invalid Field in Command",
+                 "estimate: client drives (980 PRO class) report no SGL support; many "
+                 "data-centre drives support them"),
+      integer_param("msix_vectors", "", 0, 0, 2048,
+                    "MSI-X vectors (0 = one per queue pair plus the admin queue)",
+                    "estimate: Linux asks one vector per I/O queue; drives offer 32-130"),
+      bool_param("volatile_write_cache", true,
+                 "a volatile write cache is present (Identify VWC): Flush and FUA writes wait "
+                 "until buffered data is programmed; without one (a power-loss protected "
+                 "buffer) they complete once the data is in the buffer",
+                 "NVMe base spec 1.4 Identify VWC; data-centre drives with power-loss "
+                 "protection report none"),
+      // --- controller memory buffer and shadow doorbells
+      integer_param("cmb_mib", "MiB", 0, 0, 4096,
+                    "controller memory buffer size (0 = none); SQs, CQs, PRP lists and data "
+                    "may be placed there",
+                    "estimate: CMBs of a few MiB to 1 GiB are offered by some data-centre and "
+                    "computational-storage controllers; most drives have none"),
+      real_param("cmb_access_ns", "ns", 100.0, 0.0, 1e6,
+                 "latency of the controller's own access to its CMB (an SQE fetch, a CQE post "
+                 "or data there costs this instead of a PCIe transaction)",
+                 "estimate: one on-controller SRAM/DRAM access"),
+      bool_param("shadow_doorbells", false,
+                 "Doorbell Buffer Config supported (Identify OACS bit 8): the controller polls "
+                 "shadow doorbells in host or GPU memory and publishes EventIdx",
+                 "CALIBRATION.md: intended for emulated controllers; physical SSDs rarely "
+                 "support it"),
+      real_param("shadow_poll_ns", "ns", 1000.0, 1.0, 1e9,
+                 "interval of the controller's shadow doorbell poll: an update is read at the "
+                 "next multiple of this after the host writes it",
+                 "estimate: a firmware polling loop over the active queues of about 1 us"),
+      // --- command processing
+      integer_param("controller_cores", "", 4, 1, 256, "command processors working in parallel",
+                    "estimate; device profiles calibrate it with command_overhead_ns"),
+      real_param("command_overhead_ns", "ns", 2000.0, 0.0, 1e7,
+                 "processor time per command (parse, translate, schedule media, post completion)",
+                 "estimate; device profiles calibrate it from their datasheet IOPS"),
+      real_param("command_ns_per_kib", "ns/KiB", 0.0, 0.0, 1e6,
+                 "processor time per KiB of data a command moves, added to command_overhead_ns",
+                 "estimate: 0 unless a profile calibrates a size-dependent cost from datasheet "
+                 "IOPS at two transfer sizes (see intel-optane-p5800x)"),
+      real_param("datapath_gbps", "GB/s", 0.0, 0.0, 1e4,
+                 "throughput of the controller's data path (buffers, ECC, DMA engines), shared "
+                 "by reads and writes (0 = not a limit)",
+                 "estimate: 0 unless a profile's datasheet sequential figure lies below its "
+                 "flash and link limits (see samsung-pm1743)"),
+      integer_param("max_active_commands", "", 8192, 1, 1e6,
+                    "commands the controller holds between fetch and completion; the fetch "
+                    "engine waits (and arbitrates) while all are busy",
+                    "seed 003: typical SSDs keep 8K-128K I/Os outstanding; low end"),
+      integer_param("sq_fetch_burst", "entries", 8, 1, 64,
+                    "submission entries one SQ fetch reads at most (one PCIe read request)",
+                    "estimate: 8 x 64 B = one 512 B read request at the common MRRS"),
+      integer_param("max_outstanding_fetches", "", 16, 1, 1024,
+                    "SQ fetch reads the controller keeps in flight",
+                    "estimate; PCIe tags allow up to 256 (10-bit tags: 768)"),
+      // --- injected faults
+      real_param("fault_media_error_rate", "", 0.0, 0.0, 1.0,
+                 "probability that an I/O command fails on the media (reads: Unrecovered Read "
+                 "Error, writes: Write Fault)",
+                 "user: fault injection, off by default"),
+      real_param("fault_command_error_rate", "", 0.0, 0.0, 1.0,
+                 "probability that an I/O command fails with Internal Error after processing",
+                 "user: fault injection, off by default"),
+      integer_param("fault_seed", "", 1, 0, 9.007199254740992e15,
+                    "seed of the fault draws (each command's draw depends only on it and the "
+                    "command's index)",
+                    "user"),
+      string_list_param("fault_schedule", {},
+                        "faults at given commands: \"media@cmd=N\" or \"command@cmd=N\" (the "
+                        "N-th I/O command fetched, from 0), \"media@us=T\" or "
+                        "\"command@us=T\" (the first fetched at or after T us)",
+                        "user: fault injection, empty by default"),
+      // --- datasheet figures the calibration tests hold the model to
+      integer_param("datasheet_read_iops_4k", "IOPS", 0, 0, 1e9,
+                    "datasheet 4 KiB random-read IOPS (0 = unknown); checked by the calibration "
+                    "tests, not used by the model",
+                    "device profile"),
+      integer_param("datasheet_write_iops_4k", "IOPS", 0, 0, 1e9,
+                    "datasheet 4 KiB random-write IOPS (0 = unknown)", "device profile"),
+      real_param("datasheet_seq_read_gbps", "GB/s", 0.0, 0.0, 1e3,
+                 "datasheet sequential read bandwidth (0 = unknown)", "device profile"),
+      real_param("datasheet_seq_write_gbps", "GB/s", 0.0, 0.0, 1e3,
+                 "datasheet sequential write bandwidth (0 = unknown)", "device profile"),
+  };
+}
+}  // namespace
+
+const ComponentSpec& nvme_ssd_spec() {
+  static const ComponentSpec spec = [] {
+    ComponentSpec s{"nvme_ssd",
+                    "An NVMe SSD: the controller (registers, admin and I/O queues, doorbells, "
+                    "arbitration, DMA, interrupts, faults) and its flash back end. Device "
+                    "profiles in configs/ssd/ set these per drive.",
+                    controller_params()};
+    for (const ParamSpec& p : flash::flash_param_specs()) s.params.push_back(p);
+    return s;
+  }();
+  return spec;
+}
+
+}  // namespace gpunvme::nvme

@@ -1,0 +1,231 @@
+// Submission queue arbitration: the arbiter alone against the weights, then
+// through the controller, where the fetch engine arbitrates whenever a
+// command slot frees: weighted round robin service ratios match the weights
+// within 2 %, the urgent class goes first without starving the admin queue,
+// and the weighted classes resume in their ratio once it is done.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+
+#include "models/nvme/arbiter.h"
+#include "tests/nvme/nvme_bench.h"
+
+namespace gpunvme::nvme::testing {
+namespace {
+
+TEST(Arbiter, RoundRobinIgnoresPriorities) {
+  Arbiter a(0);
+  a.add_queue(1, QueuePriority::High);
+  a.add_queue(2, QueuePriority::Low);
+  a.add_queue(3, QueuePriority::Urgent);
+  for (std::uint16_t q : {2, 1, 3}) a.mark_ready(q);
+  std::vector<std::uint16_t> order;
+  for (int i = 0; i < 9; ++i) {
+    const auto q = a.next();
+    ASSERT_TRUE(q.has_value());
+    order.push_back(*q);
+    a.mark_ready(*q);  // always more work
+  }
+  EXPECT_EQ(order, (std::vector<std::uint16_t>{2, 1, 3, 2, 1, 3, 2, 1, 3}));
+  EXPECT_EQ(a.burst(), 1u);
+}
+
+TEST(Arbiter, WeightedRoundRobinTurnsFollowWeights) {
+  Arbiter a(7);
+  EXPECT_EQ(a.burst(), 0xFFFFFFFFu);  // AB = 111b: no limit
+  a.set_mechanism(ArbitrationMechanism::WeightedRoundRobinUrgent);
+  a.set_arbitration(Arbitration{2, 2, 4, 9});  // weights low 3, medium 5, high 10
+  EXPECT_EQ(a.burst(), 4u);
+  // Two SQs per class: turns within a class alternate.
+  const std::pair<std::uint16_t, QueuePriority> queues[] = {
+      {1, QueuePriority::High},   {2, QueuePriority::High}, {3, QueuePriority::Medium},
+      {4, QueuePriority::Medium}, {5, QueuePriority::Low},  {6, QueuePriority::Low}};
+  for (const auto& [q, p] : queues) {
+    a.add_queue(q, p);
+    a.mark_ready(q);
+  }
+  std::map<std::uint16_t, int> turns;
+  const int rounds = 50;
+  for (int i = 0; i < rounds * 18; ++i) {
+    const auto q = a.next();
+    ASSERT_TRUE(q.has_value());
+    ++turns[*q];
+    a.mark_ready(*q);
+  }
+  // Exactly the weights per round, split evenly inside each class.
+  EXPECT_EQ(turns[1] + turns[2], rounds * 10);
+  EXPECT_EQ(turns[3] + turns[4], rounds * 5);
+  EXPECT_EQ(turns[5] + turns[6], rounds * 3);
+  EXPECT_EQ(turns[1], turns[2]);
+  EXPECT_EQ(turns[5], turns[6]);
+}
+
+TEST(Arbiter, StrictPriorityAndWorkConservation) {
+  Arbiter a(0);
+  a.set_mechanism(ArbitrationMechanism::WeightedRoundRobinUrgent);
+  a.set_arbitration(Arbitration{0, 0, 0, 7});
+  a.add_queue(0, QueuePriority::Urgent);  // the admin SQ
+  a.add_queue(1, QueuePriority::Urgent);
+  a.add_queue(2, QueuePriority::High);
+  a.add_queue(3, QueuePriority::Low);
+  a.mark_ready(3);
+  a.mark_ready(2);
+  a.mark_ready(1);
+  a.mark_ready(0);
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(0));  // admin first
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(1));  // then urgent
+  a.mark_ready(1);
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(1));  // urgent again while it has work
+  // With no command slots, only the admin SQ may be served.
+  a.mark_ready(0);
+  EXPECT_EQ(a.next(/*io_allowed=*/false), std::optional<std::uint16_t>(0));
+  EXPECT_EQ(a.next(false), std::nullopt);
+  // High has 8 credits, low 1; low alone is served at once (no idling).
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(2));
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(3));
+  EXPECT_EQ(a.next(), std::nullopt);
+  a.mark_ready(3);
+  EXPECT_EQ(a.next(), std::optional<std::uint16_t>(3));
+  a.remove_queue(3);
+  a.mark_ready(3);  // gone: ignored
+  EXPECT_FALSE(a.any_ready());
+}
+
+// A controller that serves one command per microsecond from at most 8
+// command slots, so that the SQs compete at the fetch engine.
+BenchOptions contended() {
+  return {"samsung-pm1743",
+          {{"wrr_supported", true},
+           {"controller_cores", 1},
+           {"command_overhead_ns", 1000.0},
+           {"max_active_commands", 8},
+           {"arbitration_burst_log2", 0}}};
+}
+
+struct Contest {
+  Bench bench;
+  std::array<std::unique_ptr<TestHost>, 5> hosts;  // index = qid
+  explicit Contest(const BenchOptions& o) : bench(o) {
+    for (int q = 1; q <= 4; ++q) {
+      hosts[q] = std::make_unique<TestHost>(("host" + std::to_string(q)).c_str(), bench);
+    }
+  }
+  void bring_up(bool weighted, const Arbitration& arbitration) {
+    host::BringUpOptions options;
+    options.io_queues = 4;
+    options.weighted_round_robin = weighted;
+    options.set_arbitration = true;
+    options.arbitration = arbitration;
+    std::vector<host::IoQueueSpec> specs;
+    const QueuePriority priorities[] = {QueuePriority::High, QueuePriority::Medium,
+                                        QueuePriority::Low, QueuePriority::Urgent};
+    for (std::uint16_t q = 1; q <= 4; ++q) {
+      host::IoQueueSpec spec;
+      spec.qid = q;
+      spec.entries = 2048;
+      spec.priority = priorities[q - 1];
+      specs.push_back(spec);
+    }
+    const auto created = bench.bring_up(0, options, specs);
+    ASSERT_EQ(created.size(), 4u);
+    for (std::uint16_t q = 1; q <= 4; ++q) {
+      ASSERT_EQ(created[q - 1].status, Status::Success);
+      hosts[q]->attach(created[q - 1]);
+    }
+  }
+  void fill(std::uint16_t qid, int commands) {
+    for (int i = 0; i < commands; ++i) hosts[qid]->submit(make_flush(0, 1), nullptr, false);
+    hosts[qid]->ring_sq();
+  }
+  std::uint64_t fetched(std::uint16_t qid) { return bench.ssd().sq_fetched(qid); }
+};
+
+TEST(ControllerArbitration, WeightedServiceRatiosMatchTheWeights) {
+  Contest c(contended());
+  // High 8, medium 4, low 2 (zero-based 7, 3, 1); one command per turn.
+  c.bring_up(true, Arbitration{0, 1, 3, 7});
+  EXPECT_EQ(c.bench.ssd().arbitration_mechanism(), ArbitrationMechanism::WeightedRoundRobinUrgent);
+  for (std::uint16_t q = 1; q <= 3; ++q) c.fill(q, 1500);
+  // About 1,400 commands in 1.4 ms: no queue runs dry. Counted from 50 us,
+  // after the first doorbell's head start.
+  c.bench.run(us_to_ps(50));
+  std::array<std::uint64_t, 4> start{};
+  for (std::uint16_t q = 1; q <= 3; ++q) start[q] = c.fetched(q);
+  c.bench.run(us_to_ps(1350));
+  const double high = static_cast<double>(c.fetched(1) - start[1]);
+  const double medium = static_cast<double>(c.fetched(2) - start[2]);
+  const double low = static_cast<double>(c.fetched(3) - start[3]);
+  EXPECT_GT(low, 150);
+  EXPECT_LT(high, 1500);
+  EXPECT_NEAR(high / medium, 2.0, 0.02 * 2.0);
+  EXPECT_NEAR(medium / low, 2.0, 0.02 * 2.0);
+  EXPECT_NEAR(high / (high + medium + low), 8.0 / 14.0, 0.02 * 8.0 / 14.0);
+  c.bench.run();
+  for (std::uint16_t q = 1; q <= 3; ++q) EXPECT_EQ(c.hosts[q]->completed(), 1500u);
+  EXPECT_NO_THROW(c.bench.ssd().check_drained());
+}
+
+TEST(ControllerArbitration, RoundRobinServesEveryQueueAlike) {
+  Contest c(contended());
+  c.bring_up(false, Arbitration{0, 1, 3, 7});  // weights set, but round robin selected
+  for (std::uint16_t q = 1; q <= 3; ++q) c.fill(q, 1000);
+  // The first doorbell lands a few nanoseconds before the others and its
+  // queue takes the free slots: count from a later start.
+  c.bench.run(us_to_ps(50));
+  std::array<std::uint64_t, 4> start{};
+  for (std::uint16_t q = 1; q <= 3; ++q) start[q] = c.fetched(q);
+  c.bench.run(us_to_ps(1150));
+  const double a = static_cast<double>(c.fetched(1) - start[1]);
+  const double b = static_cast<double>(c.fetched(2) - start[2]);
+  const double d = static_cast<double>(c.fetched(3) - start[3]);
+  EXPECT_LT(a, 1000);
+  EXPECT_NEAR(a / b, 1.0, 0.02);
+  EXPECT_NEAR(b / d, 1.0, 0.02);
+  c.bench.run();
+}
+
+TEST(ControllerArbitration, UrgentGoesFirstButStarvesNeitherAdminNorTheRest) {
+  Contest c(contended());
+  c.bring_up(true, Arbitration{0, 1, 3, 7});
+  for (std::uint16_t q = 1; q <= 3; ++q) c.fill(q, 1500);
+  c.bench.run(us_to_ps(200));
+  // 400 urgent commands: while they last, the weighted classes get no turn
+  // (the few fetched before the urgent doorbell arrived excepted).
+  c.fill(4, 400);
+  // An admin command during the urgent burst is served at once.
+  Picoseconds admin_done = 0;
+  const Picoseconds admin_sent = Simulation::now();
+  c.bench.driver().admin(make_get_features(0, FeatureId::Arbitration),
+                         [&](const CompletionEntry& cqe) {
+                           EXPECT_TRUE(cqe.ok());
+                           EXPECT_EQ(cqe.dw0, (Arbitration{0, 1, 3, 7}.encode()));
+                           admin_done = Simulation::now();
+                         });
+  c.bench.run(us_to_ps(20));
+  std::array<std::uint64_t, 4> mid{};
+  for (std::uint16_t q = 1; q <= 3; ++q) mid[q] = c.fetched(q);
+  c.bench.run(us_to_ps(250));
+  for (std::uint16_t q = 1; q <= 3; ++q) {
+    EXPECT_EQ(c.fetched(q), mid[q]) << "queue " << q << " fetched while urgent had work";
+  }
+  // One command per microsecond, all of them urgent.
+  EXPECT_NEAR(static_cast<double>(c.fetched(4)), 270.0, 10.0);
+  ASSERT_NE(admin_done, 0u);
+  EXPECT_LT(admin_done - admin_sent, us_to_ps(20));
+  // After the urgent queue drains, the weighted classes resume in ratio.
+  c.bench.run(us_to_ps(150 + 700));
+  EXPECT_EQ(c.fetched(4), 400u);
+  const double high = static_cast<double>(c.fetched(1) - mid[1]);
+  const double medium = static_cast<double>(c.fetched(2) - mid[2]);
+  const double low = static_cast<double>(c.fetched(3) - mid[3]);
+  EXPECT_GT(low, 60);
+  EXPECT_NEAR(high / medium, 2.0, 0.04 * 2.0);
+  EXPECT_NEAR(medium / low, 2.0, 0.04 * 2.0);
+  c.bench.run();
+  EXPECT_EQ(c.hosts[4]->completed(), 400u);
+  EXPECT_NO_THROW(c.bench.ssd().check_drained());
+}
+
+}  // namespace
+}  // namespace gpunvme::nvme::testing

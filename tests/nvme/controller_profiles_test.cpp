@@ -1,0 +1,249 @@
+// Timing of the controller against independent oracles.
+//  * Unloaded QD1 read latency equals the sum of its modelled stages: the
+//    doorbell's posted write, the SQE fetch round trip, the processing time
+//    (command_overhead_ns + command_ns_per_kib), the media read (tR plus the
+//    channel transfer, from the flash parameters) and the data + completion
+//    writes. The PCIe legs are measured on an idle fabric with probes of the
+//    same sizes; the rest comes from the profile's parameters.
+//  * For every device profile: 4 KiB random-read IOPS against queue depth
+//    follows Little's law (IOPS x mean latency = depth), scales linearly
+//    while the depth is low, and saturates within 5 % of the datasheet IOPS;
+//    sequential 128 KiB reads reach the datasheet bandwidth or the link's
+//    limit (measured on the fabric alone), whichever is lower, within 5 %.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "models/flash/flash_params.h"
+#include "tests/nvme/nvme_bench.h"
+
+namespace gpunvme::nvme::testing {
+namespace {
+
+struct Profile {
+  const char* name;
+  int gen;  // the drive's own link: PCIe generation, x4
+};
+const Profile kProfiles[] = {{"intel-optane-p5800x", 4},
+                             {"samsung-980-pro", 4},
+                             {"samsung-pm1743", 5},
+                             {"generic-gen5-tlc", 5}};
+
+nlohmann::json profile_params(const std::string& name) {
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) + "/configs/ssd/" + name + ".json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [key, entry] : doc.at("params").items()) values[key] = entry.at("value");
+  return values;
+}
+
+double param(const nlohmann::json& p, const char* name, double fallback = 0.0) {
+  return p.contains(name) ? p.at(name).get<double>() : fallback;
+}
+
+// Time from issue to delivery of a posted write of `len` bytes from `src`.
+Picoseconds probe_write(const BenchOptions& options, bool from_cpu, std::uint64_t len,
+                        std::uint64_t then_len = 0) {
+  Bench bench(options);
+  const std::uint64_t host = bench.driver().allocate(host::QueuePlacement::host, 1 << 20);
+  pcie::Fabric& fabric = bench.machine().fabric();
+  const std::size_t ssd = bench.ssd().node();
+  Picoseconds delivered = 0;
+  if (from_cpu) {
+    // INTMS: a register write the controller accepts and ignores.
+    const std::uint32_t zero = 0;
+    fabric.write(bench.cpu_node(), bench.ssd().registers().base + reg::kIntms, 4, &zero,
+                 [&] { delivered = Simulation::now(); });
+  } else {
+    fabric.write(ssd, host, static_cast<std::uint32_t>(len), nullptr,
+                 [&] { delivered = Simulation::now(); });
+    if (then_len != 0) {
+      fabric.write(ssd, host + (1 << 19), static_cast<std::uint32_t>(then_len), nullptr,
+                   [&] { delivered = Simulation::now(); });
+    }
+  }
+  bench.run();
+  return delivered;
+}
+
+Picoseconds probe_read(const BenchOptions& options, std::uint64_t len) {
+  Bench bench(options);
+  const std::uint64_t host = bench.driver().allocate(host::QueuePlacement::host, 1 << 20);
+  Picoseconds done = 0;
+  bench.machine().fabric().read(
+      bench.ssd().node(), host, static_cast<std::uint32_t>(len),
+      [&](const std::uint8_t*, std::uint32_t) { done = Simulation::now(); });
+  bench.run();
+  return done;
+}
+
+// Payload rate of a stream of 128 KiB posted writes from the SSD to host
+// memory, in GB/s, between the first and the last delivery.
+double stream_gbps(const BenchOptions& options) {
+  Bench bench(options);
+  constexpr std::uint64_t kBytes = 128 * 1024;
+  constexpr int kWrites = 64;
+  const std::uint64_t host = bench.driver().allocate(host::QueuePlacement::host, kBytes * kWrites);
+  std::vector<Picoseconds> delivered;
+  for (int k = 0; k < kWrites; ++k) {
+    bench.machine().fabric().write(bench.ssd().node(), host + k * kBytes, kBytes, nullptr,
+                                   [&] { delivered.push_back(Simulation::now()); });
+  }
+  bench.run();
+  EXPECT_EQ(delivered.size(), static_cast<std::size_t>(kWrites));
+  return static_cast<double>((kWrites - 1) * kBytes) /
+         ps_to_ns(delivered.back() - delivered.front());
+}
+
+// The media time of a read of `bytes` at offset 0 on an idle array: tR, then
+// the bytes cross the channels they are striped over.
+Picoseconds flash_read_ps(const flash::FlashParams& p, std::uint64_t bytes) {
+  const std::uint64_t segments = (bytes + p.stripe_bytes - 1) / p.stripe_bytes;
+  const std::uint64_t per_channel = (segments + p.channels - 1) / p.channels;
+  const double segment_bytes = std::min<double>(static_cast<double>(bytes), p.stripe_bytes);
+  return p.read_ps + static_cast<Picoseconds>(std::llround(per_channel * segment_bytes * 1e12 /
+                                                           p.channel_bytes_per_s()));
+}
+
+Picoseconds processing_ps(const nlohmann::json& p, std::uint64_t bytes) {
+  return ns_to_ps(param(p, "command_overhead_ns")) +
+         static_cast<Picoseconds>(std::llround(param(p, "command_ns_per_kib") * 1000.0 / 1024.0 *
+                                               static_cast<double>(bytes)));
+}
+
+SubmissionEntry read_4k(std::uint64_t slba, std::uint32_t lba_bytes, std::uint64_t buffer) {
+  const auto nlb = static_cast<std::uint16_t>(4096 / lba_bytes - 1);
+  return make_read(0, 1, slba, nlb, buffer, 0);
+}
+
+class ProfileTiming : public ::testing::TestWithParam<Profile> {};
+
+TEST_P(ProfileTiming, Qd1LatencyIsTheSumOfItsStages) {
+  const Profile& profile = GetParam();
+  const BenchOptions options{profile.name, nlohmann::json::object(), profile.gen, 4};
+  const nlohmann::json p = profile_params(profile.name);
+
+  // The PCIe legs, each on an idle fabric of its own.
+  const Picoseconds doorbell = probe_write(options, true, 4);
+  const Picoseconds fetch = probe_read(options, kSqEntrySize);
+  const Picoseconds data_and_cqe = probe_write(options, false, 4096, kCqEntrySize);
+
+  Bench bench(options);
+  TestHost host("host", bench);
+  const host::IoQueue q = bench.bring_up_one(64);
+  host.attach(q);
+  const std::uint64_t buffer = bench.driver().allocate(host::QueuePlacement::host, 4096);
+  const std::uint32_t lba = bench.ssd().lba_bytes();
+  Picoseconds latency = 0;
+  host.submit(read_4k(0, lba, buffer), [&](const CompletionEntry& cqe, Picoseconds l) {
+    EXPECT_TRUE(cqe.ok());
+    latency = l;
+  });
+  bench.run();
+  const flash::FlashParams fp = bench.ssd().flash().params();
+  const Picoseconds expected =
+      doorbell + fetch + processing_ps(p, 4096) + flash_read_ps(fp, 4096) + data_and_cqe;
+  EXPECT_NEAR(static_cast<double>(latency), static_cast<double>(expected), 2.0)
+      << "doorbell " << doorbell << " fetch " << fetch << " processing " << processing_ps(p, 4096)
+      << " media " << flash_read_ps(fp, 4096) << " data+cqe " << data_and_cqe;
+  // The fetch wait the controller records is the SQE round trip.
+  EXPECT_EQ(bench.ssd().fetch_wait().max(), fetch);
+}
+
+TEST_P(ProfileTiming, RandomReadIopsFollowsLittlesLawAndSaturates) {
+  const Profile& profile = GetParam();
+  const nlohmann::json p = profile_params(profile.name);
+  const double datasheet = param(p, "datasheet_read_iops_4k");
+  ASSERT_GT(datasheet, 0);
+
+  struct Point {
+    std::uint32_t depth;
+    std::uint64_t ios;
+  };
+  const Point points[] = {{1, 300}, {2, 400}, {4, 600}, {256, 4000}};
+  double qd1_iops = 0;
+  for (const Point& point : points) {
+    SCOPED_TRACE(point.depth);
+    Bench bench({profile.name, nlohmann::json::object(), profile.gen, 4});
+    TestHost host("host", bench);
+    const host::IoQueue q = bench.bring_up_one(4096);
+    host.attach(q);
+    const std::uint64_t buffers =
+        bench.driver().allocate(host::QueuePlacement::host, 4096ull * 4096);
+    const std::uint32_t lba = bench.ssd().lba_bytes();
+    const std::uint64_t slots = bench.ssd().capacity_lbas() / (4096 / lba);
+    std::mt19937_64 rng(7 + point.depth);
+    std::uniform_int_distribution<std::uint64_t> pick(0, slots - 1);
+    const LoopResult r = closed_loop(bench, host, point.depth, point.ios, [&](std::uint64_t i) {
+      return read_4k(pick(rng) * (4096 / lba), lba, buffers + (i % 4096) * 4096);
+    });
+    EXPECT_EQ(r.completed, point.ios);
+    EXPECT_EQ(r.errors, 0u);
+    // Little's law: in steady state, depth = throughput x time in system.
+    EXPECT_NEAR(r.iops * r.mean_latency_ns * 1e-9, point.depth, 0.03 * point.depth);
+    if (point.depth == 1) qd1_iops = r.iops;
+    if (point.depth == 2) {
+      // Low depth: commands rarely meet, so throughput grows with depth.
+      EXPECT_NEAR(r.iops, 2 * qd1_iops, 0.05 * 2 * qd1_iops) << profile.name;
+    }
+    if (point.depth == 4) {
+      // Still close to linear; on the Optane profile a 4 KiB read spans 8 of
+      // 28 dies and every channel, so four of them already meet there.
+      EXPECT_GE(r.iops, 0.90 * 4 * qd1_iops) << profile.name;
+      EXPECT_LE(r.iops, 1.02 * 4 * qd1_iops) << profile.name;
+    }
+    if (point.depth >= 256) {
+      EXPECT_NEAR(r.iops, datasheet, 0.05 * datasheet) << profile.name;
+    }
+  }
+}
+
+TEST_P(ProfileTiming, SequentialReadReachesDatasheetOrLinkLimit) {
+  const Profile& profile = GetParam();
+  const nlohmann::json p = profile_params(profile.name);
+  const double datasheet_gbps = param(p, "datasheet_seq_read_gbps");
+  ASSERT_GT(datasheet_gbps, 0);
+  // The link's limit for this traffic, measured on the fabric alone: a
+  // stream of back-to-back 128 KiB DMA writes from the SSD to host memory.
+  const double link_gbps = stream_gbps({profile.name, nlohmann::json::object(), profile.gen, 4});
+  const double expected = std::min(datasheet_gbps, link_gbps);
+
+  Bench bench({profile.name, nlohmann::json::object(), profile.gen, 4});
+  TestHost host("host", bench);
+  const host::IoQueue q = bench.bring_up_one(1024);
+  host.attach(q);
+  constexpr std::uint64_t kBytes = 128 * 1024;
+  constexpr std::uint32_t kDepth = 64;
+  const std::uint64_t buffers = bench.driver().allocate(host::QueuePlacement::host, kBytes * 1024);
+  const std::uint64_t lists = bench.driver().allocate(host::QueuePlacement::host, 4096ull * 1024);
+  const std::uint32_t lba = bench.ssd().lba_bytes();
+  MemorySpace& memory = bench.memory();
+  const LoopResult r = closed_loop(bench, host, kDepth, 1200, [&](std::uint64_t i) {
+    const std::uint64_t slot = i % 1024;
+    const std::uint64_t buffer = buffers + slot * kBytes;
+    const std::uint64_t list = lists + slot * 4096;
+    const PrpBuildResult prp =
+        build_prp(buffer, kBytes, 4096, &list, 1,
+                  [&](std::uint64_t addr, std::uint64_t value) { memory.store(addr, value); });
+    EXPECT_TRUE(prp.ok());
+    return make_read(0, 1, i * (kBytes / lba), static_cast<std::uint16_t>(kBytes / lba - 1),
+                     prp.prp1, prp.prp2);
+  });
+  EXPECT_EQ(r.errors, 0u);
+  const double gbps = r.iops * kBytes / 1e9;
+  EXPECT_NEAR(gbps, expected, 0.05 * expected)
+      << profile.name << ": datasheet " << datasheet_gbps << " GB/s, link " << link_gbps << " GB/s";
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, ProfileTiming, ::testing::ValuesIn(kProfiles),
+                         [](const auto& info) {
+                           std::string s = info.param.name;
+                           for (char& c : s) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace gpunvme::nvme::testing
