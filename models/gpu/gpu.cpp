@@ -1,50 +1,98 @@
 #include "models/gpu/gpu.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpunvme::gpu {
 
+namespace {
+constexpr const char* kH200 = "configs/measurements/gpu-microbench-h200-2026-11-22.json";
+
+// Which L2 partition holds a 128 B line: the hardware hashes addresses over
+// the slices; any well-mixed function of the line index splits them evenly.
+std::uint32_t line_partition(std::uint64_t addr) {
+  std::uint64_t x = (addr >> 7) + 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<std::uint32_t>((x ^ (x >> 31)) & 1u);
+}
+}  // namespace
+
 const ComponentSpec& gpu_spec() {
+  static const std::string h200 = std::string("measured on the lent H200, 2026-11-22 (") + kH200;
   static const ComponentSpec spec{
       "gpu",
       "A GPU whose warps run the submission and completion algorithms; its memory is reachable "
-      "by peers through its BAR.",
+      "by peers through its BAR. Defaults describe an H100 SXM; configs/gpu/ holds profiles.",
       {
           integer_param("sms", "", 132, 1, 1024, "streaming multiprocessors",
                         "NVIDIA H100 SXM5 datasheet: 132 SMs"),
           integer_param("max_warps_per_sm", "", 64, 1, 64, "resident warps per SM",
                         "CUDA C Programming Guide, compute capability 9.0: 2048 threads per SM"),
+          integer_param("schedulers_per_sm", "", 4, 1, 8,
+                        "warp schedulers per SM, each issuing one warp instruction per cycle",
+                        "NVIDIA H100 architecture whitepaper (2022): four SM sub-partitions, each "
+                        "with one warp scheduler"),
           real_param("sm_clock_ghz", "GHz", 1.98, 0.1, 5.0, "SM clock",
                      "NVIDIA H100 SXM5 datasheet: up to 1.98 GHz boost"),
           real_param("memory_gib", "GiB", 80.0, 1.0, 1024.0, "device memory exposed by the BAR",
                      "NVIDIA H100 SXM5 datasheet: 80 GB HBM3"),
           real_param("atomic_latency_ns", "ns", 140.0, 1.0, 1e5,
-                     "uncontended global atomic, L2 hit, issue to result",
+                     "uncontended global atomic on a line in the issuing SM's near L2 "
+                     "partition, issue to result",
                      "measured on a lent H100, 2026-11 (CALIBRATION.md): ~140 ns"),
-          real_param("atomic_same_address_ns", "ns", 2.0, 0.01, 1e4,
+          real_param("atomic_far_latency_ns", "ns", 245.0, 1.0, 1e5,
+                     "the same on a line in the far L2 partition (half of the lines, by "
+                     "address hash, for any SM)",
+                     "measured on a lent H100, 2026-11 (CALIBRATION.md): one instance read "
+                     "~245 ns; the H200 map (" +
+                         std::string(kH200) +
+                         ", atomic_add_latency_by_sm_and_address) shows the same two modes"),
+          real_param("atomic_same_address_ns", "ns", 0.732, 0.01, 1e4,
                      "service interval of one L2 atomic unit: back-to-back atomics on one "
-                     "address complete at most this often",
-                     "estimate (one L2 slice operation per ~1-2 ns at the L2 clock); see "
-                     "configs/measurements for the hardware figure"),
+                     "address complete at most this often, whether from one warp's lanes or "
+                     "from many warps",
+                     h200 + ", l2_same_address_atomic_interval: 1.365 G ops/s saturated); no "
+                            "H100 figure"),
           real_param("load_latency_ns", "ns", 134.0, 1.0, 1e5,
-                     "global load that hits in L2 (a poll of a queue entry)",
+                     "global load that hits in L2 (a poll of a queue entry or a flag)",
                      "measured on a lent H100, 2026-11 (CALIBRATION.md): ~134 ns"),
-          real_param("store_issue_ns", "ns", 18.0, 0.1, 1e4,
-                     "issue time of one 16 B-per-lane store instruction (posted, no fence)",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): store issues in ~18 ns"),
+          real_param("store_issue_ns", "ns", 3.82, 0.1, 1e4,
+                     "issue time of one 16 B-per-lane store instruction to GPU memory",
+                     h200 + ", global_store_issue_sustained); no H100 figure"),
+          real_param("pcie_store_issue_ns", "ns", 18.0, 0.1, 1e4,
+                     "issue time of a posted store that leaves the GPU over PCIe: a doorbell "
+                     "(MMIO) or a store to pinned host memory",
+                     "measured on a lent H100, 2026-11 (CALIBRATION.md): a store to host memory "
+                     "issues in ~18 ns"),
+          real_param("pcie_load_overhead_ns", "ns", 588.9, 0.0, 1e5,
+                     "GPU-internal part of a load that crosses PCIe (SM to the PCIe endpoint "
+                     "and back); the fabric adds the links, switches and the target",
+                     "derived: H100 zero-copy read ~1150 ns (CALIBRATION.md) minus the "
+                     "fabric's modelled round trip for a 4 B read of host memory from a "
+                     "Gen5 x16 GPU on the root complex (561.1 ns, tests/gpu/gpu_model_test.cpp)"),
+          real_param("fence_block_ns", "ns", 6.11, 0.0, 1e5, "__threadfence_block()",
+                     h200 + ", fence_block_idle); no H100 figure"),
           real_param("fence_gpu_ns", "ns", 330.0, 1.0, 1e5,
                      "__threadfence() with nothing outstanding",
                      "measured on a lent H100, 2026-11 (CALIBRATION.md): ~330 ns"),
+          real_param("fence_gpu_after_store_ns", "ns", 475.5, 1.0, 1e5,
+                     "__threadfence() after a store to GPU memory that it must order",
+                     "estimate: the H100 idle figure (330 ns) plus the increment measured on "
+                     "the H200 (fence_gpu_after_global_store 289.3 - store 7.9 - idle 135.9 = "
+                     "145.5 ns, " +
+                         std::string(kH200) + ")"),
           real_param("fence_system_ns", "ns", 700.0, 1.0, 1e5,
-                     "__threadfence_system() with nothing outstanding",
+                     "__threadfence_system() with nothing outstanding (or only stores to GPU "
+                     "memory: the H200 shows no difference)",
                      "measured on a lent H100, 2026-11 (CALIBRATION.md): ~700 ns"),
-          real_param("mmio_store_issue_ns", "ns", 18.0, 0.1, 1e4,
-                     "issue time of a posted MMIO store to a device BAR (a doorbell)",
-                     "taken equal to a posted store to host memory, measured ~18 ns on a lent "
-                     "H100, 2026-11 (CALIBRATION.md)"),
-          real_param("zero_copy_read_ns", "ns", 1150.0, 1.0, 1e6,
-                     "dependent read of pinned host memory over PCIe",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): ~1.15 us"),
+          real_param("fence_system_after_pcie_store_ns", "ns", 778.2, 1.0, 1e5,
+                     "__threadfence_system() after a posted store over PCIe (host memory, a "
+                     "BAR, an SQ in a CMB)",
+                     "estimate: the H100 idle figure (700 ns) plus the increment measured on "
+                     "the H200 (fence_system_after_host_store 603.6 - store 7.9 - idle 517.5 = "
+                     "78.2 ns, " +
+                         std::string(kH200) + ")"),
           real_param("bar_access_ns", "ns", 250.0, 0.0, 1e5,
                      "time the GPU takes to serve a peer's read of its memory through the BAR",
                      "estimate: an L2 access (~134-245 ns measured for loads and atomics) plus "
@@ -57,15 +105,23 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
          MemorySpace& memory)
     : Component(name, std::move(params)), node_(node) {
   const ParamValues& p = this->params();
-  costs_.atomic_latency = ns_to_ps(p.real("atomic_latency_ns"));
+  sms_ = static_cast<std::uint32_t>(p.integer("sms"));
+  max_warps_per_sm_ = static_cast<std::uint32_t>(p.integer("max_warps_per_sm"));
+  schedulers_per_sm_ = static_cast<std::uint32_t>(p.integer("schedulers_per_sm"));
+  costs_.cycle = ns_to_ps(1.0 / p.real("sm_clock_ghz"));
+  costs_.atomic_near = ns_to_ps(p.real("atomic_latency_ns"));
+  costs_.atomic_far = ns_to_ps(p.real("atomic_far_latency_ns"));
   costs_.atomic_same_address_interval = ns_to_ps(p.real("atomic_same_address_ns"));
   costs_.load_latency = ns_to_ps(p.real("load_latency_ns"));
   costs_.store_issue = ns_to_ps(p.real("store_issue_ns"));
+  costs_.pcie_store_issue = ns_to_ps(p.real("pcie_store_issue_ns"));
+  costs_.pcie_load_overhead = ns_to_ps(p.real("pcie_load_overhead_ns"));
+  costs_.fence_block = ns_to_ps(p.real("fence_block_ns"));
   costs_.fence_gpu = ns_to_ps(p.real("fence_gpu_ns"));
+  costs_.fence_gpu_after_store = ns_to_ps(p.real("fence_gpu_after_store_ns"));
   costs_.fence_system = ns_to_ps(p.real("fence_system_ns"));
-  costs_.mmio_store_issue = ns_to_ps(p.real("mmio_store_issue_ns"));
-  costs_.zero_copy_read = ns_to_ps(p.real("zero_copy_read_ns"));
-  costs_.instruction = ns_to_ps(1.0 / p.real("sm_clock_ghz"));
+  costs_.fence_system_after_pcie_store = ns_to_ps(p.real("fence_system_after_pcie_store_ns"));
+  scheduler_free_at_.assign(std::size_t{sms_} * schedulers_per_sm_, 0);
   const auto bytes = static_cast<std::uint64_t>(p.real("memory_gib") * (1ull << 30));
   memory_region_ = &memory.allocate(bytes, node, RegionKind::DeviceMemory, id() + ".hbm");
   next_free_ = memory_region_->base;
@@ -80,13 +136,27 @@ std::uint64_t Gpu::allocate(std::uint64_t bytes, std::uint64_t alignment) {
   return base;
 }
 
-Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue) {
+Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picoseconds at,
+                            std::uint32_t cycles) {
+  Picoseconds& free_at = scheduler_free_at_[std::size_t{sm % sms_} * schedulers_per_sm_ +
+                                            scheduler % schedulers_per_sm_];
+  const Picoseconds start = std::max(at, free_at);
+  issue_stall_ps_ += start - at;
+  free_at = start + Picoseconds{cycles} * costs_.cycle;
+  return start;
+}
+
+Picoseconds Gpu::atomic_latency(std::uint32_t sm, std::uint64_t addr) const {
+  return line_partition(addr) == (sm & 1u) ? costs_.atomic_near : costs_.atomic_far;
+}
+
+Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_t sm) {
   ++atomics_;
   Picoseconds& free_at = atomic_unit_free_at_[addr];
   const Picoseconds start = std::max(issue, free_at);
   atomic_queueing_ps_ += start - issue;
   free_at = start + costs_.atomic_same_address_interval;
-  return start + costs_.atomic_latency;
+  return start + atomic_latency(sm, addr);
 }
 
 }  // namespace gpunvme::gpu

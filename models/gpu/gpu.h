@@ -1,11 +1,19 @@
-// The GPU: its memory (exposed to peers through its BAR), the L2 atomic units
-// that serialize operations on one address while distinct addresses proceed
-// in parallel, and the per-operation costs the simulated platform charges.
-// Warps run the algorithm library through sim/platform/sim_warp.h.
+// The GPU: its memory (exposed to peers through its BAR), the streaming
+// multiprocessors' warp schedulers, the L2 atomic units that serialize
+// operations on one address while distinct addresses proceed in parallel,
+// and the per-operation costs the simulated platform charges. Warps run the
+// algorithm library through sim/platform/sim_warp.h.
+//
+// Resources are next-available-time servers (principle 3): one per warp
+// scheduler (an instruction issues per cycle) and one per atomic address (one
+// operation per service interval). Latencies come from the parameters, which
+// cite measurements (configs/measurements/) or datasheets; GPU profiles live
+// in configs/gpu/.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
@@ -16,15 +24,19 @@ const ComponentSpec& gpu_spec();
 
 // Costs of the operations a warp issues, in picoseconds, from the parameters.
 struct GpuCosts {
-  Picoseconds atomic_latency;
+  Picoseconds cycle;        // one SM clock cycle
+  Picoseconds atomic_near;  // uncontended atomic, line in the SM's near L2 partition
+  Picoseconds atomic_far;   // the same on the far partition
   Picoseconds atomic_same_address_interval;
-  Picoseconds load_latency;
-  Picoseconds store_issue;
-  Picoseconds fence_gpu;
-  Picoseconds fence_system;
-  Picoseconds mmio_store_issue;
-  Picoseconds zero_copy_read;
-  Picoseconds instruction;  // one warp instruction at the SM clock
+  Picoseconds load_latency;        // L2 hit
+  Picoseconds store_issue;         // one 16 B-per-lane store to GPU memory
+  Picoseconds pcie_store_issue;    // one posted store to host memory or a device BAR
+  Picoseconds pcie_load_overhead;  // GPU-internal part of a load that crosses PCIe
+  Picoseconds fence_block;
+  Picoseconds fence_gpu;                      // nothing outstanding
+  Picoseconds fence_gpu_after_store;          // a store to GPU memory since the last fence
+  Picoseconds fence_system;                   // nothing outstanding (or only GPU-memory stores)
+  Picoseconds fence_system_after_pcie_store;  // a posted PCIe store since the last fence
 };
 
 class Gpu : public Component {
@@ -35,25 +47,46 @@ class Gpu : public Component {
   std::size_t node() const { return node_; }
   const GpuCosts& costs() const { return costs_; }
   const Region& memory_region() const { return *memory_region_; }
+  bool owns(std::uint64_t addr, std::uint64_t len) const {
+    return memory_region_->contains(addr, len);
+  }
+
+  std::uint32_t sms() const { return sms_; }
+  std::uint32_t max_warps_per_sm() const { return max_warps_per_sm_; }
+  std::uint32_t schedulers_per_sm() const { return schedulers_per_sm_; }
 
   // Carves `bytes` out of GPU memory (queues, counters, I/O buffers).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment = 256);
 
-  // Books one atomic on `addr` at the L2 unit that owns it; returns when its
-  // result is back at the SM.
-  Picoseconds book_atomic(std::uint64_t addr, Picoseconds issue);
+  // Books `cycles` issue cycles on warp scheduler `scheduler` of SM `sm`, no
+  // earlier than `at`; returns when the instruction issues.
+  Picoseconds book_issue(std::uint32_t sm, std::uint32_t scheduler, Picoseconds at,
+                         std::uint32_t cycles);
+
+  // Books one atomic issued by SM `sm` on `addr` at the L2 unit that owns
+  // the address; returns when its result is back at the SM.
+  Picoseconds book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_t sm);
+  // Uncontended latency of an atomic from SM `sm` on `addr`: the L2 is split
+  // in two partitions, and a line in the far one costs more.
+  Picoseconds atomic_latency(std::uint32_t sm, std::uint64_t addr) const;
 
   std::uint64_t atomics() const { return atomics_; }
   Picoseconds atomic_queueing_ps() const { return atomic_queueing_ps_; }
+  Picoseconds issue_stall_ps() const { return issue_stall_ps_; }
 
  private:
   std::size_t node_;
   GpuCosts costs_;
+  std::uint32_t sms_;
+  std::uint32_t max_warps_per_sm_;
+  std::uint32_t schedulers_per_sm_;
   const Region* memory_region_;
   std::uint64_t next_free_;
+  std::vector<Picoseconds> scheduler_free_at_;  // sm * schedulers_per_sm + scheduler
   std::unordered_map<std::uint64_t, Picoseconds> atomic_unit_free_at_;
   std::uint64_t atomics_ = 0;
   Picoseconds atomic_queueing_ps_ = 0;
+  Picoseconds issue_stall_ps_ = 0;
 };
 
 }  // namespace gpunvme::gpu

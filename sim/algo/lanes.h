@@ -4,10 +4,22 @@
 // values live in `Lanes<T>`, which every lane may read once the for_lanes or
 // ballot that wrote it has returned. Control flow outside those calls is
 // warp-uniform, as SIMT hardware executes it.
+//
+// A platform P offers (see sim/platform/sim_warp.h for the documented one):
+//   clock(), stage(q, cid, Stage), stage_at(q, cid, Stage, t)
+//   for_lanes(mask, body(lane)), ballot(mask, predicate(lane)) -> LaneMask
+//   atomic_add_u32 / atomic_cas_u32 / atomic_or_u32 / atomic_and_u32 (GPU scope)
+//   load_u32, load<T>, store_u32, store_bytes   (GPU memory, host memory, CMB)
+//   peek_u32, peek<T>                            (reads inside wait predicates)
+//   fence_block, fence_gpu, fence_system, mmio_store_u32, nanosleep(ns)
+//   wait_until(ready, addr, len, ...), wait_until_any(ready, ranges, count),
+//   wait_until_deadline(ready, t, ranges, count) -> bool
+// Operations outside for_lanes/ballot are issued once for the warp (by one
+// lane on SIMT hardware, the result broadcast).
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <new>
 
 #include "sim/protocol/portability.h"
 
@@ -15,10 +27,76 @@ namespace gpunvme::algo {
 
 constexpr int kWarpLanes = 32;
 using LaneMask = std::uint32_t;
+// Platform clocks count picoseconds (the simulator's unit; the host and CUDA
+// platforms convert their timers).
+using Timestamp = std::uint64_t;
 constexpr LaneMask kAllLanes = 0xFFFFFFFFu;
 
+#if defined(__CUDACC__)
+// Device code: the lanes of a warp share one Lanes<T> in the warp's slice of
+// dynamic shared memory (GPUNVME_WARP_SCRATCH_BYTES per warp; the kernel
+// launches with that times its warps, see sim/platform/cuda_warp.cuh). All 32
+// lanes construct it at the same point, as warp-uniform code does, and get
+// the same storage from a per-warp stack; each lane initialises its own
+// element.
+#ifndef GPUNVME_WARP_SCRATCH_BYTES
+#define GPUNVME_WARP_SCRATCH_BYTES 4096
+#endif
+__device__ inline unsigned char* warp_scratch() {
+  extern __shared__ unsigned long long gpunvme_warp_scratch[];
+  return reinterpret_cast<unsigned char*>(gpunvme_warp_scratch) +
+         (threadIdx.x / 32u) * GPUNVME_WARP_SCRATCH_BYTES;
+}
+// Called once by every thread at kernel start.
+__device__ inline void init_warp_scratch() {
+  if (threadIdx.x % 32u == 0) *reinterpret_cast<std::uint32_t*>(warp_scratch()) = 16;
+  __syncwarp();
+}
+#endif
+
+#if defined(__CUDA_ARCH__)
 template <class T>
-using Lanes = std::array<T, kWarpLanes>;
+struct Lanes {
+  T* v;
+  std::uint32_t previous_top;
+  __device__ Lanes() {
+    std::uint32_t* top = reinterpret_cast<std::uint32_t*>(warp_scratch());
+    previous_top = *top;
+    const std::uint32_t start = (previous_top + 15u) / 16u * 16u;
+    if (start + sizeof(T) * kWarpLanes > GPUNVME_WARP_SCRATCH_BYTES) __trap();
+    v = reinterpret_cast<T*>(warp_scratch() + start);
+    __syncwarp();
+    if (threadIdx.x % 32u == 0) *top = start + static_cast<std::uint32_t>(sizeof(T)) * kWarpLanes;
+    new (&v[threadIdx.x % 32u]) T{};
+    __syncwarp();
+  }
+  __device__ ~Lanes() {
+    __syncwarp();
+    if (threadIdx.x % 32u == 0) *reinterpret_cast<std::uint32_t*>(warp_scratch()) = previous_top;
+    __syncwarp();
+  }
+  Lanes(const Lanes&) = delete;
+  Lanes& operator=(const Lanes&) = delete;
+  __device__ T& operator[](int lane) { return v[lane]; }
+  __device__ const T& operator[](int lane) const { return v[lane]; }
+  __device__ void fill(const T& value) {
+    v[threadIdx.x % 32u] = value;
+    __syncwarp();
+  }
+};
+#else
+// One value per lane of a warp. A plain aggregate; `Lanes<T> x{}` zero-fills
+// it.
+template <class T>
+struct Lanes {
+  T v[kWarpLanes];
+  T& operator[](int lane) { return v[lane]; }
+  const T& operator[](int lane) const { return v[lane]; }
+  void fill(const T& value) {
+    for (int i = 0; i < kWarpLanes; ++i) v[i] = value;
+  }
+};
+#endif
 
 GPUNVME_HD constexpr std::uint32_t lane_count(LaneMask mask) {
   std::uint32_t n = 0;
@@ -40,6 +118,24 @@ GPUNVME_HD constexpr std::uint32_t leading_run(LaneMask mask) {
   std::uint32_t n = 0;
   while (n < 32 && (mask & (LaneMask{1} << n)) != 0) ++n;
   return n;
+}
+
+// Lowest set lane (mask must not be empty).
+GPUNVME_HD constexpr int first_lane(LaneMask mask) {
+  int lane = 0;
+  while (((mask >> lane) & 1u) == 0) ++lane;
+  return lane;
+}
+
+// The lowest `n` set lanes of `mask`.
+GPUNVME_HD constexpr LaneMask first_lanes(LaneMask mask, std::uint32_t n) {
+  LaneMask out = 0;
+  for (; mask != 0 && n > 0; --n) {
+    const LaneMask low = mask & (~mask + 1u);
+    out |= low;
+    mask &= ~low;
+  }
+  return out;
 }
 
 template <class F>

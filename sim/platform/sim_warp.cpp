@@ -1,42 +1,109 @@
 #include "sim/platform/sim_warp.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/kernel/simulation.h"
 
 namespace gpunvme::platform {
 
+namespace {
+sc_core::sc_time ps(Picoseconds t) {
+  return sc_core::sc_time(static_cast<double>(t), sc_core::SC_PS);
+}
+
+std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
+  return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+}
+}  // namespace
+
 SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
-                 WarpCounters& counters)
-    : gpu_(gpu), fabric_(fabric), memory_(memory), sink_(sink), counters_(counters) {}
+                 WarpCounters& counters, WarpPlacement placement, Picoseconds poll_backoff)
+    : gpu_(gpu),
+      fabric_(fabric),
+      memory_(memory),
+      sink_(sink),
+      counters_(counters),
+      placement_(placement),
+      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)) {}
 
 Picoseconds SimWarp::clock() const { return Simulation::now(); }
 
-void SimWarp::begin_instruction() {
-  if (instruction_depth_++ == 0) busy_until_ = std::max(busy_until_, clock());
+void SimWarp::begin_instruction(algo::LaneMask mask) {
+  if (instruction_depth_++ != 0) {
+    throw std::logic_error("for_lanes/ballot may not nest: lanes already run in lockstep");
+  }
+  ++counters_.instructions;
+  instruction_start_ =
+      gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
+  algo::for_each_lane(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
 }
 
-void SimWarp::end_instruction() {
-  if (--instruction_depth_ == 0) settle();
+void SimWarp::end_instruction(algo::LaneMask mask) {
+  // Lanes with the same operation sequence ran as one path; distinct paths
+  // ran one after another.
+  std::uint64_t signatures[algo::kWarpLanes];
+  Picoseconds path_cost[algo::kWarpLanes];
+  std::uint32_t paths = 0;
+  algo::for_each_lane(mask, [&](int lane) {
+    const LaneCost& c = lane_cost_[lane];
+    const Picoseconds cost = c.cursor - instruction_start_;
+    for (std::uint32_t i = 0; i < paths; ++i) {
+      if (signatures[i] == c.signature) {
+        path_cost[i] = std::max(path_cost[i], cost);
+        return;
+      }
+    }
+    signatures[paths] = c.signature;
+    path_cost[paths++] = cost;
+  });
+  Picoseconds total = 0;
+  for (std::uint32_t i = 0; i < paths; ++i) total += path_cost[i];
+  if (paths > 1) {
+    counters_.divergent_paths += paths - 1;
+    gpu_.book_issue(placement_.sm, placement_.scheduler, instruction_start_ + gpu_.costs().cycle,
+                    paths - 1);
+  }
+  busy_until_ = std::max(busy_until_, instruction_start_ + std::max(total, gpu_.costs().cycle));
+  --instruction_depth_;
+  settle();
 }
 
-void SimWarp::charge(Picoseconds done) {
-  busy_until_ = std::max(busy_until_, done);
-  if (instruction_depth_ == 0) settle();
+Picoseconds SimWarp::op_issue() {
+  if (instruction_depth_ == 0) {
+    ++counters_.instructions;
+    return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
+  }
+  return lane_cost_[current_lane_].cursor;
+}
+
+void SimWarp::op_done(Picoseconds done, OpKind kind) {
+  if (instruction_depth_ == 0) {
+    busy_until_ = std::max(busy_until_, done);
+    settle();
+    return;
+  }
+  LaneCost& c = lane_cost_[current_lane_];
+  c.cursor = std::max(c.cursor, done);
+  c.signature = mix(c.signature, kind);
 }
 
 void SimWarp::settle() {
   const Picoseconds t = clock();
   if (busy_until_ > t) {
     Simulation::count_event();
-    sc_core::wait(sc_core::sc_time(static_cast<double>(busy_until_ - t), sc_core::SC_PS));
+    sc_core::wait(ps(busy_until_ - t));
   }
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old + value);
-  charge(gpu_.book_atomic(addr, clock()));
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
   return old;
 }
 
@@ -44,69 +111,170 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
                                       std::uint32_t desired) {
   const auto old = memory_.load<std::uint32_t>(addr);
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
-  charge(gpu_.book_atomic(addr, clock()));
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
   return old;
 }
 
+std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
+  const auto old = memory_.load<std::uint32_t>(addr);
+  memory_.store<std::uint32_t>(addr, old | bits);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
+  const auto old = memory_.load<std::uint32_t>(addr);
+  memory_.store<std::uint32_t>(addr, old & bits);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+void SimWarp::load_bytes(std::uint64_t addr, void* data, std::size_t len) {
+  if (!gpu_.owns(addr, len)) {
+    pcie_load(addr, data, len);
+    return;
+  }
+  const Picoseconds issue = op_issue();
+  memory_.read(addr, data, len);
+  op_done(issue + gpu_.costs().load_latency, kLoad);
+}
+
+// A load that leaves the GPU is a non-posted PCIe read: the warp (or the
+// lane, inside an instruction) waits for its completion.
+void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
+  ++counters_.pcie_loads;
+  const Picoseconds issue = op_issue();
+  if (issue > clock()) {
+    Simulation::count_event();
+    sc_core::wait(ps(issue - clock()));
+  }
+  bool done = false;
+  sc_core::sc_event arrived;
+  fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
+               [&](const std::uint8_t* bytes, std::uint32_t got) {
+                 std::memcpy(data, bytes, std::min<std::size_t>(got, len));
+                 done = true;
+                 arrived.notify(sc_core::SC_ZERO_TIME);
+               });
+  while (!done) {
+    Simulation::count_event();
+    sc_core::wait(arrived);
+  }
+  op_done(clock() + gpu_.costs().pcie_load_overhead, kPcieLoad);
+}
+
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
-  memory_.write(addr, data, len);
   // One store instruction moves up to 16 B per lane.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
-  charge(clock() + instructions * gpu_.costs().store_issue);
-}
-
-void SimWarp::fence_gpu() {
-  ++counters_.fences;
-  charge(clock() + gpu_.costs().fence_gpu);
-}
-
-void SimWarp::fence_system() {
-  ++counters_.fences;
-  charge(clock() + gpu_.costs().fence_system);
+  const Picoseconds issue = op_issue();
+  if (gpu_.owns(addr, len)) {
+    memory_.write(addr, data, len);
+    gpu_store_since_fence_ = true;
+    op_done(issue + instructions * gpu_.costs().store_issue, kStore);
+    return;
+  }
+  ++counters_.pcie_stores;
+  pcie_store_since_fence_ = true;
+  fabric_.write(gpu_.node(), addr, static_cast<std::uint32_t>(len), data, nullptr);
+  op_done(issue + instructions * gpu_.costs().pcie_store_issue, kPcieStore);
 }
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
   ++counters_.mmio_stores;
+  pcie_store_since_fence_ = true;
+  const Picoseconds issue = op_issue();
   fabric_.write(gpu_.node(), addr, 4, &value, nullptr);
-  charge(clock() + gpu_.costs().mmio_store_issue);
+  op_done(issue + gpu_.costs().pcie_store_issue, kPcieStore);
 }
 
-void SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* ranges,
-                          std::size_t count) {
-  settle();
-  const Picoseconds start = clock();
-  std::vector<MemorySpace::WatchId> ids;
-  bool satisfied = false;
-  std::function<void()> arm;
-  // Each watch fires once; a write that does not satisfy the predicate
-  // re-arms all of them.
-  arm = [&] {
-    for (std::size_t i = 0; i < count; ++i) {
-      ids.push_back(memory_.watch(ranges[2 * i], ranges[2 * i + 1], [&] {
-        for (auto id : ids) memory_.cancel(id);
-        ids.clear();
-        if (ready()) {
-          satisfied = true;
-          // The spinning warp notices on its next poll: one load later.
-          wake_.notify(sc_core::sc_time(static_cast<double>(gpu_.costs().load_latency),
-                                        sc_core::SC_PS));
-        } else {
-          arm();
+void SimWarp::fence_block() {
+  ++counters_.fences;
+  op_done(op_issue() + gpu_.costs().fence_block, kFence);
+}
+
+void SimWarp::fence_gpu() {
+  ++counters_.fences;
+  const Picoseconds cost =
+      gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu;
+  gpu_store_since_fence_ = false;
+  op_done(op_issue() + cost, kFence);
+}
+
+void SimWarp::fence_system() {
+  ++counters_.fences;
+  const Picoseconds cost = pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
+                                                   : gpu_.costs().fence_system;
+  gpu_store_since_fence_ = false;
+  pcie_store_since_fence_ = false;
+  op_done(op_issue() + cost, kFence);
+}
+
+void SimWarp::nanosleep(std::uint32_t ns) {
+  const Picoseconds t = ns_to_ps(ns);
+  counters_.sleep_ps += t;
+  op_done(op_issue() + t, kSleep);
+}
+
+bool SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* ranges,
+                          std::size_t count, Picoseconds deadline) {
+  if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
+  for (;;) {
+    settle();
+    const Picoseconds start = clock();
+    if (ready()) return true;
+    if (deadline != 0 && start >= deadline) return false;
+    // One watch per range; each fires once. A write that does not satisfy
+    // the predicate re-arms only the watch it fired (the others still
+    // stand); one that does cancels the rest.
+    std::vector<MemorySpace::WatchId> ids(count, 0);
+    bool satisfied = false;
+    Picoseconds seen = 0;
+    std::function<void(std::size_t)> arm;
+    arm = [&](std::size_t i) {
+      ids[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [&, i] {
+        ids[i] = 0;
+        if (satisfied) return;
+        if (!ready()) {
+          arm(i);
+          return;
         }
-      }));
+        satisfied = true;
+        for (auto& id : ids) {
+          if (id != 0) memory_.cancel(id);
+          id = 0;
+        }
+        // The spinning warp issues a poll every poll period; the first one
+        // issued at or after the write sees it, one load latency later.
+        const Picoseconds now = clock();
+        const Picoseconds polls = (now - start + poll_period_ - 1) / poll_period_;
+        seen = start + polls * poll_period_ + gpu_.costs().load_latency;
+        wake_.notify(ps(seen - now));
+      });
+    };
+    wake_.cancel();
+    for (std::size_t i = 0; i < count; ++i) arm(i);
+    timeout_.cancel();
+    if (deadline != 0) timeout_.notify(ps(deadline - start));
+    while (!satisfied || clock() < seen) {
+      Simulation::count_event();
+      sc_core::wait(wake_ | timeout_);
+      if (!satisfied && deadline != 0 && clock() >= deadline) break;
     }
-  };
-  arm();
-  while (!satisfied) {
-    Simulation::count_event();
-    sc_core::wait(wake_);
+    timeout_.cancel();
+    for (auto id : ids) {
+      if (id != 0) memory_.cancel(id);
+    }
+    const Picoseconds waited = clock() - start;
+    counters_.wait_ps += waited;
+    counters_.polls += waited / poll_period_ + 1;
+    // The predicate was true at the write; re-check after the poll's latency,
+    // as the real loop would (another warp may have taken what we waited for).
+    if (ready()) return true;
+    if (deadline != 0 && clock() >= deadline) return false;
   }
-  const Picoseconds waited = clock() - start;
-  counters_.wait_ps += waited;
-  counters_.polls += waited / std::max<Picoseconds>(1, gpu_.costs().load_latency) + 1;
-  // The predicate was true at the write; re-check after the poll's latency,
-  // as the real loop would (another warp may have taken what we waited for).
-  if (!ready()) block_until(std::move(ready), ranges, count);
 }
 
 }  // namespace gpunvme::platform

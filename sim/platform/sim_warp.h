@@ -1,22 +1,32 @@
 // The simulated platform: one GPU warp running an algorithm as a SystemC
 // thread. Every operation has its memory effect on simulated memory at once
-// and costs modelled time: atomics queue at the L2 unit of their address,
-// MMIO stores become posted PCIe writes, fences and loads cost their measured
-// latencies, and waiting is a watch on simulated memory (the warp sleeps
-// until the write it waits for; the polls it would have issued meanwhile are
-// counted, not simulated).
+// (stores that leave the GPU land when the PCIe fabric delivers them) and
+// costs modelled time:
 //
-// Inside for_lanes/ballot the lanes issue together as one warp instruction:
-// the warp pays for the slowest lane, while same-address atomics of several
-// lanes still serialize at their L2 unit.
+// - every warp instruction takes an issue cycle on its SM's warp scheduler
+//   (a next-available-time server shared by the warps of that scheduler);
+// - inside for_lanes/ballot the lanes execute in lockstep: lanes that run
+//   the same sequence of memory operations form one path and cost what their
+//   slowest lane costs; lanes whose sequences differ took different branches
+//   and their paths run one after another (SIMT divergence). Same-address
+//   atomics of several lanes still serialize at their L2 unit;
+// - atomics queue at the L2 unit of their address; loads of GPU memory cost
+//   an L2 hit; loads elsewhere (pinned host memory, a peer's BAR) are PCIe
+//   reads through the fabric; stores elsewhere (host memory, a CMB, a
+//   doorbell) are posted PCIe writes;
+// - fences cost their measured latencies, more when stores they must order
+//   are outstanding;
+// - waiting is a watch on simulated memory: the warp sleeps until the write
+//   it waits for and notices it on its next poll (polls are issued every load
+//   latency plus the __nanosleep backoff); the polls are counted, not
+//   simulated.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <initializer_list>
-
 #include <systemc>
+#include <type_traits>
 
 #include "models/gpu/gpu.h"
 #include "models/pcie/fabric.h"
@@ -26,25 +36,36 @@
 
 namespace gpunvme::platform {
 
-// Receives each I/O's stage times (keyed by queue id and CID).
+// Receives each I/O's stage times (keyed by queue trace id and CID).
 class StageSink {
  public:
   virtual ~StageSink() = default;
-  virtual void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage,
-                     Picoseconds when) = 0;
+  virtual void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) = 0;
 };
 
 struct WarpCounters {
   std::uint64_t polls = 0;            // loads a spinning warp would have issued
   Picoseconds wait_ps = 0;            // time spent waiting on memory
+  std::uint64_t instructions = 0;     // warp instructions issued
+  std::uint64_t divergent_paths = 0;  // extra serialized paths inside for_lanes/ballot
+  std::uint64_t atomics = 0;
   std::uint64_t mmio_stores = 0;
+  std::uint64_t pcie_stores = 0;  // posted stores to host memory or a CMB
+  std::uint64_t pcie_loads = 0;
   std::uint64_t fences = 0;
+  Picoseconds sleep_ps = 0;  // __nanosleep time
+};
+
+// Where a warp runs: its SM and the warp scheduler within it.
+struct WarpPlacement {
+  std::uint32_t sm = 0;
+  std::uint32_t scheduler = 0;
 };
 
 class SimWarp {
  public:
   SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
-          WarpCounters& counters);
+          WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
 
   // ---- time and stages
   Picoseconds clock() const;
@@ -58,44 +79,54 @@ class SimWarp {
   // ---- lanes
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {
-    begin_instruction();
-    algo::for_each_lane(mask, body);
-    end_instruction();
+    begin_instruction(mask);
+    algo::for_each_lane(mask, [&](int lane) {
+      current_lane_ = lane;
+      body(lane);
+    });
+    end_instruction(mask);
   }
   template <class F>
   algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
     algo::LaneMask result = 0;
-    begin_instruction();
+    begin_instruction(mask);
     algo::for_each_lane(mask, [&](int lane) {
+      current_lane_ = lane;
       if (predicate(lane)) result |= algo::LaneMask{1} << lane;
     });
-    end_instruction();
+    end_instruction(mask);
     return result;
   }
 
   // ---- GPU memory
   std::uint32_t atomic_add_u32(std::uint64_t addr, std::uint32_t value);
   std::uint32_t atomic_cas_u32(std::uint64_t addr, std::uint32_t expected, std::uint32_t desired);
+  std::uint32_t atomic_or_u32(std::uint64_t addr, std::uint32_t bits);
+  std::uint32_t atomic_and_u32(std::uint64_t addr, std::uint32_t bits);
   std::uint32_t load_u32(std::uint64_t addr) { return load<std::uint32_t>(addr); }
   template <class T>
   T load(std::uint64_t addr) {
-    charge(clock() + gpu_.costs().load_latency);
-    return memory_.load<T>(addr);
+    static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
+    T value;
+    load_bytes(addr, &value, sizeof(T));
+    return value;
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
-  // Free reads for wait predicates: the polls themselves are accounted by
-  // wait_until.
+  // Free reads for wait predicates and bookkeeping: the polls themselves are
+  // accounted by wait_until.
   std::uint32_t peek_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
   template <class T>
   T peek(std::uint64_t addr) const {
     return memory_.load<T>(addr);
   }
 
-  // ---- ordering and devices
+  // ---- ordering, devices, backoff
+  void fence_block();
   void fence_gpu();
   void fence_system();
   void mmio_store_u32(std::uint64_t addr, std::uint32_t value);
+  void nanosleep(std::uint32_t ns);
 
   // ---- waiting: returns once `ready()` holds, re-checking it whenever a
   // write touches one of the (address, length) ranges.
@@ -103,25 +134,69 @@ class SimWarp {
   void wait_until(Pred&& ready, Ranges... ranges) {
     static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
     if (ready()) return;
-    const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)...};
-    block_until(std::function<bool()>(ready), flat, sizeof...(Ranges) / 2);
+    const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
+    block_until(std::function<bool()>(ready), flat, sizeof...(Ranges) / 2, 0);
+  }
+  // As wait_until, with the ranges in an array of `count` (address, length)
+  // pairs.
+  template <class Pred>
+  void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
+    if (ready()) return;
+    block_until(std::function<bool()>(ready), ranges, count, 0);
+  }
+  // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
+  // returns whether `ready()` holds.
+  template <class Pred>
+  bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
+                           std::size_t count) {
+    if (ready()) return true;
+    return block_until(std::function<bool()>(ready), ranges, count, deadline == 0 ? 1 : deadline);
   }
 
+  const WarpPlacement& placement() const { return placement_; }
+
  private:
-  void begin_instruction();
-  void end_instruction();
-  void charge(Picoseconds done);
+  enum OpKind : std::uint32_t {
+    kAtomic = 1,
+    kLoad,
+    kStore,
+    kPcieLoad,
+    kPcieStore,
+    kFence,
+    kSleep,
+  };
+  struct LaneCost {
+    Picoseconds cursor = 0;       // when this lane's last operation completes
+    std::uint64_t signature = 0;  // the sequence of operations it ran
+  };
+
+  void begin_instruction(algo::LaneMask mask);
+  void end_instruction(algo::LaneMask mask);
+  // When the next operation issues, and recording its completion.
+  Picoseconds op_issue();
+  void op_done(Picoseconds done, OpKind kind);
   void settle();  // waits until every charged operation has completed
-  void block_until(std::function<bool()> ready, const std::uint64_t* ranges, std::size_t count);
+  void load_bytes(std::uint64_t addr, void* data, std::size_t len);
+  void pcie_load(std::uint64_t addr, void* data, std::size_t len);
+  bool block_until(std::function<bool()> ready, const std::uint64_t* ranges, std::size_t count,
+                   Picoseconds deadline);
 
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
   StageSink& sink_;
   WarpCounters& counters_;
+  WarpPlacement placement_;
+  Picoseconds poll_period_;
   int instruction_depth_ = 0;
+  int current_lane_ = 0;
+  Picoseconds instruction_start_ = 0;
+  algo::Lanes<LaneCost> lane_cost_{};
   Picoseconds busy_until_ = 0;  // completion of the operations charged so far
+  bool gpu_store_since_fence_ = false;
+  bool pcie_store_since_fence_ = false;
   sc_core::sc_event wake_;
+  sc_core::sc_event timeout_;
 };
 
 }  // namespace gpunvme::platform

@@ -1,0 +1,289 @@
+// The strategies end to end on the simulator: every named strategy over 1 to
+// 1024 queues and 1 or 4 SSDs keeps every invariant (the controllers check
+// CID uniqueness, SQ overruns, CQ heads, completions; the run checks that
+// every I/O completes); policy variants; configuration errors; one command's
+// stages against closed forms from the parameters; doorbell traffic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_error.h"
+#include "sim/run/run.h"
+
+namespace gpunvme {
+namespace {
+
+// A GPU and four Gen5 SSDs behind one switch; the SSDs grant 1024 queues.
+std::string four_ssd_topology() {
+  const std::string path = ::testing::TempDir() + "/gpu-4ssd.json";
+  nlohmann::json nodes = {{{"id", "cpu0"}, {"kind", "cpu"}},
+                          {{"id", "dram0"}, {"kind", "host_memory"}, {"socket", "cpu0"}},
+                          {{"id", "rc0"}, {"kind", "root_complex"}, {"socket", "cpu0"}},
+                          {{"id", "sw0"}, {"kind", "switch"}},
+                          {{"id", "gpu0"}, {"kind", "gpu"}}};
+  nlohmann::json links = {{{"from", "rc0"}, {"to", "sw0"}, {"gen", 5}, {"width", 16}},
+                          {{"from", "sw0"}, {"to", "gpu0"}, {"gen", 5}, {"width", 16}}};
+  for (int k = 0; k < 4; ++k) {
+    const std::string id = "ssd" + std::to_string(k);
+    nodes.push_back(
+        {{"id", id}, {"kind", "nvme_ssd"}, {"profile", "samsung-pm1743"}, {"max_io_queues", 1024}});
+    links.push_back({{"from", "sw0"}, {"to", id}, {"gen", 5}, {"width", 4}});
+  }
+  std::ofstream(path) << nlohmann::json{
+      {"name", "gpu-4ssd"},
+      {"nodes", nodes},
+      {"links", links}}.dump(2);
+  return path;
+}
+
+nlohmann::json run_with(const std::string& topology, std::vector<std::string> sets) {
+  return run(load_config(topology, default_scenario_file(), sets, 1));
+}
+
+std::string ssd_list(int n) {
+  std::string s = "[";
+  for (int k = 0; k < n; ++k) s += std::string(k ? "," : "") + "\"ssd" + std::to_string(k) + "\"";
+  return s + "]";
+}
+
+// Every I/O completed without error, every SSD's commands add up, and every
+// stage of the breakdown saw every I/O.
+void expect_clean(const nlohmann::json& r, std::uint64_t ios, const std::string& what) {
+  EXPECT_EQ(r["summary"]["ios"].get<std::uint64_t>(), ios) << what;
+  EXPECT_EQ(r["summary"]["errors"].get<std::uint64_t>(), 0u) << what;
+  std::uint64_t commands = 0;
+  for (const auto& [id, ssd] : r["ssds"].items()) {
+    commands += ssd["commands"].get<std::uint64_t>();
+    EXPECT_EQ(ssd["errors"].get<std::uint64_t>(), 0u) << what << " " << id;
+  }
+  EXPECT_EQ(commands, ios) << what;
+  for (const char* stage :
+       {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell", "completion_wait",
+        "completion_polling", "cq_head_sync", "delivery", "end_to_end"}) {
+    EXPECT_EQ(r["stages"][stage]["count"].get<std::uint64_t>(), ios) << what << " " << stage;
+  }
+}
+
+void expect_config_error(const std::vector<std::string>& sets, const std::string& path) {
+  try {
+    load_config(default_topology_file(), default_scenario_file(), sets, 1);
+    ADD_FAILURE() << "accepted: " << sets.back();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+// First in the binary: an exception thrown after SystemC coroutines have
+// run trips AddressSanitizer's alternate-stack check.
+TEST(StrategyConfig, MeaninglessCombinationsAreConfigErrors) {
+  expect_config_error(
+      {"scenario.strategy=per_warp_queue", "scenario.queues=8", "scenario.threads=1024"},
+      "$.threads");
+  expect_config_error(
+      {"scenario.strategy=io_agents", "scenario.queues=4", "scenario.agent_warps=8"},
+      "$.agent_warps");
+  expect_config_error({"scenario.strategy=io_agents", "scenario.submission=per_command"},
+                      "$.submission");
+  expect_config_error({"scenario.cid_scheme=counter_lock", "scenario.cid_space=16"}, "$.cid_space");
+  expect_config_error({"scenario.completion=owner_drain"}, "$.completion");
+  expect_config_error({"scenario.threads=300000"}, "$.threads");
+  expect_config_error({"scenario.cid_scheme=thread_pool", "scenario.queues=1",
+                       "scenario.threads=4096", "scenario.iodepth=32"},
+                      "$.cid_scheme");
+  expect_config_error(
+      {"scenario.completion=polling_warps", "scenario.queues=2", "scenario.poller_warps=3"},
+      "$.poller_warps");
+}
+
+TEST(Strategies, EveryStrategyOverQueueCountsAndSsdsKeepsTheInvariants) {
+  const std::string topology = four_ssd_topology();
+  const std::uint64_t ios = 96;
+  for (const char* strategy :
+       {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"}) {
+    for (int queues : {1, 8, 128, 1024}) {
+      for (int ssds : {1, 4}) {
+        // per_warp_queue: one queue per warp; io_agents: at most one agent per queue.
+        int threads = 64;
+        if (std::string(strategy) == "per_warp_queue")
+          threads = std::min(threads, 32 * queues * ssds);
+        const std::string what = std::string(strategy) + " queues=" + std::to_string(queues) +
+                                 " ssds=" + std::to_string(ssds);
+        const nlohmann::json r =
+            run_with(topology, {"scenario.strategy=" + std::string(strategy),
+                                "scenario.queues=" + std::to_string(queues),
+                                "scenario.ssds=" + ssd_list(ssds), "scenario.queue_entries=8",
+                                "scenario.iodepth=2", "scenario.threads=" + std::to_string(threads),
+                                "scenario.ios=" + std::to_string(ios),
+                                "scenario.agent_warps=" + std::to_string(std::min(queues, 4))});
+        expect_clean(r, ios, what);
+        EXPECT_EQ(r["summary"]["strategy"], strategy);
+      }
+    }
+  }
+}
+
+TEST(Strategies, QueuesOfTwoEntries) {
+  // One slot per queue: every command waits for the previous one on its
+  // queue to be consumed.
+  const std::string topology = four_ssd_topology();
+  for (const char* strategy :
+       {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"}) {
+    const nlohmann::json r = run_with(
+        topology, {"scenario.strategy=" + std::string(strategy), "scenario.queues=2",
+                   "scenario.ssds=" + ssd_list(2), "scenario.queue_entries=2", "scenario.iodepth=3",
+                   "scenario.threads=64", "scenario.ios=120", "scenario.agent_warps=2"});
+    expect_clean(r, 120, strategy);
+  }
+}
+
+TEST(Strategies, PolicyVariants) {
+  const std::string topology = four_ssd_topology();
+  struct Variant {
+    std::vector<std::string> sets;
+  };
+  const std::vector<Variant> variants = {
+      {{"scenario.cid_scheme=counter_lock", "scenario.submission=per_command"}},
+      {{"scenario.cid_scheme=counter_lock", "scenario.submission=warp_batch",
+        "scenario.completion=cq_scan"}},
+      {{"scenario.cid_scheme=warp_partition", "scenario.queue_mapping=per_sm",
+        "scenario.completion=polling_warps", "scenario.poller_warps=3"}},
+      {{"scenario.cid_scheme=thread_pool", "scenario.submission=ticket_ready",
+        "scenario.completion=cid_flags"}},
+      {{"scenario.cid_scheme=counter", "scenario.queue_mapping=round_robin",
+        "scenario.submission=warp_batch", "scenario.completion=cq_scan"}},
+      {{"scenario.strategy=all_threads", "scenario.ssd_mapping=stripe",
+        "scenario.cq_doorbell_batch=3"}},
+      {{"scenario.strategy=bam_ticket", "scenario.ssd_mapping=stripe", "scenario.rw=randwrite",
+        "scenario.bs=16384"}},
+      {{"scenario.strategy=io_agents", "scenario.ssd_mapping=stripe", "scenario.batch_size=4",
+        "scenario.batch_timeout_ns=3000", "scenario.agent_warps=2"}},
+      {{"scenario.strategy=per_warp_queue", "scenario.ssd_mapping=stripe",
+        "scenario.cq_doorbell_batch=2"}},
+      {{"scenario.strategy=warp_batch", "scenario.poll_backoff_ns=300",
+        "scenario.distribution=sequential"}},
+  };
+  for (const Variant& v : variants) {
+    std::vector<std::string> sets = {"scenario.queues=4",        "scenario.ssds=" + ssd_list(4),
+                                     "scenario.queue_entries=4", "scenario.iodepth=2",
+                                     "scenario.threads=64",      "scenario.ios=128"};
+    sets.insert(sets.end(), v.sets.begin(), v.sets.end());
+    std::string what;
+    for (const auto& s : v.sets) what += s + " ";
+    expect_clean(run_with(topology, sets), 128, what);
+  }
+}
+
+TEST(Strategies, ResultsAreDeterministic) {
+  auto strip = [](nlohmann::json r) {
+    r["summary"].erase("wall_time_s");
+    return r.dump();
+  };
+  const std::vector<std::string> sets = {"scenario.strategy=bam_ticket", "scenario.threads=128",
+                                         "scenario.ios=512", "scenario.queues=4"};
+  EXPECT_EQ(strip(run_with(default_topology_file(), sets)),
+            strip(run_with(default_topology_file(), sets)));
+}
+
+// ---------------------------------------------------------------------------
+// One warp, one command, nothing else running: each GPU-side stage is a sum
+// of parameters, and the end-to-end latency is the sum of the stages.
+
+double param(const nlohmann::json& result, const std::string& name) {
+  for (const nlohmann::json& node : result["config"]["topology"]["nodes"]) {
+    if (node["id"] == "gpu0") return node["params"][name].get<double>();
+  }
+  throw std::runtime_error("no gpu0");
+}
+
+TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
+  // Near and far L2 partitions the same, so no atomic depends on the hash.
+  const nlohmann::json r = run_with(
+      default_topology_file(),
+      {"scenario.strategy=warp_batch", "scenario.threads=1", "scenario.ios=1", "scenario.queues=1",
+       "scenario.queue_entries=16", "topology.nodes.gpu0.atomic_far_latency_ns=140"});
+  auto ps = [&](const char* name) { return std::llround(param(r, name) * 1000.0); };
+  const long long cycle = std::llround(1000.0 / param(r, "sm_clock_ghz"));
+  const long long A = ps("atomic_latency_ns"), L = ps("load_latency_ns"), S = ps("store_issue_ns"),
+                  P = ps("pcie_store_issue_ns"), F = ps("fence_system_ns"),
+                  FP = ps("fence_system_after_pcie_store_ns"), G = ps("fence_gpu_after_store_ns");
+  auto stage = [&](const char* name) {
+    EXPECT_EQ(r["stages"][name]["count"].get<int>(), 1) << name;
+    return std::llround(r["stages"][name]["mean"].get<double>() * 1000.0);
+  };
+  // Grouping ballot (one cycle), the ticket atomic, the two gate words.
+  EXPECT_EQ(stage("cid_allocation"), cycle + A + 2 * L);
+  // Four 16 B stores, then the system fence that makes the entry visible.
+  EXPECT_EQ(stage("sqe_construction"), 4 * S + F);
+  // The turn word.
+  EXPECT_EQ(stage("sq_tail_sync"), L);
+  // The MMIO doorbell, the fence after a PCIe store, the turn update.
+  EXPECT_EQ(stage("doorbell"), P + FP + S);
+  // The waiter checked its flag once (L), then polled every load latency
+  // from there; it sees the CQE on the first poll issued after it landed,
+  // checks its flag again, takes the lock, loads the head and the entry.
+  const long long wait = stage("completion_wait");
+  const long long from_poll_start = wait - L;
+  const long long polls = (from_poll_start + L - 1) / L;
+  EXPECT_EQ(stage("completion_polling"), polls * L + L - from_poll_start + L + A + 2 * L);
+  // Acquire fence, head store, rung word, CQ doorbell, rung store.
+  EXPECT_EQ(stage("cq_head_sync"), F + S + L + P + S);
+  // The flag store, the fence before unlocking, the unlock, the requester's
+  // flag load.
+  EXPECT_EQ(stage("delivery"), S + G + S + L);
+  long long sum = 0;
+  for (const char* s : {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell",
+                        "completion_wait", "completion_polling", "cq_head_sync", "delivery"}) {
+    sum += stage(s);
+  }
+  EXPECT_EQ(stage("end_to_end"), sum);
+  // The SSD's part: fetch wait and service as the controller saw them, plus
+  // two small TLPs' flight through the switch, less the doorbell stage's
+  // time after the MMIO write left the SM.
+  const double device = r["stages"]["ssd_fetch_wait"]["mean"].get<double>() +
+                        r["stages"]["ssd_service"]["mean"].get<double>();
+  const double wait_ns = static_cast<double>(wait) / 1000.0;
+  EXPECT_GT(wait_ns, device - static_cast<double>(P + FP + S) / 1000.0);
+  EXPECT_LT(wait_ns, device + 2000.0);
+}
+
+// ---------------------------------------------------------------------------
+// Doorbells: one per command puts many more posted writes on the GPU's link.
+
+std::uint64_t gpu_posted_writes(const nlohmann::json& r) {
+  for (const nlohmann::json& link : r["pcie"]["links"]) {
+    if (link["direction"] == "gpu0->sw0") {
+      return link["by_class"]["posted_write"]["tlps"].get<std::uint64_t>();
+    }
+  }
+  return 0;
+}
+
+TEST(Strategies, DoorbellPerCommandPutsMoreTlpsOnTheLinkThanBatches) {
+  const std::uint64_t ios = 1024;
+  const std::vector<std::string> common = {"scenario.queue_mapping=per_warp",
+                                           "scenario.threads=256", "scenario.ios=1024",
+                                           "scenario.queues=8", "scenario.cq_doorbell_batch=512"};
+  auto with = [&](const std::string& strategy) {
+    std::vector<std::string> sets = common;
+    sets.push_back("scenario.strategy=" + strategy);
+    return run_with(default_topology_file(), sets);
+  };
+  const nlohmann::json per_command = with("all_threads");
+  const nlohmann::json batched = with("warp_batch");
+  expect_clean(per_command, ios, "all_threads");
+  expect_clean(batched, ios, "warp_batch");
+  // Each command rings its own SQ doorbell; a warp rings one for its lanes.
+  const std::uint64_t many = gpu_posted_writes(per_command);
+  const std::uint64_t few = gpu_posted_writes(batched);
+  EXPECT_GE(many, ios);
+  EXPECT_LE(few, ios / 32 + 8 * 4);
+  EXPECT_GT(many, 10 * few);
+  EXPECT_EQ(per_command["gpus"]["gpu0"]["mmio_stores"].get<std::uint64_t>(), many);
+  EXPECT_GE(per_command["ssds"]["ssd0"]["doorbell_writes"].get<std::uint64_t>(), ios);
+}
+
+}  // namespace
+}  // namespace gpunvme

@@ -1,0 +1,353 @@
+// The GPU model and the simulated platform against closed forms computed
+// from the parameters, and against our hardware measurements on the lent
+// H200 (configs/measurements/gpu-microbench-h200-2026-11-22.json).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "tests/gpu/gpu_bench.h"
+
+namespace gpunvme {
+namespace {
+
+using testing::GpuBench;
+
+nlohmann::json measurements() {
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) +
+                   "/configs/measurements/gpu-microbench-h200-2026-11-22.json");
+  return nlohmann::json::parse(in);
+}
+
+nlohmann::json profile(const std::string& name) {
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) + "/configs/gpu/" + name + ".json");
+  return nlohmann::json::parse(in);
+}
+
+double ps(Picoseconds t) { return static_cast<double>(t); }
+
+// ---------------------------------------------------------------------------
+// Profiles cite the measurement file correctly.
+
+TEST(GpuProfile, H200FiguresMatchTheMeasurements) {
+  const nlohmann::json m = measurements()["figures"];
+  const nlohmann::json p = profile("h200-sxm")["params"];
+  auto near = [](double a, double b) { return std::abs(a - b) <= 0.005 * std::abs(b) + 0.01; };
+  EXPECT_TRUE(near(p["atomic_latency_ns"]["value"], m["atomic_add_uncontended_latency"]["value"]));
+  EXPECT_TRUE(
+      near(p["atomic_same_address_ns"]["value"], m["l2_same_address_atomic_interval"]["value"]));
+  EXPECT_TRUE(
+      near(p["load_latency_ns"]["value"], m["load_latency"]["l2_hit_load_latency"]["value"]));
+  EXPECT_TRUE(near(p["fence_block_ns"]["value"], m["fences"]["fence_block_idle"]["value"]));
+  EXPECT_TRUE(near(p["fence_gpu_ns"]["value"], m["fences"]["fence_gpu_idle"]["value"]));
+  EXPECT_TRUE(near(p["fence_system_ns"]["value"], m["fences"]["fence_system_idle"]["value"]));
+  EXPECT_TRUE(near(p["fence_gpu_after_store_ns"]["value"],
+                   m["fences"]["fence_gpu_after_global_store"]["value"].get<double>() -
+                       m["fences"]["store_global_only"]["value"].get<double>()));
+  EXPECT_TRUE(near(p["fence_system_after_pcie_store_ns"]["value"],
+                   m["fences"]["fence_system_after_host_store"]["value"].get<double>() -
+                       m["fences"]["store_host_only"]["value"].get<double>()));
+  EXPECT_TRUE(
+      near(p["store_issue_ns"]["value"], m["zero_copy"]["global_store_issue_sustained"]["value"]));
+  EXPECT_TRUE(
+      near(p["pcie_store_issue_ns"]["value"], m["zero_copy"]["host_store_issue_burst16"]["value"]));
+  // The far-partition figure is the median of the upper mode of the map.
+  const nlohmann::json& bins = m["atomic_add_latency_by_sm_and_address"]["histogram_10ns_bins"];
+  std::uint64_t far_total = 0;
+  for (const auto& [bin, count] : bins.items()) {
+    if (std::stoi(bin) >= 200) far_total += count.get<std::uint64_t>();
+  }
+  double median = 0;
+  std::uint64_t seen = 0;
+  for (const auto& [bin, count] : bins.items()) {
+    const int b = std::stoi(bin);
+    if (b < 200) continue;
+    const auto c = count.get<std::uint64_t>();
+    if (seen + c >= far_total / 2) {
+      median = b + 10.0 * static_cast<double>(far_total / 2 - seen) / static_cast<double>(c);
+      break;
+    }
+    seen += c;
+  }
+  EXPECT_NEAR(p["atomic_far_latency_ns"]["value"].get<double>(), median, 0.5);
+}
+
+TEST(GpuProfile, EveryProfileLoads) {
+  for (const char* name : {"h100-sxm", "h200-sxm", "a100-sxm"}) {
+    GpuBench bench(nlohmann::json{{"profile", name}});
+    EXPECT_EQ(bench.gpu().sms(), profile(name)["params"]["sms"]["value"].get<std::uint32_t>());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Closed forms: fences, stores, loads, issue slots, divergence, backoff.
+
+TEST(SimWarp, FencesCostMoreWhenStoresAreOutstanding) {
+  GpuBench bench;
+  const gpu::GpuCosts c = bench.gpu().costs();
+  const std::uint64_t local = bench.gpu().allocate(4096);
+  std::vector<Picoseconds> t;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    t.push_back(p.clock());
+    p.fence_gpu();  // idle
+    t.push_back(p.clock());
+    p.store_u32(local, 1);
+    t.push_back(p.clock());
+    p.fence_gpu();  // after a store to GPU memory
+    t.push_back(p.clock());
+    p.fence_system();  // idle again
+    t.push_back(p.clock());
+    p.store_u32(bench.host_memory(), 1);  // posted PCIe write
+    t.push_back(p.clock());
+    p.fence_system();  // after a PCIe store
+    t.push_back(p.clock());
+    p.fence_block();
+    t.push_back(p.clock());
+  });
+  bench.run();
+  ASSERT_EQ(t.size(), 8u);
+  const Picoseconds cycle = c.cycle;  // each operation issues in one cycle
+  EXPECT_EQ(t[1] - t[0], c.fence_gpu);
+  EXPECT_EQ(t[2] - t[1], cycle * 0 + c.store_issue);
+  EXPECT_EQ(t[3] - t[2], c.fence_gpu_after_store);
+  EXPECT_EQ(t[4] - t[3], c.fence_system);
+  EXPECT_EQ(t[5] - t[4], c.pcie_store_issue);
+  EXPECT_EQ(t[6] - t[5], c.fence_system_after_pcie_store);
+  EXPECT_EQ(t[7] - t[6], c.fence_block);
+  EXPECT_EQ(bench.counters().pcie_stores, 1u);
+}
+
+TEST(SimWarp, ZeroCopyLoadIsAPcieReadMatchingTheMeasurement) {
+  // With no GPU-internal overhead the load costs exactly the fabric's round
+  // trip; the profiles' overhead is that round trip's complement to the
+  // measured zero-copy read.
+  Picoseconds round_trip = 0;
+  {
+    GpuBench bench(nlohmann::json{{"pcie_load_overhead_ns", 0.0}});
+    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+      const Picoseconds start = p.clock();
+      p.load_u32(bench.host_memory());
+      round_trip = p.clock() - start;
+    });
+    bench.run();
+    EXPECT_EQ(bench.counters().pcie_loads, 1u);
+  }
+  EXPECT_NEAR(ps_to_ns(round_trip), 561.1, 60.0) << "the fabric's round trip moved: recalibrate "
+                                                    "pcie_load_overhead_ns in configs/gpu/";
+  // The GPU-internal overhead adds to the fabric's round trip.
+  {
+    GpuBench bench;
+    Picoseconds with_overhead = 0;
+    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+      const Picoseconds start = p.clock();
+      p.load_u32(bench.host_memory());
+      with_overhead = p.clock() - start;
+    });
+    bench.run();
+    EXPECT_EQ(with_overhead, round_trip + bench.gpu().costs().pcie_load_overhead);
+  }
+  Picoseconds h200 = 0;
+  {
+    GpuBench bench(nlohmann::json{{"profile", "h200-sxm"}});
+    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+      const Picoseconds start = p.clock();
+      p.load_u32(bench.host_memory());
+      h200 = p.clock() - start;
+    });
+    bench.run();
+  }
+  const double measured =
+      measurements()["figures"]["zero_copy"]["host_read_latency_64KiB"]["value"].get<double>();
+  // The measurement file gives host-side figures +/-15 % across machines.
+  EXPECT_NEAR(ps_to_ns(h200), measured, 0.15 * measured);
+}
+
+TEST(SimWarp, WarpSchedulerIssuesOneInstructionPerCycle) {
+  // 8 warps on one scheduler each issue 100 one-cycle instructions: the
+  // scheduler is the bottleneck, 800 cycles in all; on 8 schedulers of 2 SMs
+  // they overlap.
+  for (std::uint32_t spread : {1u, 8u}) {
+    GpuBench bench;
+    const Picoseconds cycle = bench.gpu().costs().cycle;
+    Picoseconds end = 0;
+    for (std::uint32_t w = 0; w < 8; ++w) {
+      const platform::WarpPlacement at{(w % spread) / 4, (w % spread) % 4};
+      bench.spawn(at, [&](platform::SimWarp& p) {
+        for (int i = 0; i < 100; ++i) p.for_lanes(algo::kAllLanes, [](int) {});
+        end = std::max(end, p.clock());
+      });
+    }
+    bench.run();
+    EXPECT_EQ(end, (spread == 1 ? 800 : 100) * cycle) << "spread " << spread;
+  }
+}
+
+TEST(SimWarp, DivergentLanesRunTheirPathsOneAfterAnother) {
+  GpuBench bench;
+  const gpu::GpuCosts c = bench.gpu().costs();
+  const std::uint64_t local = bench.gpu().allocate(4096);
+  Picoseconds uniform = 0, divergent = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    Picoseconds t = p.clock();
+    // Every lane: one load then one 64 B store (the same path).
+    p.for_lanes(algo::kAllLanes, [&](int lane) {
+      p.load_u32(local + 4 * lane);
+      std::uint8_t entry[64] = {};
+      p.store_bytes(local + 64 * lane, entry, 64);
+    });
+    uniform = p.clock() - t;
+    t = p.clock();
+    // Even lanes take the load, odd lanes the store: two paths.
+    p.for_lanes(algo::kAllLanes, [&](int lane) {
+      if (lane % 2 == 0) {
+        p.load_u32(local + 4 * lane);
+      } else {
+        std::uint8_t entry[64] = {};
+        p.store_bytes(local + 64 * lane, entry, 64);
+      }
+    });
+    divergent = p.clock() - t;
+  });
+  bench.run();
+  EXPECT_EQ(uniform, c.load_latency + 4 * c.store_issue);
+  EXPECT_EQ(divergent, c.load_latency + 4 * c.store_issue);  // paths in sequence
+  EXPECT_EQ(bench.counters().divergent_paths, 1u);
+}
+
+TEST(SimWarp, PollBackoffDelaysNoticingAWrite) {
+  // A waiter polls every load latency plus its backoff; it notices a write
+  // at w with the first poll issued at or after w, one load latency later.
+  for (Picoseconds backoff : {Picoseconds{0}, ns_to_ps(500)}) {
+    GpuBench bench;
+    const gpu::GpuCosts c = bench.gpu().costs();
+    const std::uint64_t flag = bench.gpu().allocate(128);
+    const Picoseconds write_at = ns_to_ps(1234);
+    Picoseconds seen = 0;
+    bench.spawn(
+        {0, 0},
+        [&](platform::SimWarp& p) {
+          p.wait_until([&] { return p.peek_u32(flag) != 0; }, flag, 4);
+          seen = p.clock();
+        },
+        backoff);
+    bench.spawn({1, 0}, [&](platform::SimWarp& p) {
+      sc_core::wait(sc_core::sc_time(static_cast<double>(write_at), sc_core::SC_PS));
+      p.store_u32(flag, 1);
+    });
+    bench.run();
+    const Picoseconds period = c.load_latency + backoff;
+    // The store lands after its issue cycle.
+    const Picoseconds landed = write_at;
+    const Picoseconds poll = (landed + period - 1) / period * period;
+    EXPECT_EQ(seen, poll + c.load_latency) << "backoff " << backoff;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Atomics against the H200 measurements.
+
+struct ContentionResult {
+  double throughput_ops_per_s;
+  double mean_op_latency_ns;
+};
+
+// `warps` warps, one per SM in turn (one block of one warp each), each a
+// dependent chain of `iterations` warp-wide atomics with `lanes` active
+// lanes; `same`: every lane on one word, else each warp its own line with
+// lane l on word l. As the hardware program measures it.
+ContentionResult contend(bool same, std::uint32_t warps, std::uint32_t lanes,
+                         std::uint32_t iterations, std::uint32_t sm_offset = 0) {
+  GpuBench bench(nlohmann::json{{"profile", "h200-sxm"}});
+  const std::uint32_t sms = bench.gpu().sms();
+  const std::uint64_t base = bench.gpu().allocate(std::uint64_t{warps + 1} * 128, 128);
+  Picoseconds first_start = ~Picoseconds{0}, last_end = 0;
+  double latency_sum = 0;
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t sm = (w + sm_offset) % sms;
+    const std::uint32_t scheduler = ((w + sm_offset) / sms) % 4;
+    bench.spawn({sm, scheduler}, [&, w](platform::SimWarp& p) {
+      const Picoseconds start = p.clock();
+      for (std::uint32_t i = 0; i < iterations; ++i) {
+        p.for_lanes(algo::lanes_below(lanes), [&](int lane) {
+          p.atomic_add_u32(same ? base : base + 128 * (w + 1) + 4 * lane, 1);
+        });
+      }
+      const Picoseconds end = p.clock();
+      first_start = std::min(first_start, start);
+      last_end = std::max(last_end, end);
+      latency_sum += ps_to_ns(end - start) / iterations;
+    });
+  }
+  bench.run();
+  const double ops = static_cast<double>(warps) * lanes * iterations;
+  return {ops / (ps(last_end - first_start) * 1e-12), latency_sum / warps};
+}
+
+const nlohmann::json& contention_row(const nlohmann::json& rows, const std::string& addresses,
+                                     std::uint32_t lanes, std::uint32_t warps) {
+  for (const nlohmann::json& r : rows) {
+    if (r["addresses"] == addresses && r["lanes_per_warp"] == lanes && r["warps"] == warps) {
+      return r;
+    }
+  }
+  throw std::runtime_error("no such row");
+}
+
+TEST(GpuAtomics, SameAddressSaturatesAndLatencyGrowsWithContenders) {
+  const nlohmann::json rows = measurements()["figures"]["atomic_contention"]["rows"];
+  double previous_latency = 0;
+  for (std::uint32_t lanes : {1u, 32u}) {
+    previous_latency = 0;
+    for (std::uint32_t warps : {1u, 8u, 32u, 132u, 528u, 1056u}) {
+      const std::uint32_t iterations = lanes == 1 ? 200 : 20;
+      // A lone warp's latency depends on its SM's partition; average the two.
+      ContentionResult r = contend(true, warps, lanes, iterations);
+      if (warps == 1) {
+        const ContentionResult other = contend(true, warps, lanes, iterations, 1);
+        r.mean_op_latency_ns = (r.mean_op_latency_ns + other.mean_op_latency_ns) / 2;
+        r.throughput_ops_per_s = (r.throughput_ops_per_s + other.throughput_ops_per_s) / 2;
+      }
+      const nlohmann::json& m = contention_row(rows, "same", lanes, warps);
+      const double measured_tp = m["throughput_ops_per_s"];
+      const double measured_lat = m["mean_op_latency_ns"];
+      EXPECT_NEAR(r.throughput_ops_per_s, measured_tp, 0.25 * measured_tp)
+          << lanes << " lanes, " << warps << " warps";
+      EXPECT_NEAR(r.mean_op_latency_ns, measured_lat, 0.25 * measured_lat)
+          << lanes << " lanes, " << warps << " warps";
+      EXPECT_GE(r.mean_op_latency_ns, previous_latency * 0.95);
+      previous_latency = r.mean_op_latency_ns;
+      // Saturated: one operation per service interval.
+      if (warps * lanes >= 1056) {
+        EXPECT_NEAR(r.throughput_ops_per_s, 1e9 / 0.732, 0.02 * 1e9 / 0.732);
+      }
+    }
+  }
+}
+
+TEST(GpuAtomics, DistinctAddressesScale) {
+  const nlohmann::json rows = measurements()["figures"]["atomic_contention"]["rows"];
+  for (std::uint32_t lanes : {1u, 32u}) {
+    double one_warp = 0;
+    for (std::uint32_t warps : {1u, 8u, 132u, 1056u}) {
+      const std::uint32_t iterations = lanes == 1 ? 100 : 10;
+      ContentionResult r = contend(false, warps, lanes, iterations);
+      if (warps == 1) {
+        const ContentionResult other = contend(false, warps, lanes, iterations, 1);
+        r.mean_op_latency_ns = (r.mean_op_latency_ns + other.mean_op_latency_ns) / 2;
+        r.throughput_ops_per_s = (r.throughput_ops_per_s + other.throughput_ops_per_s) / 2;
+        one_warp = r.throughput_ops_per_s;
+      }
+      const double measured_lat =
+          contention_row(rows, "distinct_per_warp", lanes, warps)["mean_op_latency_ns"];
+      // Per-operation latency stays flat, as measured (170-240 ns).
+      EXPECT_NEAR(r.mean_op_latency_ns, measured_lat, 0.25 * measured_lat)
+          << lanes << " lanes, " << warps << " warps";
+      // Throughput grows with the warps (the hardware's grows 875-fold from 1
+      // to 1056 one-lane warps; its span includes launch skew).
+      EXPECT_GE(r.throughput_ops_per_s, 0.7 * warps * one_warp) << lanes << " lanes, " << warps;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpunvme
