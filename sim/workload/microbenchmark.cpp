@@ -1,11 +1,15 @@
 #include "sim/workload/microbenchmark.h"
 
-#include <random>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
 #include <systemc>
 
-#include "sim/algo/warp_batch.h"
+#include "sim/algo/completion.h"
+#include "sim/algo/io_agents.h"
+#include "sim/algo/queue_state.h"
+#include "sim/algo/strategy.h"
 #include "sim/config/config_error.h"
 #include "sim/protocol/nvme_entries.h"
 
@@ -21,7 +25,239 @@ constexpr int kWarpStackBytes = 512 * 1024;
 #else
 constexpr int kWarpStackBytes = 64 * 1024;
 #endif
+
+// Where the host driver that brings an SSD up runs: the host memory nearest
+// the SSD (fewest hops) and the CPU socket it belongs to. Without host memory
+// the driver keeps its admin queues in GPU memory and its MMIO comes from
+// the GPU.
+struct HostSide {
+  std::size_t cpu;
+  std::size_t memory;
+};
+HostSide host_side(const Machine& machine, std::size_t ssd, std::size_t gpu) {
+  const TopologyConfig& topology = machine.topology();
+  HostSide best{gpu, host::NvmeDriver::kNoHostMemory};
+  std::size_t best_hops = static_cast<std::size_t>(-1);
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    const NodeConfig& node = topology.nodes[i];
+    if (node.kind != "host_memory") continue;
+    const std::string& socket = node.params.string("socket");
+    const std::size_t hops = machine.graph().route(i, ssd).size();
+    if (socket.empty() || hops == 0 || hops >= best_hops) continue;
+    best = HostSide{machine.node_index(socket), i};
+    best_hops = hops;
+  }
+  return best;
+}
+
+algo::NamedStrategy named_from(const std::string& name) {
+  if (name == "all_threads") return algo::NamedStrategy::AllThreads;
+  if (name == "bam_ticket") return algo::NamedStrategy::BamTicket;
+  if (name == "io_agents") return algo::NamedStrategy::IoAgents;
+  if (name == "per_warp_queue") return algo::NamedStrategy::PerWarpQueue;
+  return algo::NamedStrategy::WarpBatch;
+}
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+using algo::local_cid_bits;
+
+// The SM of compute or service warp `w`: blocks of `warps_per_block` warps
+// go to SMs round robin, as the CUDA block scheduler hands them out.
+std::uint32_t warp_sm(std::uint32_t w, std::uint32_t warps_per_block, std::uint32_t sms) {
+  return (w / warps_per_block) % sms;
+}
+
+// The queue a warp mostly uses (for CID partitions): the mapping's choice
+// for its first I/O, or ~0 when every warp may use every queue.
+std::uint32_t home_queue(const StrategyPlan& plan, std::uint32_t w, std::uint32_t sm,
+                         std::uint32_t per_ssd, std::uint32_t ssds) {
+  const std::uint32_t all = per_ssd * ssds;
+  const bool stripe = plan.ssd_mapping == algo::SsdMapping::Stripe;
+  switch (plan.strategy.mapping) {
+    case algo::QueueMapping::PerSm: return stripe ? sm % per_ssd : sm % all;
+    case algo::QueueMapping::PerWarp: return stripe ? w % per_ssd : w % all;
+    default: return ~0u;
+  }
+}
+
+// Each warp's index among the warps sharing its home queue, and the most
+// warps any queue has.
+struct Partitions {
+  std::vector<std::uint32_t> index;
+  std::uint32_t users = 1;
+};
+Partitions cid_partitions(const StrategyPlan& plan, std::uint32_t warps,
+                          std::uint32_t warps_per_block, std::uint32_t sms, std::uint32_t per_ssd,
+                          std::uint32_t ssds) {
+  Partitions out;
+  out.index.resize(warps);
+  std::vector<std::uint32_t> seen(std::size_t{per_ssd} * ssds, 0);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t home = home_queue(plan, w, warp_sm(w, warps_per_block, sms), per_ssd, ssds);
+    out.index[w] = home == ~0u ? w : seen[home]++;
+    out.users = std::max(out.users, out.index[w] + 1);
+  }
+  return out;
+}
+
+std::uint32_t cid_space_of(const algo::Strategy& st, std::int64_t configured, std::uint32_t entries,
+                           std::uint32_t users, std::uint32_t iodepth) {
+  return algo::cid_space_for(st.cid, configured, entries, users, iodepth);
+}
+
+void check_strategy(const RunConfig& config) {
+  const ParamValues& s = config.scenario.params;
+  const std::string& file = config.scenario.file;
+  const StrategyPlan plan = strategy_plan(config);
+  const algo::Strategy& st = plan.strategy;
+  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
+  const auto sms = static_cast<std::uint32_t>(gpu.params.integer("sms"));
+  const auto max_warps_per_sm = static_cast<std::uint32_t>(gpu.params.integer("max_warps_per_sm"));
+  const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
+  const std::uint32_t warps = ceil_div(threads, 32);
+  const std::uint32_t warps_per_block = ceil_div(s.integer("threads_per_block"), 32);
+  const auto per_ssd = static_cast<std::uint32_t>(s.integer("queues"));
+  const auto ssds = static_cast<std::uint32_t>(s.string_list("ssds").size());
+  const std::uint32_t all_queues = per_ssd * ssds;
+  const auto entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  const auto iodepth = static_cast<std::uint32_t>(s.integer("iodepth"));
+  const bool stripe = plan.ssd_mapping == algo::SsdMapping::Stripe;
+  auto fixed = [&](const char* field, const std::string& why) {
+    if (s.string(field) != "strategy") {
+      throw ConfigError(file, std::string("$.") + field, "\"" + s.string(field) + "\"", why);
+    }
+  };
+  if (all_queues > 65535) {
+    throw ConfigError(
+        file, "$.queues", std::to_string(per_ssd),
+        fmt::format("{} queues over {} SSDs: at most 65,535 in one run", all_queues, ssds));
+  }
+  if (plan.agents) {
+    const std::string why = "io_agents fixes it: agents own their queues; leave it \"strategy\"";
+    fixed("queue_mapping", why);
+    fixed("submission", why);
+    fixed("completion", why);
+    if (st.cid != algo::CidScheme::SqSlot) {
+      throw ConfigError(file, "$.cid_scheme", "\"" + s.string("cid_scheme") + "\"",
+                        "io_agents uses CID = SQ slot (an agent owns its queues)");
+    }
+    if (s.integer("agent_warps") > per_ssd) {
+      throw ConfigError(file, "$.agent_warps", std::to_string(s.integer("agent_warps")),
+                        fmt::format("each agent owns at least one queue per SSD: at most {} "
+                                    "(queues)",
+                                    per_ssd));
+    }
+  } else {
+    if (st.submission == algo::Submission::AgentBatch ||
+        st.mapping == algo::QueueMapping::PerAgent) {
+      throw ConfigError(file, "$.strategy", "\"" + plan.name + "\"",
+                        "agent submission needs strategy io_agents");
+    }
+    const bool exclusive = st.submission == algo::Submission::Exclusive;
+    if (exclusive != (st.completion == algo::Completion::OwnerDrain)) {
+      throw ConfigError(file, "$.completion", "\"" + s.string("completion") + "\"",
+                        "exclusive submission and owner_drain completion go together (a warp "
+                        "that owns its queue drains it)");
+    }
+    if (exclusive) {
+      if (st.mapping != algo::QueueMapping::PerWarp) {
+        throw ConfigError(file, "$.queue_mapping", "\"" + s.string("queue_mapping") + "\"",
+                          "a warp that owns its queue needs the per_warp mapping");
+      }
+      const std::uint32_t available = stripe ? per_ssd : all_queues;
+      if (warps > available) {
+        throw ConfigError(file, "$.threads", std::to_string(threads),
+                          fmt::format("each of the {} warps owns a queue{}, but there are {}",
+                                      warps, stripe ? " on every SSD" : "", available));
+      }
+      if (stripe && ssds > algo::kMaxOwnedQueues) {
+        throw ConfigError(
+            file, "$.ssds", std::to_string(ssds),
+            fmt::format("a warp owns one queue per SSD, at most {}", algo::kMaxOwnedQueues));
+      }
+    }
+    if (st.completion == algo::Completion::PollingWarps &&
+        static_cast<std::uint32_t>(s.integer("poller_warps")) > all_queues) {
+      throw ConfigError(
+          file, "$.poller_warps", std::to_string(s.integer("poller_warps")),
+          fmt::format("each polling warp drains at least one of the {} queues", all_queues));
+    }
+  }
+  const std::uint32_t service = plan.agents ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                                : plan.pollers
+                                    ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                    : 0;
+  const std::uint32_t blocks = ceil_div(std::uint64_t{warps} + service, warps_per_block);
+  if (ceil_div(blocks, sms) * warps_per_block > max_warps_per_sm) {
+    throw ConfigError(
+        file, "$.threads", std::to_string(threads),
+        fmt::format("{} warps{} in blocks of {} need {} resident warps on an SM; "
+                    "{} holds {} (waves of blocks are not modelled)",
+                    warps, service ? fmt::format(" (+{} service warps)", service) : "",
+                    warps_per_block, ceil_div(blocks, sms) * warps_per_block, gpu.id,
+                    max_warps_per_sm));
+  }
+  const std::int64_t cid_space = s.integer("cid_space");
+  if ((st.cid == algo::CidScheme::Counter || st.cid == algo::CidScheme::CounterLock) &&
+      cid_space != 0 && cid_space < entries) {
+    throw ConfigError(file, "$.cid_space", std::to_string(cid_space),
+                      fmt::format("must be at least queue_entries ({}): every command the queue "
+                                  "holds needs its own CID",
+                                  entries));
+  }
+  if (st.cid == algo::CidScheme::WarpPartition || st.cid == algo::CidScheme::ThreadPool) {
+    if (st.cid == algo::CidScheme::WarpPartition && local_cid_bits(iodepth) > 10) {
+      throw ConfigError(file, "$.iodepth", std::to_string(iodepth),
+                        "warp_partition keeps at most 1024 warp-local CIDs (iodepth <= 32)");
+    }
+    const Partitions parts = cid_partitions(plan, warps, warps_per_block, sms, per_ssd, ssds);
+    const std::uint64_t space = cid_space_of(st, 0, entries, parts.users, iodepth);
+    if (space > 65536) {
+      throw ConfigError(file, "$.cid_scheme", "\"" + s.string("cid_scheme") + "\"",
+                        fmt::format("{} warps share a queue and each needs {} CIDs: {} > 65,536",
+                                    parts.users, space / parts.users, space));
+    }
+  }
+}
+
 }  // namespace
+
+StrategyPlan strategy_plan(const RunConfig& config) {
+  const ParamValues& s = config.scenario.params;
+  StrategyPlan plan;
+  plan.name = s.string("strategy");
+  const algo::NamedStrategy named = named_from(plan.name);
+  plan.strategy = algo::named_strategy(named);
+  algo::Strategy& st = plan.strategy;
+  const std::string& mapping = s.string("queue_mapping");
+  if (mapping == "per_sm") st.mapping = algo::QueueMapping::PerSm;
+  if (mapping == "per_warp") st.mapping = algo::QueueMapping::PerWarp;
+  if (mapping == "round_robin") st.mapping = algo::QueueMapping::RoundRobin;
+  const std::string& cid = s.string("cid_scheme");
+  if (cid == "sq_slot") st.cid = algo::CidScheme::SqSlot;
+  if (cid == "counter") st.cid = algo::CidScheme::Counter;
+  if (cid == "counter_lock") st.cid = algo::CidScheme::CounterLock;
+  if (cid == "warp_partition") st.cid = algo::CidScheme::WarpPartition;
+  if (cid == "thread_pool") st.cid = algo::CidScheme::ThreadPool;
+  const std::string& submission = s.string("submission");
+  if (submission == "per_command") st.submission = algo::Submission::PerCommand;
+  if (submission == "ticket_ready") st.submission = algo::Submission::TicketReady;
+  if (submission == "warp_batch") st.submission = algo::Submission::WarpBatch;
+  if (submission == "exclusive") st.submission = algo::Submission::Exclusive;
+  const std::string& completion = s.string("completion");
+  if (completion == "cq_scan") st.completion = algo::Completion::CqScan;
+  if (completion == "cid_flags") st.completion = algo::Completion::CidFlags;
+  if (completion == "polling_warps") st.completion = algo::Completion::PollingWarps;
+  if (completion == "owner_drain") st.completion = algo::Completion::OwnerDrain;
+  plan.ssd_mapping =
+      s.string("ssd_mapping") == "stripe" ? algo::SsdMapping::Stripe : algo::SsdMapping::Interleave;
+  plan.agents = named == algo::NamedStrategy::IoAgents;
+  plan.pollers = !plan.agents && st.completion == algo::Completion::PollingWarps;
+  return plan;
+}
 
 void check_microbenchmark(const RunConfig& config) {
   const ParamValues& s = config.scenario.params;
@@ -32,15 +268,16 @@ void check_microbenchmark(const RunConfig& config) {
     const auto queues = s.integer("queues");
     const auto granted = ssd.params.integer("max_io_queues");
     if (queues > granted) {
-      throw ConfigError(file, "$.queues", std::to_string(queues),
-                        fmt::format("{} grants at most {} I/O queues (max_io_queues)", ssd.id,
-                                    granted));
+      throw ConfigError(
+          file, "$.queues", std::to_string(queues),
+          fmt::format("{} grants at most {} I/O queues (max_io_queues)", ssd.id, granted));
     }
     const auto entries = s.integer("queue_entries");
     const auto mqes = ssd.params.integer("mqes");
     if (entries > mqes) {
-      throw ConfigError(file, "$.queue_entries", std::to_string(entries),
-                        fmt::format("{} accepts queues of at most {} entries (mqes)", ssd.id, mqes));
+      throw ConfigError(
+          file, "$.queue_entries", std::to_string(entries),
+          fmt::format("{} accepts queues of at most {} entries (mqes)", ssd.id, mqes));
     }
     const auto bs = s.integer("bs");
     const auto lba = ssd.params.integer("lba_bytes");
@@ -63,6 +300,7 @@ void check_microbenchmark(const RunConfig& config) {
                         "more than 65,536 LBAs in one command (NLB is 16 bits)");
     }
   }
+  check_strategy(config);
 }
 
 Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunConfig& config,
@@ -92,6 +330,7 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
                            ssd.capacity_lbas(),
                            static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes())
                      : ssd.capacity_lbas();
+    std::vector<host::IoQueueSpec> specs;
     for (std::uint32_t i = 0; i < per_ssd; ++i) {
       algo::QueuePair q;
       q.trace_id = static_cast<std::uint32_t>(i * ssd_ids.size() + k);
@@ -106,60 +345,234 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
       q.cq_head = counters + 12;
       q.cq_lock = counters + 16;
       q.done = gpu_.allocate(std::uint64_t{entries} * 4, 128);
-      if (bytes_per_io_ > 2 * 4096) q.prp_lists = gpu_.allocate(std::uint64_t{entries} * 4096, 4096);
+      if (bytes_per_io_ > 2 * 4096)
+        q.prp_lists = gpu_.allocate(std::uint64_t{entries} * 4096, 4096);
       q.sq_doorbell = ssd.doorbell_address(true, q.qid);
       q.cq_doorbell = ssd.doorbell_address(false, q.qid);
-      ssd.create_io_queue_pair(q.qid, q.sq_base, q.cq_base, entries);
+      host::IoQueueSpec spec;
+      spec.qid = q.qid;
+      spec.entries = entries;
+      spec.placement = host::QueuePlacement::gpu;
+      spec.sq_base = q.sq_base;
+      spec.cq_base = q.cq_base;
+      specs.push_back(spec);
       queues_[q.trace_id] = q;
       queue_span_lbas_[q.trace_id] = span_lbas;
     }
+    // The host driver brings the SSD up and creates the queues through its
+    // admin queue; the warps start once every SSD's queues exist.
+    const HostSide side = host_side(machine, machine.node_index(ssd_ids[k]), gpu_.node());
+    drivers_.push_back(std::make_unique<host::NvmeDriver>(
+        fmt::format("{}_driver", ssd_ids[k]).c_str(), ssd, machine.fabric(), machine.memory(),
+        side.cpu, side.memory, &gpu_));
+    host::NvmeDriver& driver = *drivers_.back();
+    host::BringUpOptions bring_up;
+    bring_up.io_queues = static_cast<std::uint16_t>(per_ssd);
+    driver.bring_up(bring_up, nullptr);
+    driver.create_io_queues(
+        std::move(specs), [this, controller = &ssd](std::vector<host::IoQueue> created) {
+          for (const host::IoQueue& q : created) {
+            if (q.status != nvme::Status::Success) {
+              throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
+                                                   controller->id(), q.qid,
+                                                   nvme::status_name(q.status)));
+            }
+          }
+          if (++drivers_ready_ == drivers_.size()) start_warps();
+        });
   }
 
   buffer_stride_ = round_up(bytes_per_io_, 4096);
   buffers_ = gpu_.allocate(std::uint64_t{threads_} * iodepth_ * buffer_stride_, 4096);
 
-  const std::uint32_t warps = (threads_ + algo::kWarpLanes - 1) / algo::kWarpLanes;
-  for (std::uint32_t w = 0; w < warps; ++w) {
-    const std::uint32_t first = w * algo::kWarpLanes;
-    warps_.push_back({w % queues_.size(), first,
-                      std::min<std::uint32_t>(algo::kWarpLanes, threads_ - first)});
-  }
+  plan_warps();
+  prepare_queues();
+}
+
+void Microbenchmark::start_warps() {
   sc_core::sc_spawn_options options;
   options.set_stack_size(kWarpStackBytes);
   for (std::size_t w = 0; w < warps_.size(); ++w) {
     sc_core::sc_spawn([this, w] { warp_main(w); }, fmt::format("warp{}", w).c_str(), &options);
   }
+  for (std::uint32_t a = 0; a < (plan_.agents ? service_warps_ : 0); ++a) {
+    sc_core::sc_spawn([this, a] { agent_main(a); }, fmt::format("agent{}", a).c_str(), &options);
+  }
+  for (std::uint32_t i = 0; i < (plan_.pollers ? service_warps_ : 0); ++i) {
+    sc_core::sc_spawn([this, i] { poller_main(i); }, fmt::format("poller{}", i).c_str(), &options);
+  }
 }
 
-void Microbenchmark::warp_main(std::size_t w) {
+platform::WarpPlacement Microbenchmark::place(std::uint32_t w) const {
+  // Blocks go to SMs round robin; within an SM, warps spread over the warp
+  // schedulers in order (blocks that share an SM continue the numbering).
+  const std::uint32_t sms = gpu_.sms();
+  const std::uint32_t block = w / warps_per_block_;
+  const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
+  return {block % sms, in_sm % gpu_.schedulers_per_sm()};
+}
+
+void Microbenchmark::plan_warps() {
+  const ParamValues& s = config_.scenario.params;
+  plan_ = strategy_plan(config_);
+  ssd_count_ = static_cast<std::uint32_t>(s.string_list("ssds").size());
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+  warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
+  poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
+  const std::uint32_t warps = ceil_div(threads_, algo::kWarpLanes);
+  const Partitions parts =
+      cid_partitions(plan_, warps, warps_per_block_, gpu_.sms(), queues_per_ssd_, ssd_count_);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t first = w * algo::kWarpLanes;
+    warps_.push_back({first, std::min<std::uint32_t>(algo::kWarpLanes, threads_ - first), place(w),
+                      parts.index[w]});
+  }
+  algo::WarpContext& c = base_context_;
+  c.strategy = plan_.strategy;
+  c.cq_doorbell_batch = static_cast<std::uint32_t>(s.integer("cq_doorbell_batch"));
+  c.max_batch = static_cast<std::uint32_t>(std::min<std::int64_t>(32, s.integer("batch_size")));
+  c.cid_local_bits = local_cid_bits(iodepth_);
+  c.iodepth = iodepth_;
+  const std::uint32_t entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  cid_space_ = cid_space_of(plan_.strategy, s.integer("cid_space"), entries, parts.users, iodepth_);
+
+  // Service warps and the words that tell them the compute warps are done.
+  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                   : 0;
+  const std::uint64_t words = gpu_.allocate(256, 128);
+  finished_word_ = words;
+  shutdown_word_ = words + 128;
+  const std::uint32_t all_queues = queues_per_ssd_ * ssd_count_;
+  if (plan_.pollers) {
+    poller_queues_.resize(service_warps_);
+    for (std::uint32_t q = 0; q < all_queues; ++q) poller_queues_[q % service_warps_].push_back(q);
+  }
+  if (plan_.agents) {
+    const auto ring_entries = static_cast<std::uint32_t>(s.integer("agent_ring_entries"));
+    rings_.resize(service_warps_);
+    agent_queues_.resize(service_warps_);
+    agent_local_index_.assign(service_warps_, std::vector<std::uint32_t>(all_queues, ~0u));
+    agent_of_queue_.resize(all_queues);
+    for (std::uint32_t q = 0; q < all_queues; ++q) {
+      // Queue i of SSD k sits at i * ssds + k; agent i mod agents owns it.
+      const std::uint32_t a = (q / ssd_count_) % service_warps_;
+      agent_of_queue_[q] = a;
+      agent_local_index_[a][q] = static_cast<std::uint32_t>(agent_queues_[a].size());
+      algo::AgentQueue owned;
+      owned.queue = q;
+      agent_queues_[a].push_back(owned);
+    }
+    for (algo::AgentRing& ring : rings_) {
+      ring.entries = ring_entries;
+      ring.base = gpu_.allocate(std::uint64_t{ring_entries} * sizeof(algo::AgentRequest), 4096);
+      ring.tail = gpu_.allocate(128, 128);
+      ring.gate = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
+      ring.ready = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
+    }
+    replies_ = gpu_.allocate(std::uint64_t{threads_} * iodepth_ * 8, 128);
+  }
+}
+
+void Microbenchmark::prepare_queues() {
+  const std::uint32_t entries =
+      static_cast<std::uint32_t>(config_.scenario.params.integer("queue_entries"));
+  observer_ = std::make_unique<platform::CqArrivalObserver>(machine_.memory(), recorder_);
+  for (algo::QueuePair& q : queues_) {
+    q.entries = entries;
+    algo::place_queue_state(
+        q, cid_space_, plan_.agents,
+        [&](std::uint64_t bytes, std::uint64_t align) { return gpu_.allocate(bytes, align); });
+    observer_->observe(q);
+  }
+  base_context_.queues = queues_.data();
+  base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());
+}
+
+std::uint32_t Microbenchmark::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t io_seq,
+                                        std::uint64_t block) const {
+  const std::uint32_t per_ssd = queues_per_ssd_;
+  const std::uint32_t ssds = ssd_count_;
+  const bool stripe = plan_.ssd_mapping == algo::SsdMapping::Stripe;
+  if (plan_.agents) {
+    // The warp's agent, one of the agent's queues, and the SSD.
+    const std::uint32_t agents = service_warps_;
+    const std::uint32_t a = w % agents;
+    const std::uint32_t owned_per_ssd = (per_ssd - a + agents - 1) / agents;
+    const std::uint32_t i = a + agents * ((w / agents) % owned_per_ssd);
+    const std::uint32_t k = stripe ? static_cast<std::uint32_t>(block % ssds) : w % ssds;
+    return i * ssds + k;
+  }
+  if (plan_.strategy.submission == algo::Submission::Exclusive) {
+    return stripe ? w * ssds + static_cast<std::uint32_t>(block % ssds) : w;
+  }
+  std::uint64_t key = 0;
+  switch (plan_.strategy.mapping) {
+    case algo::QueueMapping::PerSm: key = warps_[w].placement.sm; break;
+    case algo::QueueMapping::PerWarp: key = w; break;
+    default: key = thread + io_seq; break;
+  }
+  if (stripe) {
+    return static_cast<std::uint32_t>(key % per_ssd) * ssds +
+           static_cast<std::uint32_t>(block % ssds);
+  }
+  return static_cast<std::uint32_t>(key % (std::uint64_t{per_ssd} * ssds));
+}
+
+void Microbenchmark::warp_finished(platform::SimWarp& p) {
+  if (service_warps_ == 0) return;
+  if (p.atomic_add_u32(finished_word_, 1u) + 1u == warps_.size()) p.store_u32(shutdown_word_, 1u);
+}
+
+void Microbenchmark::warp_main(std::size_t index) {
+  const auto w = static_cast<std::uint32_t>(index);
   const WarpPlan& plan = warps_[w];
-  const algo::QueuePair& q = queues_[plan.queue];
   const ParamValues& s = config_.scenario.params;
   const std::string& rw = s.string("rw");
   const bool random = rw == "randread" || rw == "randwrite";
   const bool write = rw == "randwrite" || rw == "write";
   const bool sequential_streams = s.string("distribution") == "sequential" || !random;
-  nvme::Controller& ssd = machine_.ssd(s.string_list("ssds")[plan.queue % s.string_list("ssds").size()]);
-  const std::uint64_t lbas_per_io = bytes_per_io_ / ssd.lba_bytes();
-  const std::uint64_t slots = std::max<std::uint64_t>(1, queue_span_lbas_[plan.queue] / lbas_per_io);
+  const bool stripe = plan_.ssd_mapping == algo::SsdMapping::Stripe;
+  const auto ssd_ids = s.string_list("ssds");
+  // Blocks of bs bytes each SSD offers over the span; with striping, block b
+  // of the striped space is block b / ssds of SSD b % ssds.
+  std::vector<std::uint64_t> lbas_per_io(ssd_count_);
+  std::uint64_t striped_slots = ~std::uint64_t{0};
+  for (std::uint32_t k = 0; k < ssd_count_; ++k) {
+    lbas_per_io[k] = bytes_per_io_ / machine_.ssd(ssd_ids[k]).lba_bytes();
+    striped_slots =
+        std::min(striped_slots, std::max<std::uint64_t>(1, queue_span_lbas_[k] / lbas_per_io[k]));
+  }
+  striped_slots *= ssd_count_;
   // Each warp draws its addresses from its own generator, so results do not
   // depend on the order in which warps run.
   std::mt19937_64 rng(config_.seed * 0x9E3779B97F4A7C15ull + w);
-  std::uniform_int_distribution<std::uint64_t> pick(0, slots - 1);
 
   algo::Lanes<std::uint64_t> remaining{};
+  algo::Lanes<std::uint64_t> issued{};
   algo::Lanes<std::uint64_t> next_block{};
   for (std::uint32_t lane = 0; lane < plan.lanes; ++lane) {
     const std::uint64_t thread = plan.first_thread + lane;
     remaining[lane] = total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
-    // Sequential streams start evenly spaced over the span.
-    next_block[lane] = thread * (slots / std::max<std::uint32_t>(1, threads_)) % slots;
+    next_block[lane] = thread;  // spaced out below, once the span is known
   }
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_);
-  std::vector<algo::Batch> batches(iodepth_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      plan.placement, poll_backoff_);
+  algo::WarpContext context = base_context_;
+  context.cid_partition = plan.cid_partition;
+  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
+  context.rounds = rounds.data();
+  context.round_count = iodepth_;
+  std::vector<algo::LaneMask> masks(iodepth_, 0);
   algo::Lanes<std::uint16_t> status{};
+  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
+  for (std::uint32_t d = 0; d < replies.size(); ++d) {
+    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+      replies[d][lane] = replies_ + ((std::uint64_t{plan.first_thread} + lane) * iodepth_ + d) * 8;
+    }
+  }
   for (;;) {
-    std::uint32_t rounds = 0;
+    std::uint32_t used = 0;
     for (std::uint32_t d = 0; d < iodepth_; ++d) {
       algo::LaneMask mask = 0;
       algo::Lanes<algo::IoRequest> request{};
@@ -167,32 +580,85 @@ void Microbenchmark::warp_main(std::size_t w) {
         if (remaining[lane] == 0) continue;
         --remaining[lane];
         mask |= algo::LaneMask{1} << lane;
-        std::uint64_t block;
-        if (sequential_streams) {
-          block = next_block[lane];
-          next_block[lane] = (next_block[lane] + 1) % slots;
-        } else {
-          block = pick(rng);
-        }
+        const std::uint32_t thread = plan.first_thread + lane;
         algo::IoRequest& r = request[lane];
+        std::uint64_t block = 0;
+        std::uint32_t ssd = 0;
+        auto choose = [&](std::uint64_t slots) {
+          if (!sequential_streams)
+            return std::uniform_int_distribution<std::uint64_t>(0, slots - 1)(rng);
+          // Sequential streams start evenly spaced over the span.
+          const std::uint64_t b =
+              (next_block[lane] * std::max<std::uint64_t>(1, slots / threads_) + issued[lane]) %
+              slots;
+          return b;
+        };
+        if (stripe) {
+          block = choose(striped_slots);
+          r.queue = map_queue(w, thread, issued[lane], block);
+          ssd = static_cast<std::uint32_t>(block % ssd_count_);
+          r.slba = block / ssd_count_ * lbas_per_io[ssd];
+        } else {
+          r.queue = map_queue(w, thread, issued[lane], 0);
+          ssd = r.queue % ssd_count_;
+          block = choose(std::max<std::uint64_t>(1, queue_span_lbas_[r.queue] / lbas_per_io[ssd]));
+          r.slba = block * lbas_per_io[ssd];
+        }
+        ++issued[lane];
         r.opcode = write ? nvme::NvmOpcode::Write : nvme::NvmOpcode::Read;
-        r.slba = block * lbas_per_io;
-        r.nlb_zero_based = static_cast<std::uint16_t>(lbas_per_io - 1);
+        r.nlb_zero_based = static_cast<std::uint16_t>(lbas_per_io[ssd] - 1);
         r.bytes = static_cast<std::uint32_t>(bytes_per_io_);
-        r.buffer = buffers_ + ((std::uint64_t{plan.first_thread} + lane) * iodepth_ + d) *
-                                  buffer_stride_;
+        r.pool_index = d;
+        r.buffer = buffers_ + (std::uint64_t{thread} * iodepth_ + d) * buffer_stride_;
       }
       if (mask == 0) break;
-      batches[rounds++] = algo::warp_batch_submit(p, q, mask, request);
+      masks[d] = mask;
+      ++used;
+      if (plan_.agents) {
+        algo::agent_post(p, rings_.data(), agent_of_queue_.data(), mask, request, replies[d]);
+      } else {
+        rounds[d].fill(algo::Pending{});
+        algo::submit(p, context, mask, request, rounds[d]);
+      }
     }
-    if (rounds == 0) return;
-    for (std::uint32_t d = 0; d < rounds; ++d) {
-      algo::warp_batch_wait(p, q, batches[d], status);
-      algo::for_each_lane(batches[d].mask, [&](int lane) {
+    if (used == 0) break;
+    for (std::uint32_t d = 0; d < used; ++d) {
+      if (plan_.agents) {
+        algo::agent_wait(p, masks[d], replies[d], status);
+      } else {
+        algo::wait(p, context, rounds[d], masks[d]);
+        algo::for_each_lane(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
+      }
+      algo::for_each_lane(masks[d], [&](int lane) {
         if (status[lane] != 0) ++errors_;
       });
     }
+    for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
   }
+  warp_finished(p);
+}
+
+void Microbenchmark::agent_main(std::uint32_t a) {
+  const ParamValues& s = config_.scenario.params;
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      place(static_cast<std::uint32_t>(warps_.size()) + a), poll_backoff_);
+  algo::AgentContext context;
+  context.w = base_context_;
+  context.ring = rings_[a];
+  context.owned = agent_queues_[a].data();
+  context.owned_count = static_cast<std::uint32_t>(agent_queues_[a].size());
+  context.local_index = agent_local_index_[a].data();
+  context.batch_size = static_cast<std::uint32_t>(s.integer("batch_size"));
+  context.batch_timeout = ns_to_ps(s.real("batch_timeout_ns"));
+  context.shutdown = shutdown_word_;
+  algo::agent_loop(p, context);
+}
+
+void Microbenchmark::poller_main(std::uint32_t i) {
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      place(static_cast<std::uint32_t>(warps_.size()) + i), poll_backoff_);
+  algo::polling_warp(p, base_context_, poller_queues_[i].data(),
+                     static_cast<std::uint32_t>(poller_queues_[i].size()), shutdown_word_);
 }
 
 }  // namespace gpunvme

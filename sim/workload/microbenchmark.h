@@ -4,11 +4,16 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "models/host/nvme_driver.h"
+#include "sim/algo/io_agents.h"
+#include "sim/algo/io_common.h"
 #include "sim/algo/queue_pair.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/component.h"
+#include "sim/platform/cq_observer.h"
 #include "sim/platform/sim_warp.h"
 #include "sim/run/machine.h"
 #include "sim/workload/stage_recorder.h"
@@ -16,8 +21,19 @@
 namespace gpunvme {
 
 // Checks the scenario against the devices it names (queue counts and sizes
-// the SSDs grant, block size against LBA size and MDTS); ConfigError if not.
+// the SSDs grant, block size against LBA size and MDTS) and its strategy
+// fields against each other and the GPU; ConfigError if not.
 void check_microbenchmark(const RunConfig& config);
+
+// The strategy a scenario asks for, with every "strategy" field resolved.
+struct StrategyPlan {
+  std::string name;
+  algo::Strategy strategy;
+  algo::SsdMapping ssd_mapping = algo::SsdMapping::Interleave;
+  bool agents = false;   // io_agents
+  bool pollers = false;  // completion = polling_warps
+};
+StrategyPlan strategy_plan(const RunConfig& config);
 
 class Microbenchmark : public Component {
  public:
@@ -25,17 +41,31 @@ class Microbenchmark : public Component {
 
   const StageRecorder& stages() const { return recorder_; }
   const platform::WarpCounters& counters() const { return counters_; }
+  const StrategyPlan& plan() const { return plan_; }
+  std::uint32_t compute_warps() const { return static_cast<std::uint32_t>(warps_.size()); }
+  std::uint32_t service_warps() const { return service_warps_; }
   std::uint64_t errors() const { return errors_; }
   std::uint64_t ios() const { return total_ios_; }
   std::uint64_t bytes_per_io() const { return bytes_per_io_; }
 
  private:
   struct WarpPlan {
-    std::size_t queue;  // index into queues_
     std::uint32_t first_thread;
     std::uint32_t lanes;
+    platform::WarpPlacement placement;
+    std::uint32_t cid_partition;  // index among the users of its queues
   };
   void warp_main(std::size_t warp);
+  void start_warps();
+  // Strategy set-up (after the queues exist in GPU memory).
+  void prepare_queues();
+  void plan_warps();
+  platform::WarpPlacement place(std::uint32_t warp) const;
+  std::uint32_t map_queue(std::uint32_t warp, std::uint32_t thread, std::uint64_t io_seq,
+                          std::uint64_t block) const;
+  void agent_main(std::uint32_t agent);
+  void poller_main(std::uint32_t poller);
+  void warp_finished(platform::SimWarp& p);
 
   const RunConfig& config_;
   Machine& machine_;
@@ -43,6 +73,8 @@ class Microbenchmark : public Component {
   std::vector<algo::QueuePair> queues_;
   std::vector<std::uint64_t> queue_span_lbas_;
   std::vector<WarpPlan> warps_;
+  std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
+  std::size_t drivers_ready_ = 0;
   StageRecorder recorder_;
   platform::WarpCounters counters_;
   std::uint64_t total_ios_;
@@ -52,6 +84,24 @@ class Microbenchmark : public Component {
   std::uint64_t buffer_stride_;
   std::uint64_t buffers_;
   std::uint64_t errors_ = 0;
+
+  StrategyPlan plan_;
+  algo::WarpContext base_context_;
+  std::uint32_t ssd_count_ = 1;
+  std::uint32_t queues_per_ssd_ = 1;
+  std::uint32_t warps_per_block_ = 8;
+  Picoseconds poll_backoff_ = 0;
+  std::uint32_t service_warps_ = 0;
+  std::uint32_t cid_space_ = 0;
+  std::uint64_t finished_word_ = 0;  // compute warps done (GPU memory)
+  std::uint64_t shutdown_word_ = 0;  // set by the last compute warp
+  std::uint64_t replies_ = 0;        // io_agents: one 8 B reply word per thread and round
+  std::vector<algo::AgentRing> rings_;
+  std::vector<std::uint32_t> agent_of_queue_;
+  std::vector<std::vector<algo::AgentQueue>> agent_queues_;
+  std::vector<std::vector<std::uint32_t>> agent_local_index_;
+  std::vector<std::vector<std::uint32_t>> poller_queues_;
+  std::unique_ptr<platform::CqArrivalObserver> observer_;
 };
 
 }  // namespace gpunvme

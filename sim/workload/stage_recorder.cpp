@@ -1,5 +1,7 @@
 #include "sim/workload/stage_recorder.h"
 
+#include "sim/trace/trace_writer.h"
+
 namespace gpunvme {
 
 void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
@@ -9,8 +11,15 @@ void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage st
   times[static_cast<int>(stage)] = when;
   if (stage != algo::Stage::Delivered) return;
   // Each interval runs from the previous step's end to this step's end.
+  trace::TraceWriter* trace = trace::active();
   for (int s = 1; s < kStages; ++s) {
-    intervals_[s].record(times[s] >= times[s - 1] ? times[s] - times[s - 1] : 0);
+    const Picoseconds interval = times[s] >= times[s - 1] ? times[s] - times[s - 1] : 0;
+    intervals_[s].record(interval);
+    if (trace != nullptr) {
+      const auto [device, qid] = trace->queue_name(queue);
+      trace->span(device, qid, algo::stage_interval_name(static_cast<algo::Stage>(s)), times[s - 1],
+                  interval, cid);
+    }
   }
   end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
   in_flight_.erase(key);

@@ -4,9 +4,8 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "sim/algo/stages.h"
 #include "sim/platform/sim_warp.h"
@@ -16,8 +15,7 @@ namespace gpunvme {
 
 class StageRecorder : public platform::StageSink {
  public:
-  void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
-             Picoseconds when) override;
+  void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage, Picoseconds when) override;
 
   const LatencyHistogram& end_to_end() const { return end_to_end_; }
   std::uint64_t completed() const { return end_to_end_.count(); }

@@ -1,0 +1,78 @@
+// Parameter sweeps: a spec names the base topology and scenario and the
+// configuration paths to vary; expansion turns it into points, each a set of
+// --set assignments with a canonical key (so a rerun can skip points already
+// done). Used by `gpunvme sweep` and the Python module alike.
+//
+// Spec (JSON):
+//   {
+//     "topology": "configs/topologies/default.json",   // relative to the spec's folder
+//     "scenario": "scenarios/randread-4k.json",          //   first, then the working directory
+//     "seed": 1,
+//     "set": ["scenario.ios=2000"],                      // applied to every point
+//     "sweep": {
+//       "scenario.path": ["gpu_initiated", "gds", "bounce"],      // a list
+//       "scenario.threads": {"start": 256, "stop": 1024, "step": 256},   // stop included
+//       "topology.nodes.cpu0.cores": {"start": 1, "stop": 16, "factor": 2},  // geometric
+//       "zip": [{"scenario.bs": [4096, 8192], "scenario.queues": [8, 16]}]   // advance together
+//     },
+//     "metrics": ["summary.iops", "cpu.max_utilization"]   // optional extra result paths
+//   }
+// Every key of "sweep" except "zip" is a group of its own; each object of
+// "zip" is one group whose lists have equal lengths. Points are the cartesian
+// product of the groups, the first group varying slowest. "seed" may be swept
+// like any path.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gpunvme::sweep {
+
+struct Axis {
+  std::string path;  // scenario.X, topology.X or seed
+  std::vector<nlohmann::json> values;
+};
+
+struct Group {
+  std::vector<Axis> axes;  // advance together
+  std::size_t size() const { return axes.empty() ? 0 : axes.front().values.size(); }
+};
+
+struct SweepSpec {
+  std::string file;
+  std::string topology_file;  // "" = the shipped default
+  std::string scenario_file;
+  std::uint64_t seed = 1;
+  std::vector<std::string> base_overrides;
+  std::vector<Group> groups;
+  std::vector<std::string> metrics;
+};
+
+struct SweepPoint {
+  std::size_t index = 0;
+  nlohmann::ordered_json params;       // path -> value, in spec order
+  std::string key;                     // params, compact JSON
+  std::vector<std::string> overrides;  // base "set", then the point's assignments
+  std::uint64_t seed = 1;
+};
+
+// ConfigError (file, JSON path, value, what is allowed) on a bad spec.
+SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string& file);
+SweepSpec load_sweep_spec(const std::string& file);
+
+std::vector<SweepPoint> expand(const SweepSpec& spec);
+std::size_t point_count(const SweepSpec& spec);
+
+// Runs one point in this process. The row holds index, key, params, seed,
+// files, the resolved scenario, the result's summary (and the spec's
+// metrics), and error: null, or the message when the point failed (a bad
+// value is an error of that point, not of the sweep).
+nlohmann::ordered_json run_point(const SweepSpec& spec, const SweepPoint& point);
+
+// A row for a point that produced no result (its process died).
+nlohmann::ordered_json failed_row(const SweepSpec& spec, const SweepPoint& point,
+                                  const std::string& error);
+
+}  // namespace gpunvme::sweep

@@ -1,0 +1,497 @@
+#include "sim/workload/cpu_initiated.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/pcie/routing.h"
+#include "sim/config/config_error.h"
+#include "sim/protocol/nvme_commands.h"
+#include "sim/protocol/nvme_entries.h"
+#include "sim/protocol/nvme_prp.h"
+#include "sim/protocol/nvme_queue.h"
+
+namespace gpunvme {
+
+namespace {
+constexpr std::uint32_t kBounceChunk = 4096;  // bounce buffers per host region
+constexpr std::uint32_t kRingSlots = 4096;    // 64 B request slots per core ring
+constexpr std::uint32_t kRequestBytes = 64;   // one request descriptor
+constexpr std::uint32_t kFlagWords = 4096;    // GPU completion flags (4 B each), reused
+constexpr std::uint64_t kPage = nvme::kMinPageSize;
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+std::size_t cpu_node_for(const RunConfig& config, const Machine& machine, std::size_t memory) {
+  const std::string& named = config.scenario.params.string("cpu");
+  if (!named.empty()) return machine.node_index(named);
+  const std::string& socket = machine.topology().nodes[memory].params.string("socket");
+  return machine.node_index(socket);
+}
+}  // namespace
+
+CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config,
+                                   Machine& machine, Mode mode, std::uint64_t max_io_bytes)
+    : Component(name, ParamValues{}),
+      config_(config),
+      machine_(machine),
+      mode_(mode),
+      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
+      max_io_bytes_(max_io_bytes),
+      buffer_stride_(round_up(std::max<std::uint64_t>(max_io_bytes, 1), kPage)),
+      from_gpu_(config.scenario.params.string("request_origin") == "gpu"),
+      cores_(1),
+      stages_({"request_signal", "copy_to_host", "cpu_submit", "completion_wait", "cpu_completion",
+               "copy_to_gpu", "delivery"}) {
+  const ParamValues& s = config.scenario.params;
+  const auto ssd_ids = s.string_list("ssds");
+  const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));
+  memory_node_ = side.memory;
+  cpu_node_ = cpu_node_for(config, machine, memory_node_);
+  const NodeConfig& cpu = machine.topology().nodes[cpu_node_];
+  costs_ = host::cpu_io_costs(cpu.params);
+  cores_ = host::CpuCores(static_cast<std::uint32_t>(cpu.params.integer("cores")));
+  core_state_.resize(cores_.size());
+  for (Core& c : core_state_) {
+    c.ring = machine.memory()
+                 .allocate(std::uint64_t{kRingSlots} * kRequestBytes, memory_node_,
+                           RegionKind::HostMemory, fmt::format("{}.ring", id()), 4096)
+                 .base;
+  }
+  gpu_flags_ = gpu_.allocate(std::uint64_t{kFlagWords} * 4, 128);
+
+  // Whether each SSD's commands pay an IOMMU mapping: the platform setting,
+  // or (auto) whether the SSD's DMA to host memory is translated.
+  const std::string& map = cpu.params.string("iommu_dma_map");
+  const pcie::Router& router = machine.fabric().router();
+  for (const std::string& id : ssd_ids) {
+    ssds_.push_back(&machine.ssd(id));
+    bool translated = router.resolve(machine.node_index(id), memory_node_).translated_by !=
+                      pcie::ResolvedPath::npos;
+    dma_map_.push_back(map == "on" || (map == "auto" && translated));
+  }
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+}
+
+CpuInitiatedPath::~CpuInitiatedPath() {
+  for (Queue& q : queues_) {
+    machine_.memory().cancel(q.arrival_watch);
+    machine_.memory().cancel(q.irq_watch);
+  }
+}
+
+std::string CpuInitiatedPath::strategy() const {
+  return costs_.interrupts ? "host_interrupt" : "host_polling";
+}
+
+void CpuInitiatedPath::start(std::function<void()> ready) {
+  ready_ = std::move(ready);
+  const ParamValues& s = config_.scenario.params;
+  const auto entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  queues_.resize(std::size_t{queues_per_ssd_} * ssds_.size());
+  for (std::size_t k = 0; k < ssds_.size(); ++k) {
+    nvme::Controller& ssd = *ssds_[k];
+    drivers_.push_back(std::make_unique<host::NvmeDriver>(
+        fmt::format("{}_host_driver", ssd.id()).c_str(), ssd, machine_.fabric(), machine_.memory(),
+        cpu_node_, memory_node_, &gpu_));
+    host::NvmeDriver& driver = *drivers_.back();
+    host::BringUpOptions bring_up;
+    bring_up.io_queues = static_cast<std::uint16_t>(queues_per_ssd_);
+    bring_up.interrupts = true;
+    driver.bring_up(bring_up, nullptr);
+    std::vector<host::IoQueueSpec> specs;
+    for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
+      host::IoQueueSpec spec;
+      spec.qid = static_cast<std::uint16_t>(i + 1);
+      spec.entries = entries;
+      spec.placement = host::QueuePlacement::host;
+      spec.interrupts = costs_.interrupts;
+      spec.vector =
+          static_cast<std::uint16_t>(std::min<std::uint32_t>(spec.qid, ssd.msix_vectors() - 1));
+      specs.push_back(spec);
+    }
+    driver.create_io_queues(std::move(specs), [this, k](std::vector<host::IoQueue> created) {
+      for (std::uint32_t i = 0; i < created.size(); ++i) {
+        const host::IoQueue& c = created[i];
+        if (c.status != nvme::Status::Success) {
+          throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}", ssds_[k]->id(),
+                                               c.qid, nvme::status_name(c.status)));
+        }
+        const std::uint32_t index = static_cast<std::uint32_t>(k) * queues_per_ssd_ + i;
+        Queue& q = queues_[index];
+        q.ssd = static_cast<std::uint32_t>(k);
+        q.qid = c.qid;
+        q.core = i % cores_.size();
+        q.entries = c.entries;
+        q.sq_base = c.sq_base;
+        q.cq_base = c.cq_base;
+        q.sq_doorbell = c.sq_doorbell;
+        q.cq_doorbell = c.cq_doorbell;
+        q.tags.clear();
+        for (std::uint32_t t = c.entries - 1; t-- > 0;)
+          q.tags.push_back(static_cast<std::uint16_t>(t));
+        q.tag_request.assign(c.entries, 0);
+        q.written.assign(c.entries, false);
+        if (max_io_bytes_ > 2 * kPage) {
+          q.prp_lists =
+              drivers_[k]->allocate(host::QueuePlacement::host, std::uint64_t{c.entries} * kPage);
+        }
+        if (costs_.interrupts) {
+          // The MSI-X message of this queue's vector lands in a word the
+          // queue's core is woken by.
+          q.irq_word = drivers_[k]->allocate(host::QueuePlacement::host, 64, 64);
+          const auto vector = static_cast<std::uint16_t>(
+              std::min<std::uint32_t>(c.qid, ssds_[k]->msix_vectors() - 1));
+          ssds_[k]->set_msix_vector(vector, q.irq_word, c.qid);
+          q.irq_watch = machine_.memory().watch(q.irq_word, 4, [this, index] {
+            queues_[index].irq_watch = 0;
+            schedule_reap(index);
+          });
+        }
+        arm_arrival(index);
+      }
+      if (++drivers_ready_ == drivers_.size() && ready_) ready_();
+    });
+  }
+}
+
+std::uint32_t CpuInitiatedPath::allocate_request() {
+  if (!free_requests_.empty()) {
+    const std::uint32_t r = free_requests_.back();
+    free_requests_.pop_back();
+    return r;
+  }
+  requests_.emplace_back();
+  return static_cast<std::uint32_t>(requests_.size() - 1);
+}
+
+std::uint64_t CpuInitiatedPath::bounce_buffer(std::uint32_t request) {
+  const std::uint32_t chunk = request / kBounceChunk;
+  while (bounce_chunks_.size() <= chunk) {
+    bounce_chunks_.push_back(machine_.memory()
+                                 .allocate(std::uint64_t{kBounceChunk} * buffer_stride_,
+                                           memory_node_, RegionKind::HostMemory,
+                                           fmt::format("{}.bounce", id()), 4096)
+                                 .base);
+  }
+  return bounce_chunks_[chunk] + std::uint64_t{request % kBounceChunk} * buffer_stride_;
+}
+
+void CpuInitiatedPath::submit(const BlockIo& io, IoDone done) {
+  const std::uint32_t r = allocate_request();
+  Request& req = requests_[r];
+  req.io = io;
+  req.done = std::move(done);
+  std::fill(std::begin(req.times), std::end(req.times), PathStages::kNotReached);
+  req.times[kRequested] = now();
+  ++submitted_;
+  const std::uint32_t core = io.issuer % cores_.size();
+  if (!from_gpu_) {
+    req.times[kNoticed] = now();
+    noticed(r);
+    return;
+  }
+  // Step 1: the GPU thread posts its request to the core's ring; the polling
+  // core sees it one cache miss after it lands.
+  Core& c = core_state_[core];
+  const std::uint64_t slot = c.ring + (c.posted++ % kRingSlots) * kRequestBytes;
+  machine_.fabric().write(gpu_.node(), slot, kRequestBytes, nullptr, [this, r] {
+    schedule_in(costs_.request_notice, [this, r] {
+      requests_[r].times[kNoticed] = now();
+      noticed(r);
+    });
+  });
+}
+
+void CpuInitiatedPath::noticed(std::uint32_t r) {
+  const Request& req = requests_[r];
+  if (mode_ == Mode::Bounce && req.io.write) {
+    // A write through a bounce buffer: the core starts a GPU-to-host copy
+    // first, and submits once the data is in host memory.
+    const std::uint32_t core = req.io.issuer % cores_.size();
+    const Picoseconds launched = cores_.book(core, now(), costs_.copy_launch);
+    ++copies_;
+    schedule_at(launched, [this, r] {
+      const Request& q = requests_[r];
+      const std::uint64_t bytes = std::uint64_t{q.io.lbas} * ssds_[q.io.ssd]->lba_bytes();
+      machine_.fabric().write(gpu_.node(), bounce_buffer(r), static_cast<std::uint32_t>(bytes),
+                              nullptr, [this, r] {
+                                requests_[r].times[kCopiedIn] = now();
+                                ready_to_submit(r);
+                              });
+    });
+    return;
+  }
+  ready_to_submit(r);
+}
+
+void CpuInitiatedPath::ready_to_submit(std::uint32_t r) {
+  const std::uint32_t core = requests_[r].io.issuer % cores_.size();
+  core_state_[core].waiting.push_back(r);
+  kick(core);
+}
+
+void CpuInitiatedPath::kick(std::uint32_t core) {
+  Core& c = core_state_[core];
+  if (c.pass_scheduled || c.waiting.empty()) return;
+  c.pass_scheduled = true;
+  schedule_at(std::max(now(), cores_.free_at(core)), [this, core] { submission_pass(core); });
+}
+
+void CpuInitiatedPath::submission_pass(std::uint32_t core) {
+  Core& c = core_state_[core];
+  c.pass_scheduled = false;
+  // Take every waiting request whose queue has a free tag and SQ room;
+  // requests for a full queue wait for its completions.
+  struct Claim {
+    std::uint32_t request;
+    std::uint32_t queue;
+    std::uint32_t position;
+    std::uint16_t tag;
+  };
+  std::vector<Claim> claims;
+  std::deque<std::uint32_t> blocked;
+  Picoseconds work = costs_.syscall;
+  while (!c.waiting.empty()) {
+    const std::uint32_t r = c.waiting.front();
+    c.waiting.pop_front();
+    const Request& req = requests_[r];
+    const std::uint32_t qi = req.io.ssd * queues_per_ssd_ + core % queues_per_ssd_;
+    Queue& q = queues_[qi];
+    const bool room = !q.tags.empty() && q.reserved < q.entries - 1;
+    if (!room) {
+      blocked.push_back(r);
+      continue;
+    }
+    const std::uint16_t tag = q.tags.back();
+    q.tags.pop_back();
+    ++q.reserved;
+    const std::uint32_t position = q.sq_tail++;
+    q.tag_request[tag] = r;
+    claims.push_back({r, qi, position, tag});
+    work += costs_.submit + (from_gpu_ ? costs_.request : 0);
+    if (mapped(req.io.ssd)) {
+      work += costs_.dma_map;
+      ++mapped_commands_;
+    }
+  }
+  c.waiting = std::move(blocked);
+  if (claims.empty()) return;  // a completion will kick this core again
+  ++submit_passes_;
+  const Picoseconds end = cores_.book(core, now(), work);
+  schedule_at(end, [this, claims = std::move(claims)] {
+    std::vector<std::uint32_t> touched;
+    for (const Claim& cl : claims) {
+      Queue& q = queues_[cl.queue];
+      requests_[cl.request].queue = cl.queue;
+      requests_[cl.request].slot = cl.tag;
+      write_command(q, cl.position % q.entries, cl.request);
+      q.written[cl.position % q.entries] = true;
+      requests_[cl.request].times[kSubmitted] = now();
+      if (std::find(touched.begin(), touched.end(), cl.queue) == touched.end()) {
+        touched.push_back(cl.queue);
+      }
+    }
+    // One doorbell per queue, covering every entry written so far in order
+    // (a pass of another core sharing the queue may still be writing).
+    for (std::uint32_t qi : touched) {
+      Queue& q = queues_[qi];
+      std::uint32_t published = q.published;
+      while (published != q.sq_tail && q.written[published % q.entries]) {
+        q.written[published % q.entries] = false;
+        ++published;
+      }
+      if (published == q.published) continue;
+      q.published = published;
+      const std::uint32_t tail = published % q.entries;
+      ++doorbells_;
+      machine_.fabric().write(cpu_node_, q.sq_doorbell, 4, &tail, nullptr);
+    }
+  });
+}
+
+void CpuInitiatedPath::write_command(Queue& q, std::uint32_t position, std::uint32_t r) {
+  const Request& req = requests_[r];
+  const nvme::Controller& ssd = *ssds_[req.io.ssd];
+  const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssd.lba_bytes();
+  const std::uint64_t buffer = mode_ == Mode::Bounce ? bounce_buffer(r) : req.io.buffer;
+  const std::uint16_t cid = static_cast<std::uint16_t>(req.slot);
+  std::uint64_t prp2 = 0;
+  if (bytes > kPage) {
+    const std::uint64_t list = q.prp_lists + std::uint64_t{cid} * kPage;
+    const std::uint64_t pages[1] = {list};
+    MemorySpace& memory = machine_.memory();
+    const auto built = nvme::build_prp(
+        buffer, bytes, kPage, pages, 1,
+        [&](std::uint64_t addr, std::uint64_t value) { memory.store(addr, value); });
+    prp2 = built.prp2;
+  }
+  const auto nlb = static_cast<std::uint16_t>(req.io.lbas - 1);
+  const nvme::SubmissionEntry sqe = req.io.write
+                                        ? nvme::make_write(cid, 1, req.io.slba, nlb, buffer, prp2)
+                                        : nvme::make_read(cid, 1, req.io.slba, nlb, buffer, prp2);
+  machine_.memory().write(q.sq_base + std::uint64_t{position} * nvme::kSqEntrySize, &sqe,
+                          sizeof sqe);
+}
+
+// Each entry's landing is watched in ring order (a callback on the memory
+// write, no kernel event): it timestamps the I/O and, for a polling core,
+// starts a reap pass.
+void CpuInitiatedPath::arm_arrival(std::uint32_t qi) {
+  Queue& q = queues_[qi];
+  const std::uint64_t addr = q.cq_base + std::uint64_t{q.arrived % q.entries} * nvme::kCqEntrySize;
+  q.arrival_watch = machine_.memory().watch(addr, nvme::kCqEntrySize, [this, qi] {
+    Queue& queue = queues_[qi];
+    queue.arrival_watch = 0;
+    for (;;) {
+      const std::uint64_t at =
+          queue.cq_base + std::uint64_t{queue.arrived % queue.entries} * nvme::kCqEntrySize;
+      const auto e = machine_.memory().load<nvme::CompletionEntry>(at);
+      const std::uint32_t expected = ((queue.arrived / queue.entries) & 1u) == 0 ? 1u : 0u;
+      if (e.phase() != expected) break;
+      requests_[queue.tag_request[e.cid % queue.entries]].times[kCqePosted] = now();
+      ++queue.arrived;
+    }
+    arm_arrival(qi);
+    if (!costs_.interrupts) schedule_reap(qi);
+  });
+}
+
+void CpuInitiatedPath::schedule_reap(std::uint32_t qi) {
+  Queue& q = queues_[qi];
+  if (q.reap_scheduled) return;
+  q.reap_scheduled = true;
+  schedule_at(std::max(now(), cores_.free_at(q.core)), [this, qi] { reap_pass(qi); });
+}
+
+void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
+  Queue& q = queues_[qi];
+  const std::uint32_t count = q.arrived - q.cq_head;
+  if (count == 0) {
+    q.reap_scheduled = false;
+    if (costs_.interrupts && q.irq_watch == 0) {
+      q.irq_watch = machine_.memory().watch(q.irq_word, 4, [this, qi] {
+        queues_[qi].irq_watch = 0;
+        schedule_reap(qi);
+      });
+    }
+    return;
+  }
+  // The pass handles the entries that have landed; each completed read
+  // then costs a completion flag (gds from the GPU) or a copy launch (bounce).
+  Picoseconds work = costs_.interrupts ? costs_.interrupt : 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto e = machine_.memory().load<nvme::CompletionEntry>(
+        q.cq_base + std::uint64_t{(q.cq_head + i) % q.entries} * nvme::kCqEntrySize);
+    const Request& req = requests_[q.tag_request[e.cid % q.entries]];
+    work += costs_.interrupts ? costs_.complete_irq : costs_.complete_poll;
+    if (mode_ == Mode::Bounce && !req.io.write) {
+      work += costs_.copy_launch;
+    } else if (from_gpu_) {
+      work += costs_.notify;
+    }
+  }
+  ++reap_passes_;
+  const Picoseconds end = cores_.book(q.core, now(), work);
+  schedule_at(end, [this, qi, count] {
+    Queue& queue = queues_[qi];
+    std::vector<std::pair<std::uint32_t, std::uint16_t>> finished;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t at =
+          queue.cq_base + std::uint64_t{queue.cq_head % queue.entries} * nvme::kCqEntrySize;
+      const auto e = machine_.memory().load<nvme::CompletionEntry>(at);
+      ++queue.cq_head;
+      const std::uint16_t tag = e.cid % queue.entries;
+      const std::uint32_t r = queue.tag_request[tag];
+      requests_[r].times[kReaped] = now();
+      queue.tags.push_back(tag);
+      --queue.reserved;
+      finished.emplace_back(r, static_cast<std::uint16_t>(e.status_field >> 1));
+    }
+    const std::uint32_t head = queue.cq_head % queue.entries;
+    ++doorbells_;
+    machine_.fabric().write(cpu_node_, queue.cq_doorbell, 4, &head, nullptr);
+    for (const auto& [r, status] : finished) after_reap(r, status);
+    queue.reap_scheduled = false;
+    if (queue.arrived != queue.cq_head) {
+      schedule_reap(qi);
+    } else if (costs_.interrupts && queue.irq_watch == 0) {
+      queue.irq_watch = machine_.memory().watch(queue.irq_word, 4, [this, qi] {
+        queues_[qi].irq_watch = 0;
+        schedule_reap(qi);
+      });
+    }
+    // Freed tags let waiting requests go.
+    for (std::uint32_t core = 0; core < core_state_.size(); ++core) kick(core);
+  });
+}
+
+void CpuInitiatedPath::after_reap(std::uint32_t r, std::uint16_t status) {
+  const Request& req = requests_[r];
+  if (mode_ == Mode::Bounce && !req.io.write) {
+    // The copy engine pulls the data from the bounce buffer into GPU memory;
+    // the GPU thread sees the copy's completion one load later.
+    ++copies_;
+    const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+    machine_.fabric().read(gpu_.node(), bounce_buffer(r), static_cast<std::uint32_t>(bytes),
+                           [this, r, status](const std::uint8_t*, std::uint32_t) {
+                             requests_[r].times[kCopiedOut] = now();
+                             const Picoseconds notice = from_gpu_ ? gpu_.costs().load_latency : 0;
+                             schedule_in(notice, [this, r, status] { finish(r, status); });
+                           });
+    return;
+  }
+  deliver_to_gpu(r, status);
+}
+
+void CpuInitiatedPath::deliver_to_gpu(std::uint32_t r, std::uint16_t status) {
+  if (!from_gpu_) {
+    finish(r, status);
+    return;
+  }
+  // The core posts the completion flag to GPU memory; the waiting thread
+  // sees it one load after it lands.
+  const std::uint64_t flag = gpu_flags_ + std::uint64_t{r % kFlagWords} * 4;
+  machine_.fabric().write(cpu_node_, flag, 4, nullptr, [this, r, status] {
+    schedule_in(gpu_.costs().load_latency, [this, r, status] { finish(r, status); });
+  });
+}
+
+void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
+  Request& req = requests_[r];
+  req.times[kDelivered] = now();
+  const Queue& q = queues_[req.queue];
+  stages_.record(req.times, ssds_[q.ssd]->id(), q.qid, static_cast<std::uint16_t>(req.slot));
+  if (status != 0) ++errors_;
+  bytes_ += std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  IoDone done = std::move(req.done);
+  req.done = nullptr;
+  free_requests_.push_back(r);
+  if (done) done(status);
+}
+
+nlohmann::json CpuInitiatedPath::sections(Picoseconds elapsed) const {
+  nlohmann::json cpu = cores_.statistics(elapsed);
+  cpu["node"] = machine_.topology().nodes[cpu_node_].id;
+  cpu["completion"] = costs_.interrupts ? "interrupt" : "polling";
+  cpu["request_origin"] = from_gpu_ ? "gpu" : "cpu";
+  cpu["submission_passes"] = submit_passes_;
+  cpu["completion_passes"] = reap_passes_;
+  cpu["doorbells"] = doorbells_;
+  cpu["copies"] = copies_;
+  cpu["dma_mapped_commands"] = mapped_commands_;
+  // The most I/Os per second one core could carry at the batch sizes seen.
+  const double batch = submit_passes_ == 0
+                           ? 1.0
+                           : static_cast<double>(completed()) / static_cast<double>(submit_passes_);
+  bool any_mapped = false;
+  for (bool m : dma_map_) any_mapped = any_mapped || m;
+  const Picoseconds per_io = costs_.per_io(static_cast<std::uint32_t>(std::max(1.0, batch)),
+                                           any_mapped, from_gpu_, mode_ == Mode::Bounce);
+  cpu["core_time_per_io_ns"] = ps_to_ns(per_io);
+  cpu["iops_per_core_ceiling"] = per_io == 0 ? 0.0 : std::round(1e12 / static_cast<double>(per_io));
+  return {{"cpu", cpu}};
+}
+
+}  // namespace gpunvme

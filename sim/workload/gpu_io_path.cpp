@@ -1,0 +1,408 @@
+#include "sim/workload/gpu_io_path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <systemc>
+
+#include "sim/algo/completion.h"
+#include "sim/algo/strategy.h"
+#include "sim/protocol/nvme_entries.h"
+
+namespace gpunvme {
+
+namespace {
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kWarpStackBytes = 512 * 1024;
+#else
+constexpr int kWarpStackBytes = 64 * 1024;
+#endif
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+// Bits of warp-local CIDs a warp needs for 32 lanes x iodepth commands.
+std::uint32_t local_cid_bits(std::uint32_t iodepth) {
+  std::uint32_t k = 0;
+  while ((1ull << k) < 32ull * iodepth) ++k;
+  return k;
+}
+
+// The queue (index on an SSD) a warp mostly uses, for CID partitions; ~0u
+// when every warp may use every queue.
+std::uint32_t home_queue(const StrategyPlan& plan, std::uint32_t w, std::uint32_t sm,
+                         std::uint32_t per_ssd) {
+  switch (plan.strategy.mapping) {
+    case algo::QueueMapping::PerSm: return sm % per_ssd;
+    case algo::QueueMapping::PerWarp: return w % per_ssd;
+    default: return ~0u;
+  }
+}
+}  // namespace
+
+GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+                     std::uint64_t max_io_bytes)
+    : Component(name, ParamValues{}),
+      config_(config),
+      machine_(machine),
+      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
+      max_io_bytes_(max_io_bytes) {
+  const ParamValues& s = config.scenario.params;
+  plan_ = strategy_plan(config);
+  ssd_ids_ = s.string_list("ssds");
+  ssd_count_ = static_cast<std::uint32_t>(ssd_ids_.size());
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+  entries_ = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
+  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
+  warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
+  poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
+}
+
+GpuIoPath::~GpuIoPath() = default;
+
+std::pair<std::string, std::uint32_t> GpuIoPath::queue_name(std::uint32_t trace_id) const {
+  return {ssd_ids_[trace_id % ssd_count_], trace_id / ssd_count_ + 1};
+}
+
+void GpuIoPath::start(std::function<void()> ready) {
+  ready_ = std::move(ready);
+  plan_warps();
+  create_queues();
+  prepare_queues();
+}
+
+void GpuIoPath::create_queues() {
+  // Queue i of SSD k sits at i * ssds + k, as in the microbenchmark.
+  queues_.resize(std::size_t{queues_per_ssd_} * ssd_count_);
+  for (std::uint32_t k = 0; k < ssd_count_; ++k) {
+    nvme::Controller& ssd = machine_.ssd(ssd_ids_[k]);
+    std::vector<host::IoQueueSpec> specs;
+    for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
+      algo::QueuePair q;
+      q.trace_id = i * ssd_count_ + k;
+      q.qid = static_cast<std::uint16_t>(i + 1);
+      q.entries = entries_;
+      q.sq_base = gpu_.allocate(std::uint64_t{entries_} * nvme::kSqEntrySize, 4096);
+      q.cq_base = gpu_.allocate(std::uint64_t{entries_} * nvme::kCqEntrySize, 4096);
+      if (max_io_bytes_ > 2 * 4096) {
+        q.prp_lists = gpu_.allocate(std::uint64_t{entries_} * 4096, 4096);
+      }
+      q.sq_doorbell = ssd.doorbell_address(true, q.qid);
+      q.cq_doorbell = ssd.doorbell_address(false, q.qid);
+      host::IoQueueSpec spec;
+      spec.qid = q.qid;
+      spec.entries = entries_;
+      spec.placement = host::QueuePlacement::gpu;
+      spec.sq_base = q.sq_base;
+      spec.cq_base = q.cq_base;
+      specs.push_back(spec);
+      queues_[q.trace_id] = q;
+    }
+    const HostSide side = nearest_host_side(machine_, machine_.node_index(ssd_ids_[k]));
+    const std::size_t cpu = side.cpu == HostSide::npos ? gpu_.node() : side.cpu;
+    const std::size_t memory =
+        side.memory == HostSide::npos ? host::NvmeDriver::kNoHostMemory : side.memory;
+    drivers_.push_back(std::make_unique<host::NvmeDriver>(
+        fmt::format("{}_driver", ssd_ids_[k]).c_str(), ssd, machine_.fabric(), machine_.memory(),
+        cpu, memory, &gpu_));
+    host::NvmeDriver& driver = *drivers_.back();
+    host::BringUpOptions bring_up;
+    bring_up.io_queues = static_cast<std::uint16_t>(queues_per_ssd_);
+    driver.bring_up(bring_up, nullptr);
+    driver.create_io_queues(
+        std::move(specs), [this, controller = &ssd](std::vector<host::IoQueue> created) {
+          for (const host::IoQueue& q : created) {
+            if (q.status != nvme::Status::Success) {
+              throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
+                                                   controller->id(), q.qid,
+                                                   nvme::status_name(q.status)));
+            }
+          }
+          if (++drivers_ready_ == drivers_.size()) {
+            spawn_warps();
+            if (ready_) ready_();
+          }
+        });
+  }
+}
+
+platform::WarpPlacement GpuIoPath::place(std::uint32_t w) const {
+  const std::uint32_t sms = gpu_.sms();
+  const std::uint32_t block = w / warps_per_block_;
+  const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
+  return {block % sms, in_sm % gpu_.schedulers_per_sm()};
+}
+
+void GpuIoPath::plan_warps() {
+  const ParamValues& s = config_.scenario.params;
+  const std::uint32_t warps = ceil_div(threads_, algo::kWarpLanes);
+  // CID partitions: each warp's index among the warps sharing its home queue.
+  std::vector<std::uint32_t> seen(queues_per_ssd_, 0);
+  std::uint32_t users = 1;
+  std::vector<std::uint32_t> partition(warps);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t sm = (w / warps_per_block_) % gpu_.sms();
+    const std::uint32_t home = home_queue(plan_, w, sm, queues_per_ssd_);
+    partition[w] = home == ~0u ? w : seen[home]++;
+    users = std::max(users, partition[w] + 1);
+  }
+  const std::uint64_t mailboxes = gpu_.allocate(std::uint64_t{warps} * 128, 128);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t first = w * algo::kWarpLanes;
+    warps_.push_back({first, std::min<std::uint32_t>(algo::kWarpLanes, threads_ - first), place(w),
+                      partition[w], mailboxes + std::uint64_t{w} * 128});
+  }
+  algo::WarpContext& c = base_context_;
+  c.strategy = plan_.strategy;
+  c.cq_doorbell_batch = static_cast<std::uint32_t>(s.integer("cq_doorbell_batch"));
+  c.max_batch = static_cast<std::uint32_t>(std::min<std::int64_t>(32, s.integer("batch_size")));
+  c.cid_local_bits = local_cid_bits(iodepth_);
+  c.iodepth = iodepth_;
+  const std::int64_t configured = s.integer("cid_space");
+  switch (plan_.strategy.cid) {
+    case algo::CidScheme::SqSlot: cid_space_ = entries_; break;
+    case algo::CidScheme::Counter:
+      cid_space_ = configured > 0 ? static_cast<std::uint32_t>(configured) : 65536u;
+      break;
+    case algo::CidScheme::CounterLock:
+      cid_space_ = configured > 0 ? static_cast<std::uint32_t>(configured) : entries_;
+      break;
+    case algo::CidScheme::WarpPartition: cid_space_ = users << local_cid_bits(iodepth_); break;
+    case algo::CidScheme::ThreadPool: cid_space_ = users * 32u * iodepth_; break;
+  }
+  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                   : 0;
+  shutdown_word_ = gpu_.allocate(128, 128);
+  const std::uint32_t all_queues = queues_per_ssd_ * ssd_count_;
+  if (plan_.pollers) {
+    poller_queues_.resize(service_warps_);
+    for (std::uint32_t q = 0; q < all_queues; ++q) poller_queues_[q % service_warps_].push_back(q);
+  }
+  if (plan_.agents) {
+    const auto ring_entries = static_cast<std::uint32_t>(s.integer("agent_ring_entries"));
+    rings_.resize(service_warps_);
+    agent_queues_.resize(service_warps_);
+    agent_local_index_.assign(service_warps_, std::vector<std::uint32_t>(all_queues, ~0u));
+    agent_of_queue_.resize(all_queues);
+    for (std::uint32_t q = 0; q < all_queues; ++q) {
+      const std::uint32_t a = (q / ssd_count_) % service_warps_;
+      agent_of_queue_[q] = a;
+      agent_local_index_[a][q] = static_cast<std::uint32_t>(agent_queues_[a].size());
+      algo::AgentQueue owned;
+      owned.queue = q;
+      agent_queues_[a].push_back(owned);
+    }
+    for (algo::AgentRing& ring : rings_) {
+      ring.entries = ring_entries;
+      ring.base = gpu_.allocate(std::uint64_t{ring_entries} * sizeof(algo::AgentRequest), 4096);
+      ring.tail = gpu_.allocate(128, 128);
+      ring.gate = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
+      ring.ready = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
+    }
+    replies_ = gpu_.allocate(std::uint64_t{warps} * algo::kWarpLanes * iodepth_ * 8, 128);
+  }
+}
+
+void GpuIoPath::prepare_queues() {
+  observer_ = std::make_unique<platform::CqArrivalObserver>(machine_.memory(), recorder_);
+  for (algo::QueuePair& q : queues_) {
+    const std::uint64_t counters = gpu_.allocate(algo::QueuePair::counter_bytes(), 128);
+    q.ticket = counters;
+    q.turn = counters + 128;
+    q.tail_lock = counters + 2 * 128;
+    q.credits = counters + 3 * 128;
+    q.cq_head = counters + 4 * 128;
+    q.cq_lock = counters + 5 * 128;
+    q.cq_rung = counters + 6 * 128;
+    q.cid_counter = counters + 7 * 128;
+    q.slot_gate = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
+    q.ready = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
+    q.cq_marks = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
+    q.cid_space = cid_space_;
+    q.done = gpu_.allocate(std::uint64_t{cid_space_} * 4, 128);
+    q.cid_bits = gpu_.allocate((std::uint64_t{cid_space_} + 31) / 32 * 4, 128);
+    if (plan_.agents) q.agent_table = gpu_.allocate(std::uint64_t{entries_} * 8, 128);
+    observer_->observe(q);
+  }
+  base_context_.queues = queues_.data();
+  base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());
+}
+
+void GpuIoPath::spawn_warps() {
+  sc_core::sc_spawn_options options;
+  options.set_stack_size(kWarpStackBytes);
+  live_warps_ = static_cast<std::uint32_t>(warps_.size());
+  for (std::uint32_t w = 0; w < warps_.size(); ++w) {
+    sc_core::sc_spawn([this, w] { warp_main(w); }, fmt::format("{}_warp{}", id(), w).c_str(),
+                      &options);
+  }
+  for (std::uint32_t a = 0; a < (plan_.agents ? service_warps_ : 0); ++a) {
+    sc_core::sc_spawn([this, a] { agent_main(a); }, fmt::format("{}_agent{}", id(), a).c_str(),
+                      &options);
+  }
+  for (std::uint32_t i = 0; i < (plan_.pollers ? service_warps_ : 0); ++i) {
+    sc_core::sc_spawn([this, i] { poller_main(i); }, fmt::format("{}_poller{}", id(), i).c_str(),
+                      &options);
+  }
+}
+
+std::uint32_t GpuIoPath::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t seq,
+                                   std::uint32_t ssd) const {
+  const std::uint32_t per_ssd = queues_per_ssd_;
+  if (plan_.agents) {
+    const std::uint32_t agents = service_warps_;
+    const std::uint32_t a = w % agents;
+    const std::uint32_t owned_per_ssd = (per_ssd - a + agents - 1) / agents;
+    const std::uint32_t i = a + agents * ((w / agents) % owned_per_ssd);
+    return i * ssd_count_ + ssd;
+  }
+  if (plan_.strategy.submission == algo::Submission::Exclusive) return w * ssd_count_ + ssd;
+  std::uint64_t key = 0;
+  switch (plan_.strategy.mapping) {
+    case algo::QueueMapping::PerSm: key = warps_[w].placement.sm; break;
+    case algo::QueueMapping::PerWarp: key = w; break;
+    default: key = thread + seq; break;
+  }
+  return static_cast<std::uint32_t>(key % per_ssd) * ssd_count_ + ssd;
+}
+
+void GpuIoPath::submit(const BlockIo& io, IoDone done) {
+  if (closed_) throw std::logic_error(id() + ": submit after close");
+  ++submitted_;
+  pending_.push_back({io, std::move(done)});
+  wake_one();
+}
+
+void GpuIoPath::wake_one() {
+  if (idle_.empty()) return;
+  const std::uint32_t w = idle_.back();
+  idle_.pop_back();
+  MemorySpace& memory = machine_.memory();
+  memory.store<std::uint32_t>(warps_[w].mailbox,
+                              memory.load<std::uint32_t>(warps_[w].mailbox) + 1u);
+}
+
+void GpuIoPath::close() {
+  closed_ = true;
+  while (!idle_.empty()) wake_one();
+}
+
+void GpuIoPath::warp_main(std::uint32_t w) {
+  const WarpPlan& plan = warps_[w];
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      plan.placement, poll_backoff_);
+  algo::WarpContext context = base_context_;
+  context.cid_partition = plan.cid_partition;
+  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
+  context.rounds = rounds.data();
+  context.round_count = iodepth_;
+  std::vector<algo::LaneMask> masks(iodepth_, 0);
+  std::vector<std::vector<Pending>> taken(iodepth_);
+  std::vector<std::vector<std::uint16_t>> statuses(iodepth_);
+  algo::Lanes<std::uint16_t> status{};
+  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
+  for (std::uint32_t d = 0; d < replies.size(); ++d) {
+    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+      replies[d][lane] = replies_ + ((std::uint64_t{plan.first_thread} + lane) * iodepth_ + d) * 8;
+    }
+  }
+  std::uint64_t seq = 0;
+  for (;;) {
+    if (pending_.empty()) {
+      if (closed_) break;
+      // Sleep on the mailbox until submit() or close() writes it.
+      const std::uint32_t seen = p.peek_u32(plan.mailbox);
+      idle_.push_back(w);
+      p.wait_until([&] { return p.peek_u32(plan.mailbox) != seen; }, plan.mailbox, 4);
+      continue;
+    }
+    std::uint32_t used = 0;
+    for (std::uint32_t d = 0; d < iodepth_ && !pending_.empty(); ++d) {
+      algo::LaneMask mask = 0;
+      algo::Lanes<algo::IoRequest> request{};
+      taken[d].clear();
+      for (std::uint32_t lane = 0; lane < plan.lanes && !pending_.empty(); ++lane) {
+        Pending next = std::move(pending_.front());
+        pending_.pop_front();
+        const BlockIo& io = next.io;
+        const std::uint32_t lba = machine_.ssd(ssd_ids_[io.ssd]).lba_bytes();
+        algo::IoRequest& r = request[lane];
+        r.queue = map_queue(w, plan.first_thread + lane, seq++, io.ssd);
+        r.opcode = io.write ? nvme::NvmOpcode::Write : nvme::NvmOpcode::Read;
+        r.slba = io.slba;
+        r.nlb_zero_based = static_cast<std::uint16_t>(io.lbas - 1);
+        r.bytes = io.lbas * lba;
+        r.pool_index = d;
+        r.buffer = io.buffer;
+        mask |= algo::LaneMask{1} << lane;
+        taken[d].push_back(std::move(next));
+      }
+      masks[d] = mask;
+      ++used;
+      if (plan_.agents) {
+        algo::agent_post(p, rings_.data(), agent_of_queue_.data(), mask, request, replies[d]);
+      } else {
+        rounds[d].fill(algo::Pending{});
+        algo::submit(p, context, mask, request, rounds[d]);
+      }
+    }
+    for (std::uint32_t d = 0; d < used; ++d) {
+      if (plan_.agents) {
+        algo::agent_wait(p, masks[d], replies[d], status);
+      } else {
+        algo::wait(p, context, rounds[d], masks[d]);
+        algo::for_each_lane(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
+      }
+      statuses[d].clear();
+      for (std::size_t lane = 0; lane < taken[d].size(); ++lane) {
+        statuses[d].push_back(status[static_cast<int>(lane)]);
+      }
+    }
+    // Call back once the whole batch is in: the warp's threads go on
+    // together.
+    for (std::uint32_t d = 0; d < used; ++d) {
+      for (std::size_t lane = 0; lane < taken[d].size(); ++lane) {
+        Pending& done = taken[d][lane];
+        const std::uint16_t st = statuses[d][lane];
+        if (st != 0) ++errors_;
+        bytes_ += std::uint64_t{done.io.lbas} * machine_.ssd(ssd_ids_[done.io.ssd]).lba_bytes();
+        IoDone callback = std::move(done.done);
+        if (callback) callback(st);
+      }
+      taken[d].clear();
+    }
+    for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
+  }
+  if (--live_warps_ == 0 && service_warps_ != 0) {
+    machine_.memory().store<std::uint32_t>(shutdown_word_, 1u);
+  }
+}
+
+void GpuIoPath::agent_main(std::uint32_t a) {
+  const ParamValues& s = config_.scenario.params;
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      place(static_cast<std::uint32_t>(warps_.size()) + a), poll_backoff_);
+  algo::AgentContext context;
+  context.w = base_context_;
+  context.ring = rings_[a];
+  context.owned = agent_queues_[a].data();
+  context.owned_count = static_cast<std::uint32_t>(agent_queues_[a].size());
+  context.local_index = agent_local_index_[a].data();
+  context.batch_size = static_cast<std::uint32_t>(s.integer("batch_size"));
+  context.batch_timeout = ns_to_ps(s.real("batch_timeout_ns"));
+  context.shutdown = shutdown_word_;
+  algo::agent_loop(p, context);
+}
+
+void GpuIoPath::poller_main(std::uint32_t i) {
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
+                      place(static_cast<std::uint32_t>(warps_.size()) + i), poll_backoff_);
+  algo::polling_warp(p, base_context_, poller_queues_[i].data(),
+                     static_cast<std::uint32_t>(poller_queues_[i].size()), shutdown_word_);
+}
+
+}  // namespace gpunvme

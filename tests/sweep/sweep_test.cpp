@@ -1,0 +1,223 @@
+// Sweeps: expansion of lists, ranges and zipped groups; a sweep of 8 points
+// gives 8 rows; a sweep stopped half-way (by a point limit or by SIGTERM to
+// its process group) completes only the rest when run again; a failing point
+// is recorded and the sweep goes on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "sim/config/config_error.h"
+#include "sim/sweep/sweep_runner.h"
+
+namespace gpunvme::sweep {
+namespace {
+
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpunvme_sweep_test_" + name)).string();
+}
+
+SweepSpec spec_of(const std::string& text) {
+  return parse_sweep_spec(nlohmann::ordered_json::parse(text), "spec.json");
+}
+
+TEST(SweepSpec, ListsRangesAndZipExpandToTheCartesianProduct) {
+  const SweepSpec spec = spec_of(R"({
+    "set": ["scenario.ios=100"],
+    "sweep": {
+      "scenario.threads": {"start": 32, "stop": 96, "step": 32},
+      "zip": [{"scenario.bs": [4096, 8192], "scenario.queues": [4, 8]}],
+      "seed": [1, 2]
+    }})");
+  const std::vector<SweepPoint> points = expand(spec);
+  ASSERT_EQ(points.size(), 3u * 2 * 2);
+  // The first group varies slowest, zipped paths advance together.
+  EXPECT_EQ(points[0].key,
+            R"({"scenario.threads":32,"scenario.bs":4096,"scenario.queues":4,"seed":1})");
+  EXPECT_EQ(points[1].key,
+            R"({"scenario.threads":32,"scenario.bs":4096,"scenario.queues":4,"seed":2})");
+  EXPECT_EQ(points[2].key,
+            R"({"scenario.threads":32,"scenario.bs":8192,"scenario.queues":8,"seed":1})");
+  EXPECT_EQ(points[11].key,
+            R"({"scenario.threads":96,"scenario.bs":8192,"scenario.queues":8,"seed":2})");
+  EXPECT_EQ(points[3].seed, 2u);
+  EXPECT_EQ(points[3].overrides,
+            (std::vector<std::string>{"scenario.ios=100", "scenario.threads=32", "scenario.bs=8192",
+                                      "scenario.queues=8"}));
+  std::set<std::string> keys;
+  for (const auto& p : points) keys.insert(p.key);
+  EXPECT_EQ(keys.size(), points.size());
+}
+
+TEST(SweepSpec, GeometricAndFractionalRanges) {
+  const SweepSpec spec = spec_of(R"({"sweep": {
+    "topology.nodes.cpu0.cores": {"start": 1, "stop": 16, "factor": 2},
+    "scenario.span_gib": {"start": 0.5, "stop": 1.5, "step": 0.5}}})");
+  ASSERT_EQ(spec.groups.size(), 2u);
+  EXPECT_EQ(spec.groups[0].axes[0].values, (std::vector<nlohmann::json>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(spec.groups[1].axes[0].values, (std::vector<nlohmann::json>{0.5, 1.0, 1.5}));
+}
+
+TEST(SweepSpec, BadSpecsNameTheField) {
+  auto path_of = [](const std::string& text) {
+    try {
+      spec_of(text);
+    } catch (const ConfigError& e) {
+      return e.path();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(path_of(R"({"sweep": {"threads": [1]}})"), "$.sweep.threads");
+  EXPECT_EQ(path_of(R"({"sweep": {"scenario.threads": []}})"), "$.sweep.scenario.threads");
+  EXPECT_EQ(path_of(R"({"sweep": {"zip": [{"scenario.bs": [1, 2], "scenario.queues": [1]}]}})"),
+            "$.sweep.zip[0].scenario.queues");
+  EXPECT_EQ(path_of(R"({"sweep": {"scenario.threads": {"start": 1, "stop": 4, "step": -1}}})"),
+            "$.sweep.scenario.threads.step");
+  EXPECT_EQ(path_of(R"({"swep": {}})"), "$.swep");
+}
+
+// 8 points of 150 I/Os each (2 paths x 4 thread counts).
+std::string eight_point_spec() {
+  const std::string file = temp("eight.json");
+  std::ofstream(file) << R"({
+    "set": ["scenario.ios=150"],
+    "sweep": {"scenario.path": ["gpu_initiated", "gds"],
+              "scenario.threads": [32, 64, 96, 128]}})";
+  return file;
+}
+
+void clean(const std::string& prefix) {
+  std::filesystem::remove(prefix + ".jsonl");
+  std::filesystem::remove(prefix + ".csv");
+}
+
+std::size_t csv_rows(const std::string& prefix) {
+  std::ifstream in(prefix + ".csv");
+  std::size_t lines = 0;
+  std::string line;
+  while (std::getline(in, line)) ++lines;
+  return lines - 1;  // header
+}
+
+TEST(SweepRunner, EightPointsGiveEightRows) {
+  const std::string prefix = temp("eight");
+  clean(prefix);
+  std::ostringstream log;
+  const RunnerReport report =
+      run_sweep(load_sweep_spec(eight_point_spec()), {2, 0, prefix, false}, log);
+  EXPECT_EQ(report.total, 8u);
+  EXPECT_EQ(report.ran, 8u);
+  EXPECT_EQ(report.failed, 0u) << log.str();
+  const auto rows = read_rows(prefix + ".jsonl");
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(csv_rows(prefix), 8u);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row["error"].is_null());
+    EXPECT_EQ(row["summary"]["ios"].get<int>(), 150);
+    EXPECT_EQ(row["summary"]["path"], row["params"]["scenario.path"]);
+    EXPECT_EQ(row["config"]["threads"], row["params"]["scenario.threads"]);
+  }
+  // The CSV carries the parameters and the summary of every row.
+  std::ifstream csv(prefix + ".csv");
+  std::string header;
+  std::getline(csv, header);
+  for (const char* column : {"scenario.path", "scenario.threads", "summary.iops",
+                             "summary.latency_ns.p99", "error", "key"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  }
+}
+
+TEST(SweepRunner, AStoppedSweepResumesWithTheRestOnly) {
+  const std::string prefix = temp("resume");
+  clean(prefix);
+  const SweepSpec spec = load_sweep_spec(eight_point_spec());
+  std::ostringstream log;
+  const RunnerReport first = run_sweep(spec, {2, 3, prefix, false}, log);
+  EXPECT_EQ(first.ran, 3u);
+  EXPECT_EQ(read_rows(prefix + ".jsonl").size(), 3u);
+  // A line cut short by a kill is dropped and its point runs again.
+  std::ofstream(prefix + ".jsonl", std::ios::app) << R"({"index": 7, "key": "{\"scen)";
+  const RunnerReport second = run_sweep(spec, {2, 0, prefix, false}, log);
+  EXPECT_EQ(second.skipped, 3u);
+  EXPECT_EQ(second.ran, 5u);
+  const auto rows = read_rows(prefix + ".jsonl");
+  std::set<std::string> keys;
+  for (const auto& row : rows) keys.insert(row["key"].get<std::string>());
+  EXPECT_EQ(rows.size(), 8u);
+  EXPECT_EQ(keys.size(), 8u);
+  EXPECT_EQ(csv_rows(prefix), 8u);
+}
+
+TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
+  const std::string prefix = temp("sigterm");
+  clean(prefix);
+  // Points long enough (400 I/Os) that the sweep is still running when the
+  // first two rows are in.
+  const std::string spec = temp("sigterm.json");
+  std::ofstream(spec) << R"({
+    "set": ["scenario.ios=400"],
+    "sweep": {"scenario.path": ["gpu_initiated", "gds"],
+              "scenario.threads": [32, 64, 96, 128]}})";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    const std::string out = prefix + ".log";
+    freopen(out.c_str(), "w", stdout);
+    execl(GPUNVME_CLI, GPUNVME_CLI, "sweep", spec.c_str(), "--out", prefix.c_str(), "--jobs", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  // Wait for the first rows, then stop the sweep and its point processes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_rows(prefix + ".jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::size_t before = read_rows(prefix + ".jsonl").size();
+  EXPECT_GE(before, 2u);
+  EXPECT_LT(before, 8u);
+  EXPECT_TRUE(WIFEXITED(status) || WIFSIGNALED(status));
+  std::ostringstream log;
+  const RunnerReport rerun = run_sweep(load_sweep_spec(spec), {2, 0, prefix, false}, log);
+  EXPECT_EQ(rerun.skipped, before);
+  EXPECT_EQ(rerun.ran, 8u - before);
+  std::set<std::string> keys;
+  for (const auto& row : read_rows(prefix + ".jsonl")) keys.insert(row["key"].get<std::string>());
+  EXPECT_EQ(keys.size(), 8u);
+  EXPECT_EQ(read_rows(prefix + ".jsonl").size(), 8u);
+}
+
+TEST(SweepRunner, AFailingPointIsRecordedAndTheSweepGoesOn) {
+  const std::string file = temp("failing.json");
+  std::ofstream(file) << R"({"set": ["scenario.ios=100"],
+                            "sweep": {"scenario.queues": [4, 100000, 8]}})";
+  const std::string prefix = temp("failing");
+  clean(prefix);
+  std::ostringstream log;
+  const RunnerReport report = run_sweep(load_sweep_spec(file), {2, 0, prefix, false}, log);
+  EXPECT_EQ(report.ran, 3u);
+  EXPECT_EQ(report.failed, 1u);
+  const auto rows = read_rows(prefix + ".jsonl");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    const bool bad = row["params"]["scenario.queues"] == 100000;
+    EXPECT_EQ(row["error"].is_string(), bad);
+    if (bad) {
+      EXPECT_NE(row["error"].get<std::string>().find("queues"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpunvme::sweep

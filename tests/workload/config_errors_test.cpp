@@ -1,0 +1,101 @@
+// Configuration errors of the workloads: a field of another kind, tiers too
+// small for the KV cache, malformed graph files, a CPU path without host
+// memory. Kept apart and run first: under AddressSanitizer, an exception
+// thrown after SystemC has run warp threads in the same process is
+// misreported (google/sanitizers#189), so these run before any simulation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/config/config_error.h"
+#include "sim/workload/csr_graph.h"
+#include "sim/workload/software_cache.h"
+#include "workload_test_util.h"
+
+namespace gpunvme {
+namespace {
+
+std::vector<std::string> kv_small(std::vector<std::string> more) {
+  std::vector<std::string> o{
+      "scenario.layers=4",        "scenario.kv_heads=2",          "scenario.head_dim=64",
+      "scenario.block_tokens=16", "scenario.context_tokens=1000", "scenario.batch=2",
+      "scenario.bs=8192"};
+  o.insert(o.end(), more.begin(), more.end());
+  return o;
+}
+
+TEST(ConfigErrors, AFieldOfAnotherKindIsAnErrorNamingIt) {
+  try {
+    load_config("", "", {"scenario.layers=4"}, 1);
+    FAIL() << "layers accepted in a microbenchmark";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.layers");
+    EXPECT_NE(e.problem().find("kv_cache"), std::string::npos) << e.what();
+    EXPECT_NE(e.problem().find("microbenchmark"), std::string::npos) << e.what();
+  }
+  try {
+    test::scenario("gather-gpu", {"scenario.rw=\"randrw\""});
+    FAIL() << "rw accepted in a gather";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.rw");
+  }
+}
+
+TEST(ConfigErrors, CpuPathsNeedHostMemory) {
+  // A topology without host memory has nowhere for the host's queues.
+  nlohmann::json topo = read_json_file(default_topology_file());
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : topo["nodes"]) {
+    if (n["kind"] != "host_memory") nodes.push_back(n);
+  }
+  topo["nodes"] = nodes;
+  const std::string file =
+      (std::filesystem::temp_directory_path() / "gpunvme_no_dram.json").string();
+  std::ofstream(file) << topo.dump();
+  EXPECT_NO_THROW(load_config(file, "", {}, 1));
+  try {
+    load_config(file, "", {"scenario.path=gds"}, 1);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.path");
+  }
+}
+
+TEST(ConfigErrors, TiersTooSmallAreAConfigurationError) {
+  EXPECT_THROW(
+      test::scenario("kv-cache-gpu",
+                     kv_small({"scenario.hbm_kv_gib=0.000001"})),  // not even the last blocks
+      ConfigError);
+  EXPECT_THROW(test::scenario("kv-cache-gpu",
+                              kv_small({"scenario.nvme_kv_gib=0.0001", "scenario.hbm_kv_gib=0.001",
+                                        "scenario.host_kv_gib=0"})),
+               ConfigError);
+}
+
+TEST(ConfigErrors, MalformedGraphsAndGraphFields) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string bad = (dir / "gpunvme_bad.el").string();
+  std::ofstream(bad) << "0 1\nnot an edge\n";
+  try {
+    read_graph_file(bad, true);
+    FAIL() << "malformed edge list accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "line 2");
+  }
+  const std::string mtx = (dir / "gpunvme_bad.mtx").string();
+  std::ofstream(mtx) << "%%MatrixMarket matrix array real general\n2 2\n";
+  EXPECT_THROW(read_graph_file(mtx, true), ConfigError);
+  EXPECT_THROW(test::scenario("graph-bfs-gpu", {"scenario.rmat_a=0.9"}), ConfigError);
+  EXPECT_THROW(test::scenario("graph-bfs-gpu", {"scenario.graph=no-such-graph.mtx"}), ConfigError);
+}
+
+TEST(ConfigErrors, ReleasingACacheLineMoreThanHeld) {
+  SoftwareCache cache(1);
+  auto a = cache.acquire(1);
+  cache.release(a->slot);
+  EXPECT_THROW(cache.release(a->slot), std::logic_error);
+}
+
+}  // namespace
+}  // namespace gpunvme
