@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the release build, then the AddressSanitizer +
+# Builds and runs every test: the release build and its Python tests (module,
+# notebooks, distributed sweeps, latency budgets), then the AddressSanitizer +
 # UndefinedBehaviorSanitizer build.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,6 +10,11 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== release build and tests"
 "$root/scripts/build.sh" release
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
+
+echo "== Python module, notebooks, distributed sweeps and latency budgets (pytest)"
+# The interpreter the module was built for (Debian's python3 by default).
+python="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$root/build/CMakeCache.txt")"
+PYTHONPATH="$root/build/python" "${python:-/usr/bin/python3}" -m pytest -q "$root/tests/python"
 
 echo "== sanitizer build and tests (ASan + UBSan)"
 "$root/scripts/build.sh" sanitize

@@ -1,4 +1,7 @@
 // gpunvme: the command line over the simulator library.
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -7,10 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "sim/budgets/budgets.h"
 #include "sim/config/config_error.h"
 #include "sim/params/param_spec.h"
 #include "sim/run/catalog.h"
 #include "sim/run/run.h"
+#include "sim/sweep/sweep_runner.h"
 #include "sim/topology/topology_graph.h"
 
 namespace {
@@ -67,6 +72,45 @@ void write_file(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// Runs each budgeted scenario and compares it with its budget, or (update)
+// rewrites the budget from the run. Exit 1 when a figure is out of budget.
+int check_budgets(std::vector<std::string> files, bool update, bool verbose) {
+  if (files.empty()) files = budgets::shipped_budget_files();
+  if (files.empty()) {
+    std::cerr << "gpunvme budgets: no budget files (scenarios/budgets/*.json)\n";
+    return kBadInput;
+  }
+  int exceeded = 0;
+  for (const std::string& file : files) {
+    const budgets::Budget budget = budgets::load_budget(file);
+    const nlohmann::json result = run(budgets::budget_config(budget));
+    if (update) {
+      write_file(file, budgets::rebaseline(budget, result).dump(2) + "\n");
+      std::cout << fmt::format("budget {}: re-baselined {}\n", budget.name, file);
+      continue;
+    }
+    const std::vector<budgets::Check> checks = budgets::check_budget(budget, result);
+    const auto failed =
+        std::count_if(checks.begin(), checks.end(), [](const budgets::Check& c) { return !c.ok; });
+    if (failed == 0) {
+      std::cout << fmt::format("budget {}: ok ({} checks)\n", budget.name, checks.size());
+    } else {
+      ++exceeded;
+      std::cout << fmt::format("budget {}: {} of {} checks out of budget ({})\n", budget.name,
+                               failed, checks.size(), file);
+    }
+    if (failed != 0 || verbose) std::cout << budgets::check_table(checks, !verbose);
+  }
+  if (exceeded != 0) {
+    std::cout << fmt::format(
+        "{} of {} budgets exceeded; if the change is intended, re-baseline with "
+        "gpunvme budgets --update\n",
+        exceeded, files.size());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +121,9 @@ int main(int argc, char** argv) {
       "  gpunvme run --scenario scenarios/randread-4k.json --set scenario.threads=4096\n"
       "  gpunvme topo configs/topologies/default.json --dot topo.dot\n"
       "  gpunvme describe nvme_ssd\n"
-      "  gpunvme validate --topology my-topo.json --scenario my-scenario.json"};
+      "  gpunvme validate --topology my-topo.json --scenario my-scenario.json\n"
+      "  gpunvme budgets                               check the latency budgets\n"
+      "  gpunvme sweep scenarios/sweeps/paths.json     run a parameter sweep"};
   app.require_subcommand(1);
 
   std::string topology_file, scenario_file, out_file;
@@ -106,6 +152,30 @@ int main(int argc, char** argv) {
     cmd->add_option("--seed", seed, "random seed (default 1)");
   }
   run_cmd->add_option("--out,-o", out_file, "write the result JSON here");
+  std::string trace_file;
+  double trace_limit_mb = 64;
+  run_cmd->add_option("--trace", trace_file,
+                      "write a Chrome trace / Perfetto JSON of the run here (open in "
+                      "ui.perfetto.dev or chrome://tracing)");
+  run_cmd
+      ->add_option("--trace-limit-mb", trace_limit_mb,
+                   "stop recording once the trace would pass this size (MB, default 64)")
+      ->check(CLI::Range(0.1, 1e6));
+
+  std::string sweep_file, sweep_out;
+  unsigned sweep_jobs = 0;
+  std::size_t sweep_limit = 0;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep",
+      "Run every point of a sweep spec in parallel processes, appending rows to PREFIX.jsonl "
+      "and writing PREFIX.csv; points already in PREFIX.jsonl are skipped, so a rerun resumes.\n"
+      "Examples:\n  gpunvme sweep scenarios/sweeps/paths.json\n"
+      "  gpunvme sweep my-sweep.json --out results/my-sweep --jobs 4");
+  sweep_cmd->add_option("spec", sweep_file, "sweep spec JSON")->required();
+  sweep_cmd->add_option("--out,-o", sweep_out,
+                        "output prefix (default: the spec's file name without .json)");
+  sweep_cmd->add_option("--jobs,-j", sweep_jobs, "parallel processes (default: every core)");
+  sweep_cmd->add_option("--limit", sweep_limit, "run at most this many new points, then stop");
 
   std::string topo_file, dot_file;
   auto* topo_cmd = app.add_subcommand(
@@ -122,6 +192,19 @@ int main(int argc, char** argv) {
       "Examples:\n  gpunvme describe\n  gpunvme describe gpu");
   describe_cmd->add_option("kind", kind, "component kind");
 
+  std::vector<std::string> budget_list;
+  bool budget_update = false, budget_verbose = false;
+  auto* budgets_cmd = app.add_subcommand(
+      "budgets",
+      "Run each budgeted scenario and compare its per-stage latency and throughput with its "
+      "budget (exit 1 when one is exceeded), or re-baseline the budgets.\n"
+      "Examples:\n  gpunvme budgets                       every scenarios/budgets/*.json\n"
+      "  gpunvme budgets scenarios/budgets/randread-4k.json --verbose\n"
+      "  gpunvme budgets --update              re-baseline on purpose after a model change");
+  budgets_cmd->add_option("files", budget_list, "budget files (default: scenarios/budgets/*.json)");
+  budgets_cmd->add_flag("--update", budget_update, "rewrite the budgets from fresh runs");
+  budgets_cmd->add_flag("--verbose,-v", budget_verbose, "print every check, not only failures");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -131,6 +214,24 @@ int main(int argc, char** argv) {
 
   try {
     if (describe_cmd->parsed()) return describe(kind);
+    if (budgets_cmd->parsed()) return check_budgets(budget_list, budget_update, budget_verbose);
+    if (sweep_cmd->parsed()) {
+      const sweep::SweepSpec spec = sweep::load_sweep_spec(sweep_file);
+      sweep::RunnerOptions options;
+      options.jobs = sweep_jobs;
+      options.limit = sweep_limit;
+      options.terminal = isatty(STDOUT_FILENO) != 0;
+      options.out_prefix = sweep_out;
+      if (options.out_prefix.empty()) {
+        options.out_prefix =
+            sweep_file.size() > 5 && sweep_file.substr(sweep_file.size() - 5) == ".json"
+                ? sweep_file.substr(0, sweep_file.size() - 5)
+                : sweep_file;
+      }
+      const sweep::RunnerReport report = sweep::run_sweep(spec, options, std::cout);
+      if (report.interrupted) return 130;
+      return report.failed == 0 ? 0 : 1;
+    }
     if (topo_cmd->parsed()) {
       nlohmann::json doc = read_json_file(topo_file);
       TopologyConfig topology = resolve_topology(catalog(), doc, topo_file);
@@ -148,8 +249,12 @@ int main(int argc, char** argv) {
                 << " are valid\n";
       return 0;
     }
-    nlohmann::json result = run(config);
+    RunOptions run_options;
+    run_options.trace_file = trace_file;
+    run_options.trace_limit_bytes = static_cast<std::uint64_t>(trace_limit_mb * 1e6);
+    nlohmann::json result = run(config, run_options);
     std::cout << summary_table(result);
+    if (!trace_file.empty()) std::cout << "wrote " << trace_file << "\n";
     if (!out_file.empty()) {
       write_file(out_file, result.dump(2) + "\n");
       std::cout << "wrote " << out_file << "\n";

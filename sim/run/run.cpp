@@ -6,46 +6,50 @@
 
 #include <fmt/format.h>
 
+#include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/kernel/simulation.h"
 #include "sim/run/catalog.h"
 #include "sim/run/machine.h"
-#include "sim/workload/microbenchmark.h"
+#include "sim/trace/link_counters.h"
+#include "sim/trace/trace_writer.h"
+#include "sim/workload/workload.h"
 
 namespace gpunvme {
 
 namespace {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
-// The path each device pair that exchanged data took, like nvidia-smi topo -p2p.
-nlohmann::json paths_json(const Machine& machine, const RunConfig& config) {
-  nlohmann::json paths = nlohmann::json::array();
-  const auto& topo = machine.topology();
-  const std::string& gpu = config.scenario.params.string("gpu");
-  const std::size_t g = machine.node_index(gpu);
+// The path each requester -> target pair that exchanged data took, like nvidia-smi topo -p2p,
+// as the fabric routed it (direct, root complex, ACS-redirected, IOMMU-translated, CPU fabric),
+// with its bytes and IOTLB hits and misses.
+nlohmann::json paths_json(Machine& machine, const RunConfig&) { return machine.fabric().paths(); }
+
+// The GPU and each SSD exchange traffic both ways (doorbells one way, queue
+// entries and data the other); a platform that refuses it is a configuration
+// error, not a run that hangs.
+void check_fabric_paths(const RunConfig& config) {
+  // On the bounce path data crosses host memory; GPU and SSD never talk
+  // directly, which is what it is for on platforms that refuse peer traffic.
+  if (config.scenario.params.json().value("path", "gpu_initiated") == "bounce") return;
+  const TopologyConfig& topo = config.topology;
+  TopologyGraph graph(topo);
+  pcie::Router router(topo, graph);
+  auto index = [&](const std::string& id) {
+    return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
+  };
+  const std::size_t g = index(config.scenario.params.string("gpu"));
   for (const std::string& ssd : config.scenario.params.string_list("ssds")) {
-    const std::size_t s = machine.node_index(ssd);
-    nlohmann::json route = nlohmann::json::array();
-    bool through_root = false;
-    bool through_socket_link = false;
-    const auto nodes = machine.graph().route(s, g);
-    for (std::size_t v : nodes) {
-      route.push_back(topo.nodes[v].id);
-      if (topo.nodes[v].kind == "root_complex") through_root = true;
-      if (topo.nodes[v].kind == "cpu") through_socket_link = true;
-    }
-    const char* kind = through_socket_link ? "SYS"    // across the CPU fabric
-                       : through_root      ? "PHB"    // through a root complex
-                                           : "PIX";   // within a switch
-    paths.push_back({{"from", ssd}, {"to", gpu}, {"route", route}, {"kind", kind}});
+    router.require_path(g, index(ssd));
   }
-  return paths;
 }
 }  // namespace
 
 RunConfig resolve_config(const RawConfig& raw) {
   RunConfig config = resolve(catalog(), raw);
-  check_microbenchmark(config);
+  apply_scenario_kind(raw.scenario, config);
+  check_workload(config);
+  check_fabric_paths(config);
   return config;
 }
 
@@ -62,21 +66,32 @@ const std::vector<std::string>& wall_clock_fields() {
   return fields;
 }
 
-nlohmann::json run(const RunConfig& config) {
+nlohmann::json run(const RunConfig& config) { return run(config, RunOptions{}); }
+
+nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  check_microbenchmark(config);
+  check_workload(config);
+  check_fabric_paths(config);
   Simulation simulation;
   Machine machine(config.topology);
-  Microbenchmark workload("workload", config, machine);
+  std::unique_ptr<trace::TraceWriter> trace_writer;
+  if (!options.trace_file.empty()) {
+    trace_writer =
+        std::make_unique<trace::TraceWriter>(options.trace_file, options.trace_limit_bytes);
+    trace_writer->set_sampler(ns_to_ps(options.trace_sample_ns),
+                              trace::link_utilization_sampler(machine.fabric()));
+  }
+  const trace::ScopedTrace tracing(trace_writer.get());
+  std::unique_ptr<Workload> workload = make_workload(config, machine);
   simulation.run();
   const Picoseconds elapsed = Simulation::now();
   for (const auto& [id, ssd] : machine.ssds()) ssd->check_drained();
 
-  const StageRecorder& stages = workload.stages();
-  const std::uint64_t done = stages.completed();
-  if (done != workload.ios()) {
-    throw std::runtime_error(fmt::format("run ended with {} of {} I/Os complete", done,
-                                         workload.ios()));
+  const std::uint64_t done = workload->completed();
+  if (done != workload->ios() || !workload->finished()) {
+    throw std::runtime_error(fmt::format("run ended with {} of {} I/Os complete{}", done,
+                                         workload->ios(),
+                                         workload->finished() ? "" : ", workload unfinished"));
   }
   const double seconds = static_cast<double>(elapsed) * 1e-12;
   const double iops = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
@@ -86,20 +101,22 @@ nlohmann::json run(const RunConfig& config) {
   nlohmann::json result;
   result["schema"] = "gpunvme.result/1";
   result["config"] = config.to_json();
-  nlohmann::json latency = stages.end_to_end().summary_ns();
+  nlohmann::json latency = workload->end_to_end().summary_ns();
+  const double bytes_per_s = seconds > 0 ? static_cast<double>(workload->bytes()) / seconds : 0.0;
   result["summary"] = {
-      {"path", "gpu_initiated"},
-      {"strategy", config.scenario.params.string("strategy")},
+      {"path", workload->path()},
+      {"strategy", workload->strategy()},
       {"ios", done},
-      {"errors", workload.errors()},
+      {"errors", workload->errors()},
       {"iops", round_to(iops, 0.001)},
-      {"bandwidth_gbps", round_to(iops * static_cast<double>(workload.bytes_per_io()) / 1e9, 1e-6)},
+      {"bandwidth_gbps", round_to(bytes_per_s / 1e9, 1e-6)},
       {"latency_ns", latency},
       {"simulated_time_ns", round_to(ps_to_ns(elapsed), 0.001)},
       {"events", Simulation::events()},
       {"wall_time_s", round_to(wall, 1e-6)},
   };
-  nlohmann::json stage_json = stages.stages_json();
+  result["summary"].update(workload->summary(elapsed));
+  nlohmann::json stage_json = workload->stages();
   LatencyHistogram fetch, service;
   nlohmann::json ssds = nlohmann::json::object();
   for (const auto& [id, ssd] : machine.ssds()) {
@@ -113,20 +130,30 @@ nlohmann::json run(const RunConfig& config) {
   result["ssds"] = ssds;
   nlohmann::json gpus = nlohmann::json::object();
   for (const auto& [id, gpu] : machine.gpus()) {
-    const platform::WarpCounters& c = workload.counters();
+    const platform::WarpCounters& c = workload->counters();
     gpus[id] = {{"atomics", gpu->atomics()},
                 {"atomic_queueing_ns", round_to(ps_to_ns(gpu->atomic_queueing_ps()), 0.001)},
                 {"polls", c.polls},
                 {"wait_ns", round_to(ps_to_ns(c.wait_ps), 0.001)},
                 {"fences", c.fences},
-                {"mmio_stores", c.mmio_stores}};
+                {"mmio_stores", c.mmio_stores},
+                {"pcie_stores", c.pcie_stores},
+                {"pcie_loads", c.pcie_loads},
+                {"instructions", c.instructions},
+                {"divergent_paths", c.divergent_paths},
+                {"issue_stall_ns", round_to(ps_to_ns(gpu->issue_stall_ps()), 0.001)},
+                {"sleep_ns", round_to(ps_to_ns(c.sleep_ps), 0.001)}};
   }
   result["gpus"] = gpus;
-  result["pcie"] = {{"links", machine.fabric().statistics(elapsed)},
-                    {"posted_write_tlps", machine.fabric().tlps(pcie::TlpClass::PostedWrite)},
-                    {"read_request_tlps", machine.fabric().tlps(pcie::TlpClass::ReadRequest)},
-                    {"completion_tlps", machine.fabric().tlps(pcie::TlpClass::Completion)}};
+  // Links by direction (utilization, bytes by TLP class, overhead, credit stalls), root
+  // complexes (fabric load, IOTLB hits and misses), host memory, read-tag waits.
+  result["pcie"] = machine.fabric().report(elapsed);
   result["paths"] = paths_json(machine, config);
+  result.update(workload->sections(elapsed));
+  if (trace_writer) {
+    trace_writer->finish({{"scenario", config.scenario.params.string("name")},
+                          {"simulated_time_ns", ps_to_ns(elapsed)}});
+  }
   return result;
 }
 
@@ -145,6 +172,11 @@ std::string summary_table(const nlohmann::json& result) {
                      s["wall_time_s"].get<double>(), s["events"].get<std::uint64_t>());
   out << fmt::format("  {:.1f} KIOPS, {:.3f} GB/s\n", s["iops"].get<double>() / 1000.0,
                      s["bandwidth_gbps"].get<double>());
+  // The scenario kind's own figures (tokens/s, traversal time, lookups/s).
+  for (const char* key : {"tokens_per_s", "mean_stall_ns", "traversal_time_ns", "cache_hit_rate",
+                          "lookups_per_s", "reads", "writes"}) {
+    if (s.contains(key)) out << fmt::format("  {}: {}\n", key, s[key].dump());
+  }
   out << fmt::format("  {:<18} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "stage (ns)", "mean", "p50",
                      "p99", "p999", "max");
   for (const auto& [name, h] : result.at("stages").items()) {

@@ -24,6 +24,16 @@ RunConfig load_config(const std::string& topology_file, const std::string& scena
 // summary.wall_time_s is a pure function of the configuration and seed.
 nlohmann::json run(const RunConfig& config);
 
+// What a run records besides its result.
+struct RunOptions {
+  // Chrome trace / Perfetto JSON of the run ("" = none), at most
+  // trace_limit_bytes; counters sampled every trace_sample_ns of simulated time.
+  std::string trace_file;
+  std::uint64_t trace_limit_bytes = 64'000'000;
+  double trace_sample_ns = 1000.0;
+};
+nlohmann::json run(const RunConfig& config, const RunOptions& options);
+
 // A short human-readable table of a result.
 std::string summary_table(const nlohmann::json& result);
 

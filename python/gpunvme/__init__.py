@@ -1,0 +1,44 @@
+"""gpunvme: the GPU-PCIe-NVMe simulator from Python.
+
+Load and change configurations as dicts, validate them, run them, sweep over them
+(here, in local processes or on a Dask cluster), and check latency budgets::
+
+    import gpunvme
+    cfg = gpunvme.load_config(scenario="randread-4k", overrides={"scenario.ios": 4000})
+    cfg.scenario["threads"] = 4096           # the documents are plain dicts
+    result = gpunvme.run(cfg)                # a dict: summary, stages, ssds, pcie, ...
+    result.stages_frame()                    # per-stage latency as a DataFrame
+    frame = gpunvme.sweep(cfg, {"scenario.queues": [4, 8, 16]})
+
+Bad input raises :class:`ConfigError` with ``file``, ``path``, ``value`` and
+``problem``, exactly as the command line reports it. The extension module is
+built by the project's CMake build; import with ``PYTHONPATH=build/python``.
+"""
+
+from . import budgets
+from .config import (Config, describe, load_config, shipped_file, source_dir, validate,
+                     with_ssds)
+from .errors import ConfigError
+from .results import Result, flatten, lookup, results_frame, run
+from .sweep import expand, load_spec, points, sweep
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "Result",
+    "budgets",
+    "describe",
+    "expand",
+    "flatten",
+    "load_config",
+    "load_spec",
+    "lookup",
+    "points",
+    "results_frame",
+    "run",
+    "shipped_file",
+    "source_dir",
+    "sweep",
+    "validate",
+    "with_ssds",
+]

@@ -1,0 +1,277 @@
+// _gpunvme: the simulator library for Python. A thin layer: documents cross
+// the boundary as JSON text, which the pure-Python package `gpunvme` turns
+// into dicts, classes and DataFrames. Configuration errors become the
+// package's gpunvme.ConfigError with the same fields and message as the CLI.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/budgets/budgets.h"
+#include "sim/config/config_error.h"
+#include "sim/config/json_path.h"
+#include "sim/params/param_spec.h"
+#include "sim/run/catalog.h"
+#include "sim/run/run.h"
+#include "sim/sweep/sweep_spec.h"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace {
+
+using namespace gpunvme;
+
+// Where Python-side documents come from in error messages.
+constexpr const char* kPythonOrigin = "<python>";
+
+// SystemC keeps one global kernel context, so simulations in one process run
+// one at a time; the GIL is released meanwhile so that other Python threads
+// (a Dask worker's heartbeats, a notebook's UI) keep running.
+std::mutex& simulation_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// The Python exception class that ConfigError becomes, registered by the
+// package at import (gpunvme/errors.py).
+py::object& config_error_class() {
+  static py::object* cls = new py::object();
+  return *cls;
+}
+
+json parse(const std::string& text, const char* what) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(kPythonOrigin, "$", "",
+                      std::string(what) + " is not valid JSON: " + e.what());
+  }
+}
+
+// {"topology_file", "topology", "scenario_file", "scenario", "seed"} <-> RawConfig.
+RawConfig raw_from_json(const std::string& text) {
+  const json doc = parse(text, "configuration");
+  if (!doc.is_object()) throw ConfigError(kPythonOrigin, "$", render_value(doc), "expected a dict");
+  RawConfig raw;
+  for (const char* key : {"topology_file", "scenario_file"}) {
+    if (doc.contains(key) && !doc[key].is_string()) {
+      throw ConfigError(kPythonOrigin, std::string("$.") + key, render_value(doc[key]),
+                        "expected a string");
+    }
+  }
+  raw.topology_file = doc.value("topology_file", std::string(kPythonOrigin));
+  raw.scenario_file = doc.value("scenario_file", std::string(kPythonOrigin));
+  raw.topology = doc.value("topology", json::object());
+  raw.scenario = doc.value("scenario", json::object());
+  if (doc.contains("seed")) {
+    if (!doc["seed"].is_number_unsigned()) {
+      throw ConfigError(kPythonOrigin, "seed", render_value(doc["seed"]),
+                        "expected a non-negative integer");
+    }
+    raw.seed = doc["seed"].get<std::uint64_t>();
+  }
+  return raw;
+}
+
+std::string raw_to_json(const RawConfig& raw) {
+  return json{{"topology_file", raw.topology_file},
+              {"topology", raw.topology},
+              {"scenario_file", raw.scenario_file},
+              {"scenario", raw.scenario},
+              {"seed", raw.seed}}
+      .dump();
+}
+
+json param_json(const ParamSpec& p) {
+  json j = {{"name", p.name}, {"type", to_string(p.type)},
+            {"unit", p.unit}, {"default", p.default_value},
+            {"doc", p.doc},   {"source", p.source}};
+  if (p.min) j["min"] = *p.min;
+  if (p.max) j["max"] = *p.max;
+  if (!p.choices.empty()) j["choices"] = p.choices;
+  if (!p.allowed.empty()) j["allowed"] = p.allowed;
+  return j;
+}
+
+json spec_json(const ComponentSpec& spec) {
+  json params = json::array();
+  for (const ParamSpec& p : spec.params) params.push_back(param_json(p));
+  return {{"doc", spec.doc}, {"params", params}};
+}
+
+std::string catalog_json() {
+  const Catalog& c = catalog();
+  json out = json::object();
+  for (const ComponentSpec& s : c.node_kinds) out[s.kind] = spec_json(s);
+  for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) out[s->kind] = spec_json(*s);
+  return out.dump();
+}
+
+json run_locked(const RunConfig& config) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(simulation_mutex());
+  return run(config);
+}
+
+std::string budget_check(const std::string& file) {
+  const budgets::Budget budget = budgets::load_budget(file);
+  const json result = run_locked(budgets::budget_config(budget));
+  const std::vector<budgets::Check> checks = budgets::check_budget(budget, result);
+  json out = {{"name", budget.name}, {"file", budget.file}, {"doc", budget.doc}};
+  out["checks"] = json::array();
+  bool ok = true;
+  for (const budgets::Check& c : checks) {
+    out["checks"].push_back(budgets::to_json(c));
+    ok = ok && c.ok;
+  }
+  out["ok"] = ok;
+  out["table"] = budgets::check_table(checks, false);
+  out["failures_table"] = budgets::check_table(checks, true);
+  out["summary"] = result.at("summary");
+  return out.dump();
+}
+
+std::string budget_rebaseline(const std::string& file) {
+  const budgets::Budget budget = budgets::load_budget(file);
+  const json result = run_locked(budgets::budget_config(budget));
+  return budgets::rebaseline(budget, result).dump(2) + "\n";
+}
+
+// A parsed sweep spec and its points, as the `gpunvme sweep` command expands
+// them, so that a sweep from Python has exactly the CLI's points and keys.
+std::string sweep_json(const sweep::SweepSpec& spec) {
+  nlohmann::ordered_json out;
+  out["file"] = spec.file;
+  out["topology_file"] = spec.topology_file;
+  out["scenario_file"] = spec.scenario_file;
+  out["seed"] = spec.seed;
+  out["set"] = spec.base_overrides;
+  out["metrics"] = spec.metrics;
+  out["points"] = nlohmann::ordered_json::array();
+  for (const sweep::SweepPoint& p : sweep::expand(spec)) {
+    out["points"].push_back(
+        {{"index", p.index}, {"key", p.key}, {"params", p.params}, {"seed", p.seed}});
+  }
+  return out.dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_gpunvme, m) {
+  m.doc() =
+      "gpunvme's C++ library (configuration, validation, runs, budgets) with JSON text in and "
+      "out; use the gpunvme package, which wraps it in dicts and DataFrames.";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      py::object& cls = config_error_class();
+      if (!cls) {
+        PyErr_SetString(PyExc_ValueError, e.what());
+        return;
+      }
+      py::object error = cls(e.file(), e.path(), e.value(), e.problem(), e.what());
+      PyErr_SetObject(cls.ptr(), error.ptr());
+    }
+  });
+
+  m.def(
+      "_register_config_error", [](py::object cls) { config_error_class() = std::move(cls); },
+      "Sets the Python class that configuration errors are raised as; called with "
+      "gpunvme.ConfigError by the package at import. The class is called as "
+      "cls(file, path, value, problem, message).",
+      py::arg("cls"));
+  m.def(
+      "source_dir", [] { return std::string(GPUNVME_SOURCE_DIR); },
+      "The source tree the module was built from (shipped configs, scenarios, budgets).");
+  m.def("default_topology_file", &default_topology_file, "Path of the shipped default topology.");
+  m.def("default_scenario_file", &default_scenario_file, "Path of the shipped default scenario.");
+  m.def(
+      "load_raw",
+      [](const std::string& topology_file, const std::string& scenario_file) {
+        return raw_to_json(load_raw_config(topology_file, scenario_file));
+      },
+      "Reads a topology and a scenario file (empty: the shipped defaults) into a raw "
+      "configuration, as JSON text {topology_file, topology, scenario_file, scenario, seed}.",
+      py::arg("topology_file") = "", py::arg("scenario_file") = "");
+  m.def(
+      "apply_set",
+      [](const std::string& raw_json, const std::string& assignment) {
+        RawConfig raw = raw_from_json(raw_json);
+        apply_set(raw, assignment);
+        return raw_to_json(raw);
+      },
+      "Applies one `topology.PATH=V`, `scenario.PATH=V` or `seed=N` assignment (the CLI's "
+      "--set) to a raw configuration given as JSON text; returns the new JSON text.",
+      py::arg("raw_json"), py::arg("assignment"));
+  m.def(
+      "resolve",
+      [](const std::string& raw_json) {
+        return resolve_config(raw_from_json(raw_json)).to_json().dump();
+      },
+      "Validates a raw configuration (JSON text) and returns the fully resolved configuration "
+      "as JSON text, as every result records it.",
+      py::arg("raw_json"));
+  m.def(
+      "run",
+      [](const std::string& raw_json) {
+        const RunConfig config = resolve_config(raw_from_json(raw_json));
+        return run_locked(config).dump();
+      },
+      "Validates and runs a raw configuration (JSON text); returns the result as JSON text. "
+      "Runs in one process are serialized; the GIL is released while one runs.",
+      py::arg("raw_json"));
+  m.def(
+      "summary_table",
+      [](const std::string& result_json) { return summary_table(parse(result_json, "result")); },
+      "The CLI's human-readable summary of a result given as JSON text.", py::arg("result_json"));
+  m.def("catalog", &catalog_json,
+        "Every component kind with its declared parameters (name, type, unit, default, range, "
+        "doc, source), as JSON text.");
+  m.def("wall_clock_fields", &wall_clock_fields,
+        "Keys of result.summary that depend on the host machine, not on the simulation.");
+  m.def(
+      "sweep_spec",
+      [](const std::string& spec_json, const std::string& file) {
+        nlohmann::ordered_json doc;
+        try {
+          doc = nlohmann::ordered_json::parse(spec_json);
+        } catch (const json::parse_error& e) {
+          throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());
+        }
+        return sweep_json(sweep::parse_sweep_spec(doc, file));
+      },
+      "Parses a sweep spec given as JSON text (`file` names it in errors and anchors its "
+      "relative paths) and expands it; returns JSON text {file, topology_file, scenario_file, "
+      "seed, set, metrics, points: [{index, key, params, seed}]}.",
+      py::arg("spec_json"), py::arg("file") = kPythonOrigin);
+  m.def(
+      "sweep_load_spec",
+      [](const std::string& file) { return sweep_json(sweep::load_sweep_spec(file)); },
+      "Reads a sweep spec file and expands it; returns JSON text as sweep_spec does.",
+      py::arg("file"));
+  m.def(
+      "budget_files",
+      [](const std::string& dir) {
+        return dir.empty() ? budgets::shipped_budget_files() : budgets::budget_files_in(dir);
+      },
+      "Budget files of a folder, sorted (empty: the shipped scenarios/budgets/).",
+      py::arg("dir") = "");
+  m.def(
+      "budget_load",
+      [](const std::string& file) { return budgets::load_budget(file).document.dump(); },
+      "Reads and validates a budget file; returns its document as JSON text.", py::arg("file"));
+  m.def("budget_check", &budget_check,
+        "Runs a budget file's scenario and compares it with the budget; returns JSON text "
+        "{name, file, doc, ok, checks, table, failures_table, summary}.",
+        py::arg("file"));
+  m.def("budget_rebaseline", &budget_rebaseline,
+        "Runs a budget file's scenario and returns the re-baselined budget document as JSON "
+        "text (the file itself is not written).",
+        py::arg("file"));
+}

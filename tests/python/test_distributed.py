@@ -1,0 +1,66 @@
+"""Distributed sweeps on a real Dask scheduler with two worker processes."""
+
+import faulthandler
+import time
+
+import pytest
+
+import gpunvme
+from conftest import SMALL_IOS
+
+distributed = pytest.importorskip("distributed")
+
+# Bound on this file's tests: starting the cluster, the sweeps, shutting down.
+DEADLINE_S = 120
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A scheduler and two single-threaded worker processes on 127.0.0.1.
+
+    The workers import gpunvme from the same build through the PYTHONPATH they
+    inherit. A watchdog ends the test run (with tracebacks) if anything hangs.
+    """
+    faulthandler.dump_traceback_later(DEADLINE_S, exit=True)
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None,
+                                      silence_logs=40) as c:
+            with distributed.Client(c.scheduler_address, set_as_default=False) as client:
+                client.wait_for_workers(2, timeout=60)
+            yield c
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def test_distributed_sweep_matches_the_local_one_and_uses_both_workers(cluster):
+    start = time.monotonic()
+    base = gpunvme.load_config(overrides={"scenario.ios": SMALL_IOS})
+    axes = {"scenario.queues": [2, 4, 8, 16], "scenario.threads": [256, 1024]}
+    remote = gpunvme.sweep(base, axes, scheduler=cluster.scheduler_address,
+                           timeout=DEADLINE_S)
+    local = gpunvme.sweep(base, axes)
+    columns = ["index", "key", "scenario.queues", "scenario.threads", "iops",
+               "latency_ns.p99", "events"]
+    assert len(remote) == 8
+    assert remote["error"].isna().all()
+    assert remote[columns].equals(local[columns])
+    # The points were fanned out: both workers ran some.
+    assert set(remote["worker"]) == set(cluster.scheduler_info["workers"])
+    assert time.monotonic() - start < DEADLINE_S
+
+
+def test_a_failing_point_is_recorded_and_the_sweep_goes_on(cluster):
+    base = gpunvme.load_config(overrides={"scenario.ios": SMALL_IOS})
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+        frame = gpunvme.sweep(base, {"scenario.iodepth": [1, 0, 2]}, scheduler=client,
+                              timeout=DEADLINE_S)
+    assert list(frame["error"].notna()) == [False, True, False]
+    assert "ConfigError" in frame.loc[1, "error"]
+
+
+def test_a_sweep_past_its_time_limit_stops(cluster):
+    base = gpunvme.load_config(overrides={"scenario.ios": 40000})
+    with pytest.raises(TimeoutError):
+        gpunvme.sweep(base, {"seed": [1, 2]}, scheduler=cluster.scheduler_address,
+                      timeout=0.5)

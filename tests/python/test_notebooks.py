@@ -1,0 +1,94 @@
+"""The what-if notebooks execute headless and draw figures with data in them."""
+
+import base64
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import SOURCE_DIR
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = sorted(glob.glob(os.path.join(SOURCE_DIR, "notebooks", "*.ipynb")))
+
+# Runs first in the kernel: records, for every figure the notebook displays, what
+# each of its axes holds, so the test can check the plots themselves.
+RECORDER = r'''
+import matplotlib
+from matplotlib.backend_bases import FigureCanvasBase
+import numpy as _np
+_drawn_figures = []
+_print_figure = FigureCanvasBase.print_figure
+
+def _record_figure(canvas, *args, **kwargs):
+    axes = []
+    for ax in canvas.figure.axes:
+        lines = []
+        for line in ax.get_lines():
+            y = _np.asarray(line.get_ydata(), dtype=float)
+            lines.append({"label": line.get_label(), "points": int(y.size),
+                          "finite": int(_np.isfinite(y).sum())})
+        bars = [float(p.get_height()) for p in ax.patches
+                if hasattr(p, "get_height")] + [float(p.get_width()) for p in ax.patches
+                                                 if hasattr(p, "get_width")]
+        points = sum(len(c.get_offsets()) for c in ax.collections)
+        axes.append({"title": ax.get_title(), "lines": lines, "bars": len(ax.patches),
+                     "bar_sizes": bars, "points": points})
+    _drawn_figures.append(axes)
+    return _print_figure(canvas, *args, **kwargs)
+
+FigureCanvasBase.print_figure = _record_figure
+'''
+REPORTER = "import json as _json; print('DRAWN_FIGURES=' + _json.dumps(_drawn_figures))"
+
+
+def test_there_are_notebooks():
+    names = {os.path.basename(n) for n in NOTEBOOKS}
+    assert {"queue-and-cid-strategies.ipynb", "topology.ipynb", "kv-cache-tiering.ipynb",
+            "graph-traversal.ipynb"} <= names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: os.path.basename(p)[:-6])
+def test_notebook_runs_and_plots_data(path):
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+        "notebooks are kept without outputs")
+    authored = len(nb.cells)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(RECORDER))
+    nb.cells.append(nbformat.v4.new_code_cell(REPORTER))
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": os.path.dirname(path)}})
+    client.execute()  # raises CellExecutionError, with the cell and traceback, on failure
+
+    pngs = []
+    for cell in nb.cells[1:-1]:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                pngs.append(base64.b64decode(data["image/png"]))
+    assert pngs, "the notebook draws no figure"
+    for png in pngs:
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
+
+    report = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    figures = json.loads(report.split("DRAWN_FIGURES=", 1)[1])
+    assert len(figures) == len(pngs)
+    for i, axes in enumerate(figures):
+        assert axes, "figure %d has no axes" % i
+        for ax in axes:
+            where = "figure %d, axes %r" % (i, ax["title"])
+            assert ax["lines"] or ax["bars"] or ax["points"], where + " is empty"
+            for line in ax["lines"]:
+                assert line["points"] > 0 and line["finite"] > 0, (
+                    "%s: line %r has no data" % (where, line["label"]))
+            if ax["bars"]:
+                assert any(size > 0 for size in ax["bar_sizes"]), where + ": all bars empty"
+
+    # The conclusion is computed text: the last authored code cell displays Markdown.
+    last = [c for c in nb.cells[1:authored + 1] if c.cell_type == "code"][-1]
+    conclusion = "".join(o.get("data", {}).get("text/markdown", "") for o in last.outputs)
+    assert conclusion.strip(), "no computed conclusion"
+    assert "nan" not in conclusion.lower().replace("nanosleep", "")
