@@ -7,9 +7,15 @@
 // mapped host memory, a BAR mapped into the GPU's address space).
 //
 // Kernels using it call gpunvme::algo::init_warp_scratch() first and launch
-// with GPUNVME_WARP_SCRATCH_BYTES of dynamic shared memory per warp. Running
-// it against an SSD is the hardware backend's job; this repository compiles
-// it (CMake option GPUNVME_CUDA).
+// with GPUNVME_WARP_SCRATCH_BYTES of dynamic shared memory per warp. The
+// hardware backend (sim/hardware/) runs it against an NVMe target; CMake
+// option GPUNVME_CUDA only compile-checks it.
+//
+// Stage records (sim/algo/stages.h) go to an optional CudaStageTrace in GPU
+// memory, with the same bookkeeping as the simulator's StageRecorder
+// (sim/workload/stage_recorder.cpp): one live slot of timestamps per (queue,
+// CID); Request clears it, Delivered copies it to the log, so the hardware's
+// per-stage figures mean what the simulator's do.
 #pragma once
 
 #include <cstdint>
@@ -19,18 +25,54 @@
 
 namespace gpunvme::platform {
 
+struct CudaStageTrace {
+  static constexpr int kStages = static_cast<int>(algo::Stage::kCount);
+  unsigned long long* live = nullptr;  // [queue * cid_slots + cid][kStages], %globaltimer ns
+  std::uint32_t queues = 0;
+  std::uint32_t cid_slots = 0;
+  unsigned long long* log = nullptr;  // [capacity][kStages]: one record per delivered I/O
+  unsigned int* count = nullptr;      // records written (may pass capacity: those are lost)
+  std::uint32_t capacity = 0;
+};
+
 class CudaWarp {
  public:
-  __device__ explicit CudaWarp(std::uint32_t poll_backoff_ns = 0) : backoff_(poll_backoff_ns) {}
+  // With a trace the descriptor is copied into the platform object
+  // (registers): a stage record then costs a clock read and one store, not
+  // dependent loads of the descriptor from memory.
+  __device__ explicit CudaWarp(std::uint32_t poll_backoff_ns = 0,
+                               const CudaStageTrace* trace = nullptr)
+      : backoff_(poll_backoff_ns), tracing_(trace != nullptr) {
+    if (trace != nullptr) trace_ = *trace;
+  }
 
   __device__ algo::Timestamp clock() const {
     std::uint64_t ns;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
     return ns * 1000u;
   }
-  // Stage records need a trace buffer on the device; not kept here.
-  __device__ void stage(std::uint16_t, std::uint16_t, algo::Stage) {}
-  __device__ void stage_at(std::uint16_t, std::uint16_t, algo::Stage, algo::Timestamp) {}
+  __device__ void stage(std::uint16_t q, std::uint16_t cid, algo::Stage s) {
+    if (tracing_) stage_at(q, cid, s, clock());
+  }
+  // Recorded by the lane acting for the warp (stage calls sit in warp-uniform
+  // code, so every lane makes the same call).
+  __device__ void stage_at(std::uint16_t q, std::uint16_t cid, algo::Stage s, algo::Timestamp t) {
+    if (!tracing_ || !leader() || q >= trace_.queues || cid >= trace_.cid_slots) return;
+    constexpr int n = CudaStageTrace::kStages;
+    volatile unsigned long long* slot =
+        trace_.live + (std::uint64_t{q} * trace_.cid_slots + cid) * n;
+    const int index = static_cast<int>(s);
+    if (s == algo::Stage::Request) {
+      for (int i = 1; i < n; ++i) slot[i] = 0;
+    }
+    slot[index] = t / 1000u;  // ps -> ns
+    if (s != algo::Stage::Delivered) return;
+    const unsigned int at = atomicAdd(trace_.count, 1u);
+    if (at < trace_.capacity) {
+      for (int i = 0; i < n; ++i) trace_.log[std::uint64_t{at} * n + i] = slot[i];
+    }
+    for (int i = 0; i < n; ++i) slot[i] = 0;
+  }
 
   template <class F>
   __device__ void for_lanes(algo::LaneMask mask, F&& body) {
@@ -143,6 +185,8 @@ class CudaWarp {
   __device__ static bool uniform(bool b) { return __shfl_sync(0xFFFFFFFFu, b ? 1 : 0, 0) != 0; }
 
   std::uint32_t backoff_;
+  bool tracing_;
+  CudaStageTrace trace_{};
   bool in_lanes_ = false;
 };
 

@@ -1,0 +1,940 @@
+// gpunvme-hw: the hardware backend. Runs the algorithm library's own
+// strategies (sim/algo: submit/wait, I/O agents, polling warps) unchanged in
+// CUDA kernels on a real GPU, against an NVMe target (nvme_target.h; here the
+// software controller of soft_controller.h), records every I/O's stage times
+// on the GPU (sim/algo/stages.h, %globaltimer) and writes per-stage latency
+// distributions per strategy and warp count to one JSON file.
+//
+//   gpunvme-hw --out hw.json [--strategies all_threads,bam_ticket,...]
+//              [--warps 1,8,32,132] [--ios 16384] [--queues 32] [--entries 256]
+//              [--target-threads 4] [--file PATH | --file-mib 256] [--device 0]
+//
+// Exit codes: 0 ok; 1 a run failed (I/O errors, wrong data, a protocol
+// violation, a hang); 2 bad command line; 77 no CUDA device (test harnesses
+// treat it as "skipped").
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "sim/algo/io_agents.h"
+#include "sim/algo/queue_state.h"
+#include "sim/algo/strategy.h"
+#include "sim/hardware/soft_controller.h"
+#include "sim/platform/cuda_warp.cuh"
+
+namespace gpunvme::hw {
+namespace {
+
+constexpr int kBadInput = 2;
+constexpr int kNoDevice = 77;
+// The data pattern the namespace file holds: the first 8 bytes of every LBA
+// (the same pattern as the host-thread target, sim/platform/soft_target.h).
+constexpr std::uint64_t kPatternKey = 0xC0FFEE5A5A5A5A5Aull;
+// Most queues one I/O-agent warp may own (its counters live in the agent's
+// local memory).
+constexpr std::uint32_t kMaxAgentQueues = 64;
+
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// ---- the named strategies as the simulator's scenario names them
+
+struct StrategyCase {
+  std::string name;        // as reported
+  std::string scenario;    // the scenario's `strategy`
+  std::string completion;  // the scenario's `completion` override ("" = the strategy's)
+  algo::Strategy strategy;
+  bool agents = false;
+  bool pollers = false;
+};
+
+bool strategy_case(const std::string& name, StrategyCase& out) {
+  using algo::NamedStrategy;
+  const std::map<std::string, NamedStrategy> named = {
+      {"all_threads", NamedStrategy::AllThreads},
+      {"bam_ticket", NamedStrategy::BamTicket},
+      {"warp_batch", NamedStrategy::WarpBatch},
+      {"io_agents", NamedStrategy::IoAgents},
+      {"per_warp_queue", NamedStrategy::PerWarpQueue}};
+  out = StrategyCase{};
+  out.name = name;
+  if (name == "warp_batch+polling_warps") {
+    out.scenario = "warp_batch";
+    out.completion = "polling_warps";
+    out.strategy = algo::named_strategy(NamedStrategy::WarpBatch);
+    out.strategy.completion = algo::Completion::PollingWarps;
+    out.pollers = true;
+    return true;
+  }
+  const auto it = named.find(name);
+  if (it == named.end()) return false;
+  out.scenario = name;
+  out.strategy = algo::named_strategy(it->second);
+  out.agents = it->second == NamedStrategy::IoAgents;
+  return true;
+}
+
+// ---- kernel
+
+struct KernelArgs {
+  const algo::QueuePair* queues;
+  std::uint32_t queue_count;
+  algo::Strategy strategy;
+  std::uint32_t cq_doorbell_batch;
+  std::uint32_t max_batch;
+  std::uint32_t cid_local_bits;
+  std::uint32_t warps;          // compute warps
+  std::uint32_t service_warps;  // agents or pollers, numbered after them
+  std::uint32_t rounds;         // I/Os per thread (iodepth 1)
+  std::uint32_t bytes;
+  std::uint16_t nlb_zero_based;
+  std::uint32_t lbas_per_io;
+  std::uint64_t blocks;  // bs-sized blocks in the namespace
+  std::uint64_t buffers;
+  std::uint32_t buffer_stride;
+  std::uint64_t seed;
+  const platform::CudaStageTrace* trace;
+  unsigned* errors;
+  unsigned* mismatches;
+  unsigned* finished;
+  std::uint64_t shutdown;  // GPU word: set once every compute warp is done
+  bool agents;
+  bool pollers;
+  // io_agents
+  const algo::AgentRing* rings;
+  const std::uint32_t* agent_of_queue;
+  const algo::AgentQueue* agent_queues;  // agent a's at [agent_first[a], agent_first[a + 1])
+  const std::uint32_t* agent_first;
+  const std::uint32_t* agent_local_index;  // [agent][queue]
+  std::uint64_t replies;
+  std::uint32_t batch_size;
+  // polling warps
+  const std::uint32_t* poller_queues;  // poller i's at [poller_first[i], poller_first[i + 1])
+  const std::uint32_t* poller_first;
+};
+
+__device__ std::uint64_t mix(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ std::uint32_t sm_id() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+// The queue a compute warp's I/O goes to: the simulator's mapping
+// (sim/workload/microbenchmark.cpp, Microbenchmark::map_queue) for one SSD.
+__device__ std::uint32_t map_queue(const KernelArgs& a, std::uint32_t w, std::uint32_t thread,
+                                   std::uint32_t round) {
+  const std::uint32_t n = a.queue_count;
+  if (a.agents) {
+    const std::uint32_t agents = a.service_warps;
+    const std::uint32_t ag = w % agents;
+    const std::uint32_t owned = (n - ag + agents - 1) / agents;
+    return ag + agents * ((w / agents) % owned);
+  }
+  if (a.strategy.submission == algo::Submission::Exclusive) return w;
+  switch (a.strategy.mapping) {
+    case algo::QueueMapping::PerSm: return sm_id() % n;
+    case algo::QueueMapping::PerWarp: return w % n;
+    default: return (thread + round) % n;
+  }
+}
+
+__device__ algo::WarpContext base_context(const KernelArgs& a) {
+  algo::WarpContext c;
+  c.queues = a.queues;
+  c.queue_count = a.queue_count;
+  c.strategy = a.strategy;
+  c.cq_doorbell_batch = a.cq_doorbell_batch;
+  c.max_batch = a.max_batch;
+  c.cid_local_bits = a.cid_local_bits;
+  c.iodepth = 1;
+  return c;
+}
+
+// Every thread of a warp runs this; the warp's private state (WarpContext,
+// AgentContext) is a per-thread copy that all lanes update identically, so
+// no lane ever reads state another lane is writing.
+__global__ void io_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  platform::CudaWarp p(0, a.trace);
+  const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  const std::uint32_t lane = threadIdx.x % 32u;
+  if (w >= a.warps + a.service_warps) return;
+
+  if (w >= a.warps) {
+    const std::uint32_t i = w - a.warps;
+    if (a.pollers) {
+      const algo::WarpContext c = base_context(a);
+      algo::polling_warp(p, c, a.poller_queues + a.poller_first[i],
+                         a.poller_first[i + 1] - a.poller_first[i], a.shutdown);
+      return;
+    }
+    algo::AgentContext c;
+    c.w = base_context(a);
+    c.ring = a.rings[i];
+    algo::AgentQueue owned[kMaxAgentQueues];
+    const std::uint32_t first = a.agent_first[i];
+    c.owned_count = a.agent_first[i + 1] - first;
+    for (std::uint32_t k = 0; k < c.owned_count; ++k) owned[k] = a.agent_queues[first + k];
+    c.owned = owned;
+    c.local_index = a.agent_local_index + std::uint64_t{i} * a.queue_count;
+    c.batch_size = a.batch_size;
+    c.batch_timeout = 0;
+    c.shutdown = a.shutdown;
+    algo::agent_loop(p, c);
+    return;
+  }
+
+  algo::WarpContext c = base_context(a);
+  algo::Lanes<algo::Pending> round;
+  c.rounds = &round;
+  c.round_count = 1;
+  algo::Lanes<std::uint64_t> reply;
+  algo::Lanes<std::uint16_t> status;
+  const std::uint32_t thread = w * 32u + lane;
+  const std::uint64_t buffer = a.buffers + std::uint64_t{thread} * a.buffer_stride;
+  volatile std::uint64_t* first_word = reinterpret_cast<volatile std::uint64_t*>(buffer);
+  reply[lane] = a.replies + std::uint64_t{thread} * 8u;
+  for (std::uint32_t r = 0; r < a.rounds; ++r) {
+    algo::Lanes<algo::IoRequest> request;
+    algo::IoRequest& req = request[lane];
+    const std::uint64_t block = mix(a.seed ^ (std::uint64_t{thread} << 24) ^ r) % a.blocks;
+    req.opcode = nvme::NvmOpcode::Read;
+    req.slba = block * a.lbas_per_io;
+    req.nlb_zero_based = a.nlb_zero_based;
+    req.buffer = buffer;
+    req.bytes = a.bytes;
+    req.queue = map_queue(a, w, thread, r);
+    req.pool_index = 0;
+    // Clear the word the data check reads, so that only this read's data
+    // can pass it.
+    *first_word = 0;
+    __threadfence_system();
+    __syncwarp();
+    if (a.agents) {
+      algo::agent_post(p, a.rings, a.agent_of_queue, algo::kAllLanes, request, reply);
+      algo::agent_wait(p, algo::kAllLanes, reply, status);
+    } else {
+      round.fill(algo::Pending{});
+      algo::submit(p, c, algo::kAllLanes, request, round);
+      algo::wait(p, c, round, algo::kAllLanes);
+      status[lane] = round[lane].status;
+      __syncwarp();
+    }
+    if (status[lane] != 0) {
+      atomicAdd(a.errors, 1u);
+    } else if (*first_word != (req.slba ^ kPatternKey)) {
+      atomicAdd(a.mismatches, 1u);
+    }
+    __syncwarp();
+  }
+  if (a.service_warps != 0 && lane == 0) {
+    __threadfence();
+    if (atomicAdd(a.finished, 1u) + 1u == a.warps) {
+      *reinterpret_cast<volatile unsigned*>(a.shutdown) = 1u;
+      __threadfence();
+    }
+  }
+}
+
+// ---- host side
+
+struct Options {
+  std::string out;
+  std::vector<std::string> strategies = {"all_threads", "bam_ticket", "warp_batch",
+                                         "warp_batch+polling_warps", "per_warp_queue", "io_agents"};
+  std::vector<std::uint32_t> warps = {1, 8, 32, 132, 528};
+  std::uint64_t ios = 16384;
+  std::uint32_t queues = 32;
+  std::uint32_t entries = 256;
+  std::uint32_t target_threads = 4;
+  std::uint32_t threads_per_block = 256;
+  std::uint32_t agent_warps = 8;   // the simulator's agent_warps default
+  std::uint32_t poller_warps = 4;  // the simulator's poller_warps default
+  std::uint32_t bs = 4096;
+  std::string file;
+  std::uint64_t file_mib = 256;
+  int device = 0;
+  double timeout_s = 120;
+  std::uint64_t seed = 1;
+  bool trace = true;  // record stage times (off: the records' own cost is left out)
+};
+
+[[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& why) {
+  std::fprintf(stderr, "gpunvme-hw: error: %s = '%s': %s\n", option.c_str(), value.c_str(),
+               why.c_str());
+  std::exit(kBadInput);
+}
+
+std::uint64_t parse_u64(const std::string& option, const std::string& v, std::uint64_t lo,
+                        std::uint64_t hi) {
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || x < lo || x > hi) {
+    bad(option, v, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return x;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void usage() {
+  std::printf(
+      "gpunvme-hw: run the GPU I/O strategies of sim/algo on this GPU against a software NVMe\n"
+      "controller (host threads polling doorbells in pinned host memory, data from a file).\n"
+      "  --out FILE               results JSON (required)\n"
+      "  --strategies LIST        all_threads,bam_ticket,warp_batch,warp_batch+polling_warps,\n"
+      "                           per_warp_queue,io_agents (default: all)\n"
+      "  --warps LIST             compute warps per case (default 1,8,32,132,528)\n"
+      "  --ios N                  I/Os per case at least (default 16384; >= 2 per thread)\n"
+      "  --queues N               I/O queue pairs (default 32; per_warp_queue: one per warp)\n"
+      "  --entries N              entries per SQ and CQ (default 256)\n"
+      "  --target-threads N       controller threads (default 4)\n"
+      "  --threads-per-block N    CUDA block size (default 256)\n"
+      "  --agent-warps N          io_agents service warps (default 8)\n"
+      "  --poller-warps N         polling warps (default 4)\n"
+      "  --bs N                   bytes per read (default 4096)\n"
+      "  --file PATH              namespace file (default: a pattern file of --file-mib MiB,\n"
+      "                           created in $TMPDIR)\n"
+      "  --trace 0|1              record per-stage times (default 1; 0 measures the records'\n"
+      "                           own cost by difference)\n"
+      "  --device N, --seed N, --timeout-s S\n"
+      "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      usage();
+      std::exit(0);
+    }
+    if (i + 1 >= argc) bad(arg, "", "missing value (see --help)");
+    const std::string v = argv[++i];
+    if (arg == "--out") {
+      o.out = v;
+    } else if (arg == "--strategies") {
+      o.strategies = split(v);
+      StrategyCase sc;
+      for (const std::string& s : o.strategies) {
+        if (!strategy_case(s, sc)) bad(arg, s, "unknown strategy (see --help)");
+      }
+    } else if (arg == "--warps") {
+      o.warps.clear();
+      for (const std::string& s : split(v)) {
+        o.warps.push_back(static_cast<std::uint32_t>(parse_u64(arg, s, 1, 65536)));
+      }
+    } else if (arg == "--ios") {
+      o.ios = parse_u64(arg, v, 1, 1ull << 32);
+    } else if (arg == "--queues") {
+      o.queues = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 4096));
+    } else if (arg == "--entries") {
+      o.entries = static_cast<std::uint32_t>(parse_u64(arg, v, 34, 65536));
+    } else if (arg == "--target-threads") {
+      o.target_threads = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
+    } else if (arg == "--threads-per-block") {
+      o.threads_per_block = static_cast<std::uint32_t>(parse_u64(arg, v, 32, 1024));
+      if (o.threads_per_block % 32 != 0) bad(arg, v, "must be a multiple of 32");
+    } else if (arg == "--agent-warps") {
+      o.agent_warps = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 1024));
+    } else if (arg == "--poller-warps") {
+      o.poller_warps = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 1024));
+    } else if (arg == "--bs") {
+      o.bs = static_cast<std::uint32_t>(parse_u64(arg, v, 512, 1 << 17));
+      if (o.bs % 512 != 0) bad(arg, v, "must be a multiple of the 512 B LBA");
+    } else if (arg == "--file") {
+      o.file = v;
+    } else if (arg == "--file-mib") {
+      o.file_mib = parse_u64(arg, v, 1, 1 << 20);
+    } else if (arg == "--device") {
+      o.device = static_cast<int>(parse_u64(arg, v, 0, 64));
+    } else if (arg == "--seed") {
+      o.seed = parse_u64(arg, v, 0, ~0ull);
+    } else if (arg == "--trace") {
+      o.trace = parse_u64(arg, v, 0, 1) != 0;
+    } else if (arg == "--timeout-s") {
+      o.timeout_s = static_cast<double>(parse_u64(arg, v, 1, 3600));
+    } else {
+      bad(arg, v, "unknown option (see --help)");
+    }
+  }
+  if (o.out.empty()) bad("--out", "", "required: where to write the results JSON");
+  return o;
+}
+
+// A namespace file whose every 512 B LBA starts with its pattern word.
+std::string make_pattern_file(std::uint64_t mib) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/gpunvme-hw-namespace-" +
+                           std::to_string(::getpid()) + ".bin";
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  std::vector<unsigned char> chunk(1 << 20);
+  for (std::uint64_t c = 0; c < mib; ++c) {
+    for (std::uint64_t off = 0; off < chunk.size(); off += 8) {
+      const std::uint64_t lba = (c * chunk.size() + off) / 512;
+      const std::uint64_t v = off % 512 == 0 ? lba ^ kPatternKey : lba * 0x9E3779B97F4A7C15ull + off;
+      std::memcpy(chunk.data() + off, &v, 8);
+    }
+    if (::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(c * chunk.size())) !=
+        static_cast<ssize_t>(chunk.size())) {
+      ::close(fd);
+      throw std::runtime_error("cannot write " + path);
+    }
+  }
+  ::close(fd);
+  return path;
+}
+
+// Bump allocator over one cudaMalloc'ed arena (queue state, rings, words).
+class DeviceArena {
+ public:
+  explicit DeviceArena(std::uint64_t bytes) : bytes_(bytes) {
+    check(cudaMalloc(&base_, bytes), "cudaMalloc (arena)");
+  }
+  ~DeviceArena() { cudaFree(base_); }
+  void reset() {
+    next_ = 0;
+    check(cudaMemset(base_, 0, bytes_), "cudaMemset (arena)");
+  }
+  std::uint64_t allocate(std::uint64_t bytes, std::uint64_t align) {
+    next_ = (next_ + align - 1) / align * align;
+    if (next_ + bytes > bytes_) throw std::runtime_error("device arena exhausted");
+    const std::uint64_t at = reinterpret_cast<std::uint64_t>(base_) + next_;
+    next_ += bytes;
+    return at;
+  }
+  template <class T>
+  T* put(const std::vector<T>& v) {
+    const std::uint64_t at = allocate(std::max<std::size_t>(1, v.size()) * sizeof(T), 128);
+    if (!v.empty()) check(cudaMemcpy(reinterpret_cast<void*>(at), v.data(), v.size() * sizeof(T),
+                                     cudaMemcpyHostToDevice),
+                          "cudaMemcpy (arena)");
+    return reinterpret_cast<T*>(at);
+  }
+
+ private:
+  void* base_ = nullptr;
+  std::uint64_t bytes_;
+  std::uint64_t next_ = 0;
+};
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+std::string json_distribution(const Distribution& d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"count\": %llu, \"mean\": %.1f, \"min\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
+                "\"p99\": %.1f, \"max\": %.1f}",
+                static_cast<unsigned long long>(d.count), d.mean, d.min, d.p50, d.p90, d.p99,
+                d.max);
+  return buf;
+}
+
+// Per-stage distributions from the GPU's records: each interval runs from the
+// previous step to the named one, as the simulator's StageRecorder computes
+// them. The hardware has no CQE-arrival record (the controller posts it on
+// the host clock), so `completion` spans doorbell to CQE seen: the
+// simulator's completion_wait + completion_polling.
+struct StageResult {
+  std::map<std::string, Distribution> stages;
+  std::uint64_t records = 0, dropped = 0;
+};
+
+StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64_t records) {
+  using algo::Stage;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  const std::vector<std::pair<std::string, std::pair<Stage, Stage>>> intervals = {
+      {"cid_allocation", {Stage::Request, Stage::CidAllocated}},
+      {"sqe_construction", {Stage::CidAllocated, Stage::SqeBuilt}},
+      {"sq_tail_sync", {Stage::SqeBuilt, Stage::SqTailSynced}},
+      {"doorbell", {Stage::SqTailSynced, Stage::DoorbellRung}},
+      {"completion", {Stage::DoorbellRung, Stage::CompletionSeen}},
+      {"cq_head_sync", {Stage::CompletionSeen, Stage::CqHeadSynced}},
+      {"delivery", {Stage::CqHeadSynced, Stage::Delivered}},
+      {"end_to_end", {Stage::Request, Stage::Delivered}}};
+  std::map<std::string, std::vector<double>> samples;
+  StageResult r;
+  for (std::uint64_t i = 0; i < records; ++i) {
+    const unsigned long long* t = &log[i * n];
+    bool complete = true;
+    for (int s = 0; s < n; ++s) {
+      if (s != static_cast<int>(Stage::CqePosted) && t[s] == 0) complete = false;
+    }
+    // A CID reused before its previous command's last record (CQ scan
+    // releases the slot first) leaves a record mixing two commands; the
+    // simulator's recorder has the same bookkeeping and counts such records
+    // with clamped intervals. Here they are counted as dropped.
+    if (!complete || t[static_cast<int>(Stage::Delivered)] < t[static_cast<int>(Stage::Request)]) {
+      ++r.dropped;
+      continue;
+    }
+    ++r.records;
+    for (const auto& [name, span] : intervals) {
+      const unsigned long long from = t[static_cast<int>(span.first)];
+      const unsigned long long to = t[static_cast<int>(span.second)];
+      samples[name].push_back(to >= from ? static_cast<double>(to - from) : 0.0);
+    }
+  }
+  for (auto& [name, v] : samples) r.stages[name] = summarize(std::move(v));
+  return r;
+}
+
+std::string read_command(const char* cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd, "r");
+  if (f == nullptr) return out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+  ::pclose(f);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+struct CaseResult {
+  std::string json;
+  bool ok = true;
+};
+
+class Backend {
+ public:
+  Backend(const Options& o, const cudaDeviceProp& prop) : o_(o), prop_(prop) {
+    max_warps_ = *std::max_element(o.warps.begin(), o.warps.end());
+    buffer_stride_ = (o.bs + 4095) / 4096 * 4096;
+    buffers_bytes_ = std::uint64_t{max_warps_} * 32u * buffer_stride_;
+    check(cudaMalloc(&buffers_, buffers_bytes_), "cudaMalloc (data buffers)");
+    check(cudaMalloc(&counters_, 4 * sizeof(unsigned)), "cudaMalloc (counters)");
+    SoftController::Options t;
+    t.threads = o.target_threads;
+    t.max_queues = std::max<std::uint32_t>(o.queues, max_warps_);
+    t.max_entries = 65536;
+    t.dma_base = reinterpret_cast<std::uint64_t>(buffers_);
+    t.dma_bytes = buffers_bytes_;
+    if (o.file.empty()) {
+      file_ = make_pattern_file(o.file_mib);
+      created_file_ = true;
+    } else {
+      file_ = o.file;
+    }
+    t.file = file_;
+    target_ = std::make_unique<SoftController>(t);
+    // Warm the page cache: the controller then serves from memory, as a
+    // drive's read cache would not; the figure the simulator gets is the
+    // measured service time whatever it contains.
+    warm_file();
+  }
+  ~Backend() {
+    target_.reset();
+    cudaFree(buffers_);
+    cudaFree(counters_);
+    if (created_file_) ::unlink(file_.c_str());
+  }
+  NvmeTarget& target() { return *target_; }
+  std::uint64_t file_bytes() const { return target_->capacity_lbas() * target_->lba_bytes(); }
+
+  CaseResult run_case(const StrategyCase& sc, std::uint32_t warps);
+
+ private:
+  void warm_file() {
+    const int fd = ::open(file_.c_str(), O_RDONLY);
+    std::vector<unsigned char> buf(1 << 20);
+    while (fd >= 0 && ::read(fd, buf.data(), buf.size()) > 0) {
+    }
+    if (fd >= 0) ::close(fd);
+  }
+
+  const Options& o_;
+  const cudaDeviceProp& prop_;
+  std::uint32_t max_warps_ = 1;
+  std::uint32_t buffer_stride_ = 4096;
+  std::uint64_t buffers_bytes_ = 0;
+  void* buffers_ = nullptr;
+  unsigned* counters_ = nullptr;  // errors, mismatches, finished, trace count
+  std::string file_;
+  bool created_file_ = false;
+  std::unique_ptr<SoftController> target_;
+};
+
+CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
+  CaseResult out;
+  const std::uint32_t queues = sc.strategy.submission == algo::Submission::Exclusive ? warps : o_.queues;
+  const std::uint32_t entries = o_.entries;
+  const std::uint32_t threads = warps * 32u;
+  const std::uint32_t rounds = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(2, (o_.ios + threads - 1) / threads));
+  const std::uint64_t ios = std::uint64_t{threads} * rounds;
+  const std::uint32_t service =
+      sc.agents ? std::min(o_.agent_warps, queues) : sc.pollers ? std::min(o_.poller_warps, queues) : 0;
+  const std::uint32_t tpb = std::min(o_.threads_per_block, threads);
+  const std::uint32_t blocks = ((warps + service) * 32u + tpb - 1) / tpb;
+  const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
+
+  std::ostringstream js;
+  js << "{\"strategy\": \"" << sc.name << "\", \"warps\": " << warps << ", \"threads\": " << threads
+     << ", \"threads_per_block\": " << tpb << ", \"queues\": " << queues
+     << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs << ", \"iodepth\": 1"
+     << ", \"ios\": " << ios << ", \"service_warps\": " << service
+     << ", \"trace\": " << (o_.trace ? "true" : "false");
+  // The matching simulator scenario (gpunvme validate applies these).
+  js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
+  if (!sc.completion.empty()) js << ", \"completion\": \"" << sc.completion << "\"";
+  js << ", \"threads\": " << threads << ", \"threads_per_block\": " << tpb
+     << ", \"queues\": " << queues << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs
+     << ", \"iodepth\": 1, \"ios\": " << ios << ", \"rw\": \"randread\"";
+  if (sc.agents) js << ", \"agent_warps\": " << service;
+  if (sc.pollers) js << ", \"poller_warps\": " << service;
+  js << "}";
+
+  auto fail = [&](const std::string& why) {
+    js << ", \"error\": \"" << json_escape(why) << "\"}";
+    out.json = js.str();
+    out.ok = false;
+    std::fprintf(stderr, "gpunvme-hw: %s, %u warps: %s\n", sc.name.c_str(), warps, why.c_str());
+    return out;
+  };
+
+  int per_sm = 0;
+  check(cudaFuncSetAttribute(io_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem)),
+        "cudaFuncSetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, io_kernel, static_cast<int>(tpb), smem),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  // Warps wait on each other (ticket order, agents, pollers): every block
+  // must be resident at once.
+  if (static_cast<std::uint64_t>(per_sm) * prop_.multiProcessorCount < blocks) {
+    return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
+                " threads; the GPU holds " + std::to_string(per_sm * prop_.multiProcessorCount));
+  }
+  if (sc.agents && (queues + service - 1) / service > kMaxAgentQueues) {
+    return fail("io_agents: more than " + std::to_string(kMaxAgentQueues) + " queues per agent");
+  }
+
+  // Queues: rings and doorbells from the controller, the algorithms' shared
+  // state in GPU memory (sim/algo/queue_state.h).
+  target_->stop();
+  target_->delete_io_queues();
+  target_->reset_stats();
+  const std::uint32_t cid_space =
+      algo::cid_space_for(sc.strategy.cid, 0, entries, 1, 1);
+  std::uint64_t arena_bytes = std::uint64_t{queues} *
+                              (algo::QueuePair::counter_bytes() + 3ull * entries * 4 + 512 +
+                               std::uint64_t{cid_space} * 4 + cid_space / 8 + 4 + entries * 8 + 1024);
+  arena_bytes += std::uint64_t{service} * (std::uint64_t{entries} * 72 + 1024) +
+                 std::uint64_t{threads} * 8 + std::uint64_t{queues} * (service + 2) * 8 +
+                 (1 << 20);
+  DeviceArena arena(arena_bytes);
+  arena.reset();
+  std::vector<algo::QueuePair> table(queues);
+  for (std::uint32_t i = 0; i < queues; ++i) {
+    const IoQueueRings rings = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    algo::QueuePair& q = table[i];
+    q.trace_id = i;
+    q.qid = rings.qid;
+    q.nsid = 1;
+    q.sq_base = rings.sq_device;
+    q.cq_base = rings.cq_device;
+    q.entries = entries;
+    q.sq_doorbell = rings.sq_doorbell_device;
+    q.cq_doorbell = rings.cq_doorbell_device;
+    algo::place_queue_state(q, cid_space, sc.agents,
+                            [&](std::uint64_t b, std::uint64_t al) { return arena.allocate(b, al); });
+  }
+
+  KernelArgs a{};
+  a.queues = arena.put(table);
+  a.queue_count = queues;
+  a.strategy = sc.strategy;
+  a.cq_doorbell_batch = 1;  // the simulator's cq_doorbell_batch default
+  a.max_batch = 32;         // min(32, batch_size default 32), as the simulator
+  a.cid_local_bits = algo::local_cid_bits(1);
+  a.warps = warps;
+  a.service_warps = service;
+  a.rounds = rounds;
+  a.bytes = o_.bs;
+  a.lbas_per_io = o_.bs / target_->lba_bytes();
+  a.nlb_zero_based = static_cast<std::uint16_t>(a.lbas_per_io - 1);
+  a.blocks = target_->capacity_lbas() / a.lbas_per_io;
+  a.buffers = reinterpret_cast<std::uint64_t>(buffers_);
+  a.buffer_stride = buffer_stride_;
+  a.seed = o_.seed;
+  a.errors = counters_;
+  a.mismatches = counters_ + 1;
+  a.finished = counters_ + 2;
+  a.shutdown = arena.allocate(128, 128);
+  a.agents = sc.agents;
+  a.pollers = sc.pollers;
+  a.batch_size = 32;  // the simulator's batch_size default
+  if (sc.agents) {
+    std::vector<algo::AgentRing> rings(service);
+    std::vector<std::uint32_t> agent_of(queues), first(service + 1, 0),
+        local(std::uint64_t{service} * queues, ~0u);
+    std::vector<algo::AgentQueue> owned;
+    for (std::uint32_t ag = 0; ag < service; ++ag) {
+      first[ag] = static_cast<std::uint32_t>(owned.size());
+      for (std::uint32_t q = ag; q < queues; q += service) {
+        agent_of[q] = ag;
+        local[std::uint64_t{ag} * queues + q] = static_cast<std::uint32_t>(owned.size()) - first[ag];
+        algo::AgentQueue aq;
+        aq.queue = q;
+        owned.push_back(aq);
+      }
+      // The simulator's agent_ring_entries default is 1024.
+      algo::AgentRing& r = rings[ag];
+      r.entries = 1024;
+      r.base = arena.allocate(std::uint64_t{r.entries} * sizeof(algo::AgentRequest), 4096);
+      r.tail = arena.allocate(128, 128);
+      r.gate = arena.allocate(std::uint64_t{r.entries} * 4, 128);
+      r.ready = arena.allocate(std::uint64_t{r.entries} * 4, 128);
+    }
+    first[service] = static_cast<std::uint32_t>(owned.size());
+    a.rings = arena.put(rings);
+    a.agent_of_queue = arena.put(agent_of);
+    a.agent_queues = arena.put(owned);
+    a.agent_first = arena.put(first);
+    a.agent_local_index = arena.put(local);
+    a.replies = arena.allocate(std::uint64_t{threads} * 8, 128);
+  }
+  if (sc.pollers) {
+    std::vector<std::uint32_t> list, first(service + 1, 0);
+    for (std::uint32_t i = 0; i < service; ++i) {
+      first[i] = static_cast<std::uint32_t>(list.size());
+      for (std::uint32_t q = i; q < queues; q += service) list.push_back(q);
+    }
+    first[service] = static_cast<std::uint32_t>(list.size());
+    a.poller_queues = arena.put(list);
+    a.poller_first = arena.put(first);
+  }
+
+  // Stage trace: a live slot per (queue, CID) and a record per I/O.
+  platform::CudaStageTrace trace;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  trace.queues = queues;
+  trace.cid_slots = cid_space;
+  trace.capacity = static_cast<std::uint32_t>(ios);
+  const std::uint64_t live_bytes = std::uint64_t{queues} * cid_space * n * 8;
+  const std::uint64_t log_bytes = ios * n * 8;
+  check(cudaMalloc(&trace.live, live_bytes), "cudaMalloc (trace)");
+  check(cudaMalloc(&trace.log, log_bytes), "cudaMalloc (trace log)");
+  check(cudaMemset(trace.live, 0, live_bytes), "cudaMemset (trace)");
+  trace.count = counters_ + 3;
+  check(cudaMemset(counters_, 0, 4 * sizeof(unsigned)), "cudaMemset (counters)");
+  std::vector<platform::CudaStageTrace> trace_host = {trace};
+  a.trace = o_.trace ? arena.put(trace_host) : nullptr;
+
+  target_->start();
+  cudaEvent_t begin, end;
+  check(cudaEventCreate(&begin), "cudaEventCreate");
+  check(cudaEventCreate(&end), "cudaEventCreate");
+  check(cudaEventRecord(begin), "cudaEventRecord");
+  io_kernel<<<blocks, tpb, smem>>>(a);
+  check(cudaGetLastError(), "kernel launch");
+  check(cudaEventRecord(end), "cudaEventRecord");
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(end);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) check(q, "kernel");
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (waited > o_.timeout_s) {
+      // A kernel cannot be cancelled: report and leave the process.
+      target_->stop();
+      const TargetStats s = target_->stats();
+      std::fprintf(stderr,
+                   "gpunvme-hw: %s, %u warps: no completion after %.0f s (controller fetched %llu, "
+                   "completed %llu); exiting\n",
+                   sc.name.c_str(), warps, waited, static_cast<unsigned long long>(s.fetched),
+                   static_cast<unsigned long long>(s.completed));
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  target_->stop();
+
+  unsigned counters[4];
+  check(cudaMemcpy(counters, counters_, sizeof counters, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  const std::uint64_t records = std::min<std::uint64_t>(counters[3], ios);
+  std::vector<unsigned long long> log(records * n);
+  check(cudaMemcpy(log.data(), trace.log, records * n * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cudaFree(trace.live);
+  cudaFree(trace.log);
+  const StageResult stages = stage_result(log, records);
+  const TargetStats ts = target_->stats();
+
+  const double seconds = ms / 1e3;
+  js << ", \"kernel_ms\": " << ms << ", \"iops\": " << static_cast<double>(ios) / seconds
+     << ", \"errors\": " << counters[0] << ", \"data_mismatches\": " << counters[1]
+     << ", \"stage_records\": " << stages.records << ", \"dropped_records\": " << stages.dropped
+     << ", \"stages\": {";
+  bool firstc = true;
+  for (const auto& [name, d] : stages.stages) {
+    js << (firstc ? "" : ", ") << "\"" << name << "\": " << json_distribution(d);
+    firstc = false;
+  }
+  js << "}, \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
+     << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
+     << ", \"service_ns\": " << json_distribution(ts.service_ns)
+     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"violations\": [";
+  for (std::size_t i = 0; i < ts.violations.size(); ++i) {
+    js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
+  }
+  js << "]}}";
+  out.json = js.str();
+  out.ok = counters[0] == 0 && counters[1] == 0 && ts.violations.empty() && ts.completed == ios;
+  std::printf("%-26s %5u warps %8llu I/Os %9.0f IOPS  e2e p50 %8.0f ns  mean %8.0f ns  svc p50 %7.0f ns"
+              "  errors %u mismatches %u violations %zu dropped %llu\n",
+              sc.name.c_str(), warps, static_cast<unsigned long long>(ios),
+              static_cast<double>(ios) / seconds,
+              stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").p50 : 0.0,
+              stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").mean : 0.0,
+              ts.service_ns.p50, counters[0], counters[1], ts.violations.size(),
+              static_cast<unsigned long long>(stages.dropped));
+  std::fflush(stdout);
+  return out;
+}
+
+void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backend,
+                   const std::vector<std::string>& cases, int driver, int runtime);
+
+int main_impl(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "gpunvme-hw: no CUDA device (%s): nothing to measure, skipping\n",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return kNoDevice;
+  }
+  if (o.device >= count) bad("--device", std::to_string(o.device), "no such device");
+  check(cudaSetDevice(o.device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
+  if (!prop.canMapHostMemory) {
+    std::fprintf(stderr, "gpunvme-hw: %s cannot map host memory: skipping\n", prop.name);
+    return kNoDevice;
+  }
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+
+  Backend backend(o, prop);
+  std::vector<std::string> cases;
+  bool ok = true;
+  // The file is rewritten after every case, so that a case that hangs (the
+  // process then exits) leaves the finished ones behind.
+  for (const std::string& name : o.strategies) {
+    StrategyCase sc;
+    strategy_case(name, sc);
+    for (std::uint32_t warps : o.warps) {
+      CaseResult r = backend.run_case(sc, warps);
+      ok = ok && r.ok;
+      cases.push_back(r.json);
+      write_results(o, prop, backend, cases, driver, runtime);
+    }
+  }
+  std::printf("wrote %s (%zu cases)%s\n", o.out.c_str(), cases.size(),
+              ok ? "" : "; some cases FAILED");
+  return ok ? 0 : 1;
+}
+
+void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backend,
+                   const std::vector<std::string>& cases, int driver, int runtime) {
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  static const std::string smi = read_command(
+      "nvidia-smi --query-gpu=driver_version,pcie.link.gen.current,pcie.link.width.current "
+      "--format=csv,noheader 2>/dev/null");
+  const nvme::Cap cap = backend.target().cap();
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (f == nullptr) bad("--out", o.out, "cannot write the file");
+  std::fprintf(f, "{\n  \"schema\": \"gpunvme.hw/1\",\n  \"date\": \"%s\",\n", date);
+  std::fprintf(f,
+               "  \"device\": {\"name\": \"%s\", \"compute_capability\": \"%d.%d\", \"sms\": %d, "
+               "\"l2_bytes\": %d, \"global_memory_bytes\": %zu, \"driver_api\": %d, "
+               "\"runtime\": %d, \"nvidia_smi\": \"%s\"},\n",
+               json_escape(prop.name).c_str(), prop.major, prop.minor, prop.multiProcessorCount,
+               prop.l2CacheSize, prop.totalGlobalMem, driver, runtime, json_escape(smi).c_str());
+  std::fprintf(f,
+               "  \"target\": {\"kind\": \"%s\", \"threads\": %u, \"dstrd\": %u, \"mqes\": %u, "
+               "\"lba_bytes\": %u, \"file_bytes\": %llu, \"file_created\": %s, "
+               "\"rings\": \"host\", \"doorbells\": \"host\", \"data\": \"gpu\", "
+               "\"doc\": \"SQs, CQs and the BAR0 image in pinned host memory mapped into the GPU; "
+               "host threads poll the doorbells, pread from the page-cached file into pinned "
+               "staging and cudaMemcpyAsync into the GPU buffer, then post the CQE\"},\n",
+               backend.target().kind().c_str(), o.target_threads, cap.dstrd, cap.mqes,
+               512u, static_cast<unsigned long long>(backend.file_bytes()),
+               o.file.empty() ? "true" : "false");
+  std::fprintf(f,
+               "  \"program\": {\"name\": \"gpunvme-hw\", \"seed\": %llu, \"ios_per_case\": %llu, "
+               "\"clock\": \"%%globaltimer ns\"},\n  \"cases\": [\n",
+               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.ios));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::fprintf(f, "    %s%s\n", cases[i].c_str(), i + 1 < cases.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+}  // namespace gpunvme::hw
+
+int main(int argc, char** argv) {
+  try {
+    return gpunvme::hw::main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpunvme-hw: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every hardware measurement in one call, for a lent GPU machine: the GPU
+# microbenchmarks (gpu_microbench.cu) and the per-strategy runs of the
+# hardware backend (gpunvme-hw), one process per strategy so that a strategy
+# that hangs cannot take the others with it.
+#
+#   tests/hardware/run_hw.sh OUTDIR [BINDIR]
+#
+# BINDIR holds gpunvme-hw and gpu_microbench (built here when absent, with
+# nvcc from the repository root). Writes OUTDIR/microbench.json,
+# OUTDIR/hw-<strategy>.json and OUTDIR/run.log.
+set -uo pipefail
+out="${1:?usage: run_hw.sh OUTDIR [BINDIR]}"
+bin="${2:-build-gpu}"
+mkdir -p "$out" "$bin"
+arch="${GPUNVME_CUDA_ARCH:-90}"
+gencode="-gencode=arch=compute_${arch},code=sm_${arch}"
+if [ ! -x "$bin/gpunvme-hw" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpunvme-hw" sim/hardware/gpunvme_hw.cu \
+    sim/hardware/soft_controller.cpp -lpthread || exit 1
+fi
+if [ ! -x "$bin/gpu_microbench" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -o "$bin/gpu_microbench" tests/hardware/gpu_microbench.cu || exit 1
+fi
+{
+  nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current \
+    --format=csv 2>&1
+  nproc
+  status=0
+  for s in ${STRATEGIES:-all_threads bam_ticket warp_batch warp_batch+polling_warps per_warp_queue io_agents}; do
+    timeout 300 "$bin/gpunvme-hw" --out "$out/hw-${s/+/-}.json" --strategies "$s" \
+      --warps "${WARPS:-1,8,32,132,528}" --ios "${IOS:-16384}" --timeout-s 30 \
+      --target-threads "${TARGET_THREADS:-4}" || status=1
+  done
+  "$bin/gpu_microbench" "$out/microbench.json" || status=1
+  exit $status
+} 2>&1 | tee "$out/run.log"
