@@ -1,0 +1,294 @@
+// Benchmark of the whole simulator's speed: how many simulated I/Os it completes per wall-clock
+// second, how many timed events each I/O costs, how much memory a run peaks at, and how the cost
+// scales with the I/O count, the queue count and the number of sweep processes. It is not a test:
+// it prints figures (a table, then one JSON document) so any change can be compared before and
+// after on the same machine.
+//
+//   sim_speed_bench [--ios N] [--cases LIST] [--out FILE]
+//
+// --ios N      I/Os of the reference case (default 10,000,000, the reference scenario's own
+//              count); the scaling and strategy cases run N/10.
+// --cases LIST comma-separated subset of: reference, linear, queues, strategies, sweep
+//              (default: all).
+// --out FILE   also write the JSON document to FILE.
+//
+// Each case runs in a child process of its own, so its peak resident memory (wait4's ru_maxrss)
+// is that run's alone, and a case that fails does not stop the others.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/run/run.h"
+
+#ifndef GPUNVME_CLI
+#error "GPUNVME_CLI must name the gpunvme program (set by tests/benchmarks/CMakeLists.txt)"
+#endif
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kTopology = std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/four-gen4-ssds.json";
+const std::string kScenario = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/speed-reference.json";
+
+// 132 SMs x 2048 resident threads of an H100 (seed 003), the "all threads submit" case.
+constexpr std::uint64_t kWholeGpuThreads = 132ull * 2048ull;
+
+struct Case {
+  std::string name;
+  std::vector<std::string> overrides;
+};
+
+struct Measured {
+  std::string name;
+  bool ok = false;
+  std::string error;
+  std::uint64_t ios = 0;
+  std::uint64_t events = 0;
+  double wall_s = 0;
+  double simulated_ns = 0;
+  std::uint64_t peak_rss_kb = 0;
+
+  double ios_per_s() const { return wall_s > 0 ? ios / wall_s : 0; }
+  double events_per_io() const { return ios > 0 ? double(events) / ios : 0; }
+};
+
+// Reads everything a child wrote to `fd`.
+std::string drain(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+// Runs one simulation in a child process; the child sends its summary back through a pipe.
+Measured run_case(const Case& c) {
+  Measured m;
+  m.name = c.name;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    m.error = "pipe failed";
+    return m;
+  }
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    json reply;
+    try {
+      const auto config = gpunvme::load_config(kTopology, kScenario, c.overrides, 1);
+      const auto start = std::chrono::steady_clock::now();
+      const json result = gpunvme::run(config);
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      reply = {{"ok", true},
+               {"ios", result["summary"]["ios"]},
+               {"events", result["summary"]["events"]},
+               {"simulated_ns", result["summary"]["simulated_time_ns"]},
+               {"wall_s", wall}};
+    } catch (const std::exception& e) {
+      reply = {{"ok", false}, {"error", e.what()}};
+    }
+    const std::string text = reply.dump();
+    const ssize_t written = write(fds[1], text.data(), text.size());
+    _exit(written == static_cast<ssize_t>(text.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  const std::string text = drain(fds[0]);
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  m.peak_rss_kb = static_cast<std::uint64_t>(usage.ru_maxrss);
+  try {
+    const json reply = json::parse(text);
+    m.ok = reply.at("ok").get<bool>();
+    if (m.ok) {
+      m.ios = reply.at("ios").get<std::uint64_t>();
+      m.events = reply.at("events").get<std::uint64_t>();
+      m.simulated_ns = reply.at("simulated_ns").get<double>();
+      m.wall_s = reply.at("wall_s").get<double>();
+    } else {
+      m.error = reply.at("error").get<std::string>();
+    }
+  } catch (const std::exception&) {
+    m.error = fmt::format("child exited with status {} and no summary", status);
+  }
+  return m;
+}
+
+void print_row(const Measured& m) {
+  if (!m.ok) {
+    fmt::print("{:<34} FAILED: {}\n", m.name, m.error);
+    return;
+  }
+  fmt::print("{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>10.1f}\n", m.name, m.ios, m.wall_s,
+             m.ios_per_s(), m.events_per_io(), m.peak_rss_kb / 1024.0);
+  std::fflush(stdout);
+}
+
+json to_json(const Measured& m) {
+  json j = {{"case", m.name}, {"ok", m.ok}};
+  if (!m.ok) {
+    j["error"] = m.error;
+    return j;
+  }
+  j.update({{"ios", m.ios},
+            {"wall_s", m.wall_s},
+            {"simulated_ios_per_s", m.ios_per_s()},
+            {"events", m.events},
+            {"events_per_io", m.events_per_io()},
+            {"simulated_ns", m.simulated_ns},
+            {"peak_rss_mib", m.peak_rss_kb / 1024.0}});
+  return j;
+}
+
+// Wall time of `gpunvme sweep` over a fixed 8-point spec with `jobs` processes.
+double time_sweep(int jobs, std::uint64_t ios, const std::string& dir) {
+  const std::string spec_path = dir + "/speed-sweep.json";
+  const json spec = {
+      {"name", "speed-sweep"},
+      {"topology", kTopology},
+      {"scenario", kScenario},
+      {"seed", 1},
+      {"set", {fmt::format("scenario.ios={}", ios), "scenario.threads=8192"}},
+      {"sweep", {{"scenario.queues", {8, 16, 32, 64}}, {"scenario.strategy", {"warp_batch", "bam_ticket"}}}}};
+  std::ofstream(spec_path) << spec.dump(2);
+  const std::string out = fmt::format("{}/speed-sweep-{}", dir, jobs);
+  std::remove((out + ".jsonl").c_str());
+  std::remove((out + ".csv").c_str());
+  const std::string command = fmt::format("{} sweep {} --out {} --jobs {} > /dev/null 2>&1",
+                                          GPUNVME_CLI, spec_path, out, jobs);
+  const auto start = std::chrono::steady_clock::now();
+  const int rc = std::system(command.c_str());
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return rc == 0 ? wall : -1.0;
+}
+
+std::set<std::string> parse_cases(const std::string& list) {
+  std::set<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) out.insert(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t ios = 10'000'000;
+  std::set<std::string> cases = {"reference", "linear", "queues", "strategies", "sweep"};
+  std::string out_file;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--ios" && i + 1 < argc) {
+      ios = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--cases" && i + 1 < argc) {
+      cases = parse_cases(argv[++i]);
+    } else if (arg == "--out" && i + 1 < argc) {
+      out_file = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: sim_speed_bench [--ios N >= 10] [--cases "
+                   "reference,linear,queues,strategies,sweep] [--out FILE]\n");
+      return 2;
+    }
+  }
+  if (ios < 10) {
+    std::fprintf(stderr, "sim_speed_bench: --ios must be at least 10, got %llu\n",
+                 static_cast<unsigned long long>(ios));
+    return 2;
+  }
+  const std::uint64_t small = ios / 10;
+  const auto ios_set = [](std::uint64_t n) { return fmt::format("scenario.ios={}", n); };
+
+  fmt::print("simulator speed on {}\n", kScenario);
+  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>10}\n", "case", "I/Os", "wall s", "I/Os per s",
+             "events/IO", "peak MiB");
+  json report = {{"schema", "gpunvme.speed-bench/1"},
+                 {"topology", kTopology},
+                 {"scenario", kScenario},
+                 {"reference_ios", ios},
+                 {"cases", json::array()},
+                 {"ratios", json::object()}};
+  const auto record = [&](const Measured& m) {
+    print_row(m);
+    report["cases"].push_back(to_json(m));
+    return m;
+  };
+
+  Measured reference, reference_small;
+  if (cases.count("reference") || cases.count("linear")) {
+    reference = record(run_case({"reference", {ios_set(ios)}}));
+  }
+  if (cases.count("linear")) {
+    reference_small = record(run_case({"reference/10", {ios_set(small)}}));
+    if (reference.ok && reference_small.ok) {
+      // 10x the I/Os should cost at most 11x the wall time.
+      report["ratios"]["wall_10x_ios"] = reference.wall_s / reference_small.wall_s;
+    }
+  }
+  if (cases.count("queues")) {
+    const Measured one = record(run_case({"queues=1 (ios/10)", {ios_set(small), "scenario.queues=1"}}));
+    // Real drives grant up to ~135 queue pairs (CALIBRATION.md); the case raises the profile's
+    // limit, since it measures the simulator's cost per queue, not a drive.
+    std::vector<std::string> many_queues = {ios_set(small), "scenario.queues=1024"};
+    for (int ssd = 0; ssd < 4; ++ssd) {
+      many_queues.push_back(fmt::format("topology.nodes.ssd{}.max_io_queues=1024", ssd));
+    }
+    const Measured many = record(run_case({"queues=1024 (ios/10)", many_queues}));
+    if (one.ok && many.ok) report["ratios"]["wall_1024_over_1_queue"] = many.wall_s / one.wall_s;
+  }
+  if (cases.count("strategies")) {
+    for (const char* strategy : {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"}) {
+      record(run_case({fmt::format("{} (ios/10)", strategy),
+                       {ios_set(small), fmt::format("scenario.strategy={}", strategy)}}));
+    }
+    record(run_case({fmt::format("all_threads {} threads", kWholeGpuThreads),
+                     {ios_set(small), "scenario.strategy=all_threads",
+                      fmt::format("scenario.threads={}", kWholeGpuThreads)}}));
+  }
+  if (cases.count("sweep")) {
+    char dir_template[] = "/tmp/gpunvme-speed-XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    const std::uint64_t point_ios = std::max<std::uint64_t>(small / 8, 1000);
+    const double one = dir ? time_sweep(1, point_ios, dir) : -1;
+    const double two = dir ? time_sweep(2, point_ios, dir) : -1;
+    fmt::print("sweep of 8 points x {} I/Os: 1 process {:.2f} s, 2 processes {:.2f} s\n", point_ios,
+               one, two);
+    if (one > 0 && two > 0) {
+      // Points per hour grow by one/two when the same points take `two` seconds instead.
+      report["ratios"]["sweep_points_per_hour_2_over_1"] = one / two;
+      report["sweep"] = {{"points", 8}, {"ios_per_point", point_ios}, {"wall_s_1_process", one},
+                         {"wall_s_2_processes", two}};
+    } else {
+      report["sweep"] = {{"error", "gpunvme sweep failed"}};
+    }
+  }
+
+  for (const auto& [name, value] : report["ratios"].items()) {
+    fmt::print("{:<34} {:.3f}\n", name, value.get<double>());
+  }
+  const std::string text = report.dump(2);
+  fmt::print("{}\n", text);
+  if (!out_file.empty()) std::ofstream(out_file) << text << "\n";
+  return 0;
+}
