@@ -42,7 +42,7 @@ namespace {
 using nlohmann::json;
 
 const std::string kTopology = std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/four-gen4-ssds.json";
-const std::string kScenario = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/speed-reference.json";
+const std::string kScenario = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/speed/reference.json";
 
 // 132 SMs x 2048 resident threads of an H100 (seed 003), the "all threads submit" case.
 constexpr std::uint64_t kWholeGpuThreads = 132ull * 2048ull;
