@@ -1,7 +1,9 @@
 // gpunvme: the command line over the simulator library.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -17,6 +19,7 @@
 #include "sim/run/run.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/topology/topology_graph.h"
+#include "sim/validate/validate.h"
 
 namespace {
 
@@ -111,6 +114,47 @@ int check_budgets(std::vector<std::string> files, bool update, bool verbose) {
   return 0;
 }
 
+// Runs the hardware backend (gpunvme-hw) and returns the results file it
+// wrote. Exit code 77 from it means there is no GPU here.
+std::string measure_on_hardware(std::string program, const std::string& args,
+                                std::string out, const std::string& report_file) {
+  if (program.empty()) {
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    std::string dir = ".";
+    if (n > 0) {
+      self[n] = '\0';
+      dir = std::string(self);
+      dir = dir.substr(0, dir.find_last_of('/'));
+    }
+    program = dir + "/gpunvme-hw";
+  }
+  if (access(program.c_str(), X_OK) != 0) {
+    throw ConfigError(program, "", "",
+                      "the hardware backend is not there (built when nvcc is found); pass --hw, "
+                      "or --measured with earlier gpunvme-hw results");
+  }
+  if (out.empty()) {
+    out = report_file.size() > 5 && report_file.substr(report_file.size() - 5) == ".json"
+              ? report_file.substr(0, report_file.size() - 5) + "-hw.json"
+              : report_file + "-hw.json";
+  }
+  const std::string command = "'" + program + "' --out '" + out + "' " + args;
+  std::cout << "running " << command << "\n" << std::flush;
+  const int status = std::system(command.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (code == 77) {
+    throw ConfigError(program, "", "",
+                      "no CUDA device here: pass --measured with earlier gpunvme-hw results");
+  }
+  if (code == 2) throw ConfigError("--hw-args", "", args, "gpunvme-hw refused its arguments");
+  if (code != 0) {
+    std::cerr << "gpunvme validate: gpunvme-hw exited with " << code
+              << "; correlating the cases it completed\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -121,7 +165,8 @@ int main(int argc, char** argv) {
       "  gpunvme run --scenario scenarios/randread-4k.json --set scenario.threads=4096\n"
       "  gpunvme topo configs/topologies/default.json --dot topo.dot\n"
       "  gpunvme describe nvme_ssd\n"
-      "  gpunvme validate --topology my-topo.json --scenario my-scenario.json\n"
+      "  gpunvme check --topology my-topo.json --scenario my-scenario.json\n"
+      "  gpunvme validate --measured configs/measurements/hw-h100-2026-11-24.json\n"
       "  gpunvme budgets                               check the latency budgets\n"
       "  gpunvme sweep scenarios/sweeps/paths.json     run a parameter sweep"};
   app.require_subcommand(1);
@@ -139,11 +184,11 @@ int main(int argc, char** argv) {
       "scenarios/randread-4k.json --out result.json\n"
       "  gpunvme run --set scenario.queues=32 --set topology.nodes.ssd0.controller_cores=8 "
       "--seed 7");
-  auto* validate_cmd = app.add_subcommand(
-      "validate",
+  auto* check_cmd = app.add_subcommand(
+      "check",
       "Check a topology and scenario without running.\n"
-      "Example:\n  gpunvme validate --topology my-topo.json --scenario my-scenario.json");
-  for (auto* cmd : {run_cmd, validate_cmd}) {
+      "Example:\n  gpunvme check --topology my-topo.json --scenario my-scenario.json");
+  for (auto* cmd : {run_cmd, check_cmd}) {
     cmd->add_option("--topology,-t", topology_file, "topology JSON (default: shipped default)");
     cmd->add_option("--scenario,-s", scenario_file, "scenario JSON (default: shipped default)");
     cmd->add_option("--set", overrides,
@@ -176,6 +221,50 @@ int main(int argc, char** argv) {
                         "output prefix (default: the spec's file name without .json)");
   sweep_cmd->add_option("--jobs,-j", sweep_jobs, "parallel processes (default: every core)");
   sweep_cmd->add_option("--limit", sweep_limit, "run at most this many new points, then stop");
+
+  std::vector<std::string> measured_files, validate_overrides, validate_strategies;
+  std::vector<std::uint32_t> validate_warps;
+  std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
+      hw_out_file;
+  std::uint64_t validate_seed = 1;
+  double tolerance_pct = 10.0;
+  auto* validate_cmd = app.add_subcommand(
+      "validate",
+      "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
+      "(gpunvme-hw, next to this program) or read earlier hardware results, re-run every case "
+      "in the simulator with the same placement and the measured controller service time, and "
+      "write a correlation report (per metric: simulated vs measured, MAE %, aggregate error, "
+      "Pearson r) and an SVG plot. Exit 1 when a calibrated metric is off by more than the "
+      "tolerance.\n"
+      "Examples:\n"
+      "  gpunvme validate                       measure on this GPU, then simulate\n"
+      "  gpunvme validate --measured configs/measurements/hw-h100-2026-11-24.json "
+      "--out report.json --plot report.svg");
+  validate_cmd->add_option("--measured,-m", measured_files,
+                           "gpunvme-hw results (one or more, merged) instead of measuring now");
+  validate_cmd->add_option("--hw", hw_program,
+                           "the hardware backend (default: gpunvme-hw next to this program)");
+  validate_cmd->add_option("--hw-args", hw_args,
+                           "extra arguments for gpunvme-hw, e.g. \"--warps 1,8 --ios 4096\"");
+  validate_cmd->add_option("--hw-out", hw_out_file,
+                           "keep the fresh hardware results here (default: beside --out)");
+  validate_cmd->add_option("--topology,-t", validate_topology,
+                           "simulated placement (default: configs/topologies/"
+                           "hw-soft-controller.json)");
+  validate_cmd->add_option("--gpu-profile", gpu_profile,
+                           "simulated GPU profile (default: from the measured device's name)");
+  validate_cmd->add_option("--set", validate_overrides, "override a field of every simulated case");
+  validate_cmd->add_option("--seed", validate_seed, "simulator seed (default 1)");
+  validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
+      ->delimiter(',');
+  validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
+  validate_cmd->add_option("--tolerance-pct", tolerance_pct,
+                           "largest error a calibrated metric may have (default 10)")
+      ->check(CLI::Range(0.0, 1000.0));
+  validate_cmd->add_option("--out,-o", report_file,
+                           "correlation report JSON (default: validate-report.json)");
+  validate_cmd->add_option("--plot", plot_file,
+                           "correlation plot SVG (default: the report's name with .svg)");
 
   std::string topo_file, dot_file;
   auto* topo_cmd = app.add_subcommand(
@@ -232,6 +321,40 @@ int main(int argc, char** argv) {
       if (report.interrupted) return 130;
       return report.failed == 0 ? 0 : 1;
     }
+    if (validate_cmd->parsed()) {
+      if (report_file.empty()) report_file = "validate-report.json";
+      if (plot_file.empty()) {
+        plot_file = report_file.size() > 5 && report_file.substr(report_file.size() - 5) == ".json"
+                        ? report_file.substr(0, report_file.size() - 5) + ".svg"
+                        : report_file + ".svg";
+      }
+      std::vector<nlohmann::json> docs;
+      std::string source;
+      if (measured_files.empty()) {
+        source = measure_on_hardware(hw_program, hw_args, hw_out_file, report_file);
+        docs.push_back(read_json_file(source));
+      } else {
+        for (const std::string& f : measured_files) {
+          docs.push_back(read_json_file(f));
+          source += (source.empty() ? "" : " + ") + f;
+        }
+      }
+      validate::Options options;
+      options.topology_file = validate_topology;
+      options.gpu_profile = gpu_profile;
+      options.overrides = validate_overrides;
+      options.seed = validate_seed;
+      options.strategies = validate_strategies;
+      options.warps = validate_warps;
+      options.tolerance = tolerance_pct / 100.0;
+      const nlohmann::json report =
+          validate::correlate(validate::merge_hardware_results(docs), source, options);
+      write_file(report_file, report.dump(2) + "\n");
+      write_file(plot_file, validate::correlation_svg(report));
+      std::cout << validate::report_table(report);
+      std::cout << "wrote " << report_file << " and " << plot_file << "\n";
+      return report.at("calibrated_within_tolerance").get<bool>() ? 0 : 1;
+    }
     if (topo_cmd->parsed()) {
       nlohmann::json doc = read_json_file(topo_file);
       TopologyConfig topology = resolve_topology(catalog(), doc, topo_file);
@@ -244,7 +367,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     RunConfig config = load_config(topology_file, scenario_file, overrides, seed);
-    if (validate_cmd->parsed()) {
+    if (check_cmd->parsed()) {
       std::cout << "ok: " << config.topology.file << " and " << config.scenario.file
                 << " are valid\n";
       return 0;

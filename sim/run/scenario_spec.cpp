@@ -174,6 +174,14 @@ const ComponentSpec& scenario_spec() {
                         "seed 003: typical SSDs offer 32-128 queues"),
           integer_param("queue_entries", "", 1024, 2, 65536, "entries of each SQ and CQ",
                         "seed 003: typical depth 256-1024"),
+          enum_param("queue_memory", "gpu", {"gpu", "host"},
+                     "(microbenchmark, gpu_initiated) where the SQ and CQ rings live: gpu = GPU "
+                     "memory, as BaM places them; host = pinned host memory behind the SSD's "
+                     "socket, where the hardware backend's software controller keeps them (the "
+                     "GPU's SQE stores and CQ polls then cross PCIe); the GPU-side counters stay "
+                     "in GPU memory either way",
+                     "BaM, ASPLOS 2023 (queues in GPU memory); sim/hardware/soft_controller.h "
+                     "(host placement)"),
           enum_param(
               "strategy", "warp_batch",
               {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"},

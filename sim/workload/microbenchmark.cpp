@@ -318,8 +318,11 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
   const auto per_ssd = static_cast<std::uint32_t>(s.integer("queues"));
   const auto ssd_ids = s.string_list("ssds");
 
-  // Queues in GPU memory, as BaM places them; queue i of SSD k is at
+  // Queues in GPU memory, as BaM places them (or, with queue_memory = host,
+  // the rings in host memory behind the SSD's socket, as the hardware
+  // backend's software controller keeps them); queue i of SSD k is at
   // position i * nssd + k so that consecutive warps alternate SSDs.
+  const bool rings_in_host = s.string("queue_memory") == "host";
   queues_.resize(per_ssd * ssd_ids.size());
   queue_span_lbas_.resize(queues_.size());
   for (std::size_t k = 0; k < ssd_ids.size(); ++k) {
@@ -330,14 +333,28 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
                            ssd.capacity_lbas(),
                            static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes())
                      : ssd.capacity_lbas();
+    // The host driver brings the SSD up and creates the queues through its
+    // admin queue; the warps start once every SSD's queues exist.
+    const HostSide side = host_side(machine, machine.node_index(ssd_ids[k]), gpu_.node());
+    drivers_.push_back(std::make_unique<host::NvmeDriver>(
+        fmt::format("{}_driver", ssd_ids[k]).c_str(), ssd, machine.fabric(), machine.memory(),
+        side.cpu, side.memory, &gpu_));
+    host::NvmeDriver& driver = *drivers_.back();
     std::vector<host::IoQueueSpec> specs;
     for (std::uint32_t i = 0; i < per_ssd; ++i) {
       algo::QueuePair q;
       q.trace_id = static_cast<std::uint32_t>(i * ssd_ids.size() + k);
       q.qid = static_cast<std::uint16_t>(i + 1);
       q.entries = entries;
-      q.sq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
-      q.cq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
+      if (rings_in_host) {
+        q.sq_base = driver.allocate(host::QueuePlacement::host,
+                                    std::uint64_t{entries} * nvme::kSqEntrySize);
+        q.cq_base = driver.allocate(host::QueuePlacement::host,
+                                    std::uint64_t{entries} * nvme::kCqEntrySize);
+      } else {
+        q.sq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
+        q.cq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
+      }
       const std::uint64_t counters = gpu_.allocate(algo::QueuePair::counter_bytes(), 128);
       q.ticket = counters;
       q.turn = counters + 4;
@@ -352,20 +369,13 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
       host::IoQueueSpec spec;
       spec.qid = q.qid;
       spec.entries = entries;
-      spec.placement = host::QueuePlacement::gpu;
+      spec.placement = rings_in_host ? host::QueuePlacement::host : host::QueuePlacement::gpu;
       spec.sq_base = q.sq_base;
       spec.cq_base = q.cq_base;
       specs.push_back(spec);
       queues_[q.trace_id] = q;
       queue_span_lbas_[q.trace_id] = span_lbas;
     }
-    // The host driver brings the SSD up and creates the queues through its
-    // admin queue; the warps start once every SSD's queues exist.
-    const HostSide side = host_side(machine, machine.node_index(ssd_ids[k]), gpu_.node());
-    drivers_.push_back(std::make_unique<host::NvmeDriver>(
-        fmt::format("{}_driver", ssd_ids[k]).c_str(), ssd, machine.fabric(), machine.memory(),
-        side.cpu, side.memory, &gpu_));
-    host::NvmeDriver& driver = *drivers_.back();
     host::BringUpOptions bring_up;
     bring_up.io_queues = static_cast<std::uint16_t>(per_ssd);
     driver.bring_up(bring_up, nullptr);

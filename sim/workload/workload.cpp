@@ -29,7 +29,8 @@ const std::map<std::string, std::vector<std::string>>& kind_table() {
     auto add = [&](const std::string& kind, std::vector<std::string> fields) {
       for (const std::string& f : fields) t[f].push_back(kind);
     };
-    add("microbenchmark", {"rw", "rwmixread", "ios", "distribution", "zipf_theta", "span_gib"});
+    add("microbenchmark", {"rw", "rwmixread", "ios", "distribution", "zipf_theta", "span_gib",
+                            "queue_memory"});
     add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
                      "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
                      "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",

@@ -56,17 +56,30 @@ TEST(Cli, BadInputExitsWithTwoAndNamesFileAndPath) {
 TEST(Cli, MalformedJsonAndMissingFilesExitWithTwo) {
   const std::string broken = temp_path("broken.json");
   std::ofstream(broken) << "{\"rw\": ";
-  Outcome o = gpunvme("validate --scenario " + broken);
+  Outcome o = gpunvme("check --scenario " + broken);
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.output.find("not valid JSON"), std::string::npos) << o.output;
-  EXPECT_EQ(gpunvme("validate --topology /nonexistent.json").code, 2);
+  EXPECT_EQ(gpunvme("check --topology /nonexistent.json").code, 2);
   std::filesystem::remove(broken);
 }
 
-TEST(Cli, ValidateAcceptsTheDefaults) {
-  Outcome o = gpunvme("validate");
+TEST(Cli, CheckAcceptsTheDefaults) {
+  Outcome o = gpunvme("check");
   EXPECT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("are valid"), std::string::npos);
+}
+
+// validate correlates hardware results with the simulator; without a GPU it
+// needs --measured, and bad results files are input errors (exit 2).
+TEST(Cli, ValidateNeedsHardwareResults) {
+  const std::string bad = temp_path("not-hw.json");
+  std::ofstream(bad) << "{\"schema\": \"gpunvme.result/1\"}";
+  Outcome o = gpunvme("validate --measured " + bad + " --out " + temp_path("v.json"));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("$.schema"), std::string::npos) << o.output;
+  EXPECT_EQ(gpunvme("validate --measured /nonexistent.json").code, 2);
+  EXPECT_EQ(gpunvme("validate --hw /nonexistent-gpunvme-hw").code, 2);
+  std::filesystem::remove(bad);
 }
 
 TEST(Cli, DescribeListsParametersWithSources) {

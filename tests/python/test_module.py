@@ -100,7 +100,7 @@ def test_config_errors_carry_the_cli_fields_and_message(small_config, cli):
     assert e.path == "$.iodepth"
     assert e.value == "0"
     assert "allowed" in e.problem or "range" in e.problem
-    proc = cli("validate", "--set", "scenario.iodepth=0")
+    proc = cli("check", "--set", "scenario.iodepth=0")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: " + str(e)
     # The same error from run().
@@ -117,7 +117,7 @@ def test_misspelt_keys_and_bad_set_paths(small_config, cli):
     assert caught.value.path == "$.iodepht" and "iodepth" in caught.value.problem
     with pytest.raises(gpunvme.ConfigError) as caught:
         small_config.copy().set("topology.nodes.ssd9.mqes", 8)
-    proc = cli("validate", "--set", "topology.nodes.ssd9.mqes=8")
+    proc = cli("check", "--set", "topology.nodes.ssd9.mqes=8")
     assert proc.returncode == 2 and proc.stderr.strip() == "error: " + str(caught.value)
     assert caught.value.file == "--set topology.nodes.ssd9.mqes=8"
 

@@ -1,0 +1,416 @@
+#include "sim/validate/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/config/config_error.h"
+#include "sim/config/run_config.h"
+#include "sim/run/run.h"
+
+namespace gpunvme::validate {
+
+namespace {
+
+constexpr double kTiny = 1e-9;
+
+const nlohmann::json& field(const nlohmann::json& doc, const std::string& file,
+                            const std::string& path, const std::string& key) {
+  if (!doc.is_object() || !doc.contains(key)) {
+    throw ConfigError(file, path + "." + key, "", "missing field of the hardware results");
+  }
+  return doc.at(key);
+}
+
+double number(const nlohmann::json& doc, const std::string& file, const std::string& path,
+              const std::string& key) {
+  const nlohmann::json& v = field(doc, file, path, key);
+  if (!v.is_number()) throw ConfigError(file, path + "." + key, v.dump(), "expected a number");
+  return v.get<double>();
+}
+
+// The measured figure of a metric in one hardware case.
+double measured_metric(const std::string& name, const nlohmann::json& c, const std::string& file,
+                       const std::string& path) {
+  const nlohmann::json& st = field(c, file, path, "stages");
+  auto stage = [&](const std::string& s, const std::string& key) {
+    return number(field(st, file, path + ".stages", s), file, path + ".stages." + s, key);
+  };
+  if (name == "iops") return number(c, file, path, "iops");
+  if (name == "end_to_end.p50") return stage("end_to_end", "p50");
+  if (name == "end_to_end.mean") return stage("end_to_end", "mean");
+  if (name == "completion.mean") return stage("completion", "mean");
+  if (name == "submission.mean") {
+    return stage("cid_allocation", "mean") + stage("sqe_construction", "mean") +
+           stage("sq_tail_sync", "mean") + stage("doorbell", "mean");
+  }
+  if (name == "reap.mean") return stage("cq_head_sync", "mean") + stage("delivery", "mean");
+  throw std::logic_error("unknown metric " + name);
+}
+
+// The simulated figure of a metric (the simulator's result document).
+double simulated_metric(const std::string& name, const nlohmann::json& r) {
+  const nlohmann::json& st = r.at("stages");
+  auto stage = [&](const std::string& s, const std::string& key) {
+    return st.contains(s) && st.at(s).contains(key) ? st.at(s).at(key).get<double>() : 0.0;
+  };
+  if (name == "iops") return r.at("summary").at("iops").get<double>();
+  if (name == "end_to_end.p50") return stage("end_to_end", "p50");
+  if (name == "end_to_end.mean") return stage("end_to_end", "mean");
+  if (name == "completion.mean") {
+    return stage("completion_wait", "mean") + stage("completion_polling", "mean");
+  }
+  if (name == "submission.mean") {
+    return stage("cid_allocation", "mean") + stage("sqe_construction", "mean") +
+           stage("sq_tail_sync", "mean") + stage("doorbell", "mean");
+  }
+  if (name == "reap.mean") return stage("cq_head_sync", "mean") + stage("delivery", "mean");
+  throw std::logic_error("unknown metric " + name);
+}
+
+std::string gpu_profile_for(const std::string& device) {
+  if (device.find("H200") != std::string::npos) return "h200-sxm";
+  if (device.find("H100") != std::string::npos) return "h100-sxm";
+  if (device.find("A100") != std::string::npos) return "a100-sxm";
+  return "";
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  if (n < 2) return std::nan("");
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx < kTiny || syy < kTiny ? std::nan("") : sxy / std::sqrt(sxx * syy);
+}
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+const std::vector<Metric>& metrics() {
+  static const std::vector<Metric> m = {
+      {"end_to_end.mean", "ns", true,
+       "request to delivery, mean over the case's I/Os; the controller's service time is "
+       "calibrated from the same case's measurement, the rest is the model's"},
+      {"end_to_end.p50", "ns", true, "request to delivery, median"},
+      {"iops", "IO/s", true,
+       "I/Os of the case / kernel time (hardware; from the untraced run of the same case where "
+       "one exists) or simulated time"},
+      {"completion.mean", "ns", false,
+       "doorbell to CQE seen by a GPU thread (simulator: completion_wait + completion_polling): "
+       "doorbell propagation, controller fetch and service, CQE polling over PCIe"},
+      {"submission.mean", "ns", false,
+       "request to SQ doorbell: cid_allocation + sqe_construction + sq_tail_sync + doorbell "
+       "(GPU atomics, SQE stores to host memory, fences, the doorbell store)"},
+      {"reap.mean", "ns", false,
+       "CQE seen to the requester knowing: cq_head_sync + delivery"},
+  };
+  return m;
+}
+
+nlohmann::json merge_hardware_results(const std::vector<nlohmann::json>& docs) {
+  if (docs.empty()) return nlohmann::json::object();
+  nlohmann::json out = docs.front();
+  for (std::size_t i = 1; i < docs.size(); ++i) {
+    for (const nlohmann::json& c : docs[i].value("cases", nlohmann::json::array())) {
+      out["cases"].push_back(c);
+    }
+  }
+  return out;
+}
+
+nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
+                         const Options& options) {
+  const std::string topology_file =
+      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
+                                    : options.topology_file;
+  if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
+    throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
+                      "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
+  }
+  const nlohmann::json& device = field(hw, hw_file, "$", "device");
+  const std::string device_name = field(device, hw_file, "$.device", "name").get<std::string>();
+  const std::string profile =
+      options.gpu_profile.empty() ? gpu_profile_for(device_name) : options.gpu_profile;
+  if (profile.empty()) {
+    throw ConfigError(hw_file, "$.device.name", device_name,
+                      "no GPU profile known for this device; pass --gpu-profile");
+  }
+  const double file_bytes =
+      number(field(hw, hw_file, "$", "target"), hw_file, "$.target", "file_bytes");
+  const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
+  if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
+
+  // Runs without stage records (gpunvme-hw --trace 0) measure throughput
+  // without the records' own cost (a clock read and stores per stage per
+  // I/O); a traced case takes its IOPS from its untraced twin when there is
+  // one.
+  std::map<std::pair<std::string, std::uint32_t>, double> untraced_iops;
+  for (const nlohmann::json& c : cases) {
+    if (!c.contains("error") && !c.value("trace", true)) {
+      untraced_iops[{c.value("strategy", ""), c.value("warps", 0u)}] = c.value("iops", 0.0);
+    }
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json skipped = nlohmann::json::array();
+  std::map<std::string, std::vector<double>> sim_values, hw_values;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    const std::string path = fmt::format("$.cases[{}]", i);
+    if (c.contains("error")) continue;  // the hardware run failed: nothing to compare
+    if (!c.value("trace", true)) continue;  // no stage figures: lends its IOPS (above)
+    const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
+    const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
+    if (!options.strategies.empty() &&
+        std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
+            options.strategies.end()) {
+      continue;
+    }
+    if (!options.warps.empty() &&
+        std::find(options.warps.begin(), options.warps.end(), warps) == options.warps.end()) {
+      continue;
+    }
+    const double service_ns = number(field(field(c, hw_file, path, "target"), hw_file,
+                                           path + ".target", "service_ns"),
+                                     hw_file, path + ".target.service_ns", "mean");
+
+    // The matching scenario: the hardware's own launch shape and queue
+    // layout (its `scenario` block), rings in host memory, reads spread over
+    // the namespace file's span.
+    RawConfig raw;
+    raw.topology_file = topology_file;
+    raw.topology = read_json_file(topology_file);
+    raw.scenario_file = hw_file + " " + path;
+    raw.scenario = field(c, hw_file, path, "scenario");
+    raw.scenario["name"] = fmt::format("hw-{}-{}w", strategy, warps);
+    raw.scenario["kind"] = "microbenchmark";
+    raw.scenario["path"] = "gpu_initiated";
+    raw.scenario["queue_memory"] = "host";
+    raw.scenario["distribution"] = "uniform";
+    raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
+    raw.seed = options.seed;
+    apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    for (const std::string& o : options.overrides) apply_set(raw, o);
+
+    // Two passes: the SSD model's own service time at zero command overhead,
+    // then the overhead that brings its mean service time (SQE fetched to
+    // CQE posted) to the measured one.
+    RawConfig base = raw;
+    apply_set(base, "topology.nodes.ssd0.command_overhead_ns=0");
+    const nlohmann::json base_result = run(resolve_config(base));
+    const double model_service =
+        base_result.at("stages").at("ssd_service").at("mean").get<double>();
+    const double overhead = std::max(0.0, service_ns - model_service);
+    // nvme_ssd's command_overhead_ns ends at 10 ms; a case whose controller
+    // queued for longer (the software controller overloaded) is listed as
+    // not simulated rather than clamped.
+    constexpr double kMaxOverheadNs = 1e7;
+    if (overhead > kMaxOverheadNs) {
+      skipped.push_back({{"strategy", strategy},
+                         {"warps", warps},
+                         {"measured_service_ns", service_ns},
+                         {"reason", "the controller's measured service time is beyond the SSD "
+                                    "model's command_overhead_ns range (10 ms)"}});
+      continue;
+    }
+    apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}", overhead));
+    const nlohmann::json result = run(resolve_config(raw));
+
+    nlohmann::json row = {{"strategy", strategy},
+                          {"warps", warps},
+                          {"ios", c.value("ios", 0)},
+                          {"measured_service_ns", service_ns},
+                          {"model_service_ns_at_zero_overhead", model_service},
+                          {"command_overhead_ns", overhead},
+                          {"simulated_service_ns",
+                           result.at("stages").at("ssd_service").at("mean").get<double>()},
+                          {"metrics", nlohmann::json::object()}};
+    const auto twin = untraced_iops.find({strategy, warps});
+    row["iops_measured_untraced"] = twin != untraced_iops.end();
+    for (const Metric& m : metrics()) {
+      const double h = m.name == "iops" && twin != untraced_iops.end()
+                           ? twin->second
+                           : measured_metric(m.name, c, hw_file, path);
+      const double s = simulated_metric(m.name, result);
+      const double err = h > kTiny ? (s - h) / h : std::nan("");
+      row["metrics"][m.name] = {
+          {"measured", h}, {"simulated", s}, {"error_pct", finite_or_null(100.0 * err)}};
+      if (std::isfinite(err)) {
+        sim_values[m.name].push_back(s);
+        hw_values[m.name].push_back(h);
+      }
+    }
+    rows.push_back(row);
+  }
+  if (rows.empty()) {
+    throw ConfigError(hw_file, "$.cases", "", "no successful case matches the selection");
+  }
+
+  nlohmann::json summary = nlohmann::json::object();
+  bool all_within = true;
+  for (const Metric& m : metrics()) {
+    const std::vector<double>& s = sim_values[m.name];
+    const std::vector<double>& h = hw_values[m.name];
+    double mae = 0, sum_s = 0, sum_h = 0, worst = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const double e = std::fabs(s[i] - h[i]) / h[i];
+      mae += e;
+      worst = std::max(worst, e);
+      sum_s += s[i];
+      sum_h += h[i];
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, s.size()));
+    const bool within = worst <= options.tolerance;
+    if (m.calibrated) all_within = all_within && within;
+    summary[m.name] = {{"unit", m.unit},
+                       {"calibrated", m.calibrated},
+                       {"doc", m.doc},
+                       {"cases", s.size()},
+                       {"mean_abs_error_pct", 100.0 * mae / n},
+                       {"max_abs_error_pct", 100.0 * worst},
+                       {"aggregate_error_pct",
+                        finite_or_null(sum_h > kTiny ? 100.0 * (sum_s - sum_h) / sum_h : NAN)},
+                       {"pearson_r", finite_or_null(pearson(h, s))},
+                       {"within_tolerance", within}};
+  }
+  return {{"schema", "gpunvme.validate/1"},
+          {"measured_file", hw_file},
+          {"device", device},
+          {"date_measured", hw.value("date", "")},
+          {"target", hw.at("target")},
+          {"topology", topology_file},
+          {"gpu_profile", profile},
+          {"seed", options.seed},
+          {"tolerance_pct", 100.0 * options.tolerance},
+          {"calibrated_within_tolerance", all_within},
+          {"method",
+           "each hardware case re-run in the simulator with the hardware's launch shape, queue "
+           "count and depth, rings in host memory (queue_memory = host) and the SSD's command "
+           "overhead set so that its mean service time equals the software controller's measured "
+           "mean service time for that case; error = (simulated - measured) / measured; MAE and "
+           "Pearson r over the cases (Accel-Sim's correlation figures)"},
+          {"metrics", summary},
+          {"cases", rows},
+          {"not_simulated", skipped}};
+}
+
+std::string correlation_svg(const nlohmann::json& report) {
+  const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
+  const int pw = w - left - right, ph = h - top - bottom;
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                  "#8c564b", "#e377c2", "#17becf"};
+  double lo = 1e300, hi = 0;
+  for (const nlohmann::json& row : report.at("cases")) {
+    for (const auto& [name, m] : row.at("metrics").items()) {
+      if (name == "iops") continue;  // another unit: kept out of the ns plot
+      for (const char* k : {"measured", "simulated"}) {
+        const double v = m.at(k).get<double>();
+        if (v > 0) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+      }
+    }
+  }
+  if (hi <= 0) {
+    lo = 1;
+    hi = 10;
+  }
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const double span = std::max(1.0, l1 - l0);
+  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
+  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  std::ostringstream s;
+  s << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      w, h);
+  s << fmt::format(
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} ({})</text>\n",
+      left, report.at("device").value("name", "?"), report.value("date_measured", ""));
+  // Tolerance band and y = x.
+  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
+  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
+  s << fmt::format(
+      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" fill=\"#eeeeee\"/>\n",
+      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a), y(a * (1 - tol)));
+  s << fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n",
+                   x(a), y(a), x(b), y(b));
+  s << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n",
+                   left, top, pw, ph);
+  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
+    const double v = std::pow(10.0, e);
+    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
+                     top + ph + 18, e);
+    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
+                     y(v) + 4, e);
+  }
+  s << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
+                   left + pw / 2, h - 25);
+  s << fmt::format(
+      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">simulated "
+      "(ns)</text>\n",
+      top + ph / 2, top + ph / 2);
+  int k = 0;
+  for (const auto& [name, summary] : report.at("metrics").items()) {
+    if (name == "iops") continue;
+    const char* colour = colours[k % 8];
+    for (const nlohmann::json& row : report.at("cases")) {
+      const nlohmann::json& m = row.at("metrics").at(name);
+      const double hv = m.at("measured").get<double>(), sv = m.at("simulated").get<double>();
+      if (hv <= 0 || sv <= 0) continue;
+      s << fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.7\"><title>{} "
+          "{} warps: measured {:.0f}, simulated {:.0f}</title></circle>\n",
+          x(hv), y(sv), colour, row.value("strategy", ""), row.value("warps", 0), hv, sv);
+    }
+    const nlohmann::json& r = summary.at("pearson_r");
+    s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
+                     top + 10 + 40 * k, colour);
+    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k, name);
+    s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">MAE {:.1f}%, r {}</text>\n",
+                     left + pw + 30, top + 29 + 40 * k,
+                     summary.at("mean_abs_error_pct").get<double>(),
+                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()));
+    ++k;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string report_table(const nlohmann::json& report) {
+  std::ostringstream s;
+  s << fmt::format("{:<18} {:>5} {:>8} {:>8} {:>9} {:>8}  {}\n", "metric", "cases", "MAE %",
+                   "max %", "aggr. %", "r", "calibrated");
+  for (const auto& [name, m] : report.at("metrics").items()) {
+    const nlohmann::json& r = m.at("pearson_r");
+    const nlohmann::json& ag = m.at("aggregate_error_pct");
+    s << fmt::format("{:<18} {:>5} {:>8.1f} {:>8.1f} {:>9} {:>8}  {}\n", name,
+                     m.at("cases").get<int>(), m.at("mean_abs_error_pct").get<double>(),
+                     m.at("max_abs_error_pct").get<double>(),
+                     ag.is_null() ? std::string("n/a") : fmt::format("{:+.1f}", ag.get<double>()),
+                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()),
+                     m.at("calibrated").get<bool>()
+                         ? (m.at("within_tolerance").get<bool>() ? "yes, within" : "yes, OUTSIDE")
+                         : "no");
+  }
+  return s.str();
+}
+
+}  // namespace gpunvme::validate
