@@ -134,12 +134,30 @@ void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, st
   msix_[vector] = MsixEntry{address, data};
 }
 
-void Controller::violation(const std::string& what, std::uint16_t qid, std::uint32_t slot,
-                           std::uint16_t cid) const {
-  throw InvariantViolation(
-      fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
-                  "{}, CID {})",
-                  id(), ps_to_ns(now()), what, qid, slot, cid));
+void Controller::violation(const std::string& what, std::optional<std::uint16_t> qid,
+                           std::optional<std::uint32_t> slot,
+                           std::optional<std::uint16_t> cid) const {
+  auto shown = [](const auto& v) { return v ? std::to_string(*v) : std::string("n/a"); };
+  throw InvariantViolation(fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
+                                       "{}, CID {})",
+                                       id(), ps_to_ns(now()), what, shown(qid), shown(slot),
+                                       shown(cid)));
+}
+
+void Controller::index_rings() {
+  rings_.clear();
+  for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
+    const SubmissionQueue& sq = sqs_[qid];
+    if (sq.exists) {
+      rings_[sq.base] = Ring{sq.base + std::uint64_t{sq.entries} * kSqEntrySize,
+                             static_cast<std::uint16_t>(qid), true, kSqEntrySize};
+    }
+    const CompletionQueue& cq = cqs_[qid];
+    if (cq.exists) {
+      rings_[cq.base] = Ring{cq.base + std::uint64_t{cq.entries} * kCqEntrySize,
+                             static_cast<std::uint16_t>(qid), false, kCqEntrySize};
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -168,11 +186,11 @@ void Controller::on_register_write(std::uint64_t offset, const std::uint8_t* dat
     if (!target.valid || len != 4) {
       violation(
           fmt::format("write of {} B to BAR0 offset 0x{:x}, which is no doorbell", len, offset),
-          target.qid, 0, 0);
+          std::nullopt, std::nullopt, std::nullopt);
     }
     if (!csts_.rdy) {
       violation(fmt::format("doorbell write to BAR0 offset 0x{:x} while CSTS.RDY = 0", offset),
-                target.qid, 0, 0);
+                target.qid, std::nullopt, std::nullopt);
     }
     std::uint32_t value;
     std::memcpy(&value, data, 4);
@@ -184,7 +202,7 @@ void Controller::on_register_write(std::uint64_t offset, const std::uint8_t* dat
     violation(fmt::format("register write of {} B at BAR0 offset 0x{:x}: registers take "
                           "aligned dwords",
                           len, offset),
-              0, 0, 0);
+              std::nullopt, std::nullopt, std::nullopt);
   }
   for (std::uint32_t i = 0; i < len; i += 4) {
     std::uint32_t value;
@@ -258,6 +276,7 @@ void Controller::enable() {
   cq.irq_enabled = true;  // the admin CQ always signals vector 0
   cq.bound_sqs = 1;
   arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
+  index_rings();
   const std::uint64_t generation = generation_;
   ready_at_ = now() + ready_delay_;
   schedule_at(ready_at_, [this, generation] {
@@ -284,6 +303,7 @@ void Controller::reset() {
     sqs_[qid] = SubmissionQueue{};
     cqs_[qid] = CompletionQueue{};
   }
+  index_rings();
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -327,13 +347,13 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
   if (kind == DoorbellKind::SqTail) {
     if (qid >= sqs_.size() || !sqs_[qid].exists) {
       violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
-                value, 0);
+                std::nullopt, std::nullopt);
     }
     SubmissionQueue& sq = sqs_[qid];
     if (value >= sq.entries) {
       violation(
           fmt::format("SQ tail doorbell value {} for a queue of {} entries", value, sq.entries),
-          qid, value, 0);
+          qid, std::nullopt, std::nullopt);
     }
     const std::uint32_t occupied = ring_occupied(sq.head, sq.tail, sq.entries);
     if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= occupied) return;
@@ -343,7 +363,7 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     if (occupied + added > sq.entries - 1) {
       violation(fmt::format("SQ overrun: tail {} -> {} adds {} entries to {} not yet fetched",
                             sq.tail, value, added, occupied),
-                qid, value, 0);
+                qid, std::nullopt, std::nullopt);
     }
     if (added == 0) return;
     if (qid != kAdminQueueId && first_io_doorbell_ == 0) {
@@ -357,13 +377,13 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     return;
   }
   if (qid >= cqs_.size() || !cqs_[qid].exists) {
-    violation(fmt::format("CQ head doorbell {} for a queue that does not exist", value), qid, value,
-              0);
+    violation(fmt::format("CQ head doorbell {} for a queue that does not exist", value), qid,
+              std::nullopt, std::nullopt);
   }
   CompletionQueue& cq = cqs_[qid];
   if (value >= cq.entries) {
     violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value, cq.entries),
-              qid, value, 0);
+              qid, std::nullopt, std::nullopt);
   }
   // The new head may not pass the tail: the host cannot consume entries the
   // controller has not posted.
@@ -372,7 +392,7 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
   if (consumed > posted) {
     if (tolerate_stale) return;
     violation(fmt::format("CQ head {} -> {} passes the tail {}", cq.head, value, cq.tail), qid,
-              value, 0);
+              std::nullopt, std::nullopt);
   }
   cq.head = value;
   while (!cq.waiting.empty() && !ring_full(cq.head, cq.tail, cq.entries)) {
@@ -463,6 +483,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       continue;
     }
     word |= bit;
+    sq.outstanding_from[cid] = {slot, command->fetched_at};
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
@@ -670,6 +691,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
   if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
   word &= ~bit;
+  sq.outstanding_from.erase(cid);
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -756,13 +778,21 @@ void Controller::check_drained() const {
         const bool held = qid == kAdminQueueId &&
                           std::any_of(held_aers_.begin(), held_aers_.end(),
                                       [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
-        if (!held) violation("command never completed", static_cast<std::uint16_t>(qid), 0, cid);
+        if (held) continue;
+        const auto from = sq.outstanding_from.find(cid);
+        if (from == sq.outstanding_from.end()) {
+          violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
+                    std::nullopt, cid);
+        }
+        violation(fmt::format("command never completed, fetched at {:.3f} ns",
+                              ps_to_ns(from->second.second)),
+                  static_cast<std::uint16_t>(qid), from->second.first, cid);
       }
     }
     if (sq.head != sq.tail) {
       violation(fmt::format("{} entries rung but never fetched",
                             ring_occupied(sq.head, sq.tail, sq.entries)),
-                static_cast<std::uint16_t>(qid), sq.head, 0);
+                static_cast<std::uint16_t>(qid), sq.head, std::nullopt);
     }
   }
 }

@@ -24,16 +24,21 @@
 // head past the tail, a CID reused while outstanding (that one completes with
 // Command ID Conflict, as the spec asks), a command completed twice, a CQ
 // slot overwritten before the host consumed it (phase tag), data DMA outside
-// host, GPU or CMB memory or outside the command's buffer; at the end of a
-// run, a command never completed.
+// host, GPU or CMB memory, outside the command's buffer or into a queue ring;
+// at the end of a run, a command never completed (with its slot and fetch
+// time).
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/flash/flash_array.h"
@@ -76,6 +81,14 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t lba_bytes() const { return lba_bytes_; }
   std::uint64_t max_transfer_bytes() const { return max_transfer_bytes_; }  // 0 = no limit
   std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(msix_.size()); }
+  // Where queue `qid`'s rings live (0 while it does not exist), for tools
+  // and tests that look at a run's queues from outside the submitter.
+  std::uint64_t sq_base(std::uint16_t qid) const {
+    return qid < sqs_.size() && sqs_[qid].exists ? sqs_[qid].base : 0;
+  }
+  std::uint64_t cq_base(std::uint16_t qid) const {
+    return qid < cqs_.size() && cqs_[qid].exists ? cqs_[qid].base : 0;
+  }
   bool ready() const { return csts_.rdy; }
   Picoseconds ready_at() const { return ready_at_; }
 
@@ -138,6 +151,10 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint32_t fetching = 0;              // entries requested, not yet arrived
     std::uint32_t in_flight = 0;             // fetched, not yet completed
     std::vector<std::uint64_t> outstanding;  // CID bitmap
+    // Per outstanding CID: the slot it was fetched from and when, so that a
+    // command that never completes can be reported by slot and fetch time
+    // (the slot itself may be reused meanwhile, so it cannot be the key).
+    std::unordered_map<std::uint16_t, std::pair<std::uint32_t, Picoseconds>> outstanding_from;
     std::vector<Picoseconds> rung_at;        // per slot: when its doorbell arrived
     std::uint64_t fetched = 0;
     // A Delete I/O SQ waiting for the queue's commands to finish.
@@ -213,6 +230,7 @@ class Controller : public Component, public pcie::RegisterTarget {
                       std::uint64_t bytes) const;
   void check_dma_target(const Command& command, std::uint64_t addr, std::uint64_t len,
                         const char* what) const;
+  void check_not_in_ring(const Command& command, std::uint64_t addr, std::uint64_t len) const;
   void mem_read(std::uint64_t addr, std::uint32_t len, pcie::Fabric::ReadDone done);
   void mem_write(std::uint64_t addr, std::uint32_t len, const void* data,
                  std::function<void()> delivered);
@@ -239,8 +257,22 @@ class Controller : public Component, public pcie::RegisterTarget {
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
   void post(std::uint16_t cqid, const CompletionEntry& entry);
   void finish_sq_command(std::uint16_t qid);
-  [[noreturn]] void violation(const std::string& what, std::uint16_t qid, std::uint32_t slot,
-                              std::uint16_t cid) const;
+  // Throws InvariantViolation. Where the broken rule involves no command (a
+  // doorbell value, a register write), slot and CID are reported as n/a.
+  [[noreturn]] void violation(const std::string& what, std::optional<std::uint16_t> qid,
+                              std::optional<std::uint32_t> slot,
+                              std::optional<std::uint16_t> cid) const;
+  // The queue rings (SQs and CQs that exist), by base address, for the check
+  // that no data DMA lands in one; rebuilt whenever a queue is created or
+  // deleted, which is rare next to the per-command check.
+  void index_rings();
+  struct Ring {
+    std::uint64_t end;
+    std::uint16_t qid;
+    bool sq;
+    std::uint32_t entry_bytes;
+  };
+  std::map<std::uint64_t, Ring> rings_;
 
   std::size_t node_;
   pcie::Fabric& fabric_;

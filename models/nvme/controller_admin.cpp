@@ -148,6 +148,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.in_cmb = in_cmb;
   cq.irq_enabled = f.irq_enabled;
   cq.vector = f.vector;
+  index_rings();
   if (shadow_base_ != 0) start_shadow(DoorbellKind::CqHead, f.qid);
   return Status::Success;
 }
@@ -183,6 +184,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.rung_at.assign(sq.entries, 0);
   ++cqs_[f.cqid].bound_sqs;
   arbiter_.add_queue(f.qid, f.priority);
+  index_rings();
   if (shadow_base_ != 0) start_shadow(DoorbellKind::SqTail, f.qid);
   return Status::Success;
 }
@@ -205,6 +207,7 @@ void Controller::delete_sq(CommandPtr command) {
     if (shadow_base_ != 0) stop_shadow(DoorbellKind::SqTail, qid);
     --cqs_[sqs_[qid].cqid].bound_sqs;
     sqs_[qid] = SubmissionQueue{};
+    index_rings();
     admin_done(command, Status::Success);
   };
   if (sq.in_flight == 0 && sq.fetching == 0 && sq.head == sq.tail) {
@@ -222,6 +225,7 @@ Status Controller::delete_cq(const SubmissionEntry& sqe) {
   if (cqs_[qid].bound_sqs != 0) return Status::InvalidQueueDeletion;
   if (shadow_base_ != 0) stop_shadow(DoorbellKind::CqHead, qid);
   cqs_[qid] = CompletionQueue{};
+  index_rings();
   return Status::Success;
 }
 

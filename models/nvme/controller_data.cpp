@@ -100,6 +100,23 @@ void Controller::check_dma_target(const Command& command, std::uint64_t addr, st
   }
 }
 
+// Data never lands in (or comes from) a queue ring: a PRP or SGL pointing
+// there would corrupt entries the host or the controller still owns, which a
+// length check cannot see. The rings do not overlap one another, so the one
+// starting last below the segment's end is the only candidate.
+void Controller::check_not_in_ring(const Command& command, std::uint64_t addr,
+                                   std::uint64_t len) const {
+  auto it = rings_.lower_bound(addr + len);
+  if (it == rings_.begin()) return;
+  --it;
+  const Ring& ring = it->second;
+  if (ring.end <= addr) return;
+  const std::uint64_t first = std::max(addr, it->first);
+  violation(fmt::format("data DMA of {} B at 0x{:x} overlaps {} {}'s ring (its slot {})", len, addr,
+                        ring.sq ? "SQ" : "CQ", ring.qid, (first - it->first) / ring.entry_bytes),
+            command.qid, command.slot, command.sqe.cid());
+}
+
 // The segments the data moves through are exactly the buffer the command
 // describes: together they cover its length, each is a valid target.
 void Controller::check_segments(const Command& command, const std::vector<Segment>& segments,
@@ -109,7 +126,10 @@ void Controller::check_segments(const Command& command, const std::vector<Segmen
     if (s.len == 0) {
       violation("empty data segment", command.qid, command.slot, command.sqe.cid());
     }
-    if (!s.bit_bucket) check_dma_target(command, s.addr, s.len, "data");
+    if (!s.bit_bucket) {
+      check_dma_target(command, s.addr, s.len, "data");
+      check_not_in_ring(command, s.addr, s.len);
+    }
     total += s.len;
   }
   if (total != bytes) {

@@ -400,6 +400,7 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
 }
 
 void Microbenchmark::start_warps() {
+  started_at_ = now();
   sc_core::sc_spawn_options options;
   options.set_stack_size(kWarpStackBytes);
   for (std::size_t w = 0; w < warps_.size(); ++w) {

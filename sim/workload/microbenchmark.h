@@ -47,6 +47,8 @@ class Microbenchmark : public Component {
   std::uint64_t errors() const { return errors_; }
   std::uint64_t ios() const { return total_ios_; }
   std::uint64_t bytes_per_io() const { return bytes_per_io_; }
+  // When every SSD's queues were up and the warps started.
+  Picoseconds started_at() const { return started_at_; }
 
  private:
   struct WarpPlan {
@@ -75,6 +77,7 @@ class Microbenchmark : public Component {
   std::vector<WarpPlan> warps_;
   std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
   std::size_t drivers_ready_ = 0;
+  Picoseconds started_at_ = 0;
   StageRecorder recorder_;
   platform::WarpCounters counters_;
   std::uint64_t total_ios_;

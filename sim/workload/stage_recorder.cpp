@@ -1,5 +1,7 @@
 #include "sim/workload/stage_recorder.h"
 
+#include <algorithm>
+
 #include "sim/trace/trace_writer.h"
 
 namespace gpunvme {
@@ -22,6 +24,7 @@ void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage st
     }
   }
   end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
+  last_delivered_ = std::max(last_delivered_, when);
   in_flight_.erase(key);
 }
 

@@ -19,6 +19,8 @@ class StageRecorder : public platform::StageSink {
 
   const LatencyHistogram& end_to_end() const { return end_to_end_; }
   std::uint64_t completed() const { return end_to_end_.count(); }
+  // When the last I/O was seen complete by its requester (0 before any).
+  Picoseconds last_delivered() const { return last_delivered_; }
   // Per-stage distributions, in the order of the I/O's steps.
   nlohmann::json stages_json() const;
 
@@ -28,6 +30,7 @@ class StageRecorder : public platform::StageSink {
   std::unordered_map<std::uint32_t, Times> in_flight_;  // key: queue << 16 | cid
   std::array<LatencyHistogram, kStages> intervals_;     // indexed by the stage that ends it
   LatencyHistogram end_to_end_;
+  Picoseconds last_delivered_ = 0;
 };
 
 }  // namespace gpunvme

@@ -165,6 +165,8 @@ class MicrobenchmarkWorkload : public Workload {
   nlohmann::json stages() const override { return bench_.stages().stages_json(); }
   const platform::WarpCounters& counters() const override { return bench_.counters(); }
   bool finished() const override { return completed() == ios(); }
+  Picoseconds started_at() const override { return bench_.started_at(); }
+  Picoseconds finished_at() const override { return bench_.stages().last_delivered(); }
 
  private:
   const RunConfig& config_;

@@ -40,6 +40,12 @@ class Workload {
   virtual const platform::WarpCounters& counters() const = 0;
   // True once the workload has done everything it set out to do.
   virtual bool finished() const = 0;
+  // The workload's I/O window: from when its queues were up and it began
+  // issuing (controller bring-up lies before) to when its last I/O was done.
+  // Throughput figures divide by this window, not by the simulated time, so
+  // that the ~70 us of admin commands do not dilute them.
+  virtual Picoseconds started_at() const = 0;
+  virtual Picoseconds finished_at() const = 0;
   // Keys added to the result's summary, and top-level sections of the
   // result ("cpu", "kv_cache", "graph", "gather").
   virtual nlohmann::json summary(Picoseconds elapsed) const;
@@ -78,6 +84,8 @@ class PathWorkload : public Component, public Workload {
   nlohmann::json stages() const override { return io_->stages(); }
   const platform::WarpCounters& counters() const override { return io_->counters(); }
   bool finished() const override { return finished_; }
+  Picoseconds started_at() const override { return began_at_; }
+  Picoseconds finished_at() const override { return done_at_; }
   nlohmann::json sections(Picoseconds elapsed) const override { return io_->sections(elapsed); }
 
  protected:

@@ -3,6 +3,7 @@
 // commands in flight, controller reset, several SSDs, and the invariant
 // checks that stop a run with a report.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <fstream>
@@ -374,7 +375,8 @@ TEST(ControllerInvariants, SqOverrunStopsTheRun) {
   const std::string report = violation_of(bench);
   EXPECT_NE(report.find("invariant violated at"), std::string::npos) << report;
   EXPECT_NE(report.find("SQ overrun"), std::string::npos) << report;
-  EXPECT_NE(report.find("(queue 1, slot 0, CID 0)"), std::string::npos) << report;
+  // A doorbell carries a value, not a command: no slot or CID to name.
+  EXPECT_NE(report.find("(queue 1, slot n/a, CID n/a)"), std::string::npos) << report;
 }
 
 TEST(ControllerInvariants, DoorbellChecks) {
@@ -383,7 +385,9 @@ TEST(ControllerInvariants, DoorbellChecks) {
     const host::IoQueue q = bench.bring_up_one(8);
     const std::uint32_t three = 3;
     bench.machine().fabric().write(bench.cpu_node(), q.cq_doorbell, 4, &three, nullptr);
-    EXPECT_NE(violation_of(bench).find("passes the tail"), std::string::npos);
+    const std::string report = violation_of(bench);
+    EXPECT_NE(report.find("passes the tail"), std::string::npos) << report;
+    EXPECT_NE(report.find("(queue 1, slot n/a, CID n/a)"), std::string::npos) << report;
   }
   {
     Bench bench;
@@ -413,6 +417,80 @@ TEST(ControllerInvariants, DataDmaOutsideMemoryStopsTheRun) {
   EXPECT_NE(report.find("(queue 1, slot 0, CID 0)"), std::string::npos) << report;
 }
 
+// A PRP that points into a queue ring passes the memory and length checks
+// (the ring is ordinary host memory) and must still stop the run.
+TEST(ControllerInvariants, DataDmaIntoAQueueRingStopsTheRun) {
+  for (const bool into_sq : {true, false}) {
+    Bench bench;
+    TestHost host("host", bench);
+    host.attach(bench.bring_up_one(64));  // rings of 4 KiB and 1 KiB
+    host.submit(make_flush(0, 1), nullptr);
+    bench.run();
+    const host::IoQueue& q = host.queue();
+    // A one-LBA read starting at the ring's slot 2; PRP2 takes what crosses
+    // into the next page when LBAs are 4 KiB.
+    const std::uint64_t target =
+        into_sq ? q.sq_base + 2 * kSqEntrySize : q.cq_base + 2 * kCqEntrySize;
+    const std::uint64_t spill = bench.driver().allocate(host::QueuePlacement::host, 4096);
+    host.submit(make_read(9, 1, 0, 0, target, spill), nullptr, true, true);
+    const std::string report = violation_of(bench);
+    const std::uint64_t first_segment =
+        std::min<std::uint64_t>(bench.ssd().lba_bytes(), 4096 - target % 4096);
+    EXPECT_NE(report.find(fmt::format("data DMA of {} B at 0x{:x} overlaps {} 1's ring (its slot 2)",
+                                      first_segment, target, into_sq ? "SQ" : "CQ")),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("(queue 1, slot 1, CID 9)"), std::string::npos) << report;
+    EXPECT_NE(report.find("invariant violated at "), std::string::npos) << report;
+  }
+}
+
+// With the host not consuming, the CQ fills (entries - 1 entries) and the
+// controller holds further completions back instead of overwriting; once the
+// CQ head doorbell frees room they are posted in order, with the phase tag of
+// the lap each slot is on.
+TEST(ControllerInvariants, CompletionsWaitWhileTheCqIsFull) {
+  Bench bench;
+  const host::IoQueue q = bench.bring_up_one(8);
+  pcie::Fabric& fabric = bench.machine().fabric();
+  auto place = [&](std::uint32_t slot, std::uint16_t cid) {
+    bench.memory().store(q.sq_base + std::uint64_t{slot} * kSqEntrySize, make_flush(cid, 1));
+  };
+  for (std::uint16_t i = 0; i < 7; ++i) place(i, i);
+  const std::uint32_t seven = 7;
+  fabric.write(bench.cpu_node(), q.sq_doorbell, 4, &seven, nullptr);
+  bench.run();
+  EXPECT_EQ(bench.ssd().statistics(0)["cq_full_stalls"].get<std::uint64_t>(), 0u);
+  // The SQ is empty again (all fetched); the CQ holds 7 unconsumed entries.
+  place(7, 7);
+  place(0, 8);
+  place(1, 9);
+  const std::uint32_t two = 2;
+  fabric.write(bench.cpu_node(), q.sq_doorbell, 4, &two, nullptr);
+  bench.run();
+  EXPECT_EQ(bench.ssd().commands_completed(), 10u);
+  EXPECT_EQ(bench.ssd().statistics(0)["cq_full_stalls"].get<std::uint64_t>(), 3u);
+  auto cqe = [&](std::uint32_t slot) {
+    return bench.memory().load<CompletionEntry>(q.cq_base + std::uint64_t{slot} * kCqEntrySize);
+  };
+  // Slot 7 was never written; slot 0 still holds the first lap's CID 0.
+  EXPECT_EQ(cqe(7).status_field, 0u);
+  EXPECT_EQ(cqe(0).cid, 0u);
+  EXPECT_TRUE(cqe(0).phase());
+  // The host consumes all 7: the held three go to slots 7 (lap 1, phase 1),
+  // 0 and 1 (lap 2, phase 0).
+  fabric.write(bench.cpu_node(), q.cq_doorbell, 4, &seven, nullptr);
+  bench.run();
+  EXPECT_EQ(cqe(7).cid, 7u);
+  EXPECT_TRUE(cqe(7).phase());
+  EXPECT_EQ(cqe(0).cid, 8u);
+  EXPECT_FALSE(cqe(0).phase());
+  EXPECT_EQ(cqe(1).cid, 9u);
+  EXPECT_FALSE(cqe(1).phase());
+  EXPECT_EQ(cqe(1).sqhd, 2u);
+  EXPECT_NO_THROW(bench.ssd().check_drained());
+}
+
 TEST(ControllerInvariants, CqMemoryNotZeroedIsCaught) {
   Bench bench;
   TestHost host("host", bench);
@@ -439,15 +517,25 @@ TEST(ControllerInvariants, UncompletedCommandIsReported) {
   TestHost host("host", bench);
   host.attach(bench.bring_up_one(8));
   const std::uint64_t buffer = bench.driver().allocate(host::QueuePlacement::host, 4096);
-  host.submit(make_read(0, 1, 0, 7, buffer, 0), nullptr);
+  // Three flushes first, so that the read sits in slot 3; its CID is chosen
+  // apart from the slot, so the report cannot confuse the two.
+  for (int i = 0; i < 3; ++i) host.submit(make_flush(0, 1), nullptr);
+  bench.run();
+  const Picoseconds submitted = Simulation::now();
+  EXPECT_EQ(host.submit(make_read(42, 1, 0, 7, buffer, 0), nullptr, true, true), 3u);
   bench.run(us_to_ps(5));  // fetched, not yet read from the media
   try {
     bench.ssd().check_drained();
     ADD_FAILURE() << "no violation";
   } catch (const InvariantViolation& e) {
-    EXPECT_NE(std::string(e.what()).find("command never completed (queue 1, slot 0, CID 0)"),
-              std::string::npos)
-        << e.what();
+    const std::string report = e.what();
+    EXPECT_NE(report.find("command never completed, fetched at "), std::string::npos) << report;
+    EXPECT_NE(report.find("(queue 1, slot 3, CID 42)"), std::string::npos) << report;
+    // The fetch time lies between the doorbell and the check.
+    const auto at = report.find("fetched at ") + 11;
+    const double fetched_ns = std::stod(report.substr(at));
+    EXPECT_GT(fetched_ns, ps_to_ns(submitted));
+    EXPECT_LT(fetched_ns, ps_to_ns(submitted + us_to_ps(5)));
   }
   bench.run();
   EXPECT_NO_THROW(bench.ssd().check_drained());
