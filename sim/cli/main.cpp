@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> measured_files, validate_overrides, validate_strategies;
   std::vector<std::uint32_t> validate_warps;
   std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
-      hw_out_file;
+      hw_out_file, microbench_file;
   std::uint64_t validate_seed = 1;
   double tolerance_pct = 10.0;
   auto* validate_cmd = app.add_subcommand(
@@ -255,6 +255,10 @@ int main(int argc, char** argv) {
                            "simulated GPU profile (default: from the measured device's name)");
   validate_cmd->add_option("--set", validate_overrides, "override a field of every simulated case");
   validate_cmd->add_option("--seed", validate_seed, "simulator seed (default 1)");
+  validate_cmd->add_option("--microbench", microbench_file,
+                           "gpu_microbench results (configs/measurements/gpu-microbench-*.json): "
+                           "also compare the simulated GPU's atomics, fences, loads and round "
+                           "trip with them");
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
@@ -347,8 +351,20 @@ int main(int argc, char** argv) {
       options.strategies = validate_strategies;
       options.warps = validate_warps;
       options.tolerance = tolerance_pct / 100.0;
-      const nlohmann::json report =
+      nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
+      if (!microbench_file.empty()) {
+        nlohmann::json mb = validate::correlate_microbenchmarks(
+            read_json_file(microbench_file), microbench_file,
+            report.at("gpu_profile").get<std::string>(), options.tolerance);
+        report["microbenchmarks"] = mb;
+        for (const nlohmann::json& r : mb.at("figures")) {
+          std::cout << fmt::format("microbench {:<36} measured {:>9.2f} simulated {:>9.2f} {:>+7.1f}%\n",
+                                   r.at("name").get<std::string>(), r.at("measured").get<double>(),
+                                   r.at("simulated").get<double>(),
+                                   r.at("error_pct").is_null() ? 0.0 : r.at("error_pct").get<double>());
+        }
+      }
       write_file(report_file, report.dump(2) + "\n");
       write_file(plot_file, validate::correlation_svg(report));
       std::cout << validate::report_table(report);

@@ -241,6 +241,24 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                           {"simulated_service_ns",
                            result.at("stages").at("ssd_service").at("mean").get<double>()},
                           {"metrics", nlohmann::json::object()}};
+    // Per-stage means side by side (diagnostics: where a gap comes from).
+    {
+      nlohmann::json stages = nlohmann::json::object();
+      const nlohmann::json& hs = c.at("stages");
+      const nlohmann::json& ss = result.at("stages");
+      for (const char* s : {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell",
+                            "completion_wait", "completion_polling", "cq_head_sync", "delivery",
+                            "ssd_service"}) {
+        const std::string hw_name = std::string(s) == "completion_wait" ? "completion" : s;
+        nlohmann::json e = nlohmann::json::object();
+        e["measured"] = hs.contains(hw_name) ? nlohmann::json(hs.at(hw_name).value("mean", 0.0))
+                                             : nlohmann::json(nullptr);
+        e["simulated"] = ss.contains(s) ? nlohmann::json(ss.at(s).value("mean", 0.0))
+                                        : nlohmann::json(nullptr);
+        stages[s] = e;
+      }
+      row["stage_means_ns"] = stages;
+    }
     const auto twin = untraced_iops.find({strategy, warps});
     row["iops_measured_untraced"] = twin != untraced_iops.end();
     for (const Metric& m : metrics()) {

@@ -56,6 +56,13 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
 // dependencies.
 std::string correlation_svg(const nlohmann::json& report);
 
+// The GPU microbenchmarks (tests/hardware/gpu_microbench.cu, schema
+// gpunvme.gpu_microbench/1) against the same loops on simulated warps of GPU
+// profile `profile`: per figure measured, simulated, error % and whether it
+// is within `tolerance` (sim/validate/microbench.cpp).
+nlohmann::json correlate_microbenchmarks(const nlohmann::json& microbench, const std::string& file,
+                                         const std::string& profile, double tolerance);
+
 // A short text table of a report.
 std::string report_table(const nlohmann::json& report);
 

@@ -1,0 +1,256 @@
+// Simulated counterparts of the hardware microbenchmarks
+// (tests/hardware/gpu_microbench.cu, configs/measurements/gpu-microbench-*.json):
+// the same loops run by simulated warps on a GPU of the given profile on a
+// Gen5 x16 root complex with host memory, compared with the measured figures.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <systemc>
+
+#include <fmt/format.h>
+
+#include "sim/config/config_error.h"
+#include "sim/config/run_config.h"
+#include "sim/kernel/simulation.h"
+#include "sim/platform/sim_warp.h"
+#include "sim/run/catalog.h"
+#include "sim/run/machine.h"
+#include "sim/validate/validate.h"
+
+namespace gpunvme::validate {
+namespace {
+
+class NullSink : public platform::StageSink {
+ public:
+  void stage(std::uint16_t, std::uint16_t, algo::Stage, Picoseconds) override {}
+};
+
+// One GPU of `profile` behind a root complex with host memory (dram0 is
+// placed first: host memory starts at 4 GiB, as in tests/gpu/gpu_bench.h).
+class Bench {
+ public:
+  explicit Bench(const std::string& profile) {
+    const nlohmann::json doc = {
+        {"name", "validate-microbench"},
+        {"nodes",
+         {{{"id", "dram0"}, {"kind", "host_memory"}, {"socket", "cpu0"}},
+          {{"id", "cpu0"}, {"kind", "cpu"}},
+          {{"id", "rc0"}, {"kind", "root_complex"}, {"socket", "cpu0"}},
+          {{"id", "gpu0"}, {"kind", "gpu"}, {"profile", profile}}}},
+        {"links", {{{"from", "rc0"}, {"to", "gpu0"}, {"gen", 5}, {"width", 16}}}}};
+    topology_ = resolve_topology(catalog(), doc, shipped_configs_dir() + "/validate-microbench");
+    machine_ = std::make_unique<Machine>(topology_);
+  }
+  gpu::Gpu& gpu() { return machine_->gpu("gpu0"); }
+  static std::uint64_t host_memory() { return 1ull << 32; }
+  void spawn(platform::WarpPlacement placement, std::function<void(platform::SimWarp&)> body) {
+    sc_core::sc_spawn_options options;
+    options.set_stack_size(256 * 1024);
+    sc_core::sc_spawn(
+        [this, placement, body] {
+          platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
+                              placement, 0);
+          body(p);
+        },
+        nullptr, &options);
+  }
+  void run() { simulation_.run(); }
+
+ private:
+  Simulation simulation_;
+  TopologyConfig topology_;
+  std::unique_ptr<Machine> machine_;
+  NullSink sink_;
+  platform::WarpCounters counters_;
+};
+
+double ns(Picoseconds t) { return static_cast<double>(t) / 1000.0; }
+
+// Mean time of one iteration of `op`, one warp on SM `sm`.
+double per_op(const std::string& profile, std::uint32_t sm, std::uint32_t iterations,
+              const std::function<void(platform::SimWarp&, std::uint64_t gpu_word)>& op) {
+  Bench bench(profile);
+  const std::uint64_t word = bench.gpu().allocate(4096, 128);
+  Picoseconds span = 0;
+  bench.spawn({sm, 0}, [&](platform::SimWarp& p) {
+    const Picoseconds start = p.clock();
+    for (std::uint32_t i = 0; i < iterations; ++i) op(p, word);
+    span = p.clock() - start;
+  });
+  bench.run();
+  return ns(span) / iterations;
+}
+
+// `warps` one-warp blocks, one per SM in turn, `lanes` lanes each, every lane
+// a dependent chain of atomicAdd on one word (the hardware's k_contend, same
+// address): mean per-op latency and the chip's ops per second.
+std::pair<double, double> contend(const std::string& profile, std::uint32_t warps,
+                                  std::uint32_t lanes, std::uint32_t iterations) {
+  Bench bench(profile);
+  const std::uint32_t sms = bench.gpu().sms();
+  const std::uint64_t word = bench.gpu().allocate(128, 128);
+  Picoseconds first = ~Picoseconds{0}, last = 0;
+  double latency_sum = 0;
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    bench.spawn({w % sms, (w / sms) % 4}, [&](platform::SimWarp& p) {
+      const Picoseconds start = p.clock();
+      for (std::uint32_t i = 0; i < iterations; ++i) {
+        p.for_lanes(algo::lanes_below(lanes), [&](int) { p.atomic_add_u32(word, 1); });
+      }
+      const Picoseconds end = p.clock();
+      first = std::min(first, start);
+      last = std::max(last, end);
+      latency_sum += ns(end - start) / iterations;
+    });
+  }
+  bench.run();
+  const double ops = static_cast<double>(warps) * lanes * iterations;
+  return {latency_sum / warps, ops / (ns(last - first) * 1e-9)};
+}
+
+const nlohmann::json* find(const nlohmann::json& doc, std::initializer_list<const char*> path) {
+  const nlohmann::json* at = &doc;
+  for (const char* k : path) {
+    if (!at->is_object() || !at->contains(k)) return nullptr;
+    at = &at->at(k);
+  }
+  return at;
+}
+
+}  // namespace
+
+nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
+                                         const std::string& profile, double tolerance) {
+  if (mb.value("schema", "") != "gpunvme.gpu_microbench/1") {
+    throw ConfigError(file, "$.schema", mb.value("schema", ""),
+                      "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file)");
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  auto add = [&](const std::string& name, const nlohmann::json* measured, double simulated,
+                 const std::string& how) {
+    if (measured == nullptr || !measured->is_object() || !measured->contains("value")) return;
+    const double h = measured->at("value").get<double>();
+    const double err = h > 0 ? (simulated - h) / h : NAN;
+    rows.push_back({{"name", name},
+                    {"unit", measured->value("unit", "")},
+                    {"measured", h},
+                    {"simulated", simulated},
+                    {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
+                    {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
+                    {"simulated_as", how}});
+  };
+  const nlohmann::json& f = mb.at("figures");
+  constexpr std::uint32_t kIters = 200;
+
+  // Uncontended atomic: a lone thread's dependent chain on one L2-resident
+  // word. The model has a near and a far L2 partition; the hardware figure is
+  // one thread on whichever SM ran it, so the simulated figure is the mean of
+  // an SM near the word and one far from it.
+  const auto atomic_chain = [&](std::uint32_t sm) {
+    return per_op(profile, sm, kIters, [](platform::SimWarp& p, std::uint64_t w) {
+      p.for_lanes(algo::lanes_below(1), [&](int) { p.atomic_add_u32(w, 1); });
+    });
+  };
+  add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}),
+      (atomic_chain(0) + atomic_chain(1)) / 2,
+      "one lane, dependent atomicAdd chain on one GPU word; mean of SM 0 and SM 1 (near, far)");
+
+  // Same-address contention against the number of contending warps.
+  if (const nlohmann::json* rowsj = find(f, {"atomic_contention", "rows"})) {
+    for (std::uint32_t lanes : {1u, 32u}) {
+      for (std::uint32_t warps : {1u, 8u, 32u, 132u, 528u}) {
+        const nlohmann::json* m = nullptr;
+        for (const nlohmann::json& r : *rowsj) {
+          if (r.value("addresses", "") == "same" && r.value("lanes_per_warp", 0u) == lanes &&
+              r.value("warps", 0u) == warps) {
+            m = &r;
+          }
+        }
+        if (m == nullptr) continue;
+        const auto [latency, throughput] = contend(profile, warps, lanes, lanes == 1 ? 200 : 20);
+        const nlohmann::json lat = {{"value", m->value("mean_op_latency_ns", 0.0)}, {"unit", "ns"}};
+        add(fmt::format("same_address_atomic_latency_{}w_{}l", warps, lanes), &lat, latency,
+            fmt::format("{} one-warp blocks x {} lanes, dependent atomicAdd on one word: mean op "
+                        "latency", warps, lanes));
+        if (warps == 528 && lanes == 32) {
+          add("l2_same_address_atomic_interval", find(f, {"l2_same_address_atomic_interval"}),
+              1e9 / throughput, "528 warps x 32 lanes on one word: ns per operation, chip-wide");
+        }
+      }
+    }
+  }
+
+  // Fences by scope, idle and after a host store (loop of store + fence minus
+  // the store alone, as the hardware program computes it).
+  add("fence_block_idle", find(f, {"fences", "fence_block_idle"}),
+      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_block(); }),
+      "fence_block in a loop");
+  add("fence_gpu_idle", find(f, {"fences", "fence_gpu_idle"}),
+      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_gpu(); }),
+      "fence_gpu in a loop");
+  add("fence_system_idle", find(f, {"fences", "fence_system_idle"}),
+      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_system(); }),
+      "fence_system in a loop");
+  const double host_store = per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
+    p.store_u32(Bench::host_memory(), 1);
+  });
+  const double host_store_fence =
+      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
+        p.store_u32(Bench::host_memory(), 1);
+        p.fence_system();
+      });
+  add("fence_system_after_host_store", find(f, {"fences", "fence_system_after_host_store"}),
+      host_store_fence - host_store, "(host store + fence_system) - host store, in a loop");
+  add("fence_gpu_after_global_store", find(f, {"fences", "fence_gpu_after_global_store"}),
+      per_op(profile, 0, kIters,
+             [](platform::SimWarp& p, std::uint64_t w) {
+               p.store_u32(w, 1);
+               p.fence_gpu();
+             }) -
+          per_op(profile, 0, kIters,
+                 [](platform::SimWarp& p, std::uint64_t w) { p.store_u32(w, 1); }),
+      "(GPU store + fence_gpu) - GPU store, in a loop");
+
+  // Loads: L2 hit and zero-copy (a dependent load of pinned host memory).
+  add("l2_hit_load_latency", find(f, {"load_latency", "l2_hit_load_latency"}),
+      per_op(profile, 0, kIters,
+             [](platform::SimWarp& p, std::uint64_t w) { (void)p.load_u32(w); }),
+      "dependent load of a GPU word (L2 hit)");
+  add("host_read_latency_64KiB", find(f, {"zero_copy", "host_read_latency_64KiB"}),
+      per_op(profile, 0, kIters,
+             [](platform::SimWarp& p, std::uint64_t) { (void)p.load_u32(Bench::host_memory()); }),
+      "dependent load of pinned host memory over PCIe");
+  // GPU -> CPU -> GPU: the GPU's fenced store to a host flag and its read of
+  // the reply; the host thread's own reaction time is not modelled (0).
+  add("gpu_cpu_gpu_round_trip_fenced", find(f, {"round_trip", "gpu_cpu_gpu_round_trip_fenced"}),
+      per_op(profile, 0, 50,
+             [](platform::SimWarp& p, std::uint64_t) {
+               p.store_u32(Bench::host_memory(), 1);
+               p.fence_system();
+               (void)p.load_u32(Bench::host_memory() + 128);
+             }),
+      "host store + fence_system + one zero-copy read of the reply (host reaction time 0)");
+
+  double mae = 0, worst = 0;
+  std::size_t n = 0;
+  bool all_within = true;
+  for (const nlohmann::json& r : rows) {
+    if (r.at("error_pct").is_null()) continue;
+    const double e = std::fabs(r.at("error_pct").get<double>());
+    mae += e;
+    worst = std::max(worst, e);
+    ++n;
+    all_within = all_within && r.at("within_tolerance").get<bool>();
+  }
+  return {{"measured_file", file},
+          {"date_measured", mb.value("date", "")},
+          {"gpu_profile", profile},
+          {"calibrated", true},
+          {"within_tolerance", all_within},
+          {"mean_abs_error_pct", n ? mae / static_cast<double>(n) : 0.0},
+          {"max_abs_error_pct", worst},
+          {"figures", rows}};
+}
+
+}  // namespace gpunvme::validate
