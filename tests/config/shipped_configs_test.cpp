@@ -53,6 +53,20 @@ TEST(ShippedConfigs, EverySsdProfileResolvesOnTheDefaultTopology) {
   }
 }
 
+// configs/topologies/two-ssds.json formats ssd0 with 512 B LBAs and ssd1 with 4 KiB: I/Os of
+// 1 KiB are valid on ssd0 alone and refused, naming ssd1 and the field, once ssd1 is added.
+TEST(ShippedConfigs, TwoSsdTopologyChecksBsAgainstEachNamespace) {
+  const std::string topology = std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/two-ssds.json";
+  EXPECT_NO_THROW(load_config(topology, "", {"scenario.bs=1024"}, 1));
+  try {
+    load_config(topology, "", {"scenario.bs=1024", R"(scenario.ssds=["ssd0","ssd1"])"}, 1);
+    ADD_FAILURE() << "1 KiB I/Os on a 4 KiB-LBA namespace were accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.bs");
+    EXPECT_NE(std::string(e.what()).find("ssd1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Overrides, SetChangesTheResolvedValue) {
   RunConfig config = load_config(
       "", "",
