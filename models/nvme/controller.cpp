@@ -37,6 +37,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
       memory_(memory),
       flash_(flash::flash_params_from(this->params())) {
   const ParamValues& p = this->params();
+  dma_ = std::make_unique<pcie::DmaEngine>("dma", fabric, memory, node,
+                                           pcie::dma_engine_config(p, "dma_"));
   max_io_queues_ = static_cast<std::uint32_t>(p.integer("max_io_queues"));
   max_entries_ = static_cast<std::uint32_t>(p.integer("mqes"));
   dstrd_ = static_cast<std::uint8_t>(p.integer("dstrd"));
@@ -600,12 +602,23 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
     }
     check_segments(*command, join->segments, bytes);
     auto move = [this, command, join] {
+      // The completion entry is a posted write on the same path: it may go once the last data
+      // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
+      auto left = std::make_shared<std::size_t>(1);
+      auto issued = [this, command, left] {
+        if (--*left == 0) complete(*command, Status::Success);
+      };
       for (const Segment& s : join->segments) {
         if (s.bit_bucket) continue;
         if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
-        mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
+        if (in_own_cmb(s.addr, s.len)) {
+          mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
+        } else {
+          ++*left;
+          dma_->write(s.addr, s.len, nullptr, issued);
+        }
       }
-      complete(*command, Status::Success);
+      issued();
     };
     const Picoseconds start = book_datapath(now(), bytes);
     if (start > now()) {
@@ -642,10 +655,16 @@ void Controller::execute_write(CommandPtr command, std::uint64_t bytes, Picoseco
             if (dma_observer_) {
               dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, false});
             }
-            mem_read(s.addr, static_cast<std::uint32_t>(s.len),
-                     [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
-                       if (--*left == 0) store_write(command, bytes);
-                     });
+            if (in_own_cmb(s.addr, s.len)) {
+              mem_read(s.addr, static_cast<std::uint32_t>(s.len),
+                       [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
+                         if (--*left == 0) store_write(command, bytes);
+                       });
+            } else {
+              dma_->read(s.addr, s.len, [this, command, left, bytes] {
+                if (--*left == 0) store_write(command, bytes);
+              });
+            }
           }
         };
         if (now() < processed) {

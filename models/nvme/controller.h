@@ -44,6 +44,7 @@
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
 #include "models/nvme/fault_injector.h"
+#include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
@@ -124,6 +125,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   // End-of-run check: every command fetched was completed.
   void check_drained() const;
   nlohmann::json statistics(Picoseconds elapsed) const;
+  const pcie::DmaEngine& dma_engine() const { return *dma_; }
 
   std::uint64_t commands_completed() const { return completed_; }
   std::uint64_t admin_commands_completed() const { return admin_completed_; }
@@ -277,6 +279,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::size_t node_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
+  // Moves command data (read data out, write data in); queue entries, list pages and interrupts
+  // go to the fabric directly, as the controller's own small transactions.
+  std::unique_ptr<pcie::DmaEngine> dma_;
   const Region* registers_;
   const Region* cmb_ = nullptr;
   flash::FlashArray flash_;

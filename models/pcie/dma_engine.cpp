@@ -6,6 +6,38 @@
 
 namespace gpunvme::pcie {
 
+std::vector<ParamSpec> dma_engine_params(const std::string& prefix, const std::string& owner,
+                                         std::int64_t chunk_bytes, const std::string& chunk_source,
+                                         std::int64_t outstanding,
+                                         const std::string& outstanding_source) {
+  return {
+      integer_param(prefix + "chunk_bytes", "B", chunk_bytes, 64, 1 << 24,
+                    "bytes the " + owner +
+                        " hands the fabric as one burst (never crossing a multiple of this size); "
+                        "the fabric splits it into TLPs exactly, so this sets only the event "
+                        "granularity, the unit of the outstanding limits and how finely flows "
+                        "interleave on a shared link",
+                    chunk_source),
+      integer_param(prefix + "outstanding_reads", "chunks", outstanding, 1, 1 << 20,
+                    "read chunks the " + owner +
+                        " keeps in flight; the platform's read_tags limit applies on top",
+                    outstanding_source),
+      integer_param(prefix + "outstanding_writes", "chunks", outstanding, 1, 1 << 20,
+                    "posted write chunks the " + owner + " keeps issued and not yet delivered",
+                    outstanding_source),
+  };
+}
+
+DmaEngineConfig dma_engine_config(const ParamValues& params, const std::string& prefix) {
+  DmaEngineConfig config;
+  config.chunk_bytes = static_cast<std::uint64_t>(params.integer(prefix + "chunk_bytes"));
+  config.max_outstanding_reads =
+      static_cast<std::uint32_t>(params.integer(prefix + "outstanding_reads"));
+  config.max_outstanding_writes =
+      static_cast<std::uint32_t>(params.integer(prefix + "outstanding_writes"));
+  return config;
+}
+
 DmaEngineConfig gpu_copy_engine_config() { return DmaEngineConfig{}; }
 
 DmaEngine::DmaEngine(const sc_core::sc_module_name& name, Fabric& fabric, MemorySpace& memory,
@@ -36,21 +68,23 @@ void DmaEngine::copy(std::uint64_t src, std::uint64_t dst, std::uint64_t len, Do
                     : src_local            ? Mode::Push
                     : dst_local            ? Mode::Pull
                                            : Mode::PullPush;
-  start(mode, src, dst, len, std::move(done));
+  start(mode, src, dst, len, std::move(done), nullptr);
 }
 
-void DmaEngine::write(std::uint64_t dst, std::uint64_t len, Done done) {
-  start(Mode::Push, 0, dst, len, std::move(done));
+void DmaEngine::write(std::uint64_t dst, std::uint64_t len, Done done, Done issued) {
+  start(Mode::Push, 0, dst, len, std::move(done), std::move(issued));
 }
 
 void DmaEngine::read(std::uint64_t src, std::uint64_t len, Done done) {
-  start(Mode::Pull, src, 0, len, std::move(done));
+  start(Mode::Pull, src, 0, len, std::move(done), nullptr);
 }
 
 void DmaEngine::start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len,
-                      Done done) {
+                      Done done, Done issued) {
+  ++transfers_;
   if (mode == Mode::Local || len == 0) {
     // Local copies run in the device's own memory system, which is not modelled here.
+    if (issued) issued();
     schedule_in(0, std::move(done));
     return;
   }
@@ -60,84 +94,104 @@ void DmaEngine::start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint
   job->dst = dst;
   job->len = len;
   job->done = std::move(done);
+  job->on_issued = std::move(issued);
   jobs_.push_back(std::move(job));
   pump();
 }
 
-// Issues chunks of the queued jobs in order while the outstanding limits allow.
+// Issues chunks of the queued jobs in order while the outstanding limits allow. Not reentrant:
+// a chunk that lands at once (never, with the fabric's latencies, but cheap to guard) only
+// frees its slot and lets this loop continue.
 void DmaEngine::pump() {
-  for (const std::shared_ptr<Job>& job : jobs_) {
-    while (job->issued < job->len) {
-      const bool reads = job->mode != Mode::Push;
-      if (reads ? reads_in_flight_ >= config_.max_outstanding_reads
-                : writes_in_flight_ >= config_.max_outstanding_writes) {
-        return;
+  if (pumping_) return;
+  pumping_ = true;
+  while (!jobs_.empty()) {
+    const std::shared_ptr<Job> job = jobs_.front();
+    const bool reads = job->mode != Mode::Push;
+    if (reads ? reads_in_flight_ >= config_.max_outstanding_reads
+              : writes_in_flight_ >= config_.max_outstanding_writes) {
+      if (!waiting_) ++limit_waits_;
+      waiting_ = true;
+      break;
+    }
+    waiting_ = false;
+    const std::uint64_t offset = job->issued;
+    const std::uint64_t remote = (job->mode == Mode::Push ? job->dst : job->src) + offset;
+    const std::uint64_t chunk =
+        std::min(job->len - offset, config_.chunk_bytes - remote % config_.chunk_bytes);
+    job->issued += chunk;
+    ++chunks_;
+    const auto len = static_cast<std::uint32_t>(chunk);
+    auto write_out = [this, job, offset, len](const std::uint8_t* data) {
+      ++writes_in_flight_;
+      ++write_chunks_;
+      max_in_flight_ = std::max(max_in_flight_, reads_in_flight_ + writes_in_flight_);
+      fabric_.write(node_, job->dst + offset, len, data, [this, job, len] {
+        --writes_in_flight_;
+        landed(job, len);
+      });
+    };
+    if (job->mode == Mode::Push) {
+      std::vector<std::uint8_t> bytes;
+      // Address 0 is never mapped (regions start at 4 GB): it marks the device's own buffer.
+      if (config_.move_contents && job->src != 0) {
+        bytes.resize(len);
+        memory_.read(job->src + offset, bytes.data(), len);
       }
-      const std::uint64_t offset = job->issued;
-      const std::uint64_t remote = (job->mode == Mode::Push ? job->dst : job->src) + offset;
-      const std::uint64_t chunk =
-          std::min(job->len - offset, config_.chunk_bytes - remote % config_.chunk_bytes);
-      job->issued += chunk;
-      ++chunks_;
-      const auto len = static_cast<std::uint32_t>(chunk);
-      auto write_out = [this, job, offset, len](const std::uint8_t* data) {
-        ++writes_in_flight_;
-        fabric_.write(node_, job->dst + offset, len, data, [this, job, len] {
-          --writes_in_flight_;
-          job->completed += len;
-          landed(len);
-        });
-      };
-      if (job->mode == Mode::Push) {
-        std::vector<std::uint8_t> bytes;
-        // Address 0 is never mapped (regions start at 4 GB): it marks the device's own buffer.
-        if (config_.move_contents && job->src != 0) {
-          bytes.resize(len);
-          memory_.read(job->src + offset, bytes.data(), len);
-        }
-        write_out(bytes.empty() ? nullptr : bytes.data());
-        continue;
-      }
+      write_out(bytes.empty() ? nullptr : bytes.data());
+    } else {
       ++reads_in_flight_;
+      ++read_chunks_;
+      max_in_flight_ = std::max(max_in_flight_, reads_in_flight_ + writes_in_flight_);
       fabric_.read(node_, job->src + offset, len,
                    [this, job, offset, len, write_out](const std::uint8_t* data, std::uint32_t) {
                      --reads_in_flight_;
                      if (job->mode == Mode::PullPush) {
                        write_out(config_.move_contents ? data : nullptr);
-                       landed(0);
+                       pump();
                        return;
                      }
                      if (config_.move_contents && job->dst != 0) {
                        memory_.write(job->dst + offset, data, len);
                      }
-                     job->completed += len;
-                     landed(len);
+                     landed(job, len);
                    });
     }
-  }
-}
-
-void DmaEngine::landed(std::uint64_t bytes) {
-  bytes_moved_ += bytes;
-  // Jobs finish in the order their last bytes land. Their callbacks run after the queue has been
-  // updated: a callback may queue the next transfer.
-  std::vector<Done> finished;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    if ((*it)->completed == (*it)->len) {
-      finished.push_back(std::move((*it)->done));
-      it = jobs_.erase(it);
-    } else {
-      ++it;
+    if (job->issued == job->len) {
+      jobs_.pop_front();
+      if (job->on_issued) {
+        Done issued = std::move(job->on_issued);
+        job->on_issued = nullptr;
+        issued();
+      }
     }
   }
+  pumping_ = false;
+}
+
+void DmaEngine::landed(const std::shared_ptr<Job>& job, std::uint64_t bytes) {
+  bytes_moved_ += bytes;
+  job->completed += bytes;
+  // The slot is free: issue more before the callback, which may queue the next transfer.
   pump();
-  for (Done& done : finished) {
-    if (done) done();
+  if (job->completed == job->len && job->done) {
+    Done done = std::move(job->done);
+    job->done = nullptr;
+    done();
   }
 }
 
 nlohmann::json DmaEngine::statistics() const {
-  return {{"bytes", bytes_moved_}, {"chunks", chunks_}, {"queued_transfers", jobs_.size()}};
+  return {{"bytes", bytes_moved_},
+          {"transfers", transfers_},
+          {"chunks", chunks_},
+          {"read_chunks", read_chunks_},
+          {"write_chunks", write_chunks_},
+          {"max_in_flight", max_in_flight_},
+          {"limit_waits", limit_waits_},
+          {"chunk_bytes", config_.chunk_bytes},
+          {"outstanding_reads", config_.max_outstanding_reads},
+          {"outstanding_writes", config_.max_outstanding_writes}};
 }
 
 }  // namespace gpunvme::pcie

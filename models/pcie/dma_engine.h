@@ -13,17 +13,22 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/params/param_spec.h"
 
 namespace gpunvme::pcie {
 
 struct DmaEngineConfig {
   // Bytes per burst. A chunk never crosses a multiple of its size in the remote address, so
-  // 4 KB chunks are page-aligned bursts. Estimate: NVIDIA copy engines and NVMe controllers move
-  // data in page-sized pieces (NVMe PRP entries are 4 KiB pages, seed 003).
+  // 4 KB chunks are page-aligned bursts. The fabric splits each chunk into TLPs exactly (MPS,
+  // MRRS, RCB), so the chunk sets only the event granularity, the unit of the outstanding
+  // limits and how finely two flows interleave at a shared link. 4 KB here (unit tests); the
+  // machines take theirs from the declared parameters (dma_engine_params).
   std::uint64_t chunk_bytes = 4096;
   // Read chunks in flight. Estimate: 64 x 4 KB = 256 KB covers the bandwidth-delay product of a
   // Gen5 x16 link (63 GB/s x ~1.2 us host-read round trip, measured on the lent H200 2026-11,
@@ -36,7 +41,17 @@ struct DmaEngineConfig {
   bool move_contents = false;
 };
 
-// The defaults above, named for a GPU's copy engine.
+// The declared parameters of a node's DMA engine: <prefix>chunk_bytes,
+// <prefix>outstanding_reads, <prefix>outstanding_writes. `owner` names the engine in the docs;
+// the sources say where each default comes from.
+std::vector<ParamSpec> dma_engine_params(const std::string& prefix, const std::string& owner,
+                                         std::int64_t chunk_bytes, const std::string& chunk_source,
+                                         std::int64_t outstanding,
+                                         const std::string& outstanding_source);
+// The engine configuration those parameters describe.
+DmaEngineConfig dma_engine_config(const ParamValues& params, const std::string& prefix);
+
+// The defaults above, named for a GPU's copy engine in unit tests.
 DmaEngineConfig gpu_copy_engine_config();
 
 class DmaEngine : public Component {
@@ -52,7 +67,10 @@ class DmaEngine : public Component {
   // Transfers queue behind each other in call order. `done` runs when the last byte has landed.
   void copy(std::uint64_t src, std::uint64_t dst, std::uint64_t len, Done done);
   // Device-side DMA from the engine's own buffer: posted writes of `len` bytes to `dst`.
-  void write(std::uint64_t dst, std::uint64_t len, Done done);
+  // `issued` runs once the last chunk has entered the fabric: a posted write the device sends
+  // after that on the same path (an NVMe completion entry after the read data) is ordered
+  // behind the data, as PCIe orders posted writes, without waiting for the data to land.
+  void write(std::uint64_t dst, std::uint64_t len, Done done, Done issued = nullptr);
   // Device-side DMA into the engine's own buffer: reads of `len` bytes at `src`.
   void read(std::uint64_t src, std::uint64_t len, Done done);
 
@@ -60,6 +78,9 @@ class DmaEngine : public Component {
   const DmaEngineConfig& config() const { return config_; }
   std::uint64_t bytes_moved() const { return bytes_moved_; }
   std::uint64_t chunks() const { return chunks_; }
+  std::uint64_t limit_waits() const { return limit_waits_; }
+  // Bytes, chunks, transfers, chunks by direction, the most chunks in flight and how often a
+  // chunk waited for the outstanding limit, and the engine's settings.
   nlohmann::json statistics() const;
 
  private:
@@ -70,22 +91,33 @@ class DmaEngine : public Component {
     std::uint64_t issued = 0;     // bytes handed to the fabric
     std::uint64_t completed = 0;  // bytes landed
     Done done;
+    Done on_issued;
   };
 
-  void start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len, Done done);
+  void start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len, Done done,
+             Done issued);
   void pump();
-  void landed(std::uint64_t bytes);
+  void landed(const std::shared_ptr<Job>& job, std::uint64_t bytes);
   bool local(std::uint64_t addr, std::uint64_t len) const;
 
   Fabric& fabric_;
   MemorySpace& memory_;
   std::size_t node_;
   DmaEngineConfig config_;
+  // Jobs with chunks still to issue, in call order; a job leaves once fully issued and lives on
+  // in its chunks' callbacks, so each chunk costs O(1) here whatever the queue depth.
   std::deque<std::shared_ptr<Job>> jobs_;
+  bool pumping_ = false;
   std::uint32_t reads_in_flight_ = 0;
   std::uint32_t writes_in_flight_ = 0;
+  std::uint32_t max_in_flight_ = 0;
   std::uint64_t bytes_moved_ = 0;
   std::uint64_t chunks_ = 0;
+  std::uint64_t read_chunks_ = 0;
+  std::uint64_t write_chunks_ = 0;
+  std::uint64_t transfers_ = 0;
+  std::uint64_t limit_waits_ = 0;
+  bool waiting_ = false;  // the front job is held by an outstanding limit
 };
 
 }  // namespace gpunvme::pcie

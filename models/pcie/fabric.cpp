@@ -37,6 +37,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
   rules_.mrrs = static_cast<std::uint32_t>(p.integer("mrrs"));
   rules_.rcb = static_cast<std::uint32_t>(p.integer("rcb"));
   rules_.addr64 = true;  // every modelled BAR and buffer sits above 4 GB
+  rules_.ecrc = p.boolean("ecrc");
   dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
                                                                : DllpIntervals::kSymbolTimes;
   read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
@@ -47,12 +48,19 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
       s.name = dir == 0 ? link.from + "->" + link.to : link.to + "->" + link.from;
       if (link.params.string("type") == "pcie") {
         s.kind = ServerKind::PcieLink;
+        const NodeConfig& transmitter = *topology.node(dir == 0 ? link.from : link.to);
+        if (transmitter.kind == "switch" &&
+            transmitter.params.string("port_arbitration") == "round_robin") {
+          arbiter_of_[servers_.size()] = arbiters_.size();
+          arbiters_.push_back(Arbiter{servers_.size(), {}, kNone, 0, kNever});
+        }
         s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
         s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
-        // The receiver's buffers: a switch port or a root port. Endpoints sink TLPs at line
-        // rate in this model, so their credits never bind.
+        // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
+        // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
-        if (receiver.kind == "switch" || receiver.kind == "root_complex") {
+        if (receiver.kind == "switch" || receiver.kind == "root_complex" ||
+            receiver.kind == "gpu" || receiver.kind == "nvme_ssd") {
           const std::size_t r = static_cast<std::size_t>(&receiver - topology.nodes.data());
           pools_of_[servers_.size()] = pools_.size();
           for (TlpClass cls :
@@ -172,6 +180,11 @@ void Fabric::build_stages(Route& r, Traffic traffic) {
         stage.pool = pool->second;
         stage.credit_return = stage.latency_after;
       }
+      auto arbiter = arbiter_of_.find(stage.server);
+      if (arbiter != arbiter_of_.end() && i >= 2) {
+        stage.arbiter = arbiter->second;
+        stage.ingress = nodes[i - 2];
+      }
       r.stages.push_back(stage);
     }
     if (i + 1 == nodes.size()) break;
@@ -254,7 +267,7 @@ void Fabric::advance(std::shared_ptr<Transfer> t) {
     Iommu& m = iommus_[stage.iommu];
     const std::uint64_t lookups_before = m.iotlb.lookups();
     const std::uint64_t misses = m.iotlb.translate(t->requester, t->addr, t->len);
-    auto& counts = m.per_requester[t->requester];
+    auto& counts = m.per_pair[{t->requester, r.path.nodes.back()}];
     counts.first += m.iotlb.lookups() - lookups_before;
     counts.second += misses;
     m.walk_ps += misses * m.miss_ps;
@@ -268,6 +281,17 @@ void Fabric::advance(std::shared_ptr<Transfer> t) {
       schedule_at(ready, [this, t] { advance(t); });
       return;
     }
+  }
+  if (stage.arbiter != kNone && t->arbitrated != t->stage) {
+    Arbiter& a = arbiters_[stage.arbiter];
+    if (a.queued > 0 || servers_[a.server].busy_until > now()) {
+      a.queues[stage.ingress].push_back(std::move(t));
+      ++a.queued;
+      wake_arbiter(stage.arbiter, std::max(now(), servers_[a.server].busy_until));
+      return;
+    }
+    t->arbitrated = t->stage;
+    a.last = stage.ingress;
   }
   if (stage.pool == kNone) {
     book(t, 0);
@@ -284,6 +308,42 @@ void Fabric::advance(std::shared_ptr<Transfer> t) {
   admit(index);
 }
 
+void Fabric::wake_arbiter(std::size_t index, Picoseconds when) {
+  Arbiter& a = arbiters_[index];
+  if (when >= a.wake_at) return;
+  a.wake_at = when;
+  schedule_at(when, [this, index, when] {
+    if (arbiters_[index].wake_at == when) arbiters_[index].wake_at = kNever;
+    arbitrate(index);
+  });
+}
+
+// The egress is free: the next ingress port after the one served last that has a burst waiting
+// sends its oldest one on. A burst that then waits for credits leaves the egress free, so the
+// next port is served at once.
+void Fabric::arbitrate(std::size_t index) {
+  while (arbiters_[index].queued > 0) {
+    Arbiter& a = arbiters_[index];
+    const Picoseconds free = servers_[a.server].busy_until;
+    if (free > now()) {
+      wake_arbiter(index, free);
+      return;
+    }
+    auto next = a.queues.upper_bound(a.last);
+    for (int pass = 0; pass < 2; ++pass) {
+      while (next != a.queues.end() && next->second.empty()) ++next;
+      if (next != a.queues.end()) break;
+      next = a.queues.begin();
+    }
+    std::shared_ptr<Transfer> t = std::move(next->second.front());
+    next->second.pop_front();
+    --a.queued;
+    a.last = next->first;
+    t->arbitrated = t->stage;
+    advance(std::move(t));
+  }
+}
+
 // Books the burst on its current stage's server, no earlier than its head arrived, the server
 // is free and the receiver has room (`credits_free`).
 void Fabric::book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free) {
@@ -297,12 +357,16 @@ void Fabric::book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free) 
     s.credit_stall_ps[c] += credits_free - ready;
     ++s.credit_stalls[c];
   }
-  const Picoseconds burst = serialization(s, t->cost.wire_bytes);
+  // A Gen6 link in flit mode carries the TLPs without their per-TLP link bytes.
+  const std::uint64_t wire = s.kind == ServerKind::PcieLink
+                                 ? link_wire_bytes(s.gen, dllp_intervals_, t->cost, rules_)
+                                 : t->cost.wire_bytes;
+  const Picoseconds burst = serialization(s, wire);
   const Picoseconds first_tlp = t->cost.tlps == 0 ? burst : burst / t->cost.tlps;
   s.busy_until = start + burst;
   s.busy_ps += burst;
   s.tlps[c] += t->cost.tlps;
-  s.wire_bytes[c] += t->cost.wire_bytes;
+  s.wire_bytes[c] += wire;
   s.payload_bytes[c] += t->cost.payload_bytes;
   const Picoseconds tail_out = std::max(start + burst, t->tail_ps);
   const std::size_t held_pool = t->held_pool;
@@ -607,9 +671,9 @@ nlohmann::json Fabric::paths() const {
     if (p.translated_by != ResolvedPath::npos) {
       entry["translated_by"] = topology_.nodes[p.translated_by].id;
       const Iommu& m = iommus_[iommu_of_.at(p.translated_by)];
-      auto counts = m.per_requester.find(src);
-      const std::uint64_t lookups = counts == m.per_requester.end() ? 0 : counts->second.first;
-      const std::uint64_t misses = counts == m.per_requester.end() ? 0 : counts->second.second;
+      auto counts = m.per_pair.find({src, dst});
+      const std::uint64_t lookups = counts == m.per_pair.end() ? 0 : counts->second.first;
+      const std::uint64_t misses = counts == m.per_pair.end() ? 0 : counts->second.second;
       entry["iotlb"] = {{"lookups", lookups}, {"hits", lookups - misses}, {"misses", misses}};
     }
     if (traffic.reads > 0) {

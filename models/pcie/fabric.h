@@ -17,10 +17,13 @@
 //  * the IOMMU of a translating root complex looks every request up in its IOTLB where the
 //    request enters the root complex; misses delay it (one page walk after another), and one
 //    requester's requests stay in order behind its walks;
-//  * switch egress arbitration is first come, first served by head arrival: with
-//    next-available-time servers that is what an egress queue does, and under symmetric load it
-//    interleaves ingress ports like round robin. Round robin proper would need an event per
-//    arbitration decision;
+//  * switch egress arbitration (`port_arbitration` of the switch): fcfs books a burst on the
+//    egress link when its head arrives, which with next-available-time servers is a first come,
+//    first served egress queue, at no extra event. round_robin books a burst at once only when
+//    the egress is idle and nothing waits; otherwise it waits in its ingress port's queue and
+//    the egress, when free, takes the next non-empty ingress port in turn: one wake-up event
+//    per contended burst, none without contention. Credits are checked after arbitration, so a
+//    burst picked while its receiver is full waits for credits as under fcfs;
 //  * targets: host memory serves at its bandwidth after `dma_latency_ns`, a GPU's BAR after
 //    `bar_access_ns`, an SSD's registers at once.
 // Paths come from the Router (routing.h): ACS, IOMMU and peer-to-peer policies applied to the
@@ -97,7 +100,7 @@ class Fabric : public Component {
   nlohmann::json report(Picoseconds elapsed) const;
   // For each requester -> target pair that exchanged data, the path taken (like
   // `nvidia-smi topo -p2p`): route, nvidia-smi kind, direct / root complex / redirected /
-  // translated / CPU fabric, bytes, IOTLB hits and misses of that requester. Device pairs come
+  // translated / CPU fabric, bytes, IOTLB hits and misses of that pair. Device pairs come
   // first, then traffic with host memory and CPUs.
   nlohmann::json paths() const;
   std::uint64_t tlps(TlpClass cls) const;
@@ -143,8 +146,11 @@ class Fabric : public Component {
     Picoseconds miss_ps;
     Picoseconds walk_ps = 0;
     std::map<std::size_t, Picoseconds> ready_at;  // per requester: its last translation done
-    std::map<std::size_t, std::pair<std::uint64_t, std::uint64_t>>
-        per_requester;  // lookups, misses
+    // Lookups and misses per (requester, target): the paths report lists one entry per pair,
+    // and a requester that talks to several targets (an SSD writing into GPU memory and
+    // reading host memory) must not show its whole count on each of them.
+    std::map<std::pair<std::size_t, std::size_t>, std::pair<std::uint64_t, std::uint64_t>>
+        per_pair;  // lookups, misses
   };
   struct MemoryServer {
     std::size_t node;
@@ -160,6 +166,8 @@ class Fabric : public Component {
     std::size_t pool = kNone;       // first of the receiver's three pools (one per class)
     Picoseconds credit_return = 0;  // UpdateFC flight back to this stage's transmitter
     std::size_t iommu = kNone;      // translate requests before this stage
+    std::size_t arbiter = kNone;    // round-robin egress arbitration of a switch, if any
+    std::size_t ingress = 0;        // the node the burst entered the switch from
   };
   struct Route {
     ResolvedPath path;
@@ -183,10 +191,20 @@ class Fabric : public Component {
     Picoseconds head_ps = 0;  // when the head reached the current stage
     Picoseconds tail_ps = 0;  // when the last byte has arrived where the transfer now is
     bool translated = false;
+    std::size_t arbitrated = kNone;  // the stage whose egress arbitration the burst has passed
     std::size_t held_pool = kNone;  // pool of the stage just crossed, until its credits return
     Credits held;
     Picoseconds held_return = 0;
     Arrived arrived;
+  };
+  // Round-robin arbitration of one switch egress (a link direction whose transmitter is a
+  // switch with port_arbitration = round_robin).
+  struct Arbiter {
+    std::size_t server;
+    std::map<std::size_t, std::deque<std::shared_ptr<Transfer>>> queues;  // by ingress node
+    std::size_t last = kNone;  // ingress node served last
+    std::uint64_t queued = 0;
+    Picoseconds wake_at = kNever;
   };
   struct Tags {
     std::uint32_t available = 0;
@@ -207,6 +225,8 @@ class Fabric : public Component {
             const Credits& credits, std::size_t requester, std::uint64_t addr, std::uint64_t len,
             Picoseconds data_ready, Arrived arrived);
   void advance(std::shared_ptr<Transfer> t);
+  void arbitrate(std::size_t arbiter);
+  void wake_arbiter(std::size_t arbiter, Picoseconds when);
   void book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free);
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
@@ -229,6 +249,8 @@ class Fabric : public Component {
       rc_servers_;  // root complex node -> its first server (in, out, peer)
   std::map<std::size_t, std::size_t> pools_of_;  // link direction server -> first of its 3 pools
   std::vector<Pool> pools_;
+  std::vector<Arbiter> arbiters_;
+  std::map<std::size_t, std::size_t> arbiter_of_;  // link direction server -> arbiters_ index
   std::vector<Iommu> iommus_;
   std::map<std::size_t, std::size_t> iommu_of_;  // translating root complex node -> iommus_ index
   std::vector<MemoryServer> memories_;

@@ -16,12 +16,20 @@ namespace {
 constexpr double kLaneGtps[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
 
 // 8b/10b for 2.5 and 5 GT/s, 128b/130b for 8..32 GT/s (PCIe Base Spec r5.0 §4.2). Gen6 flit
-// mode carries 236 B of TLPs and 6 B of DLP in each 256 B flit, the rest being CRC and FEC
-// (PCIe Base Spec r6.0, flit mode); pcie-bench's model/pcie.py `Gbs` charges that as 242/256 and
-// so do we, keeping the per-TLP framing below as a conservative stand-in for flit packing.
+// mode: each 256 B flit holds 236 B of TLP bytes, 6 B of DLP (data link payload: the Ack/Nak,
+// flow-control and sequence information that DLLPs and per-TLP link bytes carry in non-flit
+// mode), 8 B of CRC and 6 B of FEC (PCIe Base Spec r6.0 §4.2.3.1, flit layout; pcie-bench
+// model/pcie.py `Gbs` charges the line as 242/256, i.e. TLP + DLP bytes). The line encoding
+// is 242/256 as pcie-bench has it; with DllpIntervals::kSymbolTimes the DLP share (6 of the
+// 242) is charged as the flit's DLLP overhead, so TLPs get exactly 236/256 of the raw rate, and
+// TLPs carry no per-TLP framing, sequence number or LCRC (kLinkOverhead), since flits protect
+// and sequence themselves. TLPs are packed back to back across flit boundaries, so a stream of
+// TLPs fills flits completely; a lone TLP padded into a partly empty flit is not modelled.
 constexpr double kEncoding8b10b = 8.0 / 10.0;
 constexpr double kEncoding128b130b = 128.0 / 130.0;
 constexpr double kEncodingFlit = 242.0 / 256.0;
+constexpr double kFlitTlpBytes = 236.0;
+constexpr double kFlitTlpAndDlpBytes = 242.0;
 
 // Legal MPS / MRRS: 128..4096 B, powers of two (r5.0 §7.5.3.4, Device Control encodings 000b..
 // 101b). Legal RCB: 64 or 128 B (r5.0 §7.5.3.7, Link Control RCB bit).
@@ -289,7 +297,11 @@ double dllp_skp_overhead(Gen gen, Width width, uint32_t mps, DllpIntervals inter
   const int w = width_index(width);
   const int m = mps_index(mps);
   const double skp = kSkpBytes / kSkpInterval;
-  if (intervals == DllpIntervals::kSymbolTimes && g == 6) return skp;
+  // Flit mode: the DLP bytes of every flit (6 of its 242 after encoding) carry the DLLPs; SKP
+  // ordered sets still go between flits.
+  if (intervals == DllpIntervals::kSymbolTimes && g == 6) {
+    return 1.0 - (kFlitTlpBytes / kFlitTlpAndDlpBytes) * (1.0 - skp);
+  }
   const DllpTable& table = g == 1   ? kDllpInterval2g5
                            : g == 2 ? kDllpInterval5g
                                     : kDllpInterval8gPlus;
@@ -302,6 +314,16 @@ double dllp_skp_overhead(Gen gen, Width width, uint32_t mps, DllpIntervals inter
 
 double tlp_bytes_per_ns(Gen gen, Width width, uint32_t mps, DllpIntervals intervals) {
   return link_bytes_per_ns(gen, width) * (1.0 - dllp_skp_overhead(gen, width, mps, intervals));
+}
+
+bool flit_mode(Gen gen, DllpIntervals intervals) {
+  return gen == Gen::kGen6 && intervals == DllpIntervals::kSymbolTimes;
+}
+
+uint64_t link_wire_bytes(Gen gen, DllpIntervals intervals, const WireCost& cost,
+                         const TlpRules& rules) {
+  if (!flit_mode(gen, intervals) || rules.fixed_tlp_overhead) return cost.wire_bytes;
+  return cost.wire_bytes - cost.tlps * kLinkOverhead;
 }
 
 uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps,

@@ -57,8 +57,9 @@ enum class DllpIntervals : uint8_t {
   // at 8 GT/s, MPS 256).
   kPcieBench,
   // As the spec defines them: one symbol time carries one byte on every lane, so an interval is
-  // interval x lanes bytes. In flit mode (Gen6) DLLPs travel in the flit's DLP bytes, which the
-  // 242/256 flit efficiency already charges, so only SKP ordered sets remain.
+  // interval x lanes bytes. In flit mode (Gen6) DLLPs travel in the 6 DLP bytes of each flit:
+  // TLPs get 236 of every 256 flit bytes (less SKP ordered sets), and carry no per-TLP framing,
+  // sequence number or LCRC (see link_wire_bytes).
   kSymbolTimes,
 };
 
@@ -68,6 +69,19 @@ enum class DllpIntervals : uint8_t {
 // and FC update intervals do. Throws std::invalid_argument on an illegal MPS.
 double dllp_skp_overhead(Gen gen, Width width, uint32_t mps = kDefaultMps,
                          DllpIntervals intervals = DllpIntervals::kPcieBench);
+
+// Whether TLPs on this link travel in flits: Gen6 read as the spec defines it (kSymbolTimes).
+// pcie-bench's reading (kPcieBench) keeps its Gen6 guess: 242/256, DLLP intervals and per-TLP
+// link bytes as on Gen5, so its figures stay reproducible.
+bool flit_mode(Gen gen, DllpIntervals intervals);
+
+// Bytes the TLPs of `cost` (computed with `rules`) occupy on a link: cost.wire_bytes, less the
+// 8 B of framing, sequence number and LCRC per TLP in flit mode, where the flit carries those
+// (PCIe Base Spec r6.0 §4.2.3.1). A fixed_tlp_overhead is a whole-TLP figure and is kept.
+struct WireCost;
+struct TlpRules;
+uint64_t link_wire_bytes(Gen gen, DllpIntervals intervals, const WireCost& cost,
+                         const TlpRules& rules);
 
 // Bytes per nanosecond left for TLPs (framing, headers and payload): link_bytes_per_ns * (1 -
 // dllp_skp_overhead). With kPcieBench it equals pcie-bench's TLP_bw / 8.

@@ -50,6 +50,18 @@ const char* kLineRateBufferSource =
 
 }  // namespace
 
+std::vector<ParamSpec> endpoint_credit_params(const std::string& owner) {
+  return credit_params(
+      owner, 256, 4096, 256, 64, 0, 0,
+      std::string(kLineRateBufferSource) +
+          "; an endpoint that sinks a Gen5 x16 stream needs the same bandwidth x credit loop. "
+          "Measured endpoint figure for comparison: Intel P-tile Gen4 x16 RX buffer 127 PH / "
+          "750 PD / 115 NPH (Intel P-tile Avalon-ST user guide); no GPU or SSD vendor "
+          "publishes its own",
+      "PCIe Base Spec r5.0 §2.6.1: endpoints advertise infinite completion credits; a "
+      "requester bounds its completions by its outstanding tags");
+}
+
 const ComponentSpec& link_spec() {
   static const ComponentSpec spec{
       "link",
@@ -115,6 +127,15 @@ const ComponentSpec& switch_spec() {
                                 "port (the others keep ACS off)",
                                 "PCIe Base Spec r5.0 §7.7.8: ACS is controlled per port; Linux "
                                 "pci=disable_acs_redir= exempts chosen ports"),
+              enum_param("port_arbitration", "fcfs", {"fcfs", "round_robin"},
+                         "egress port arbitration among the ingress ports that have TLPs for "
+                         "one egress port: first come first served by arrival, or round robin "
+                         "over the ingress ports (a port waits at most one burst per other busy "
+                         "ingress port)",
+                         "PCIe Base Spec r5.0 §6.3.3.4: port arbitration is vendor-defined "
+                         "unless a VC capability selects a scheme (hardware-fixed round robin "
+                         "is the common one); fcfs keeps the first come first served egress "
+                         "queue of earlier releases of this model"),
               enum_param("peer_routing", "route", {"route", "upstream", "block"},
                          "what the switch firmware does with traffic between two of its "
                          "downstream ports: route it inside the switch, send it to the upstream "
@@ -220,6 +241,12 @@ const ComponentSpec& topology_spec() {
                         "for free tags",
                         "PCIe Base Spec r5.0 §2.2.6.2: 8-bit tags (256) with Extended Tag Field "
                         "Enable, the common default; 10-bit tags allow 768 on Gen4+ devices"),
+          bool_param("ecrc", false,
+                     "end-to-end CRC: every TLP carries a 4 B TLP digest (ECRC), on every link "
+                     "it crosses",
+                     "PCIe Base Spec r5.0 §2.7: ECRC is optional, enabled per function (AER "
+                     "ECRC Generation Enable); Linux leaves it as firmware set it (pci=ecrc= "
+                     "defaults to bios), which is off on common servers"),
           enum_param("p2p_across_root_complexes", "through_cpu", {"through_cpu", "refuse"},
                      "peer-to-peer traffic between devices under different root complexes: "
                      "carried through the CPU fabric (and the inter-socket link), or refused by "

@@ -10,6 +10,9 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
     const NodeConfig& node = topology.nodes[i];
     if (node.kind == "gpu") {
       gpus_[node.id] = std::make_unique<gpu::Gpu>(node.id.c_str(), node.params, i, memory_);
+      copy_engines_[node.id] = std::make_unique<pcie::DmaEngine>(
+          (node.id + "_copy_engine").c_str(), *fabric_, memory_, i,
+          pcie::dma_engine_config(node.params, "copy_engine_"));
     } else if (node.kind == "nvme_ssd") {
       ssds_[node.id] = std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i,
                                                           *fabric_, memory_);
@@ -30,5 +33,21 @@ std::size_t Machine::node_index(const std::string& id) const {
 
 gpu::Gpu& Machine::gpu(const std::string& id) { return *gpus_.at(id); }
 nvme::Controller& Machine::ssd(const std::string& id) { return *ssds_.at(id); }
+
+pcie::DmaEngine& Machine::copy_engine(const std::string& gpu_id) {
+  return *copy_engines_.at(gpu_id);
+}
+
+nlohmann::json Machine::dma_engines() const {
+  nlohmann::json out = nlohmann::json::array();
+  auto add = [&out](const std::string& node, const char* kind, const pcie::DmaEngine& engine) {
+    nlohmann::json entry = {{"node", node}, {"kind", kind}};
+    entry.update(engine.statistics());
+    out.push_back(std::move(entry));
+  };
+  for (const auto& [id, engine] : copy_engines_) add(id, "gpu_copy_engine", *engine);
+  for (const auto& [id, ssd] : ssds_) add(id, "ssd_data_dma", ssd->dma_engine());
+  return out;
+}
 
 }  // namespace gpunvme

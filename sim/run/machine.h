@@ -9,6 +9,7 @@
 
 #include "models/gpu/gpu.h"
 #include "models/nvme/controller.h"
+#include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/memory_space.h"
@@ -30,6 +31,12 @@ class Machine {
   nvme::Controller& ssd(const std::string& id);
   const std::map<std::string, std::unique_ptr<nvme::Controller>>& ssds() const { return ssds_; }
   const std::map<std::string, std::unique_ptr<gpu::Gpu>>& gpus() const { return gpus_; }
+  // The copy engine of a GPU: host <-> device copies (bounce buffers, KV-cache tiers) go
+  // through it, with the GPU's copy_engine_* parameters.
+  pcie::DmaEngine& copy_engine(const std::string& gpu_id);
+  // Per DMA engine (each GPU's copy engine, each SSD's data DMA): what it moved; the result's
+  // pcie.dma_engines.
+  nlohmann::json dma_engines() const;
 
  private:
   const TopologyConfig& topology_;
@@ -38,6 +45,7 @@ class Machine {
   std::unique_ptr<pcie::Fabric> fabric_;
   std::map<std::string, std::unique_ptr<gpu::Gpu>> gpus_;
   std::map<std::string, std::unique_ptr<nvme::Controller>> ssds_;
+  std::map<std::string, std::unique_ptr<pcie::DmaEngine>> copy_engines_;  // by GPU id
 };
 
 }  // namespace gpunvme

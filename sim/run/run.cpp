@@ -157,6 +157,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   // Links by direction (utilization, bytes by TLP class, overhead, credit stalls), root
   // complexes (fabric load, IOTLB hits and misses), host memory, read-tag waits.
   result["pcie"] = machine.fabric().report(elapsed);
+  result["pcie"]["dma_engines"] = machine.dma_engines();
   result["paths"] = paths_json(machine, config);
   result.update(workload->sections(elapsed));
   if (trace_writer) {

@@ -215,11 +215,10 @@ void CpuInitiatedPath::noticed(std::uint32_t r) {
     schedule_at(launched, [this, r] {
       const Request& q = requests_[r];
       const std::uint64_t bytes = std::uint64_t{q.io.lbas} * ssds_[q.io.ssd]->lba_bytes();
-      machine_.fabric().write(gpu_.node(), bounce_buffer(r), static_cast<std::uint32_t>(bytes),
-                              nullptr, [this, r] {
-                                requests_[r].times[kCopiedIn] = now();
-                                ready_to_submit(r);
-                              });
+      machine_.copy_engine(gpu_.id()).write(bounce_buffer(r), bytes, [this, r] {
+        requests_[r].times[kCopiedIn] = now();
+        ready_to_submit(r);
+      });
     });
     return;
   }
@@ -434,12 +433,11 @@ void CpuInitiatedPath::after_reap(std::uint32_t r, std::uint16_t status) {
     // the GPU thread sees the copy's completion one load later.
     ++copies_;
     const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
-    machine_.fabric().read(gpu_.node(), bounce_buffer(r), static_cast<std::uint32_t>(bytes),
-                           [this, r, status](const std::uint8_t*, std::uint32_t) {
-                             requests_[r].times[kCopiedOut] = now();
-                             const Picoseconds notice = from_gpu_ ? gpu_.costs().load_latency : 0;
-                             schedule_in(notice, [this, r, status] { finish(r, status); });
-                           });
+    machine_.copy_engine(gpu_.id()).read(bounce_buffer(r), bytes, [this, r, status] {
+      requests_[r].times[kCopiedOut] = now();
+      const Picoseconds notice = from_gpu_ ? gpu_.costs().load_latency : 0;
+      schedule_in(notice, [this, r, status] { finish(r, status); });
+    });
     return;
   }
   deliver_to_gpu(r, status);

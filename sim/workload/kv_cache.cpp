@@ -312,13 +312,12 @@ void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64
   const std::uint64_t step = g / shape_.layers;
   if (block.tier == kDram) {
     // A GPU copy engine pulls the block from pinned host memory.
-    machine_.fabric().read(gpu_.node(), dram_address(block.home),
-                           static_cast<std::uint32_t>(shape_.block_bytes),
-                           [this, g, step](const std::uint8_t*, std::uint32_t len) {
-                             bytes_from_dram_ += len;
-                             dram_step_bytes_[step] += len;
-                             fetch_done(g);
-                           });
+    const std::uint64_t len = shape_.block_bytes;
+    machine_.copy_engine(gpu_.id()).read(dram_address(block.home), len, [this, g, step, len] {
+      bytes_from_dram_ += len;
+      dram_step_bytes_[step] += len;
+      fetch_done(g);
+    });
     return;
   }
   const std::uint32_t issuer = next_issuer_++ % threads_;
@@ -451,12 +450,12 @@ void KvCacheWorkload::end_step(std::uint64_t step) {
       const Block& block = blocks_[id];
       if (block.tier == kDram) {
         ++outstanding_writes_;
-        machine_.fabric().write(gpu_.node(), dram_address(block.home),
-                                static_cast<std::uint32_t>(shape_.block_bytes), nullptr, [this] {
-                                  bytes_to_dram_ += shape_.block_bytes;
-                                  --outstanding_writes_;
-                                  maybe_finish();
-                                });
+        machine_.copy_engine(gpu_.id()).write(dram_address(block.home), shape_.block_bytes,
+                                              [this] {
+                                                bytes_to_dram_ += shape_.block_bytes;
+                                                --outstanding_writes_;
+                                                maybe_finish();
+                                              });
       } else if (block.tier == kNvme) {
         write_nvme(block.home, hbm_base_, next_issuer_++ % threads_);
       }
@@ -486,9 +485,7 @@ void KvCacheWorkload::reload(Tier from) {
   for (std::uint64_t i = 0; i < blocks; ++i) {
     const std::uint64_t dest = reload_base_ + i * slot_bytes_;
     if (from == kDram) {
-      machine_.fabric().read(gpu_.node(), dram_address(i),
-                             static_cast<std::uint32_t>(shape_.block_bytes),
-                             [finished](const std::uint8_t*, std::uint32_t) { finished(); });
+      machine_.copy_engine(gpu_.id()).read(dram_address(i), shape_.block_bytes, finished);
     } else {
       read_nvme(i % std::max<std::uint64_t>(shape_.nvme_blocks, 1), dest,
                 static_cast<std::uint32_t>(i % threads_), finished);

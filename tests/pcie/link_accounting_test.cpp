@@ -581,9 +581,17 @@ TEST(DllpIntervals, SymbolTimesScaleTheIntervalsByTheLaneCount) {
   EXPECT_NEAR(dllp_skp_overhead(Gen::kGen5, Width::kX16, 256), 0.0978, 0.0005);
   EXPECT_NEAR(dllp_skp_overhead(Gen::kGen5, Width::kX16, 256, DllpIntervals::kSymbolTimes), 0.0086,
               0.0005);
-  // Flit mode (Gen6) carries DLLPs in the flit's own bytes, already in 242/256: SKPs remain.
-  EXPECT_DOUBLE_EQ(dllp_skp_overhead(Gen::kGen6, Width::kX16, 256, DllpIntervals::kSymbolTimes),
-                   4.0 / 1538.0);
+  // Flit mode (Gen6) carries DLLPs in the 6 DLP bytes of each flit: TLPs get 236 of the 256
+  // flit bytes, less SKPs; per-TLP link bytes are dropped (PCIe Base Spec r6.0 §4.2.3.1).
+  EXPECT_NEAR(tlp_bytes_per_ns(Gen::kGen6, Width::kX16, 256, DllpIntervals::kSymbolTimes),
+              64.0 * 16 / 8 * 236.0 / 256.0 * (1.0 - 4.0 / 1538.0), 1e-9);
+  EXPECT_TRUE(flit_mode(Gen::kGen6, DllpIntervals::kSymbolTimes));
+  EXPECT_FALSE(flit_mode(Gen::kGen6, DllpIntervals::kPcieBench));
+  EXPECT_FALSE(flit_mode(Gen::kGen5, DllpIntervals::kSymbolTimes));
+  TlpRules rules;  // MPS 256, 64-bit: 16 MWr of 256 + 16 + 8 B for 4 KB
+  const WireCost w = memory_write(rules, 0, 4096);
+  EXPECT_EQ(link_wire_bytes(Gen::kGen6, DllpIntervals::kSymbolTimes, w, rules), 16u * 272);
+  EXPECT_EQ(link_wire_bytes(Gen::kGen5, DllpIntervals::kSymbolTimes, w, rules), 16u * 280);
   // Serialization follows the chosen reading.
   EXPECT_LT(serialization_ps(Gen::kGen5, Width::kX16, 1 << 20, 256, DllpIntervals::kSymbolTimes),
             serialization_ps(Gen::kGen5, Width::kX16, 1 << 20, 256, DllpIntervals::kPcieBench));
