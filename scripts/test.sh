@@ -6,6 +6,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# The Python tests' optional packages (nbclient, distributed, ...) are
+# required here: a missing one fails the run instead of skipping its tests.
+export GPUNVME_REQUIRE_ALL=1
 
 echo "== release build and tests"
 "$root/scripts/build.sh" release

@@ -50,6 +50,19 @@ const ComponentSpec& scenario_spec() {
           integer_param("threads", "", 1024, 1, 1 << 21, "GPU threads issuing I/O",
                         "seed 003: 270,336 threads on an H100"),
           integer_param("ios", "", 20000, 1, 1e10, "total I/Os of the run", "fio's number_ios"),
+          integer_param("io_size", "B", 0, 0, 1e15,
+                        "(microbenchmark) bytes the run transfers; when > 0 it replaces ios "
+                        "with io_size / bs (a multiple of bs; 0 = use ios)",
+                        "fio's io_size"),
+          real_param("runtime_us", "us", 0.0, 0.0, 1e9,
+                     "(microbenchmark) simulated time after which threads issue no more I/O "
+                     "(counted from when the queues are ready; I/Os in flight complete): the "
+                     "run ends at ios or runtime_us, whichever comes first (0 = no limit)",
+                     "fio's runtime (seconds there; simulated microseconds here)"),
+          bool_param("time_based", false,
+                     "(microbenchmark) run for the whole runtime_us, however many I/Os that "
+                     "takes (ios is then ignored); needs runtime_us > 0",
+                     "fio's time_based"),
           enum_param("distribution", "uniform", {"uniform", "sequential", "zipf"},
                      "(microbenchmark, gather) where I/Os land: uniform random over the span, "
                      "each thread reading its own sequential stream, or Zipf-skewed with "

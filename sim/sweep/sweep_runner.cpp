@@ -177,10 +177,17 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
     for (const auto& row : rows) rewrite << row.dump() << "\n";
   }
   std::set<std::string> done;
-  for (const auto& row : rows) done.insert(row["key"].get<std::string>());
+  // A row counts only for the same spec: a changed scenario, topology or
+  // base "set" gives other results for the same params (rows written before
+  // spec_id existed match nothing and run again).
+  for (const auto& row : rows) {
+    const auto id = row.find("spec_id");
+    done.insert(resume_key(row["key"].get<std::string>(),
+                           id != row.end() && id->is_string() ? id->get<std::string>() : ""));
+  }
   std::vector<std::size_t> todo;
   for (const SweepPoint& p : points) {
-    if (done.count(p.key) != 0) {
+    if (done.count(resume_key(p.key, p.spec_id)) != 0) {
       ++report.skipped;
     } else {
       todo.push_back(p.index);

@@ -223,8 +223,50 @@ std::size_t point_count(const SweepSpec& spec) {
   return n;
 }
 
+namespace {
+// FNV-1a, 64 bits: stable across runs and platforms (std::hash is not).
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 0xcbf29ce484222325ull) {
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// A file's contents, hashed; "" when there is no file to read (the shipped
+// default topology is named by "").
+std::string file_hash(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return fmt::format("{:016x}", fnv1a(text.str()));
+}
+}  // namespace
+
+nlohmann::ordered_json spec_identity(const SweepSpec& spec) {
+  nlohmann::ordered_json id;
+  id["scenario"] = spec.scenario_file;
+  id["scenario_hash"] = file_hash(spec.scenario_file);
+  id["topology"] = spec.topology_file;
+  id["topology_hash"] = file_hash(spec.topology_file);
+  id["set"] = spec.base_overrides;
+  id["seed"] = spec.seed;
+  return id;
+}
+
+std::string spec_id(const SweepSpec& spec) {
+  return fmt::format("{:016x}", fnv1a(spec_identity(spec).dump()));
+}
+
+std::string resume_key(const std::string& key, const std::string& spec_id) {
+  return spec_id + " " + key;
+}
+
 std::vector<SweepPoint> expand(const SweepSpec& spec) {
   std::vector<SweepPoint> points;
+  const std::string id = spec_id(spec);
   const std::size_t total = point_count(spec);
   points.reserve(total);
   for (std::size_t index = 0; index < total; ++index) {
@@ -252,6 +294,7 @@ std::vector<SweepPoint> expand(const SweepSpec& spec) {
       }
     }
     p.key = p.params.dump();
+    p.spec_id = id;
     points.push_back(std::move(p));
   }
   return points;
@@ -262,10 +305,20 @@ nlohmann::ordered_json base_row(const SweepSpec& spec, const SweepPoint& point) 
   nlohmann::ordered_json row;
   row["index"] = point.index;
   row["key"] = point.key;
+  row["spec_id"] = point.spec_id;
   row["params"] = point.params;
   row["seed"] = point.seed;
   row["topology"] = spec.topology_file;
   row["scenario_file"] = spec.scenario_file;
+  // The row alone says how to rerun its point: the base overrides, and the
+  // topology's changes (the resolved scenario is in "config"; the topology
+  // is the file plus these).
+  row["set"] = spec.base_overrides;
+  std::vector<std::string> topology_overrides;
+  for (const std::string& o : point.overrides) {
+    if (o.rfind("topology.", 0) == 0) topology_overrides.push_back(o);
+  }
+  row["topology_overrides"] = topology_overrides;
   return row;
 }
 

@@ -56,7 +56,19 @@ struct SweepPoint {
   std::string key;                     // params, compact JSON
   std::vector<std::string> overrides;  // base "set", then the point's assignments
   std::uint64_t seed = 1;
+  std::string spec_id;  // spec_id(spec): what every point of the spec shares
 };
+
+// What the points of a spec share besides their params: the scenario and
+// topology files (paths and contents), the base "set" overrides and seed, as
+// compact JSON. Two specs that differ here give different results for the
+// same params.
+nlohmann::ordered_json spec_identity(const SweepSpec& spec);
+// A short hash (16 hex digits, FNV-1a 64) of spec_identity: rows carry it,
+// and resuming skips only points whose key and spec_id both match.
+std::string spec_id(const SweepSpec& spec);
+// The key resume matches on: a row's (or point's) key and spec_id.
+std::string resume_key(const std::string& key, const std::string& spec_id);
 
 // ConfigError (file, JSON path, value, what is allowed) on a bad spec.
 SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string& file);
@@ -65,8 +77,9 @@ SweepSpec load_sweep_spec(const std::string& file);
 std::vector<SweepPoint> expand(const SweepSpec& spec);
 std::size_t point_count(const SweepSpec& spec);
 
-// Runs one point in this process. The row holds index, key, params, seed,
-// files, the resolved scenario, the result's summary (and the spec's
+// Runs one point in this process. The row holds index, key, spec_id,
+// params, seed, files, the base "set" overrides, the topology overrides
+// (base and swept topology.* assignments), the resolved scenario, the result's summary (and the spec's
 // metrics), and error: null, or the message when the point failed (a bad
 // value is an error of that point, not of the sweep).
 nlohmann::ordered_json run_point(const SweepSpec& spec, const SweepPoint& point);

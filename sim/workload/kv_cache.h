@@ -25,7 +25,8 @@
 //
 // Reports tokens per second, each step's time and stall (time the GPU waited
 // for data), bytes moved per tier, and (measure_reload) the time to bring one
-// sequence's whole context into HBM from DRAM and from NVMe.
+// sequence's whole context into HBM from DRAM and from NVMe (and from HBM:
+// zero, since an HBM-resident context needs no reload).
 #pragma once
 
 #include <cstdint>

@@ -311,6 +311,8 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
       gpu_(machine.gpu(config.scenario.params.string("gpu"))) {
   const ParamValues& s = config.scenario.params;
   total_ios_ = static_cast<std::uint64_t>(s.integer("ios"));
+  time_based_ = s.boolean("time_based");
+  runtime_ = ns_to_ps(s.real("runtime_us") * 1000.0);
   bytes_per_io_ = static_cast<std::uint64_t>(s.integer("bs"));
   iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
   threads_ = static_cast<std::uint32_t>(s.integer("threads"));
@@ -401,6 +403,9 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
 
 void Microbenchmark::start_warps() {
   started_at_ = now();
+  // fio counts runtime from when the job starts issuing, after setup: here
+  // once every SSD's queues exist.
+  if (runtime_ > 0) deadline_ = now() + runtime_;
   sc_core::sc_spawn_options options;
   options.set_stack_size(kWarpStackBytes);
   for (std::size_t w = 0; w < warps_.size(); ++w) {
@@ -564,7 +569,8 @@ void Microbenchmark::warp_main(std::size_t index) {
   algo::Lanes<std::uint64_t> next_block{};
   for (std::uint32_t lane = 0; lane < plan.lanes; ++lane) {
     const std::uint64_t thread = plan.first_thread + lane;
-    remaining[lane] = total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
+    remaining[lane] = time_based_ ? ~std::uint64_t{0}
+                                  : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
     next_block[lane] = thread;  // spaced out below, once the span is known
   }
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
@@ -583,6 +589,9 @@ void Microbenchmark::warp_main(std::size_t index) {
     }
   }
   for (;;) {
+    // fio's runtime: past the deadline a thread issues nothing more; what it
+    // has in flight completes.
+    if (deadline_ != 0 && now() >= deadline_) remaining.fill(0);
     std::uint32_t used = 0;
     for (std::uint32_t d = 0; d < iodepth_; ++d) {
       algo::LaneMask mask = 0;
@@ -590,6 +599,7 @@ void Microbenchmark::warp_main(std::size_t index) {
       for (std::uint32_t lane = 0; lane < plan.lanes; ++lane) {
         if (remaining[lane] == 0) continue;
         --remaining[lane];
+        ++issued_;
         mask |= algo::LaneMask{1} << lane;
         const std::uint32_t thread = plan.first_thread + lane;
         algo::IoRequest& r = request[lane];

@@ -45,7 +45,9 @@ class Microbenchmark : public Component {
   std::uint32_t compute_warps() const { return static_cast<std::uint32_t>(warps_.size()); }
   std::uint32_t service_warps() const { return service_warps_; }
   std::uint64_t errors() const { return errors_; }
-  std::uint64_t ios() const { return total_ios_; }
+  // I/Os issued: `ios` unless runtime_us cut the run short (or, time_based,
+  // as many as the runtime allowed).
+  std::uint64_t ios() const { return issued_; }
   std::uint64_t bytes_per_io() const { return bytes_per_io_; }
   // When every SSD's queues were up and the warps started.
   Picoseconds started_at() const { return started_at_; }
@@ -81,6 +83,10 @@ class Microbenchmark : public Component {
   StageRecorder recorder_;
   platform::WarpCounters counters_;
   std::uint64_t total_ios_;
+  std::uint64_t issued_ = 0;
+  bool time_based_ = false;
+  Picoseconds runtime_ = 0;   // runtime_us (0 = no limit)
+  Picoseconds deadline_ = 0;  // when warps stop issuing (set as they start)
   std::uint64_t bytes_per_io_;
   std::uint32_t iodepth_;
   std::uint32_t threads_;

@@ -29,8 +29,8 @@ const std::map<std::string, std::vector<std::string>>& kind_table() {
     auto add = [&](const std::string& kind, std::vector<std::string> fields) {
       for (const std::string& f : fields) t[f].push_back(kind);
     };
-    add("microbenchmark", {"rw", "rwmixread", "ios", "distribution", "zipf_theta", "span_gib",
-                            "queue_memory"});
+    add("microbenchmark", {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based",
+                           "distribution", "zipf_theta", "span_gib", "queue_memory"});
     add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
                      "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
                      "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",
@@ -173,6 +173,29 @@ class MicrobenchmarkWorkload : public Workload {
   Microbenchmark bench_;
 };
 
+// How long a microbenchmark runs, as fio says it: a number of I/Os (ios,
+// fio's number_ios), or bytes (io_size, fio's io_size: it becomes ios =
+// io_size / bs), optionally capped by runtime_us; time_based runs for the
+// whole runtime whatever ios says. io_size replaces ios (the resolved
+// scenario shows the ios it gave) so that it can be set over a scenario file
+// that names ios.
+void resolve_run_length(const std::string& file, nlohmann::json& values) {
+  const auto io_size = values.at("io_size").get<std::int64_t>();
+  const auto bs = values.at("bs").get<std::int64_t>();
+  if (io_size > 0) {
+    if (io_size % bs != 0) {
+      throw ConfigError(file, "$.io_size", std::to_string(io_size),
+                        fmt::format("a multiple of bs ({} B): whole I/Os", bs));
+    }
+    values["ios"] = io_size / bs;
+  }
+  if (values.at("time_based").get<bool>() && !(values.at("runtime_us").get<double>() > 0)) {
+    throw ConfigError(file, "$.time_based", "true",
+                      "needs runtime_us > 0: a time-based run lasts runtime_us (fio's "
+                      "time_based with runtime)");
+  }
+}
+
 }  // namespace
 
 nlohmann::json Workload::summary(Picoseconds) const { return nlohmann::json::object(); }
@@ -205,6 +228,7 @@ void apply_scenario_kind(const nlohmann::json& given, RunConfig& config) {
        ++it) {
     if (belongs(it.key())) kept[it.key()] = it.value();
   }
+  if (kind == "microbenchmark") resolve_run_length(config.scenario.file, kept);
   config.scenario.params = ParamValues(kept);
 }
 
@@ -294,6 +318,8 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
                    static_cast<std::uint64_t>(config.scenario.params.integer("bs"))) {
   const ParamValues& s = config.scenario.params;
   total_ios_ = static_cast<std::uint64_t>(s.integer("ios"));
+  time_based_ = s.boolean("time_based");
+  runtime_ = ns_to_ps(s.real("runtime_us") * 1000.0);
   threads_ = static_cast<std::uint32_t>(s.integer("threads"));
   iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
   bytes_per_io_ = static_cast<std::uint64_t>(s.integer("bs"));
@@ -321,18 +347,24 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
         Thread{AddressStream(pattern, distribution, slots_,
                              static_cast<std::uint32_t>(s.integer("rwmixread")),
                              s.real("zipf_theta"), config.seed, t, threads_),
-               total_ios_ / threads_ + (t < total_ios_ % threads_ ? 1 : 0), 0});
+               time_based_ ? ~std::uint64_t{0}
+                           : total_ios_ / threads_ + (t < total_ios_ % threads_ ? 1 : 0),
+               0});
     thread_state_.push_back(std::move(thread));
   }
   buffers_ = gpu_.allocate(std::uint64_t{threads_} * iodepth_ * buffer_stride_, 4096);
 }
 
 void FioWorkload::begin() {
+  // fio counts runtime from when the job starts issuing, after setup.
+  if (runtime_ > 0) deadline_ = now() + runtime_;
   for (std::uint32_t t = 0; t < threads_; ++t) issue(t);
 }
 
 void FioWorkload::issue(std::uint32_t t) {
   Thread& thread = *thread_state_[t];
+  // fio's runtime: past the deadline a thread issues nothing more.
+  if (deadline_ != 0 && now() >= deadline_) thread.remaining = 0;
   if (thread.remaining == 0) {
     if (++threads_done_ == threads_) done();
     return;

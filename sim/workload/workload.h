@@ -110,7 +110,8 @@ class PathWorkload : public Component, public Workload {
 };
 
 // fio's loop over an IoPath: `threads` threads each keep `iodepth` I/Os in
-// flight (submit iodepth, wait for all, repeat) until `ios` are done; rw,
+// flight (submit iodepth, wait for all, repeat) until `ios` are done (or
+// runtime_us has passed; time_based: until it has passed); rw,
 // rwmixread, distribution (uniform, sequential, zipf) and span_gib as fio
 // has them; block b of the span goes to SSD b mod ssds.
 class FioWorkload : public PathWorkload {
@@ -124,6 +125,9 @@ class FioWorkload : public PathWorkload {
   void issue(std::uint32_t thread);
 
   std::uint64_t total_ios_;
+  bool time_based_ = false;
+  Picoseconds runtime_ = 0;   // runtime_us (0 = no limit)
+  Picoseconds deadline_ = 0;  // when threads stop issuing (set by begin())
   std::uint32_t threads_;
   std::uint32_t iodepth_;
   std::uint64_t bytes_per_io_;

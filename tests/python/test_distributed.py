@@ -6,9 +6,9 @@ import time
 import pytest
 
 import gpunvme
-from conftest import SMALL_IOS
+from conftest import SMALL_IOS, require
 
-distributed = pytest.importorskip("distributed")
+distributed = require("distributed")
 
 # Bound on this file's tests: starting the cluster, the sweeps, shutting down.
 DEADLINE_S = 120

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import gpunvme
-from conftest import SMALL_IOS, SOURCE_DIR
+from conftest import SMALL_IOS, SOURCE_DIR, require
 
 
 def strip_wall_clock(result):
@@ -139,7 +139,7 @@ def test_python_values_that_are_not_json_are_config_errors(small_config):
 
 
 def test_numpy_values_are_accepted(small_config):
-    np = pytest.importorskip("numpy")
+    np = require("numpy")
     cfg = small_config.with_({"scenario.threads": np.int64(128)})
     assert cfg.scenario["threads"] == 128 and type(cfg.scenario["threads"]) is int
 

@@ -1,7 +1,8 @@
 // Sweeps: expansion of lists, ranges and zipped groups; a sweep of 8 points
-// gives 8 rows; a sweep stopped half-way (by a point limit or by SIGTERM to
-// its process group) completes only the rest when run again; a failing point
-// is recorded and the sweep goes on.
+// gives 8 rows; a sweep stopped half-way (by a point limit, or by SIGTERM or
+// SIGKILL to its process group) completes only the rest when run again, and
+// only for the same spec; rows say how to rerun their point; a failing
+// point is recorded and the sweep goes on.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -155,12 +156,15 @@ TEST(SweepRunner, AStoppedSweepResumesWithTheRestOnly) {
   EXPECT_EQ(csv_rows(prefix), 8u);
 }
 
-TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
-  const std::string prefix = temp("sigterm");
+// Starts `gpunvme sweep` in a process group of its own, waits for its first
+// two rows, sends `sig` to the whole group (the sweep and its point
+// processes), then reruns the sweep: it must complete exactly the rest.
+void stop_then_resume(const std::string& name, int sig) {
+  const std::string prefix = temp(name);
   clean(prefix);
   // Points long enough (400 I/Os) that the sweep is still running when the
   // first two rows are in.
-  const std::string spec = temp("sigterm.json");
+  const std::string spec = temp(name + ".json");
   std::ofstream(spec) << R"({
     "set": ["scenario.ios=400"],
     "sweep": {"scenario.path": ["gpu_initiated", "gds"],
@@ -170,7 +174,7 @@ TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
   if (pid == 0) {
     setpgid(0, 0);
     const std::string out = prefix + ".log";
-    freopen(out.c_str(), "w", stdout);
+    if (freopen(out.c_str(), "w", stdout) == nullptr) _exit(126);
     execl(GPUNVME_CLI, GPUNVME_CLI, "sweep", spec.c_str(), "--out", prefix.c_str(), "--jobs", "1",
           static_cast<char*>(nullptr));
     _exit(127);
@@ -181,13 +185,18 @@ TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
   while (read_rows(prefix + ".jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  kill(-pid, SIGTERM);
+  kill(-pid, sig);
   int status = 0;
   waitpid(pid, &status, 0);
   const std::size_t before = read_rows(prefix + ".jsonl").size();
   EXPECT_GE(before, 2u);
   EXPECT_LT(before, 8u);
-  EXPECT_TRUE(WIFEXITED(status) || WIFSIGNALED(status));
+  if (sig == SIGKILL) {
+    // No handler runs: the sweep dies where it stood.
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  } else {
+    EXPECT_TRUE(WIFEXITED(status) || WIFSIGNALED(status));
+  }
   std::ostringstream log;
   const RunnerReport rerun = run_sweep(load_sweep_spec(spec), {2, 0, prefix, false}, log);
   EXPECT_EQ(rerun.skipped, before);
@@ -196,6 +205,79 @@ TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
   for (const auto& row : read_rows(prefix + ".jsonl")) keys.insert(row["key"].get<std::string>());
   EXPECT_EQ(keys.size(), 8u);
   EXPECT_EQ(read_rows(prefix + ".jsonl").size(), 8u);
+  EXPECT_EQ(csv_rows(prefix), 8u);
+}
+
+TEST(SweepRunner, SigtermToTheProcessGroupThenRerunCompletesTheRest) {
+  stop_then_resume("sigterm", SIGTERM);
+}
+
+TEST(SweepRunner, SigkillToTheProcessGroupThenRerunCompletesTheRest) {
+  stop_then_resume("sigkill", SIGKILL);
+}
+
+TEST(SweepRunner, RowsCarryTheBaseOverridesAndTheTopologyChanges) {
+  const std::string file = temp("context.json");
+  std::ofstream(file) << R"({
+    "set": ["scenario.ios=100", "topology.links.0.width=8"],
+    "sweep": {"topology.nodes.cpu0.cores": [2, 4], "scenario.path": ["gds"]}})";
+  const SweepSpec spec = load_sweep_spec(file);
+  const std::vector<SweepPoint> points = expand(spec);
+  ASSERT_EQ(points.size(), 2u);
+  const nlohmann::ordered_json row = run_point(spec, points[1]);
+  ASSERT_TRUE(row["error"].is_null()) << row["error"];
+  EXPECT_EQ(row["set"], (nlohmann::ordered_json{"scenario.ios=100", "topology.links.0.width=8"}));
+  EXPECT_EQ(row["topology_overrides"],
+            (nlohmann::ordered_json{"topology.links.0.width=8", "topology.nodes.cpu0.cores=4"}));
+  EXPECT_EQ(row["spec_id"], spec_id(spec));
+  EXPECT_EQ(row["spec_id"].get<std::string>().size(), 16u);
+  EXPECT_EQ(row["summary"]["ios"].get<int>(), 100);
+}
+
+TEST(SweepSpec, TheSpecIdChangesWithSetTopologyScenarioAndSeed) {
+  const std::string scenario = temp("identity-scenario.json");
+  std::ofstream(scenario) << R"({"kind": "microbenchmark", "ios": 100})";
+  auto id_of = [&](const std::string& text) {
+    return spec_id(spec_of(text));
+  };
+  const std::string base = id_of(R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1]}})");
+  EXPECT_EQ(base, id_of(R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1, 2]}})"))
+      << "the swept values are the key's business, not the spec id's";
+  EXPECT_NE(base, id_of(R"({"set": ["scenario.ios=200"], "sweep": {"seed": [1]}})"));
+  EXPECT_NE(base, id_of(R"({"set": ["scenario.ios=100"], "seed": 2, "sweep": {"seed": [1]}})"));
+  EXPECT_NE(base, id_of(R"({"set": ["scenario.ios=100"],
+                            "topology": "configs/topologies/acs-on.json", "sweep": {"seed": [1]}})"));
+  const std::string with_scenario = R"({"scenario": ")" + scenario + R"(", "sweep": {"seed": [1]}})";
+  const std::string before_edit = id_of(with_scenario);
+  EXPECT_NE(base, before_edit);
+  // Editing the scenario file changes the id too: its results would differ.
+  std::ofstream(scenario) << R"({"kind": "microbenchmark", "ios": 300})";
+  EXPECT_NE(before_edit, id_of(with_scenario));
+}
+
+TEST(SweepRunner, AChangedSpecDoesNotSkipPointsOfTheOldOne) {
+  const std::string prefix = temp("changed");
+  clean(prefix);
+  const std::string file = temp("changed.json");
+  std::ofstream(file) << R"({"set": ["scenario.ios=100"],
+                            "sweep": {"scenario.threads": [32, 64]}})";
+  std::ostringstream log;
+  EXPECT_EQ(run_sweep(load_sweep_spec(file), {2, 0, prefix, false}, log).ran, 2u);
+  // Same params, same file: everything is skipped.
+  const RunnerReport same = run_sweep(load_sweep_spec(file), {2, 0, prefix, false}, log);
+  EXPECT_EQ(same.skipped, 2u);
+  EXPECT_EQ(same.ran, 0u);
+  // Same swept params under a different base "set": both points run again.
+  std::ofstream(file) << R"({"set": ["scenario.ios=120"],
+                            "sweep": {"scenario.threads": [32, 64]}})";
+  const RunnerReport changed = run_sweep(load_sweep_spec(file), {2, 0, prefix, false}, log);
+  EXPECT_EQ(changed.skipped, 0u);
+  EXPECT_EQ(changed.ran, 2u);
+  std::size_t with_120 = 0;
+  for (const auto& row : read_rows(prefix + ".jsonl")) {
+    if (row["summary"]["ios"] == 120) ++with_120;
+  }
+  EXPECT_EQ(with_120, 2u);
 }
 
 TEST(SweepRunner, AFailingPointIsRecordedAndTheSweepGoesOn) {

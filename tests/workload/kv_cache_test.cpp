@@ -64,6 +64,8 @@ TEST(KvCache, PinnedTiersMoveTheirBytesEveryStep) {
   EXPECT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 2u * 248 + 4 * 63);
   EXPECT_EQ(kv["reload"]["bytes"].get<std::uint64_t>(), 4u * 1000 * 512);
   EXPECT_GT(kv["reload"]["nvme_ns"].get<double>(), kv["reload"]["dram_ns"].get<double>());
+  // An HBM-resident context needs no reload: zero by definition.
+  EXPECT_EQ(kv["reload"]["hbm_ns"].get<double>(), 0.0);
   EXPECT_EQ(kv["total_kv_bytes_without_gqa"].get<std::uint64_t>(),
             4 * kv["total_kv_bytes"].get<std::uint64_t>());
 }
@@ -75,6 +77,10 @@ TEST(KvCache, AllInHbmRunsAtTheComputeBound) {
       "kv-cache-gpu", small({"scenario.hbm_kv_gib=1", "scenario.hbm_bandwidth_gbps=100",
                              "scenario.measure_reload=false"})));
   const nlohmann::json& kv = r["kv_cache"];
+  // No reload measured: every tier's figure is null, HBM's included.
+  for (const char* tier : {"hbm_ns", "dram_ns", "nvme_ns"}) {
+    EXPECT_TRUE(kv["reload"][tier].is_null()) << tier;
+  }
   const double step0 = 4 * (10000.0 + 2 * 1001 * 512 / 100.0);
   const double step1 = 4 * (10000.0 + 2 * 1002 * 512 / 100.0);
   EXPECT_DOUBLE_EQ(kv["steps"][0]["time_ns"].get<double>(), step0);
