@@ -13,7 +13,8 @@ std::vector<ParamSpec> dma_engine_params(const std::string& prefix, const std::s
   return {
       integer_param(prefix + "chunk_bytes", "B", chunk_bytes, 64, 1 << 24,
                     "bytes the " + owner +
-                        " hands the fabric as one burst (never crossing a multiple of this size); "
+                        " hands the fabric as one burst (a longer transfer is cut at multiples "
+                        "of this size); "
                         "the fabric splits it into TLPs exactly, so this sets only the event "
                         "granularity, the unit of the outstanding limits and how finely flows "
                         "interleave on a shared link",
@@ -117,8 +118,14 @@ void DmaEngine::pump() {
     waiting_ = false;
     const std::uint64_t offset = job->issued;
     const std::uint64_t remote = (job->mode == Mode::Push ? job->dst : job->src) + offset;
+    // A transfer that fits in one chunk is one burst wherever it lies: splitting it at a chunk
+    // multiple would only add events (the fabric splits a burst into TLPs exactly either way).
+    // A longer one is cut at multiples of the chunk size, so every cut falls on an MPS- and
+    // MRRS-aligned address (chunk sizes are multiples of them) and adds no TLP.
     const std::uint64_t chunk =
-        std::min(job->len - offset, config_.chunk_bytes - remote % config_.chunk_bytes);
+        job->len <= config_.chunk_bytes
+            ? job->len
+            : std::min(job->len - offset, config_.chunk_bytes - remote % config_.chunk_bytes);
     job->issued += chunk;
     ++chunks_;
     const auto len = static_cast<std::uint32_t>(chunk);

@@ -24,8 +24,8 @@
 namespace gpunvme::pcie {
 
 struct DmaEngineConfig {
-  // Bytes per burst. A chunk never crosses a multiple of its size in the remote address, so
-  // 4 KB chunks are page-aligned bursts. The fabric splits each chunk into TLPs exactly (MPS,
+  // Bytes per burst. A transfer longer than this is cut at multiples of it in the remote
+  // address (4 KB chunks are page-aligned bursts); a shorter one is one burst. The fabric splits each chunk into TLPs exactly (MPS,
   // MRRS, RCB), so the chunk sets only the event granularity, the unit of the outstanding
   // limits and how finely two flows interleave at a shared link. 4 KB here (unit tests); the
   // machines take theirs from the declared parameters (dma_engine_params).

@@ -51,13 +51,21 @@ const char* kLineRateBufferSource =
 }  // namespace
 
 std::vector<ParamSpec> endpoint_credit_params(const std::string& owner) {
+  // The fabric reserves a burst's room from when the burst starts on the link until its tail
+  // has been absorbed plus the UpdateFC flight, for the whole burst at once. An endpoint that
+  // sinks into its memory at line rate (a GPU's HBM, an SSD's buffer) must then hold two of the
+  // largest bursts the model sends, the 128 KiB DMA chunks (copy_engine_chunk_bytes,
+  // dma_chunk_bytes), to take them back to back, as a real receiver with a
+  // bandwidth-delay-sized buffer freeing credits per TLP does.
   return credit_params(
-      owner, 256, 4096, 256, 64, 0, 0,
-      std::string(kLineRateBufferSource) +
-          "; an endpoint that sinks a Gen5 x16 stream needs the same bandwidth x credit loop. "
-          "Measured endpoint figure for comparison: Intel P-tile Gen4 x16 RX buffer 127 PH / "
-          "750 PD / 115 NPH (Intel P-tile Avalon-ST user guide); no GPU or SSD vendor "
-          "publishes its own",
+      owner, 1024, 16384, 256, 64, 0, 0,
+      "estimate: two 128 KiB DMA chunks (2 x 512 TLPs at MPS 256, 2 x 8192 data credits), what "
+      "a receiver that never back-pressures needs in a model that holds a burst's credits for "
+      "the whole burst; with less, back-to-back 64 KiB GDS writes into GPU memory stall on "
+      "credits a real line-rate endpoint would not. No GPU or SSD vendor publishes its buffers; "
+      "a measured endpoint for comparison: Intel P-tile Gen4 x16 RX buffer 127 PH / 750 PD / 115 "
+      "NPH (Intel P-tile Avalon-ST user guide). Non-posted: the switch figure "
+      "(" + std::string(kLineRateBufferSource) + ")",
       "PCIe Base Spec r5.0 §2.6.1: endpoints advertise infinite completion credits; a "
       "requester bounds its completions by its outstanding tags");
 }

@@ -163,9 +163,11 @@ TEST(SwitchArbitration, RoundRobinSharesAnEgressEquallyUnderUnequalLoad) {
 }
 
 TEST(EndpointCredits, GpuReceiveCreditsThrottleWhenSmall) {
-  // The GPU advertises 4 posted headers and 64 data credits (1 KB): a 4 KB burst from the
-  // SSD needs four times that room, so the switch's egress to the GPU waits for credits.
-  auto stall = [](const std::string& gpu_extra) {
+  // Eight writes from an SSD on x16 into GPU memory, back to back. The default buffers take
+  // 64 KiB and 4 KiB bursts without a stall; with 4 posted headers and 64 data credits (1 KB)
+  // advertised, a 4 KiB burst needs the whole buffer and the switch's egress to the GPU waits
+  // for credits.
+  auto stall = [](const std::string& gpu_extra, std::uint64_t bytes) {
     Bench b(R"({"name": "ep", "nodes": [
         {"id": "cpu0", "kind": "cpu"},
         {"id": "rc0", "kind": "root_complex", "socket": "cpu0"},
@@ -174,17 +176,19 @@ TEST(EndpointCredits, GpuReceiveCreditsThrottleWhenSmall) {
             gpu_extra + R"(}, {"id": "ssd0", "kind": "nvme_ssd"}],
       "links": [{"from": "rc0", "to": "sw0", "gen": 5, "width": 16},
                 {"from": "sw0", "to": "gpu0", "gen": 5, "width": 16},
-                {"from": "sw0", "to": "ssd0", "gen": 5, "width": 4}]})");
+                {"from": "sw0", "to": "ssd0", "gen": 5, "width": 16}]})");
     b.at(0, [&] {
       for (int i = 0; i < 8; ++i) {
-        b.fabric.write(b.node("ssd0"), b.base["gpu0"] + 4096ull * i, 4096, nullptr, nullptr);
+        b.fabric.write(b.node("ssd0"), b.base["gpu0"] + bytes * i,
+                       static_cast<std::uint32_t>(bytes), nullptr, nullptr);
       }
     });
     b.run();
     return b.fabric.credit_stall_ps("sw0->gpu0");
   };
-  EXPECT_EQ(stall(""), 0u);  // the default buffers hold a Gen5 x16 stream
-  EXPECT_GT(stall(R"(, "posted_header_credits": 4, "posted_data_credits": 64)"), 0u);
+  EXPECT_EQ(stall("", 65536), 0u);
+  EXPECT_EQ(stall("", 4096), 0u);
+  EXPECT_GT(stall(R"(, "posted_header_credits": 4, "posted_data_credits": 64)", 4096), 0u);
 }
 
 TEST(Catalog, EveryDeclaredParameterHasADocAndASource) {
