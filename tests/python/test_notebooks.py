@@ -4,13 +4,14 @@ import base64
 import glob
 import json
 import os
+import re
 
 import pytest
 
-from conftest import SOURCE_DIR
+from conftest import SOURCE_DIR, require
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+nbformat = require("nbformat")
+nbclient = require("nbclient")
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(SOURCE_DIR, "notebooks", "*.ipynb")))
 
@@ -44,6 +45,24 @@ FigureCanvasBase.print_figure = _record_figure
 '''
 REPORTER = "import json as _json; print('DRAWN_FIGURES=' + _json.dumps(_drawn_figures))"
 
+# Per notebook: code run after it that prints, from the notebook's own data, what its
+# conclusion must state; and the text the conclusion must then contain.
+FACT_CHECKS = {
+    # Queues per SSD: the conclusion names the queue count with the best warp_batch IOPS
+    # (not a threshold written into the text).
+    "queue-and-cid-strategies": (
+        "_q = sweep2[(sweep2['scenario.strategy'] == 'warp_batch') & sweep2['error'].isna()]\n"
+        "_b = _q.loc[_q['MIOPS'].idxmax()]\n"
+        "print('FACT=IOPS peak at %d queue' % _b['scenario.queues'])\n"
+        "print('FACT=(%.2f M IOPS)' % _b['MIOPS'])",
+    ),
+}
+
+
+def decimal_numbers(text):
+    """Numbers with a fractional part (1.23, 0.5) in text: measured, not counted."""
+    return set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text))
+
 
 def test_there_are_notebooks():
     names = {os.path.basename(n) for n in NOTEBOOKS}
@@ -59,6 +78,10 @@ def test_notebook_runs_and_plots_data(path):
     authored = len(nb.cells)
     nb.cells.insert(0, nbformat.v4.new_code_cell(RECORDER))
     nb.cells.append(nbformat.v4.new_code_cell(REPORTER))
+    name = os.path.basename(path)[:-6]
+    facts_code = FACT_CHECKS.get(name, ("",))[0]
+    if facts_code:
+        nb.cells.append(nbformat.v4.new_code_cell(facts_code))
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": os.path.dirname(path)}})
     client.execute()  # raises CellExecutionError, with the cell and traceback, on failure
@@ -73,7 +96,8 @@ def test_notebook_runs_and_plots_data(path):
     for png in pngs:
         assert png.startswith(b"\x89PNG") and len(png) > 5000
 
-    report = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    reporter = nb.cells[authored + 1]
+    report = "".join(o.get("text", "") for o in reporter.outputs)
     figures = json.loads(report.split("DRAWN_FIGURES=", 1)[1])
     assert len(figures) == len(pngs)
     for i, axes in enumerate(figures):
@@ -92,3 +116,15 @@ def test_notebook_runs_and_plots_data(path):
     conclusion = "".join(o.get("data", {}).get("text/markdown", "") for o in last.outputs)
     assert conclusion.strip(), "no computed conclusion"
     assert "nan" not in conclusion.lower().replace("nanosleep", "")
+    # Computed, not written in: the measured figures it states appear nowhere in the
+    # cell's source (a hard-coded "less than 5 %" or "4.24 M" would).
+    measured = decimal_numbers(conclusion)
+    assert measured, "the conclusion states no measured figure"
+    written_in = measured & decimal_numbers("".join(last.source))
+    assert not written_in, "figures written into the conclusion's source: %s" % written_in
+    if facts_code:
+        facts = "".join(o.get("text", "") for o in nb.cells[-1].outputs).splitlines()
+        facts = [f.split("FACT=", 1)[1] for f in facts if f.startswith("FACT=")]
+        assert facts, "the fact check printed nothing"
+        for fact in facts:
+            assert fact in conclusion, "conclusion does not state %r:\n%s" % (fact, conclusion)

@@ -162,11 +162,11 @@ TEST(SweepRunner, AStoppedSweepResumesWithTheRestOnly) {
 void stop_then_resume(const std::string& name, int sig) {
   const std::string prefix = temp(name);
   clean(prefix);
-  // Points long enough (400 I/Os) that the sweep is still running when the
-  // first two rows are in.
+  // Points long enough (1,500 I/Os, tens of ms each) that the sweep is still
+  // running when the first two rows are in and the signal follows.
   const std::string spec = temp(name + ".json");
   std::ofstream(spec) << R"({
-    "set": ["scenario.ios=400"],
+    "set": ["scenario.ios=1500"],
     "sweep": {"scenario.path": ["gpu_initiated", "gds"],
               "scenario.threads": [32, 64, 96, 128]}})";
   const pid_t pid = fork();
@@ -183,7 +183,7 @@ void stop_then_resume(const std::string& name, int sig) {
   // Wait for the first rows, then stop the sweep and its point processes.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (read_rows(prefix + ".jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   kill(-pid, sig);
   int status = 0;
