@@ -2,13 +2,18 @@
 # Configures and builds one flavour of the project into its own directory.
 #   scripts/build.sh release   -> build/
 #   scripts/build.sh sanitize  -> build-sanitize/ (AddressSanitizer + UBSan)
+#   scripts/build.sh tsan      -> build-tsan/ (ThreadSanitizer; only the
+#                                 host-thread platform tests, no SystemC)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 flavour="${1:-release}"
 case "$flavour" in
   release) dir="$root/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
   sanitize) dir="$root/build-sanitize"; args=(-DCMAKE_BUILD_TYPE=Debug -DGPUNVME_SANITIZE=ON) ;;
-  *) echo "usage: $0 [release|sanitize]" >&2; exit 2 ;;
+  # Optimised with debug info: TSan's reports need line numbers, and the
+  # real-concurrency tests run many threads through it.
+  tsan) dir="$root/build-tsan"; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUNVME_TSAN=ON) ;;
+  *) echo "usage: $0 [release|sanitize|tsan]" >&2; exit 2 ;;
 esac
 "$root/scripts/install-deps.sh"
 if [ ! -f "$dir/build.ninja" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the release build and its Python tests (module,
 # notebooks, distributed sweeps, latency budgets), then the AddressSanitizer +
-# UndefinedBehaviorSanitizer build.
+# UndefinedBehaviorSanitizer build, then the ThreadSanitizer build of the
+# real-concurrency tests (host threads against the software NVMe target).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"
@@ -22,3 +23,7 @@ PYTHONPATH="$root/build/python" "${python:-/usr/bin/python3}" -m pytest -q "$roo
 echo "== sanitizer build and tests (ASan + UBSan)"
 "$root/scripts/build.sh" sanitize
 ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$(nproc)"
+
+echo "== ThreadSanitizer build and the real-concurrency tests"
+"$root/scripts/build.sh" tsan
+ctest --test-dir "$root/build-tsan" --output-on-failure

@@ -7,6 +7,20 @@
 // (sim/platform/soft_target.h) really race, as GPU warps and an SSD do, and
 // ThreadSanitizer checks the platform and the target themselves.
 //
+// Relaxed ordering (HostWarpOptions::relaxed): loads, stores and atomics
+// are relaxed, and a warp's plain stores sit in a store buffer of its own
+// until a GPU- or system-scope fence drains it (in reverse program order:
+// stores not separated by a fence may become visible in any order). MMIO
+// stores and atomics bypass the buffer, as posted PCIe writes and L2 atomics
+// are not ordered behind earlier stores without a fence. So an algorithm
+// that, say, rings a doorbell without fencing its SQE first lets the target
+// fetch a stale entry, and the tests see it; with acquire/release accesses
+// (the default) x86 would hide such a bug. The warp's own loads see its
+// buffered stores (per-location coherence), and a warp that has polled in
+// vain for a while drains its buffer, as stores become visible eventually on
+// hardware. Loads are not reordered: the mode exposes missing store-side
+// fences, not missing acquire fences.
+//
 // Used by the real-concurrency tests (tests/platform/); costs nothing and
 // models no time. clock() reads steady_clock in picoseconds.
 #pragma once
@@ -18,6 +32,7 @@
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "sim/algo/lanes.h"
 #include "sim/algo/stages.h"
@@ -75,10 +90,25 @@ struct HostWarpCounters {
   std::uint64_t waits = 0;
 };
 
+struct HostWarpOptions {
+  bool relaxed = false;  // relaxed accesses and a store buffer drained by fences (above)
+  // Failed polls of one wait after which a relaxed warp drains its store
+  // buffer anyway (eventual visibility; keeps a fence-less release store
+  // from blocking other warps forever).
+  std::uint32_t drain_after_polls = 64;
+  // Fault injection for the tests that prove relaxed mode exposes a missing
+  // fence: GPU and system fences do nothing.
+  bool skip_fences = false;
+};
+
 class HostWarp {
  public:
-  HostWarp(HostArena& arena, MmioTarget& mmio, HostStageSink* sink = nullptr)
-      : arena_(arena), mmio_(mmio), sink_(sink) {}
+  HostWarp(HostArena& arena, MmioTarget& mmio, HostStageSink* sink = nullptr,
+           HostWarpOptions options = {})
+      : arena_(arena), mmio_(mmio), sink_(sink), options_(options) {}
+  ~HostWarp() { drain(); }
+  HostWarp(const HostWarp&) = delete;
+  HostWarp& operator=(const HostWarp&) = delete;
 
   algo::Timestamp clock() const {
     return static_cast<algo::Timestamp>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -107,42 +137,60 @@ class HostWarp {
   }
 
   std::uint32_t atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
-    ++counters_.atomics;
-    return __atomic_fetch_add(word(addr), value, __ATOMIC_ACQ_REL);
+    before_atomic(addr);
+    return __atomic_fetch_add(word(addr), value, rmw_order());
   }
   std::uint32_t atomic_cas_u32(std::uint64_t addr, std::uint32_t expected, std::uint32_t desired) {
-    ++counters_.atomics;
-    __atomic_compare_exchange_n(word(addr), &expected, desired, false, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
+    before_atomic(addr);
+    __atomic_compare_exchange_n(word(addr), &expected, desired, false, rmw_order(), load_order());
     return expected;
   }
   std::uint32_t atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
-    ++counters_.atomics;
-    return __atomic_fetch_or(word(addr), bits, __ATOMIC_ACQ_REL);
+    before_atomic(addr);
+    return __atomic_fetch_or(word(addr), bits, rmw_order());
   }
   std::uint32_t atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
-    ++counters_.atomics;
-    return __atomic_fetch_and(word(addr), bits, __ATOMIC_ACQ_REL);
+    before_atomic(addr);
+    return __atomic_fetch_and(word(addr), bits, rmw_order());
   }
-  std::uint32_t load_u32(std::uint64_t addr) { return arena_.load_acquire(addr); }
+  std::uint32_t load_u32(std::uint64_t addr) {
+    forward(addr, 4);
+    return __atomic_load_n(word(addr), load_order());
+  }
   template <class T>
   T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
+    forward(addr, sizeof(T));
     T value;
     arena_.read(addr, &value, sizeof(T));
     return value;
   }
-  void store_u32(std::uint64_t addr, std::uint32_t value) { arena_.store_release(addr, value); }
-  void store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
-    arena_.write(addr, data, len);
+  void store_u32(std::uint64_t addr, std::uint32_t value) {
+    if (options_.relaxed) {
+      buffer(addr, &value, 4);
+    } else {
+      arena_.store_release(addr, value);
+    }
   }
-  std::uint32_t peek_u32(std::uint64_t addr) { return arena_.load_acquire(addr); }
+  void store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
+    if (options_.relaxed) {
+      buffer(addr, data, len);
+    } else {
+      arena_.write(addr, data, len);
+    }
+  }
+  std::uint32_t peek_u32(std::uint64_t addr) { return load_u32(addr); }
   template <class T>
   T peek(std::uint64_t addr) {
     return load<T>(addr);
   }
 
-  void fence_block() { fence(); }
+  // Each host warp stands for a block of its own: a block-scope fence
+  // orders nothing another warp can see.
+  void fence_block() {
+    ++counters_.fences;
+    if (!options_.relaxed) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  }
   void fence_gpu() { fence(); }
   void fence_system() { fence(); }
   void mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
@@ -166,30 +214,83 @@ class HostWarp {
   }
 
   const HostWarpCounters& counters() const { return counters_; }
+  // Stores still in the relaxed store buffer (0 in the default mode).
+  std::size_t buffered_stores() const { return buffer_.size(); }
 
  private:
+  struct BufferedStore {
+    std::uint64_t addr;
+    std::vector<std::uint8_t> bytes;
+  };
+  int load_order() const { return options_.relaxed ? __ATOMIC_RELAXED : __ATOMIC_ACQUIRE; }
+  int rmw_order() const { return options_.relaxed ? __ATOMIC_RELAXED : __ATOMIC_ACQ_REL; }
+  void buffer(std::uint64_t addr, const void* data, std::size_t len) {
+    arena_.at(addr, len);  // range check now, as a direct store would
+    const auto* in = static_cast<const std::uint8_t*>(data);
+    buffer_.push_back({addr, std::vector<std::uint8_t>(in, in + len)});
+  }
+  // Makes buffered stores that overlap [addr, addr + len) visible, oldest
+  // first, before the warp itself accesses that range.
+  void forward(std::uint64_t addr, std::size_t len) {
+    if (buffer_.empty()) return;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < buffer_.size(); ++i) {
+      BufferedStore& b = buffer_[i];
+      if (b.addr < addr + len && addr < b.addr + b.bytes.size()) {
+        arena_.write(b.addr, b.bytes.data(), b.bytes.size());
+      } else {
+        if (kept != i) buffer_[kept] = std::move(b);
+        ++kept;
+      }
+    }
+    buffer_.resize(kept);
+  }
+  void before_atomic(std::uint64_t addr) {
+    ++counters_.atomics;
+    forward(addr, 4);
+  }
+  // Newest first: nothing orders stores between two fences.
+  void drain() {
+    for (auto it = buffer_.rbegin(); it != buffer_.rend(); ++it) {
+      arena_.write(it->addr, it->bytes.data(), it->bytes.size());
+    }
+    buffer_.clear();
+  }
+
   std::uint32_t* word(std::uint64_t addr) {
     if (addr % 4 != 0) throw std::logic_error("unaligned 32-bit atomic");
     return reinterpret_cast<std::uint32_t*>(arena_.at(addr, 4));
   }
   void fence() {
     ++counters_.fences;
+    if (options_.skip_fences) return;
+    drain();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
   }
   template <class Pred>
   bool spin(Pred& ready, algo::Timestamp deadline) {
     ++counters_.waits;
-    for (;;) {
+    for (std::uint32_t polls = 0;; ++polls) {
       if (ready()) return true;
       if (deadline != 0 && clock() >= deadline) return false;
-      std::this_thread::yield();
+      if (polls < options_.drain_after_polls) {
+        std::this_thread::yield();
+        continue;
+      }
+      if (polls == options_.drain_after_polls) drain();
+      // A long wait backs off (as __nanosleep does): with 16-32 warp
+      // threads on a few cores, yielding alone starves the target's threads
+      // that the waiters are waiting for.
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
 
   HostArena& arena_;
   MmioTarget& mmio_;
   HostStageSink* sink_;
+  HostWarpOptions options_;
   HostWarpCounters counters_;
+  std::vector<BufferedStore> buffer_;
 };
 
 }  // namespace gpunvme::platform

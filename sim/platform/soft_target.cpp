@@ -22,7 +22,7 @@ std::uint32_t ring_distance(std::uint32_t from, std::uint32_t to, std::uint32_t 
 SoftTarget::SoftTarget(HostArena& arena, std::uint32_t max_queues, Options options)
     : arena_(arena),
       options_(options),
-      doorbell_base_(0xFEE0'0000'0000ull),
+      doorbell_base_(options.doorbell_base),
       doorbells_(new std::atomic<std::uint32_t>[2ull * (max_queues + 1)]),
       queues_(max_queues + 1) {
   for (std::uint32_t i = 0; i < 2 * (max_queues + 1); ++i) doorbells_[i].store(0);

@@ -34,6 +34,9 @@ class SoftTarget : public MmioTarget {
     std::uint32_t lba_bytes = 512;
     std::uint64_t seed = 1;         // completion order
     bool shadow_doorbells = false;  // read tails/heads from shadow words, ask for no MMIO
+    // Start of the register window (distinct per target when several SSDs
+    // share one MMIO router); an address outside the arena, like a BAR.
+    std::uint64_t doorbell_base = 0xFEE0'0000'0000ull;
   };
   // Checks one fetched entry; false = torn or corrupted.
   using EntryCheck = std::function<bool(std::uint16_t qid, const nvme::SubmissionEntry&)>;

@@ -195,6 +195,21 @@ const ComponentSpec& scenario_spec() {
                      "in GPU memory either way",
                      "BaM, ASPLOS 2023 (queues in GPU memory); sim/hardware/soft_controller.h "
                      "(host placement)"),
+          enum_param("sq_placement", "gpu", {"gpu", "host", "cmb"},
+                     "(microbenchmark, gpu_initiated) where the SQ rings live (CQs stay in GPU "
+                     "memory): gpu = GPU memory, the SSD fetches entries over PCIe; host = "
+                     "pinned host memory, GPU threads write entries over PCIe; cmb = the SSD's "
+                     "controller memory buffer (the SSD needs cmb_mib > 0), GPU threads write "
+                     "entries over PCIe and the SSD fetches them locally",
+                     "BaM (ASPLOS 2023) places queues in GPU memory; NVMe base spec 2.0 "
+                     "section 8.2 (CMB for SQs)"),
+          bool_param("shadow_doorbells", false,
+                     "(microbenchmark, gpu_initiated) Doorbell Buffer Config: GPU threads write "
+                     "new tails and heads to shadow words in GPU memory and ring the MMIO "
+                     "doorbell only when the SSD's EventIdx asks (the SSD profile must support "
+                     "it: its shadow_doorbells)",
+                     "NVMe base spec 2.0 section 5.8 (Doorbell Buffer Config); Linux "
+                     "nvme_dbbuf_update_and_check_event"),
           enum_param(
               "strategy", "warp_batch",
               {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"},
@@ -252,8 +267,10 @@ const ComponentSpec& scenario_spec() {
                         "seed 001: dedicated polling warps"),
           integer_param("batch_size", "", 32, 1, 65535,
                         "commands per SQ doorbell: the most a warp_batch or exclusive warp "
-                        "publishes with one doorbell, and what an I/O agent collects before it "
-                        "rings without waiting for batch_timeout_ns",
+                        "publishes with one doorbell (capped at 32: a warp submits one command "
+                        "per lane per call, so its batch never exceeds its 32 lanes), and what "
+                        "an I/O agent collects before it rings without waiting for "
+                        "batch_timeout_ns (no cap)",
                         "seed 001: batch submission, 32+ commands per doorbell"),
           real_param("batch_timeout_ns", "ns", 0.0, 0.0, 1e9,
                      "longest an I/O agent holds a command before ringing its doorbell (0 = ring "

@@ -7,6 +7,8 @@
 #include <systemc>
 
 #include "sim/algo/completion.h"
+#include "sim/algo/mapping.h"
+#include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
 #include "sim/protocol/nvme_entries.h"
 
@@ -23,23 +25,7 @@ std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
 }
 
-// Bits of warp-local CIDs a warp needs for 32 lanes x iodepth commands.
-std::uint32_t local_cid_bits(std::uint32_t iodepth) {
-  std::uint32_t k = 0;
-  while ((1ull << k) < 32ull * iodepth) ++k;
-  return k;
-}
-
-// The queue (index on an SSD) a warp mostly uses, for CID partitions; ~0u
-// when every warp may use every queue.
-std::uint32_t home_queue(const StrategyPlan& plan, std::uint32_t w, std::uint32_t sm,
-                         std::uint32_t per_ssd) {
-  switch (plan.strategy.mapping) {
-    case algo::QueueMapping::PerSm: return sm % per_ssd;
-    case algo::QueueMapping::PerWarp: return w % per_ssd;
-    default: return ~0u;
-  }
-}
+using algo::local_cid_bits;
 }  // namespace
 
 GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
@@ -139,13 +125,24 @@ platform::WarpPlacement GpuIoPath::place(std::uint32_t w) const {
 void GpuIoPath::plan_warps() {
   const ParamValues& s = config_.scenario.params;
   const std::uint32_t warps = ceil_div(threads_, algo::kWarpLanes);
+  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                   : 0;
+  // The block layer names the SSD of every I/O, as striping does: the
+  // mapping picks only the queue on it (home queues are per-SSD indices).
+  queue_map_.mapping = plan_.strategy.mapping;
+  queue_map_.ssd_mapping = algo::SsdMapping::Stripe;
+  queue_map_.exclusive = plan_.strategy.submission == algo::Submission::Exclusive;
+  queue_map_.agents = plan_.agents ? service_warps_ : 0;
+  queue_map_.queues_per_ssd = queues_per_ssd_;
+  queue_map_.ssds = ssd_count_;
   // CID partitions: each warp's index among the warps sharing its home queue.
   std::vector<std::uint32_t> seen(queues_per_ssd_, 0);
   std::uint32_t users = 1;
   std::vector<std::uint32_t> partition(warps);
   for (std::uint32_t w = 0; w < warps; ++w) {
     const std::uint32_t sm = (w / warps_per_block_) % gpu_.sms();
-    const std::uint32_t home = home_queue(plan_, w, sm, queues_per_ssd_);
+    const std::uint32_t home = algo::home_queue(queue_map_, w, sm);
     partition[w] = home == ~0u ? w : seen[home]++;
     users = std::max(users, partition[w] + 1);
   }
@@ -161,21 +158,8 @@ void GpuIoPath::plan_warps() {
   c.max_batch = static_cast<std::uint32_t>(std::min<std::int64_t>(32, s.integer("batch_size")));
   c.cid_local_bits = local_cid_bits(iodepth_);
   c.iodepth = iodepth_;
-  const std::int64_t configured = s.integer("cid_space");
-  switch (plan_.strategy.cid) {
-    case algo::CidScheme::SqSlot: cid_space_ = entries_; break;
-    case algo::CidScheme::Counter:
-      cid_space_ = configured > 0 ? static_cast<std::uint32_t>(configured) : 65536u;
-      break;
-    case algo::CidScheme::CounterLock:
-      cid_space_ = configured > 0 ? static_cast<std::uint32_t>(configured) : entries_;
-      break;
-    case algo::CidScheme::WarpPartition: cid_space_ = users << local_cid_bits(iodepth_); break;
-    case algo::CidScheme::ThreadPool: cid_space_ = users * 32u * iodepth_; break;
-  }
-  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
-                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
-                                   : 0;
+  cid_space_ =
+      algo::cid_space_for(plan_.strategy.cid, s.integer("cid_space"), entries_, users, iodepth_);
   shutdown_word_ = gpu_.allocate(128, 128);
   const std::uint32_t all_queues = queues_per_ssd_ * ssd_count_;
   if (plan_.pollers) {
@@ -189,7 +173,7 @@ void GpuIoPath::plan_warps() {
     agent_local_index_.assign(service_warps_, std::vector<std::uint32_t>(all_queues, ~0u));
     agent_of_queue_.resize(all_queues);
     for (std::uint32_t q = 0; q < all_queues; ++q) {
-      const std::uint32_t a = (q / ssd_count_) % service_warps_;
+      const std::uint32_t a = algo::agent_of_queue(queue_map_, q);
       agent_of_queue_[q] = a;
       agent_local_index_[a][q] = static_cast<std::uint32_t>(agent_queues_[a].size());
       algo::AgentQueue owned;
@@ -210,22 +194,9 @@ void GpuIoPath::plan_warps() {
 void GpuIoPath::prepare_queues() {
   observer_ = std::make_unique<platform::CqArrivalObserver>(machine_.memory(), recorder_);
   for (algo::QueuePair& q : queues_) {
-    const std::uint64_t counters = gpu_.allocate(algo::QueuePair::counter_bytes(), 128);
-    q.ticket = counters;
-    q.turn = counters + 128;
-    q.tail_lock = counters + 2 * 128;
-    q.credits = counters + 3 * 128;
-    q.cq_head = counters + 4 * 128;
-    q.cq_lock = counters + 5 * 128;
-    q.cq_rung = counters + 6 * 128;
-    q.cid_counter = counters + 7 * 128;
-    q.slot_gate = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
-    q.ready = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
-    q.cq_marks = gpu_.allocate(std::uint64_t{entries_} * 4, 128);
-    q.cid_space = cid_space_;
-    q.done = gpu_.allocate(std::uint64_t{cid_space_} * 4, 128);
-    q.cid_bits = gpu_.allocate((std::uint64_t{cid_space_} + 31) / 32 * 4, 128);
-    if (plan_.agents) q.agent_table = gpu_.allocate(std::uint64_t{entries_} * 8, 128);
+    algo::place_queue_state(
+        q, cid_space_, plan_.agents,
+        [&](std::uint64_t bytes, std::uint64_t align) { return gpu_.allocate(bytes, align); });
     observer_->observe(q);
   }
   base_context_.queues = queues_.data();
@@ -252,22 +223,7 @@ void GpuIoPath::spawn_warps() {
 
 std::uint32_t GpuIoPath::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t seq,
                                    std::uint32_t ssd) const {
-  const std::uint32_t per_ssd = queues_per_ssd_;
-  if (plan_.agents) {
-    const std::uint32_t agents = service_warps_;
-    const std::uint32_t a = w % agents;
-    const std::uint32_t owned_per_ssd = (per_ssd - a + agents - 1) / agents;
-    const std::uint32_t i = a + agents * ((w / agents) % owned_per_ssd);
-    return i * ssd_count_ + ssd;
-  }
-  if (plan_.strategy.submission == algo::Submission::Exclusive) return w * ssd_count_ + ssd;
-  std::uint64_t key = 0;
-  switch (plan_.strategy.mapping) {
-    case algo::QueueMapping::PerSm: key = warps_[w].placement.sm; break;
-    case algo::QueueMapping::PerWarp: key = w; break;
-    default: key = thread + seq; break;
-  }
-  return static_cast<std::uint32_t>(key % per_ssd) * ssd_count_ + ssd;
+  return algo::map_queue(queue_map_, {w, warps_[w].placement.sm, thread, seq}, ssd);
 }
 
 void GpuIoPath::submit(const BlockIo& io, IoDone done) {

@@ -21,6 +21,7 @@
 #include "models/host/nvme_driver.h"
 #include "sim/algo/io_agents.h"
 #include "sim/algo/io_common.h"
+#include "sim/algo/mapping.h"
 #include "sim/algo/queue_pair.h"
 #include "sim/kernel/component.h"
 #include "sim/platform/cq_observer.h"
@@ -101,6 +102,7 @@ class GpuIoPath : public Component, public IoPath {
   std::function<void()> ready_;
   std::vector<WarpPlan> warps_;
   algo::WarpContext base_context_;
+  algo::QueueMap queue_map_;
   StageRecorder recorder_;
   platform::WarpCounters counters_;
   std::unique_ptr<platform::CqArrivalObserver> observer_;

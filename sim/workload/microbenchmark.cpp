@@ -8,6 +8,7 @@
 
 #include "sim/algo/completion.h"
 #include "sim/algo/io_agents.h"
+#include "sim/algo/mapping.h"
 #include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
 #include "sim/config/config_error.h"
@@ -70,17 +71,17 @@ std::uint32_t warp_sm(std::uint32_t w, std::uint32_t warps_per_block, std::uint3
   return (w / warps_per_block) % sms;
 }
 
-// The queue a warp mostly uses (for CID partitions): the mapping's choice
-// for its first I/O, or ~0 when every warp may use every queue.
-std::uint32_t home_queue(const StrategyPlan& plan, std::uint32_t w, std::uint32_t sm,
-                         std::uint32_t per_ssd, std::uint32_t ssds) {
-  const std::uint32_t all = per_ssd * ssds;
-  const bool stripe = plan.ssd_mapping == algo::SsdMapping::Stripe;
-  switch (plan.strategy.mapping) {
-    case algo::QueueMapping::PerSm: return stripe ? sm % per_ssd : sm % all;
-    case algo::QueueMapping::PerWarp: return stripe ? w % per_ssd : w % all;
-    default: return ~0u;
-  }
+// The queue mapping a plan asks for (sim/algo/mapping.h).
+algo::QueueMap queue_map_of(const StrategyPlan& plan, std::uint32_t per_ssd, std::uint32_t ssds,
+                            std::uint32_t agents) {
+  algo::QueueMap m;
+  m.mapping = plan.strategy.mapping;
+  m.ssd_mapping = plan.ssd_mapping;
+  m.exclusive = plan.strategy.submission == algo::Submission::Exclusive;
+  m.agents = plan.agents ? agents : 0;
+  m.queues_per_ssd = per_ssd;
+  m.ssds = ssds;
+  return m;
 }
 
 // Each warp's index among the warps sharing its home queue, and the most
@@ -95,8 +96,9 @@ Partitions cid_partitions(const StrategyPlan& plan, std::uint32_t warps,
   Partitions out;
   out.index.resize(warps);
   std::vector<std::uint32_t> seen(std::size_t{per_ssd} * ssds, 0);
+  const algo::QueueMap map = queue_map_of(plan, per_ssd, ssds, 0);
   for (std::uint32_t w = 0; w < warps; ++w) {
-    const std::uint32_t home = home_queue(plan, w, warp_sm(w, warps_per_block, sms), per_ssd, ssds);
+    const std::uint32_t home = algo::home_queue(map, w, warp_sm(w, warps_per_block, sms));
     out.index[w] = home == ~0u ? w : seen[home]++;
     out.users = std::max(out.users, out.index[w] + 1);
   }
@@ -279,6 +281,28 @@ void check_microbenchmark(const RunConfig& config) {
           file, "$.queue_entries", std::to_string(entries),
           fmt::format("{} accepts queues of at most {} entries (mqes)", ssd.id, mqes));
     }
+    if (s.string("sq_placement") == "cmb") {
+      const auto cmb_mib = ssd.params.integer("cmb_mib");
+      if (cmb_mib == 0) {
+        throw ConfigError(file, "$.sq_placement", "\"cmb\"",
+                          fmt::format("{} (profile {}) has no controller memory buffer "
+                                      "(cmb_mib = 0); allowed: gpu, host, or cmb on an SSD "
+                                      "with cmb_mib > 0",
+                                      ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+      }
+      const std::uint64_t sq_bytes = static_cast<std::uint64_t>(queues) * entries * 64;
+      if (sq_bytes > (static_cast<std::uint64_t>(cmb_mib) << 20)) {
+        throw ConfigError(file, "$.sq_placement", "\"cmb\"",
+                          fmt::format("{} SQs of {} entries need {} B, more than {}'s {} MiB CMB",
+                                      queues, entries, sq_bytes, ssd.id, cmb_mib));
+      }
+    }
+    if (s.boolean("shadow_doorbells") && !ssd.params.boolean("shadow_doorbells")) {
+      throw ConfigError(file, "$.shadow_doorbells", "true",
+                        fmt::format("{} (profile {}) does not support Doorbell Buffer Config "
+                                    "(its shadow_doorbells is false); allowed: false",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
     const auto bs = s.integer("bs");
     const auto lba = ssd.params.integer("lba_bytes");
     if (bs % lba != 0) {
@@ -320,11 +344,16 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
   const auto per_ssd = static_cast<std::uint32_t>(s.integer("queues"));
   const auto ssd_ids = s.string_list("ssds");
 
-  // Queues in GPU memory, as BaM places them (or, with queue_memory = host,
-  // the rings in host memory behind the SSD's socket, as the hardware
-  // backend's software controller keeps them); queue i of SSD k is at
-  // position i * nssd + k so that consecutive warps alternate SSDs.
+  // Queues in GPU memory, as BaM places them (queue_memory = host moves both
+  // rings to pinned host memory behind the SSD's socket, as the hardware
+  // backend's software controller keeps them; sq_placement may move the SQs
+  // alone to host memory or the SSD's CMB); queue i of SSD k is at position
+  // i * nssd + k so that consecutive warps alternate SSDs.
   const bool rings_in_host = s.string("queue_memory") == "host";
+  const std::string sq_placement = s.string("sq_placement") != "gpu"
+                                       ? s.string("sq_placement")
+                                       : (rings_in_host ? "host" : "gpu");
+  const bool shadow = s.boolean("shadow_doorbells");
   queues_.resize(per_ssd * ssd_ids.size());
   queue_span_lbas_.resize(queues_.size());
   for (std::size_t k = 0; k < ssd_ids.size(); ++k) {
@@ -338,6 +367,14 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
     // The host driver brings the SSD up and creates the queues through its
     // admin queue; the warps start once every SSD's queues exist.
     const HostSide side = host_side(machine, machine.node_index(ssd_ids[k]), gpu_.node());
+    if ((sq_placement == "host" || rings_in_host) &&
+        side.memory == host::NvmeDriver::kNoHostMemory) {
+      throw ConfigError(config.scenario.file, rings_in_host ? "$.queue_memory" : "$.sq_placement",
+                        "\"host\"",
+                        fmt::format("no host_memory node of the topology reaches {}; allowed: "
+                                    "gpu, host (with host memory), cmb (with a CMB)",
+                                    ssd_ids[k]));
+    }
     drivers_.push_back(std::make_unique<host::NvmeDriver>(
         fmt::format("{}_driver", ssd_ids[k]).c_str(), ssd, machine.fabric(), machine.memory(),
         side.cpu, side.memory, &gpu_));
@@ -348,22 +385,15 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
       q.trace_id = static_cast<std::uint32_t>(i * ssd_ids.size() + k);
       q.qid = static_cast<std::uint16_t>(i + 1);
       q.entries = entries;
-      if (rings_in_host) {
-        q.sq_base = driver.allocate(host::QueuePlacement::host,
-                                    std::uint64_t{entries} * nvme::kSqEntrySize);
-        q.cq_base = driver.allocate(host::QueuePlacement::host,
-                                    std::uint64_t{entries} * nvme::kCqEntrySize);
-      } else {
-        q.sq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
-        q.cq_base = gpu_.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
-      }
-      const std::uint64_t counters = gpu_.allocate(algo::QueuePair::counter_bytes(), 128);
-      q.ticket = counters;
-      q.turn = counters + 4;
-      q.credits = counters + 8;
-      q.cq_head = counters + 12;
-      q.cq_lock = counters + 16;
-      q.done = gpu_.allocate(std::uint64_t{entries} * 4, 128);
+      const std::uint64_t sq_bytes = std::uint64_t{entries} * nvme::kSqEntrySize;
+      const std::uint64_t cq_bytes = std::uint64_t{entries} * nvme::kCqEntrySize;
+      q.sq_base = sq_placement == "gpu"
+                      ? gpu_.allocate(sq_bytes, 4096)
+                      : driver.allocate(host::queue_placement_from_string(sq_placement), sq_bytes);
+      q.cq_base = rings_in_host ? driver.allocate(host::QueuePlacement::host, cq_bytes)
+                                : gpu_.allocate(cq_bytes, 4096);
+      // Counters, gates, flags and CID state: prepare_queues, once the CID
+      // space is known.
       if (bytes_per_io_ > 2 * 4096)
         q.prp_lists = gpu_.allocate(std::uint64_t{entries} * 4096, 4096);
       q.sq_doorbell = ssd.doorbell_address(true, q.qid);
@@ -380,18 +410,31 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
     }
     host::BringUpOptions bring_up;
     bring_up.io_queues = static_cast<std::uint16_t>(per_ssd);
+    // Shadow doorbells and EventIdx in GPU memory: the GPU threads write and
+    // read them at GPU-memory cost, the controller polls them over PCIe.
+    bring_up.shadow_doorbells = shadow;
+    bring_up.shadow_placement = host::QueuePlacement::gpu;
     driver.bring_up(bring_up, nullptr);
-    driver.create_io_queues(
-        std::move(specs), [this, controller = &ssd](std::vector<host::IoQueue> created) {
-          for (const host::IoQueue& q : created) {
-            if (q.status != nvme::Status::Success) {
-              throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
-                                                   controller->id(), q.qid,
-                                                   nvme::status_name(q.status)));
-            }
-          }
-          if (++drivers_ready_ == drivers_.size()) start_warps();
-        });
+    driver.create_io_queues(std::move(specs), [this, controller = &ssd, &driver, k,
+                                               nssd = static_cast<std::uint32_t>(ssd_ids.size()),
+                                               shadow](std::vector<host::IoQueue> created) {
+      for (const host::IoQueue& q : created) {
+        if (q.status != nvme::Status::Success) {
+          throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
+                                               controller->id(), q.qid,
+                                               nvme::status_name(q.status)));
+        }
+        if (shadow) {
+          // Known once Doorbell Buffer Config has run (bring-up).
+          algo::QueuePair& pair = queues_[(q.qid - 1u) * nssd + k];
+          pair.sq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::SqTail, q.qid);
+          pair.cq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::CqHead, q.qid);
+          pair.sq_event_idx = driver.event_idx(nvme::DoorbellKind::SqTail, q.qid);
+          pair.cq_event_idx = driver.event_idx(nvme::DoorbellKind::CqHead, q.qid);
+        }
+      }
+      if (++drivers_ready_ == drivers_.size()) start_warps();
+    });
   }
 
   buffer_stride_ = round_up(bytes_per_io_, 4096);
@@ -460,6 +503,7 @@ void Microbenchmark::plan_warps() {
   finished_word_ = words;
   shutdown_word_ = words + 128;
   const std::uint32_t all_queues = queues_per_ssd_ * ssd_count_;
+  queue_map_ = queue_map_of(plan_, queues_per_ssd_, ssd_count_, service_warps_);
   if (plan_.pollers) {
     poller_queues_.resize(service_warps_);
     for (std::uint32_t q = 0; q < all_queues; ++q) poller_queues_[q % service_warps_].push_back(q);
@@ -471,8 +515,7 @@ void Microbenchmark::plan_warps() {
     agent_local_index_.assign(service_warps_, std::vector<std::uint32_t>(all_queues, ~0u));
     agent_of_queue_.resize(all_queues);
     for (std::uint32_t q = 0; q < all_queues; ++q) {
-      // Queue i of SSD k sits at i * ssds + k; agent i mod agents owns it.
-      const std::uint32_t a = (q / ssd_count_) % service_warps_;
+      const std::uint32_t a = algo::agent_of_queue(queue_map_, q);
       agent_of_queue_[q] = a;
       agent_local_index_[a][q] = static_cast<std::uint32_t>(agent_queues_[a].size());
       algo::AgentQueue owned;
@@ -507,32 +550,11 @@ void Microbenchmark::prepare_queues() {
 
 std::uint32_t Microbenchmark::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t io_seq,
                                         std::uint64_t block) const {
-  const std::uint32_t per_ssd = queues_per_ssd_;
-  const std::uint32_t ssds = ssd_count_;
-  const bool stripe = plan_.ssd_mapping == algo::SsdMapping::Stripe;
-  if (plan_.agents) {
-    // The warp's agent, one of the agent's queues, and the SSD.
-    const std::uint32_t agents = service_warps_;
-    const std::uint32_t a = w % agents;
-    const std::uint32_t owned_per_ssd = (per_ssd - a + agents - 1) / agents;
-    const std::uint32_t i = a + agents * ((w / agents) % owned_per_ssd);
-    const std::uint32_t k = stripe ? static_cast<std::uint32_t>(block % ssds) : w % ssds;
-    return i * ssds + k;
-  }
-  if (plan_.strategy.submission == algo::Submission::Exclusive) {
-    return stripe ? w * ssds + static_cast<std::uint32_t>(block % ssds) : w;
-  }
-  std::uint64_t key = 0;
-  switch (plan_.strategy.mapping) {
-    case algo::QueueMapping::PerSm: key = warps_[w].placement.sm; break;
-    case algo::QueueMapping::PerWarp: key = w; break;
-    default: key = thread + io_seq; break;
-  }
-  if (stripe) {
-    return static_cast<std::uint32_t>(key % per_ssd) * ssds +
-           static_cast<std::uint32_t>(block % ssds);
-  }
-  return static_cast<std::uint32_t>(key % (std::uint64_t{per_ssd} * ssds));
+  const algo::QueueUser user{w, warps_[w].placement.sm, thread, io_seq};
+  return algo::map_queue(queue_map_, user,
+                         plan_.ssd_mapping == algo::SsdMapping::Stripe
+                             ? algo::stripe_ssd(queue_map_, block)
+                             : algo::kAnySsd);
 }
 
 void Microbenchmark::warp_finished(platform::SimWarp& p) {
@@ -569,8 +591,9 @@ void Microbenchmark::warp_main(std::size_t index) {
   algo::Lanes<std::uint64_t> next_block{};
   for (std::uint32_t lane = 0; lane < plan.lanes; ++lane) {
     const std::uint64_t thread = plan.first_thread + lane;
-    remaining[lane] = time_based_ ? ~std::uint64_t{0}
-                                  : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
+    remaining[lane] = time_based_
+                          ? ~std::uint64_t{0}
+                          : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
     next_block[lane] = thread;  // spaced out below, once the span is known
   }
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,

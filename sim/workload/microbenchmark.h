@@ -10,6 +10,7 @@
 #include "models/host/nvme_driver.h"
 #include "sim/algo/io_agents.h"
 #include "sim/algo/io_common.h"
+#include "sim/algo/mapping.h"
 #include "sim/algo/queue_pair.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/component.h"
@@ -96,6 +97,7 @@ class Microbenchmark : public Component {
 
   StrategyPlan plan_;
   algo::WarpContext base_context_;
+  algo::QueueMap queue_map_;
   std::uint32_t ssd_count_ = 1;
   std::uint32_t queues_per_ssd_ = 1;
   std::uint32_t warps_per_block_ = 8;

@@ -30,7 +30,8 @@ const std::map<std::string, std::vector<std::string>>& kind_table() {
       for (const std::string& f : fields) t[f].push_back(kind);
     };
     add("microbenchmark", {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based",
-                           "distribution", "zipf_theta", "span_gib", "queue_memory"});
+                           "distribution", "zipf_theta", "span_gib", "queue_memory",
+                           "sq_placement", "shadow_doorbells"});
     add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
                      "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
                      "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",
@@ -240,6 +241,22 @@ void check_workload(const RunConfig& config) {
   if (kind == "kv_cache") max_io = check_kv_cache(config);
   if (kind == "graph") max_io = check_graph(config);
   if (kind == "gather") max_io = check_gather(config);
+  if (kind == "microbenchmark" && !(path == "gpu_initiated" && classic_microbenchmark(s))) {
+    // Only the microbenchmark's own warp loop builds queues with these
+    // options; elsewhere they would be silently ignored.
+    if (s.string("sq_placement") != "gpu") {
+      throw ConfigError(config.scenario.file, "$.sq_placement",
+                        "\"" + s.string("sq_placement") + "\"",
+                        "only gpu_initiated microbenchmarks with rw other than randrw and a "
+                        "uniform or sequential distribution place SQs; allowed here: gpu");
+    }
+    if (s.boolean("shadow_doorbells")) {
+      throw ConfigError(config.scenario.file, "$.shadow_doorbells", "true",
+                        "only gpu_initiated microbenchmarks with rw other than randrw and a "
+                        "uniform or sequential distribution use shadow doorbells; allowed "
+                        "here: false");
+    }
+  }
   if (path != "gpu_initiated") {
     check_ssd_io(config, static_cast<std::uint64_t>(s.integer("bs")));
     check_ssd_io(config, max_io);

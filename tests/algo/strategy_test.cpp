@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,98 @@ TEST(StrategyConfig, MeaninglessCombinationsAreConfigErrors) {
   expect_config_error(
       {"scenario.completion=polling_warps", "scenario.queues=2", "scenario.poller_warps=3"},
       "$.poller_warps");
+  // The default SSD profile offers neither a CMB nor Doorbell Buffer Config.
+  expect_config_error({"scenario.sq_placement=cmb"}, "$.sq_placement");
+  expect_config_error({"scenario.shadow_doorbells=true"}, "$.shadow_doorbells");
+  expect_config_error({"scenario.sq_placement=tape"}, "$.sq_placement");
+  expect_config_error({"scenario.sq_placement=cmb", "topology.nodes.ssd0.cmb_mib=1",
+                       "scenario.queues=32", "scenario.queue_entries=1024"},
+                      "$.sq_placement");
+}
+
+// Every valid combination of the four strategy dimensions (and io_agents,
+// whose dimensions are fixed), over 1 to 1024 queues and 1 or 4 SSDs, with
+// striping as well as interleaving across four SSDs. Combinations the
+// scenario validation rejects are skipped (and counted, so that the
+// validation cannot silently reject everything). Few I/Os per run: the point
+// is that every combination runs and keeps the invariants. Under
+// AddressSanitizer, each tuple runs with one of the queue and SSD counts in
+// turn (every tuple and every count still covered), to keep that build's
+// time reasonable. Second in the binary, and every configuration is checked
+// before any runs: see the note on the first test about exceptions.
+//
+// DISABLED: it found that per_warp / counter_lock / exclusive / owner_drain
+// (one warp, one queue) never finishes in the simulator (issue 5, open), and
+// the full matrix (~1,700 runs, about 67 ms each at 1024 queues x 4 SSDs)
+// takes about two minutes in release, over the ~20 s budget. Run it with
+// --gtest_also_run_disabled_tests.
+TEST(Strategies, DISABLED_EveryPolicyTupleOverQueueCountsAndSsdsKeepsTheInvariants) {
+  const std::string topology = four_ssd_topology();
+  const std::uint64_t ios = 64;
+#if defined(__SANITIZE_ADDRESS__)
+  const bool reduced = true;
+#else
+  const bool reduced = false;
+#endif
+  struct Tuple {
+    std::string strategy, mapping, cid, submission, completion;
+  };
+  std::vector<Tuple> tuples;
+  for (const char* mapping : {"per_sm", "per_warp", "round_robin"}) {
+    for (const char* cid : {"sq_slot", "counter", "counter_lock", "warp_partition", "thread_pool"}) {
+      for (const char* submission : {"per_command", "ticket_ready", "warp_batch", "exclusive"}) {
+        for (const char* completion : {"cq_scan", "cid_flags", "polling_warps", "owner_drain"}) {
+          tuples.push_back({"warp_batch", mapping, cid, submission, completion});
+        }
+      }
+    }
+  }
+  tuples.push_back({"io_agents", "strategy", "strategy", "strategy", "strategy"});
+  std::size_t rejected = 0, turn = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> accepted;
+  std::set<std::string> valid_tuples;
+  for (const Tuple& t : tuples) {
+    for (int queues : {1, 8, 128, 1024}) {
+      for (int ssds : {1, 4}) {
+        for (const char* ssd_mapping : {"interleave", "stripe"}) {
+          if (ssds == 1 && std::string(ssd_mapping) == "stripe") continue;
+          if (reduced && turn++ % 12 != 0) continue;
+          int threads = 64;
+          if (t.submission == "exclusive") {
+            threads = std::min(threads, 32 * queues * (std::string(ssd_mapping) == "stripe" ? 1 : ssds));
+          }
+          const std::string what = t.strategy + "/" + t.mapping + "/" + t.cid + "/" +
+                                   t.submission + "/" + t.completion + " queues=" +
+                                   std::to_string(queues) + " ssds=" + std::to_string(ssds) +
+                                   " " + ssd_mapping;
+          std::vector<std::string> sets = {
+              "scenario.strategy=" + t.strategy, "scenario.queue_mapping=" + t.mapping,
+              "scenario.cid_scheme=" + t.cid, "scenario.submission=" + t.submission,
+              "scenario.completion=" + t.completion, "scenario.queues=" + std::to_string(queues),
+              "scenario.ssds=" + ssd_list(ssds), "scenario.ssd_mapping=" + std::string(ssd_mapping),
+              "scenario.queue_entries=8", "scenario.iodepth=1",
+              "scenario.threads=" + std::to_string(threads), "scenario.ios=" + std::to_string(ios),
+              "scenario.agent_warps=" + std::to_string(std::min(queues, 4)),
+              "scenario.poller_warps=" + std::to_string(std::min(queues * ssds, 2))};
+          try {
+            load_config(topology, default_scenario_file(), sets, 1);
+          } catch (const ConfigError&) {
+            ++rejected;
+            continue;
+          }
+          valid_tuples.insert(t.strategy + t.mapping + t.cid + t.submission + t.completion);
+          accepted.push_back({what, std::move(sets)});
+        }
+      }
+    }
+  }
+  // 3 mappings x 5 CID schemes x 3 shared-queue submissions x 3 completions,
+  // 5 exclusive tuples (per_warp, owner_drain, any CID scheme), io_agents.
+  EXPECT_EQ(valid_tuples.size(), 3u * 5 * 3 * 3 + 5 + 1);
+  EXPECT_GT(rejected, 0u);
+  for (const auto& [what, sets] : accepted) {
+    expect_clean(run(load_config(topology, default_scenario_file(), sets, 1)), ios, what);
+  }
 }
 
 TEST(Strategies, EveryStrategyOverQueueCountsAndSsdsKeepsTheInvariants) {
@@ -283,6 +376,68 @@ TEST(Strategies, DoorbellPerCommandPutsMoreTlpsOnTheLinkThanBatches) {
   EXPECT_GT(many, 10 * few);
   EXPECT_EQ(per_command["gpus"]["gpu0"]["mmio_stores"].get<std::uint64_t>(), many);
   EXPECT_GE(per_command["ssds"]["ssd0"]["doorbell_writes"].get<std::uint64_t>(), ios);
+}
+
+}  // namespace
+}  // namespace gpunvme
+
+namespace gpunvme {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Queue options from the scenario: SQs in the SSD's CMB, shadow doorbells.
+
+std::uint64_t ssd_read_requests(const nlohmann::json& r) {
+  for (const nlohmann::json& link : r["pcie"]["links"]) {
+    if (link["direction"] == "ssd0->sw0" && link["by_class"].contains("read_request")) {
+      return link["by_class"]["read_request"]["tlps"].get<std::uint64_t>();
+    }
+  }
+  return 0;
+}
+
+TEST(QueueOptions, SqInTheCmbRemovesTheSsdsSqeFetchReads) {
+  const std::vector<std::string> common = {"scenario.threads=256", "scenario.ios=1024",
+                                           "topology.nodes.ssd0.cmb_mib=64"};
+  auto with = [&](const std::string& placement) {
+    std::vector<std::string> sets = common;
+    sets.push_back("scenario.sq_placement=" + placement);
+    return run_with(default_topology_file(), sets);
+  };
+  const nlohmann::json gpu = with("gpu");
+  const nlohmann::json cmb = with("cmb");
+  expect_clean(gpu, 1024, "sq in gpu memory");
+  expect_clean(cmb, 1024, "sq in cmb");
+  // Reads (4 KiB randread) need no read from the SSD besides SQE fetches
+  // and the bring-up's admin fetches; with the SQ in the CMB only the
+  // latter remain.
+  const std::uint64_t fetches_gpu = ssd_read_requests(gpu);
+  const std::uint64_t fetches_cmb = ssd_read_requests(cmb);
+  EXPECT_GE(fetches_gpu, 1024u / 32);
+  EXPECT_LT(fetches_cmb, 16u);
+  EXPECT_GT(fetches_gpu, 4 * fetches_cmb);
+}
+
+TEST(QueueOptions, ShadowDoorbellsReduceMmioDoorbellWrites) {
+  const std::vector<std::string> common = {"scenario.threads=256", "scenario.ios=1024",
+                                           "topology.nodes.ssd0.shadow_doorbells=true"};
+  auto with = [&](bool shadow) {
+    std::vector<std::string> sets = common;
+    sets.push_back(std::string("scenario.shadow_doorbells=") + (shadow ? "true" : "false"));
+    return run_with(default_topology_file(), sets);
+  };
+  const nlohmann::json plain = with(false);
+  const nlohmann::json shadow = with(true);
+  expect_clean(plain, 1024, "mmio doorbells");
+  expect_clean(shadow, 1024, "shadow doorbells");
+  const auto writes = [](const nlohmann::json& r) {
+    return r["ssds"]["ssd0"]["doorbell_writes"].get<std::uint64_t>();
+  };
+  const auto mmio = [](const nlohmann::json& r) {
+    return r["gpus"]["gpu0"]["mmio_stores"].get<std::uint64_t>();
+  };
+  EXPECT_GT(writes(plain), 2 * writes(shadow));
+  EXPECT_GT(mmio(plain), 2 * mmio(shadow));
 }
 
 }  // namespace
