@@ -60,7 +60,9 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(cluster):
 
 
 def test_a_sweep_past_its_time_limit_stops(cluster):
-    base = gpunvme.load_config(overrides={"scenario.ios": 40000})
+    # Each point takes seconds (a few hundred thousand simulated I/Os per wall second at
+    # most), far past the 0.5 s limit on any machine.
+    base = gpunvme.load_config(overrides={"scenario.ios": 1000000})
     with pytest.raises(TimeoutError):
         gpunvme.sweep(base, {"seed": [1, 2]}, scheduler=cluster.scheduler_address,
                       timeout=0.5)
