@@ -226,14 +226,24 @@ GPUNVME_HD bool own_cqe_waiting_peek(P& p, const QueuePair& q, const Lanes<Pendi
 
 // ---- OwnerDrain
 
+// Rounds whose CID releases owner_drain batches into one warp instruction
+// each (a warp with more rounds releases the rest lane by lane).
+constexpr std::uint32_t kMaxOwnerRounds = 32;
+
 // Drains the CQ of a queue the warp owns, matching each entry to the warp's
-// own command (CID = slot). Returns entries consumed.
+// own command by CID, and gives the CIDs of the matched commands back (any
+// CID scheme: counter_lock's lock bits and warp_partition's local ids must be
+// freed here, as reap_flags and scan_cq do for the shared-queue policies, or
+// the scheme runs out of CIDs once cid_space commands have been issued).
+// Returns entries consumed.
 template <class P>
 GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_index) {
   const QueuePair& q = w.queue(queue_index);
   OwnedQueue& o = w.own(queue_index);
   std::uint32_t consumed = 0;
   for (;;) {
+    // Per round, the lanes whose command this pass completes.
+    LaneMask done[kMaxOwnerRounds] = {};
     Lanes<nvme::CompletionEntry> entry;
     const LaneMask valid = p.ballot(kAllLanes, [&](int lane) {
       const std::uint32_t position = o.cq_head + static_cast<std::uint32_t>(lane);
@@ -256,6 +266,11 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
           if (io[l].state == kOutstanding && io[l].queue == queue_index && io[l].cid == cid) {
             io[l].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
             io[l].state = kCompleted;
+            if (r < kMaxOwnerRounds) {
+              done[r] |= LaneMask{1} << l;
+            } else {
+              release_cids(p, w, io, LaneMask{1} << l);
+            }
           }
         }
       }
@@ -270,6 +285,10 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
       record(p, q, entry[lane].cid, Stage::CqHeadSynced);
       record(p, q, entry[lane].cid, Stage::Delivered);
     });
+    // The completions are consumed: their CIDs may be handed out again.
+    for (std::uint32_t r = 0; r < w.round_count && r < kMaxOwnerRounds; ++r) {
+      if (done[r] != 0) release_cids(p, w, w.rounds[r], done[r]);
+    }
     if (fresh < static_cast<std::uint32_t>(kWarpLanes)) break;
   }
   return consumed;

@@ -107,29 +107,18 @@ TEST(StrategyConfig, MeaninglessCombinationsAreConfigErrors) {
 }
 
 // Every valid combination of the four strategy dimensions (and io_agents,
-// whose dimensions are fixed), over 1 to 1024 queues and 1 or 4 SSDs, with
-// striping as well as interleaving across four SSDs. Combinations the
-// scenario validation rejects are skipped (and counted, so that the
-// validation cannot silently reject everything). Few I/Os per run: the point
-// is that every combination runs and keeps the invariants. Under
-// AddressSanitizer, each tuple runs with one of the queue and SSD counts in
-// turn (every tuple and every count still covered), to keep that build's
-// time reasonable. Second in the binary, and every configuration is checked
-// before any runs: see the note on the first test about exceptions.
-//
-// DISABLED: it found that per_warp / counter_lock / exclusive / owner_drain
-// (one warp, one queue) never finishes in the simulator (issue 5, open), and
-// the full matrix (~1,700 runs, about 67 ms each at 1024 queues x 4 SSDs)
-// takes about two minutes in release, over the ~20 s budget. Run it with
-// --gtest_also_run_disabled_tests.
-TEST(Strategies, DISABLED_EveryPolicyTupleOverQueueCountsAndSsdsKeepsTheInvariants) {
+// whose dimensions are fixed), each run once, at one (queues, SSDs) pair
+// taken in rotation from {1, 8, 128, 1024} x {1, 4} (four-SSD runs alternate
+// interleaving and striping), so that every pair is covered across the
+// tuples. A tuple whose turn lands on a pair the scenario validation rejects
+// moves on to the next pair in rotation; tuples rejected at every pair are
+// skipped (and counted, so that the validation cannot silently reject
+// everything). Few I/Os per run: the point is that every combination runs and
+// keeps the invariants. Second in the binary, and every configuration is
+// checked before any runs: see the note on the first test about exceptions.
+TEST(Strategies, EveryPolicyTupleOverQueueCountsAndSsdsKeepsTheInvariants) {
   const std::string topology = four_ssd_topology();
   const std::uint64_t ios = 64;
-#if defined(__SANITIZE_ADDRESS__)
-  const bool reduced = true;
-#else
-  const bool reduced = false;
-#endif
   struct Tuple {
     std::string strategy, mapping, cid, submission, completion;
   };
@@ -144,47 +133,54 @@ TEST(Strategies, DISABLED_EveryPolicyTupleOverQueueCountsAndSsdsKeepsTheInvarian
     }
   }
   tuples.push_back({"io_agents", "strategy", "strategy", "strategy", "strategy"});
+  constexpr int kQueues[] = {1, 8, 128, 1024};
+  constexpr int kSsds[] = {1, 4};
+  constexpr std::size_t kPairs = 8;
   std::size_t rejected = 0, turn = 0;
   std::vector<std::pair<std::string, std::vector<std::string>>> accepted;
   std::set<std::string> valid_tuples;
+  std::set<std::pair<int, int>> pairs_run;
   for (const Tuple& t : tuples) {
-    for (int queues : {1, 8, 128, 1024}) {
-      for (int ssds : {1, 4}) {
-        for (const char* ssd_mapping : {"interleave", "stripe"}) {
-          if (ssds == 1 && std::string(ssd_mapping) == "stripe") continue;
-          if (reduced && turn++ % 12 != 0) continue;
-          int threads = 64;
-          if (t.submission == "exclusive") {
-            threads = std::min(threads, 32 * queues * (std::string(ssd_mapping) == "stripe" ? 1 : ssds));
-          }
-          const std::string what = t.strategy + "/" + t.mapping + "/" + t.cid + "/" +
-                                   t.submission + "/" + t.completion + " queues=" +
-                                   std::to_string(queues) + " ssds=" + std::to_string(ssds) +
-                                   " " + ssd_mapping;
-          std::vector<std::string> sets = {
-              "scenario.strategy=" + t.strategy, "scenario.queue_mapping=" + t.mapping,
-              "scenario.cid_scheme=" + t.cid, "scenario.submission=" + t.submission,
-              "scenario.completion=" + t.completion, "scenario.queues=" + std::to_string(queues),
-              "scenario.ssds=" + ssd_list(ssds), "scenario.ssd_mapping=" + std::string(ssd_mapping),
-              "scenario.queue_entries=8", "scenario.iodepth=1",
-              "scenario.threads=" + std::to_string(threads), "scenario.ios=" + std::to_string(ios),
-              "scenario.agent_warps=" + std::to_string(std::min(queues, 4)),
-              "scenario.poller_warps=" + std::to_string(std::min(queues * ssds, 2))};
-          try {
-            load_config(topology, default_scenario_file(), sets, 1);
-          } catch (const ConfigError&) {
-            ++rejected;
-            continue;
-          }
-          valid_tuples.insert(t.strategy + t.mapping + t.cid + t.submission + t.completion);
-          accepted.push_back({what, std::move(sets)});
-        }
+    const std::size_t first = turn;  // advances with every tuple that runs
+    for (std::size_t k = 0; k < kPairs; ++k) {
+      const std::size_t pair = (first + k) % kPairs;
+      const int queues = kQueues[pair / 2];
+      const int ssds = kSsds[pair % 2];
+      const std::string ssd_mapping = ssds > 1 && (first / kPairs) % 2 == 1 ? "stripe" : "interleave";
+      int threads = 64;
+      if (t.submission == "exclusive") {
+        threads = std::min(threads, 32 * queues * (ssd_mapping == "stripe" ? 1 : ssds));
       }
+      const std::string what = t.strategy + "/" + t.mapping + "/" + t.cid + "/" + t.submission +
+                               "/" + t.completion + " queues=" + std::to_string(queues) +
+                               " ssds=" + std::to_string(ssds) + " " + ssd_mapping;
+      std::vector<std::string> sets = {
+          "scenario.strategy=" + t.strategy, "scenario.queue_mapping=" + t.mapping,
+          "scenario.cid_scheme=" + t.cid, "scenario.submission=" + t.submission,
+          "scenario.completion=" + t.completion, "scenario.queues=" + std::to_string(queues),
+          "scenario.ssds=" + ssd_list(ssds), "scenario.ssd_mapping=" + ssd_mapping,
+          "scenario.queue_entries=8", "scenario.iodepth=1",
+          "scenario.threads=" + std::to_string(threads), "scenario.ios=" + std::to_string(ios),
+          "scenario.agent_warps=" + std::to_string(std::min(queues, 4)),
+          "scenario.poller_warps=" + std::to_string(std::min(queues * ssds, 2))};
+      try {
+        load_config(topology, default_scenario_file(), sets, 1);
+      } catch (const ConfigError&) {
+        ++rejected;
+        continue;
+      }
+      valid_tuples.insert(t.strategy + t.mapping + t.cid + t.submission + t.completion);
+      pairs_run.insert({queues, ssds});
+      accepted.push_back({what, std::move(sets)});
+      ++turn;
+      break;
     }
   }
   // 3 mappings x 5 CID schemes x 3 shared-queue submissions x 3 completions,
   // 5 exclusive tuples (per_warp, owner_drain, any CID scheme), io_agents.
   EXPECT_EQ(valid_tuples.size(), 3u * 5 * 3 * 3 + 5 + 1);
+  EXPECT_EQ(accepted.size(), valid_tuples.size());
+  EXPECT_EQ(pairs_run.size(), kPairs);
   EXPECT_GT(rejected, 0u);
   for (const auto& [what, sets] : accepted) {
     expect_clean(run(load_config(topology, default_scenario_file(), sets, 1)), ios, what);
@@ -214,6 +210,31 @@ TEST(Strategies, EveryStrategyOverQueueCountsAndSsdsKeepsTheInvariants) {
         expect_clean(r, ios, what);
         EXPECT_EQ(r["summary"]["strategy"], strategy);
       }
+    }
+  }
+}
+
+// Regression (issue 5): owner_drain consumed completions without giving
+// their CIDs back, so per_warp / counter_lock / exclusive / owner_drain spun
+// forever in CID allocation once cid_space (= queue depth, 8 here) commands
+// had gone through the warp's queue, and warp_partition ran out of local ids
+// (duplicate CIDs, a lost completion). Each run pushes many times cid_space
+// commands through one queue; every CID scheme must finish clean.
+TEST(Strategies, OwnerDrainGivesCidsBack) {
+  const std::string topology = four_ssd_topology();
+  const std::uint64_t ios = 96;
+  for (const char* cid : {"counter_lock", "warp_partition", "sq_slot", "counter", "thread_pool"}) {
+    for (int iodepth : {1, 2}) {
+      const std::string what = std::string(cid) + " iodepth=" + std::to_string(iodepth);
+      expect_clean(
+          run_with(topology,
+                   {"scenario.strategy=warp_batch", "scenario.queue_mapping=per_warp",
+                    "scenario.cid_scheme=" + std::string(cid), "scenario.submission=exclusive",
+                    "scenario.completion=owner_drain", "scenario.queues=1",
+                    "scenario.ssds=" + ssd_list(1), "scenario.queue_entries=8",
+                    "scenario.iodepth=" + std::to_string(iodepth), "scenario.threads=32",
+                    "scenario.ios=" + std::to_string(ios)}),
+          ios, what);
     }
   }
 }
