@@ -84,6 +84,12 @@ TEST(EndToEnd, ReadsOfSeveralPagesUsePrpListsAndComplete) {
 // GPU memory, the length is right), so only the ring check can stop the run,
 // and its report must name the queue, the slot, the CID and the time.
 TEST(EndToEnd, CorruptedDataPointerStopsTheRunWithAnInvariantReport) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The invariant report is an exception thrown while warp coroutines are live; SystemC's
+  // coroutine stacks carry no AddressSanitizer annotations, so ASan misreports the throw as a
+  // stack-use-after-scope. The release build runs this test.
+  GTEST_SKIP() << "exceptions thrown among SystemC coroutines are misreported by ASan";
+#endif
   const RunConfig config = load_config("", "", {"scenario.ios=8", "scenario.threads=1"}, 1);
   Simulation simulation;
   Machine machine(config.topology);

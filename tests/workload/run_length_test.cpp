@@ -92,30 +92,5 @@ TEST(RunLength, IoSizeBecomesIos) {
   }
 }
 
-TEST(RunLength, BadLengthsNameTheFieldAndWhatIsAllowed) {
-  auto error_of = [](const std::vector<std::string>& sets,
-                     const std::string& scenario = "randread-4k")
-      -> std::pair<std::string, std::string> {
-    try {
-      test::scenario(scenario, sets);
-    } catch (const ConfigError& e) {
-      return {e.path(), e.what()};
-    }
-    return {"no error", ""};
-  };
-  const auto [time_path, time_what] = error_of({"scenario.time_based=true"});
-  EXPECT_EQ(time_path, "$.time_based");
-  EXPECT_NE(time_what.find("runtime_us > 0"), std::string::npos) << time_what;
-  EXPECT_NE(time_what.find("randread-4k.json"), std::string::npos) << time_what;
-  const auto [size_path, size_what] = error_of({"scenario.io_size=10000"});
-  EXPECT_EQ(size_path, "$.io_size");
-  EXPECT_NE(size_what.find("10000"), std::string::npos) << size_what;
-  EXPECT_NE(size_what.find("multiple of bs (4096 B)"), std::string::npos) << size_what;
-  EXPECT_EQ(error_of({"scenario.runtime_us=-1"}).first, "$.runtime_us");
-  // The fields belong to the microbenchmark.
-  EXPECT_EQ(error_of({"scenario.runtime_us=10"}, "gather-gpu").first, "$.runtime_us");
-  EXPECT_EQ(error_of({"scenario.time_based=true"}, "kv-cache-gpu").first, "$.time_based");
-}
-
 }  // namespace
 }  // namespace gpunvme
