@@ -162,31 +162,9 @@ void GpuIoPath::plan_warps() {
       algo::cid_space_for(plan_.strategy.cid, s.integer("cid_space"), entries_, users, iodepth_);
   shutdown_word_ = gpu_.allocate(128, 128);
   const std::uint32_t all_queues = queues_per_ssd_ * ssd_count_;
-  if (plan_.pollers) {
-    poller_queues_.resize(service_warps_);
-    for (std::uint32_t q = 0; q < all_queues; ++q) poller_queues_[q % service_warps_].push_back(q);
-  }
+  service_.lay_out(plan_.pollers, plan_.agents, service_warps_, all_queues, queue_map_,
+                   static_cast<std::uint32_t>(s.integer("agent_ring_entries")), gpu_);
   if (plan_.agents) {
-    const auto ring_entries = static_cast<std::uint32_t>(s.integer("agent_ring_entries"));
-    rings_.resize(service_warps_);
-    agent_queues_.resize(service_warps_);
-    agent_local_index_.assign(service_warps_, std::vector<std::uint32_t>(all_queues, ~0u));
-    agent_of_queue_.resize(all_queues);
-    for (std::uint32_t q = 0; q < all_queues; ++q) {
-      const std::uint32_t a = algo::agent_of_queue(queue_map_, q);
-      agent_of_queue_[q] = a;
-      agent_local_index_[a][q] = static_cast<std::uint32_t>(agent_queues_[a].size());
-      algo::AgentQueue owned;
-      owned.queue = q;
-      agent_queues_[a].push_back(owned);
-    }
-    for (algo::AgentRing& ring : rings_) {
-      ring.entries = ring_entries;
-      ring.base = gpu_.allocate(std::uint64_t{ring_entries} * sizeof(algo::AgentRequest), 4096);
-      ring.tail = gpu_.allocate(128, 128);
-      ring.gate = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
-      ring.ready = gpu_.allocate(std::uint64_t{ring_entries} * 4, 128);
-    }
     replies_ = gpu_.allocate(std::uint64_t{warps} * algo::kWarpLanes * iodepth_ * 8, 128);
   }
 }
@@ -300,7 +278,7 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       masks[d] = mask;
       ++used;
       if (plan_.agents) {
-        algo::agent_post(p, rings_.data(), agent_of_queue_.data(), mask, request, replies[d]);
+        algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
       } else {
         rounds[d].fill(algo::Pending{});
         algo::submit(p, context, mask, request, rounds[d]);
@@ -342,23 +320,16 @@ void GpuIoPath::agent_main(std::uint32_t a) {
   const ParamValues& s = config_.scenario.params;
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
                       place(static_cast<std::uint32_t>(warps_.size()) + a), poll_backoff_);
-  algo::AgentContext context;
-  context.w = base_context_;
-  context.ring = rings_[a];
-  context.owned = agent_queues_[a].data();
-  context.owned_count = static_cast<std::uint32_t>(agent_queues_[a].size());
-  context.local_index = agent_local_index_[a].data();
-  context.batch_size = static_cast<std::uint32_t>(s.integer("batch_size"));
-  context.batch_timeout = ns_to_ps(s.real("batch_timeout_ns"));
-  context.shutdown = shutdown_word_;
+  algo::AgentContext context = service_.agent_context(a, base_context_, s, shutdown_word_);
   algo::agent_loop(p, context);
 }
 
 void GpuIoPath::poller_main(std::uint32_t i) {
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
                       place(static_cast<std::uint32_t>(warps_.size()) + i), poll_backoff_);
-  algo::polling_warp(p, base_context_, poller_queues_[i].data(),
-                     static_cast<std::uint32_t>(poller_queues_[i].size()), shutdown_word_);
+  const std::vector<std::uint32_t>& watched = service_.poller_queues(i);
+  algo::polling_warp(p, base_context_, watched.data(), static_cast<std::uint32_t>(watched.size()),
+                     shutdown_word_);
 }
 
 }  // namespace gpunvme

@@ -27,6 +27,7 @@
 #include "sim/platform/cq_observer.h"
 #include "sim/workload/io_path.h"
 #include "sim/workload/microbenchmark.h"
+#include "sim/workload/service_warps.h"
 #include "sim/workload/stage_recorder.h"
 
 namespace gpunvme {
@@ -114,11 +115,7 @@ class GpuIoPath : public Component, public IoPath {
   std::uint64_t shutdown_word_ = 0;
 
   // io_agents and polling warps.
-  std::vector<algo::AgentRing> rings_;
-  std::vector<std::uint32_t> agent_of_queue_;
-  std::vector<std::vector<algo::AgentQueue>> agent_queues_;
-  std::vector<std::vector<std::uint32_t>> agent_local_index_;
-  std::vector<std::vector<std::uint32_t>> poller_queues_;
+  ServiceWarps service_;  // polling warps and I/O agents
   std::uint64_t replies_ = 0;
 
   std::uint64_t submitted_ = 0;

@@ -17,6 +17,7 @@
 #include "sim/platform/cq_observer.h"
 #include "sim/platform/sim_warp.h"
 #include "sim/run/machine.h"
+#include "sim/workload/service_warps.h"
 #include "sim/workload/stage_recorder.h"
 
 namespace gpunvme {
@@ -107,11 +108,7 @@ class Microbenchmark : public Component {
   std::uint64_t finished_word_ = 0;  // compute warps done (GPU memory)
   std::uint64_t shutdown_word_ = 0;  // set by the last compute warp
   std::uint64_t replies_ = 0;        // io_agents: one 8 B reply word per thread and round
-  std::vector<algo::AgentRing> rings_;
-  std::vector<std::uint32_t> agent_of_queue_;
-  std::vector<std::vector<algo::AgentQueue>> agent_queues_;
-  std::vector<std::vector<std::uint32_t>> agent_local_index_;
-  std::vector<std::vector<std::uint32_t>> poller_queues_;
+  ServiceWarps service_;  // polling warps and I/O agents
   std::unique_ptr<platform::CqArrivalObserver> observer_;
 };
 
