@@ -10,7 +10,8 @@
 // Relaxed ordering (HostWarpOptions::relaxed): loads, stores and atomics
 // are relaxed, and a warp's plain stores sit in a store buffer of its own
 // until a GPU- or system-scope fence drains it (in reverse program order:
-// stores not separated by a fence may become visible in any order). MMIO
+// stores to different locations not separated by a fence may become visible
+// in any order; two stores to one location stay in program order). MMIO
 // stores and atomics bypass the buffer, as posted PCIe writes and L2 atomics
 // are not ordered behind earlier stores without a fence. So an algorithm
 // that, say, rings a doorbell without fencing its SQE first lets the target
@@ -226,6 +227,11 @@ class HostWarp {
   int rmw_order() const { return options_.relaxed ? __ATOMIC_RELAXED : __ATOMIC_ACQ_REL; }
   void buffer(std::uint64_t addr, const void* data, std::size_t len) {
     arena_.at(addr, len);  // range check now, as a direct store would
+    // Per-location coherence: an older store to the same bytes becomes
+    // visible now (early visibility is always allowed), so the buffer never
+    // holds two stores to one location and drain() may write in any order
+    // without a newer value being overwritten by an older one.
+    forward(addr, len);
     const auto* in = static_cast<const std::uint8_t*>(data);
     buffer_.push_back({addr, std::vector<std::uint8_t>(in, in + len)});
   }
@@ -249,7 +255,8 @@ class HostWarp {
     ++counters_.atomics;
     forward(addr, 4);
   }
-  // Newest first: nothing orders stores between two fences.
+  // Newest first: nothing orders stores to different locations between two
+  // fences (buffer() keeps at most one store per location).
   void drain() {
     for (auto it = buffer_.rbegin(); it != buffer_.rend(); ++it) {
       arena_.write(it->addr, it->bytes.data(), it->bytes.size());

@@ -631,5 +631,33 @@ TEST(HostThreads, RelaxedOrderingExposesAMissingFence) {
   }
 }
 
+// The relaxed store buffer may reorder stores to different locations, but
+// two stores to one location keep program order (the CQ head written twice
+// in one drain must not go back to the older value at the fence).
+TEST(HostThreads, RelaxedStoreBufferKeepsPerLocationOrder) {
+  HostArena arena(1ull << 40, 1 << 16);
+  struct NoMmio : platform::MmioTarget {
+    void mmio_write(std::uint64_t, std::uint32_t) override {}
+  } mmio;
+  const std::uint64_t head = arena.allocate(4);
+  const std::uint64_t flag = arena.allocate(8);
+  platform::HostWarpOptions options;
+  options.relaxed = true;
+  HostWarp p(arena, mmio, nullptr, options);
+  p.store_u32(head, 32);
+  p.store_u32(flag, 1);
+  p.store_u32(head, 40);
+  const std::uint64_t wide = 0x0102'0304'0506'0708ull;
+  p.store_bytes(flag, &wide, 8);  // overlaps the 4-byte store to `flag`
+  EXPECT_NE(arena.load_acquire(head), 40u) << "the newest store waits for a fence";
+  EXPECT_EQ(p.buffered_stores(), 2u) << "an overwritten store leaves the buffer";
+  p.fence_gpu();
+  EXPECT_EQ(arena.load_acquire(head), 40u);
+  std::uint64_t got = 0;
+  arena.read(flag, &got, 8);
+  EXPECT_EQ(got, wide);
+  EXPECT_EQ(p.buffered_stores(), 0u);
+}
+
 }  // namespace
 }  // namespace gpunvme
