@@ -50,6 +50,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
   command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
   command_ps_per_byte_ = p.real("command_ns_per_kib") * 1000.0 / 1024.0;
+  batch_service_ = p.boolean("batch_service");
+  batch_overhead_ = ns_to_ps(p.real("batch_overhead_ns"));
   const double datapath_gbps = p.real("datapath_gbps");
   datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
@@ -64,6 +66,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
   arbiter_ = Arbiter(default_burst_log2_);
   processor_free_at_.assign(static_cast<std::size_t>(p.integer("controller_cores")), 0);
+  pollers_.assign(batch_service_ ? processor_free_at_.size() : 0, Poller{});
   const auto vectors = p.integer("msix_vectors");
   msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -306,6 +309,10 @@ void Controller::reset() {
     cqs_[qid] = CompletionQueue{};
   }
   index_rings();
+  for (Poller& poller : pollers_) {
+    poller.fetching = false;
+    poller.waiting.clear();
+  }
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -419,6 +426,17 @@ void Controller::kick_fetch() {
     if (turn == 0) continue;
     turn = std::min(turn, arbiter_.burst());
     if (qid != kAdminQueueId) turn = std::min(turn, io_room);
+    const bool polled = batch_service_ && qid != kAdminQueueId;
+    if (polled) {
+      // The queue's processor fetches one batch (one read) when it is free.
+      const std::size_t processor = processor_of(qid);
+      if (pollers_[processor].fetching || processor_free_at_[processor] > now()) {
+        wait_for_processor(processor, qid);
+        continue;
+      }
+      pollers_[processor].fetching = true;
+      turn = std::min(turn, fetch_burst_);
+    }
     const std::uint64_t generation = generation_;
     while (turn > 0 && fetches_in_flight_ < max_fetches_) {
       const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
@@ -426,11 +444,14 @@ void Controller::kick_fetch() {
       sq.fetching += count;
       if (qid != kAdminQueueId) entries_fetching_ += count;
       ++fetches_in_flight_;
-      turn -= count;
-      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
+      turn = polled ? 0 : turn - count;
+      auto arrived = [this, qid, from, count, generation, polled](const std::uint8_t* data,
+                                                                  std::uint32_t) {
         --fetches_in_flight_;
         if (qid != kAdminQueueId) entries_fetching_ -= count;
+        if (polled && generation == generation_) pollers_[processor_of(qid)].fetching = false;
         on_entries(qid, from, data, count, generation);
+        if (polled && generation == generation_) wake_when_free(processor_of(qid));
         kick_fetch();
       };
       mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
@@ -444,6 +465,8 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
                             std::uint32_t count, std::uint64_t generation) {
   if (generation != generation_) return;  // fetched before a controller reset
   SubmissionQueue& sq = sqs_[qid];
+  std::optional<Picoseconds> batch_processed;
+  if (batch_service_ && qid != kAdminQueueId) batch_processed = book_batch(qid, data, count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint32_t slot = (first + i) % sq.entries;
     auto command = std::make_shared<Command>();
@@ -452,6 +475,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     std::memcpy(&command->sqe, data + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     command->fetched_at = now();
     command->generation = generation_;
+    command->batch_processed = batch_processed;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
@@ -499,6 +523,53 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
 // I/O commands
 // ---------------------------------------------------------------------------
 
+// batch_service: processor t polls queues t+1, t+1+cores, ... (as the
+// software controller's threads do).
+std::size_t Controller::processor_of(std::uint16_t qid) const {
+  return (qid - 1u) % processor_free_at_.size();
+}
+
+// The queue waits until its processor is free; the processor then marks its
+// waiting queues ready again.
+void Controller::wait_for_processor(std::size_t processor, std::uint16_t qid) {
+  SubmissionQueue& sq = sqs_[qid];
+  if (!sq.waiting_for_processor) {
+    sq.waiting_for_processor = true;
+    pollers_[processor].waiting.push_back(qid);
+  }
+  if (!pollers_[processor].fetching) wake_when_free(processor);
+}
+
+void Controller::wake_when_free(std::size_t processor) {
+  Poller& poller = pollers_[processor];
+  const Picoseconds at = std::max(now(), processor_free_at_[processor]);
+  if (poller.waiting.empty() || poller.wake_at == at) return;
+  poller.wake_at = at;
+  const std::uint64_t generation = generation_;
+  schedule_at(at, [this, processor, generation, at] {
+    Poller& p = pollers_[processor];
+    if (generation != generation_ || p.wake_at != at) return;
+    p.wake_at = Poller::kNoWake;
+    for (std::uint16_t qid : p.waiting) {
+      sqs_[qid].waiting_for_processor = false;
+      arbiter_.mark_ready(qid);
+    }
+    p.waiting.clear();
+    kick_fetch();
+  });
+}
+
+// A command's processor time: the fixed overhead plus the per-byte cost of
+// a read or write's data (commands without data pay the overhead only).
+Picoseconds Controller::processing_time(const SubmissionEntry& sqe) const {
+  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
+  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
+  const std::uint64_t bytes =
+      rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes_ : 0;
+  return command_overhead_ +
+         static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
+}
+
 Picoseconds Controller::book_processor(std::uint64_t bytes) {
   auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
   const Picoseconds start = std::max(now(), *earliest);
@@ -506,6 +577,21 @@ Picoseconds Controller::book_processor(std::uint64_t bytes) {
       static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
   *earliest = start + command_overhead_ + per_byte;
   return *earliest;
+}
+
+// batch_service: the entries of one fetch are processed together on one
+// processor and finish together (one data synchronisation for the batch).
+Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entries,
+                                   std::uint32_t count) {
+  Picoseconds work = batch_overhead_;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SubmissionEntry sqe;
+    std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
+    work += processing_time(sqe);
+  }
+  Picoseconds& free_at = processor_free_at_[processor_of(qid)];
+  free_at = std::max(now(), free_at) + work;
+  return free_at;
 }
 
 // The data path limits throughput only: a transfer starts once the path is
@@ -523,7 +609,8 @@ void Controller::execute(CommandPtr command) {
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
   const ReadWriteFields fields = decode_read_write(sqe);
   const std::uint64_t bytes = rw ? std::uint64_t{fields.block_count} * lba_bytes_ : 0;
-  const Picoseconds processed = book_processor(bytes);
+  const Picoseconds processed = command->batch_processed ? *command->batch_processed
+                                                         : book_processor(bytes);
   auto finish_at = [this, command](Picoseconds when, Status status) {
     schedule_at(when, [this, command, status] { complete(*command, status); });
   };

@@ -162,6 +162,7 @@ class Controller : public Component, public pcie::RegisterTarget {
     // A Delete I/O SQ waiting for the queue's commands to finish.
     std::function<void()> on_drained;
     bool shadow_awake = false;  // EventIdx says "no MMIO needed"
+    bool waiting_for_processor = false;  // batch_service: listed in polling_.waiting
   };
   struct CompletionQueue {
     bool exists = false;
@@ -184,6 +185,9 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint64_t generation = 0;  // controller resets drop older commands
     std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
     FaultKind fault = FaultKind::None;
+    // With batch_service: when its batch's processing ends (booked for the
+    // whole fetch at once); otherwise the command books a processor itself.
+    std::optional<Picoseconds> batch_processed;
   };
   using CommandPtr = std::shared_ptr<Command>;
   struct Segment {
@@ -218,6 +222,11 @@ class Controller : public Component, public pcie::RegisterTarget {
   void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void store_write(CommandPtr command, std::uint64_t bytes);
   Picoseconds book_processor(std::uint64_t bytes);
+  Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);
+  std::size_t processor_of(std::uint16_t qid) const;
+  Picoseconds processing_time(const SubmissionEntry& sqe) const;
+  void wait_for_processor(std::size_t processor, std::uint16_t qid);
+  void wake_when_free(std::size_t processor);
   Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
   // --- data pointers and DMA (controller_data.cpp)
   // Resolves the command's PRPs or SGL into data segments. List pages and
@@ -298,6 +307,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t max_active_;
   Picoseconds command_overhead_;
   double command_ps_per_byte_;
+  bool batch_service_;
+  Picoseconds batch_overhead_;
   double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
@@ -337,6 +348,15 @@ class Controller : public Component, public pcie::RegisterTarget {
 
   // Servers.
   std::vector<Picoseconds> processor_free_at_;
+  // batch_service: each processor polls its own queues and fetches a batch
+  // only when free; queues with entries wait for it here.
+  struct Poller {
+    bool fetching = false;
+    std::vector<std::uint16_t> waiting;
+    static constexpr Picoseconds kNoWake = ~Picoseconds{0};
+    Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires
+  };
+  std::vector<Poller> pollers_;
   Picoseconds admin_free_at_ = 0;
   Picoseconds datapath_free_at_ = 0;
   std::uint32_t fetches_in_flight_ = 0;

@@ -86,6 +86,18 @@ std::vector<ParamSpec> controller_params() {
                  "processor time per KiB of data a command moves, added to command_overhead_ns",
                  "estimate: 0 unless a profile calibrates a size-dependent cost from datasheet "
                  "IOPS at two transfer sizes (see intel-optane-p5800x)"),
+      bool_param("batch_service", false,
+                 "processors poll their own I/O queues (queue q: processor (q - 1) mod "
+                 "controller_cores) and, when free, fetch up to sq_fetch_burst entries as one "
+                 "batch that finishes together, after batch_overhead_ns plus each command's "
+                 "processor time",
+                 "sim/hardware/soft_controller.cpp: thread t polls queues t+1, t+1+threads, ... "
+                 "and serves up to 64 SQEs of a queue per pass with one copy synchronisation; "
+                 "SSD firmware fetches ahead and processes commands one by one (false)"),
+      real_param("batch_overhead_ns", "ns", 0.0, 0.0, 1e7,
+                 "processor time per batch on top of its commands' (batch_service only)",
+                 "measured per case by gpunvme validate from the software controller's service "
+                 "time (configs/measurements/hw-strategies-h100-2026-11-24.json); 0 for SSDs"),
       real_param("datapath_gbps", "GB/s", 0.0, 0.0, 1e4,
                  "throughput of the controller's data path (buffers, ECC, DMA engines), shared "
                  "by reads and writes (0 = not a limit)",

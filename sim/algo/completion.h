@@ -254,23 +254,49 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
     if (fresh == 0) break;
     // Acquire the SSD's writes: the data came before the CQE.
     if (consumed == 0) p.fence_system();
-    // Match entries to the warp's records: the records are the warp's own
-    // (registers), so this is lane arithmetic, one instruction.
-    p.for_lanes(lanes_below(fresh), [&](int) {});
+    // Match entries to the warp's records: each lane looks for its own
+    // commands among the fresh entries, all lanes at once (one instruction
+    // in the model; on a GPU a short loop per lane, where one lane matching
+    // every entry against every record takes 32 x 32 serial steps).
+    const std::uint32_t batched = min_u32(w.round_count, kMaxOwnerRounds);
+    for (std::uint32_t r = 0; r < batched; ++r) {
+      const Lanes<Pending>& io = w.rounds[r];
+      for_each_lane(kAllLanes, [&](int l) {
+        if (io[l].state == kOutstanding && io[l].queue == queue_index) done[r] |= LaneMask{1} << l;
+      });
+    }
+    p.for_lanes(kAllLanes, [&](int l) {
+      for (std::uint32_t r = 0; r < batched; ++r) {
+        Pending& mine = w.rounds[r][l];
+        if (((done[r] >> l) & 1u) == 0) continue;
+        for (std::uint32_t e = 0; e < fresh; ++e) {
+          if (entry[e].cid == mine.cid) {
+            mine.status = static_cast<std::uint16_t>(entry[e].status_field >> 1);
+            mine.state = kCompleted;
+            break;
+          }
+        }
+      }
+    });
+    for_each_lane(lanes_below(fresh),
+                  [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+    for (std::uint32_t r = 0; r < batched; ++r) {
+      const Lanes<Pending>& io = w.rounds[r];
+      for_each_lane(done[r], [&](int l) {
+        if (io[l].state != kCompleted) done[r] &= ~(LaneMask{1} << l);
+      });
+    }
+    // Rounds past kMaxOwnerRounds: matched entry by entry, CIDs given back
+    // lane by lane.
     for_each_lane(lanes_below(fresh), [&](int lane) {
-      const std::uint16_t cid = entry[lane].cid;
-      record(p, q, cid, Stage::CompletionSeen);
-      for (std::uint32_t r = 0; r < w.round_count; ++r) {
+      for (std::uint32_t r = batched; r < w.round_count; ++r) {
         Lanes<Pending>& io = w.rounds[r];
         for (int l = 0; l < kWarpLanes; ++l) {
-          if (io[l].state == kOutstanding && io[l].queue == queue_index && io[l].cid == cid) {
+          if (io[l].state == kOutstanding && io[l].queue == queue_index &&
+              io[l].cid == entry[lane].cid) {
             io[l].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
             io[l].state = kCompleted;
-            if (r < kMaxOwnerRounds) {
-              done[r] |= LaneMask{1} << l;
-            } else {
-              release_cids(p, w, io, LaneMask{1} << l);
-            }
+            release_cids(p, w, io, LaneMask{1} << l);
           }
         }
       }

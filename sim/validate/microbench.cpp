@@ -6,7 +6,10 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <systemc>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -89,7 +92,12 @@ std::pair<double, double> contend(const std::string& profile, std::uint32_t warp
                                   std::uint32_t lanes, std::uint32_t iterations) {
   Bench bench(profile);
   const std::uint32_t sms = bench.gpu().sms();
-  const std::uint64_t word = bench.gpu().allocate(128, 128);
+  // The measured run's word is far from its first block's SM: one lane alone
+  // takes 248 ns per atomic there, the far mode of the per-SM map (253 ns),
+  // not the near one (153 ns). The simulated word is likewise far from SM 0.
+  gpu::Gpu& g = bench.gpu();
+  std::uint64_t word = g.allocate(128, 128);
+  while (g.atomic_latency(0, word) < g.atomic_latency(1, word)) word = g.allocate(128, 128);
   Picoseconds first = ~Picoseconds{0}, last = 0;
   double latency_sum = 0;
   for (std::uint32_t w = 0; w < warps; ++w) {
@@ -107,6 +115,33 @@ std::pair<double, double> contend(const std::string& profile, std::uint32_t warp
   bench.run();
   const double ops = static_cast<double>(warps) * lanes * iterations;
   return {latency_sum / warps, ops / (ns(last - first) * 1e-9)};
+}
+
+// The per-SM atomic latency map's two modes (near and far L2 partition):
+// means of its 10 ns histogram bins below and above the widest empty gap.
+std::optional<std::pair<double, double>> near_far_modes(const nlohmann::json& map) {
+  if (!map.contains("histogram_10ns_bins") || !map.at("histogram_10ns_bins").is_object()) {
+    return std::nullopt;
+  }
+  std::vector<std::pair<double, double>> bins;  // (bin centre ns, count)
+  for (const auto& [start, count] : map.at("histogram_10ns_bins").items()) {
+    bins.emplace_back(std::stod(start) + 5.0, count.get<double>());
+  }
+  std::sort(bins.begin(), bins.end());
+  if (bins.size() < 2) return std::nullopt;
+  std::size_t split = 1;
+  for (std::size_t i = 1; i < bins.size(); ++i) {
+    if (bins[i].first - bins[i - 1].first > bins[split].first - bins[split - 1].first) split = i;
+  }
+  auto mean = [&](std::size_t from, std::size_t to) {
+    double sum = 0, n = 0;
+    for (std::size_t i = from; i < to; ++i) {
+      sum += bins[i].first * bins[i].second;
+      n += bins[i].second;
+    }
+    return sum / n;
+  };
+  return std::make_pair(mean(0, split), mean(split, bins.size()));
 }
 
 const nlohmann::json* find(const nlohmann::json& doc, std::initializer_list<const char*> path) {
@@ -144,17 +179,30 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
   constexpr std::uint32_t kIters = 200;
 
   // Uncontended atomic: a lone thread's dependent chain on one L2-resident
-  // word. The model has a near and a far L2 partition; the hardware figure is
-  // one thread on whichever SM ran it, so the simulated figure is the mean of
-  // an SM near the word and one far from it.
+  // word. The model has a near and a far L2 partition. The hardware's chain
+  // (162 ns, two integer ops per step included) ran near its word; the
+  // per-SM map gives both modes (4224 SM-line pairs, half in each).
   const auto atomic_chain = [&](std::uint32_t sm) {
     return per_op(profile, sm, kIters, [](platform::SimWarp& p, std::uint64_t w) {
       p.for_lanes(algo::lanes_below(1), [&](int) { p.atomic_add_u32(w, 1); });
     });
   };
-  add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}),
-      (atomic_chain(0) + atomic_chain(1)) / 2,
-      "one lane, dependent atomicAdd chain on one GPU word; mean of SM 0 and SM 1 (near, far)");
+  const double near_chain = atomic_chain(0);
+  const double far_chain = atomic_chain(1);
+  add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}), near_chain,
+      "one lane, dependent atomicAdd chain on one GPU word near its SM");
+  if (const nlohmann::json* map = find(f, {"atomic_add_latency_by_sm_and_address"})) {
+    const std::optional<std::pair<double, double>> modes = near_far_modes(*map);
+    if (modes) {
+      const nlohmann::json near = {{"value", modes->first}, {"unit", "ns"}};
+      const nlohmann::json far = {{"value", modes->second}, {"unit", "ns"}};
+      add("atomic_latency_near_mode", &near, near_chain,
+          "dependent atomicAdd chain, word in the SM's near L2 partition (hardware: mean of the "
+          "per-SM map's lower mode)");
+      add("atomic_latency_far_mode", &far, far_chain,
+          "the same, word in the far partition (hardware: the map's upper mode)");
+    }
+  }
 
   // Same-address contention against the number of contending warps.
   if (const nlohmann::json* rowsj = find(f, {"atomic_contention", "rows"})) {
