@@ -162,7 +162,7 @@ class Controller : public Component, public pcie::RegisterTarget {
     // A Delete I/O SQ waiting for the queue's commands to finish.
     std::function<void()> on_drained;
     bool shadow_awake = false;  // EventIdx says "no MMIO needed"
-    bool waiting_for_processor = false;  // batch_service: listed in polling_.waiting
+    bool waiting_for_processor = false;  // batch_service: listed in its Poller's waiting
   };
   struct CompletionQueue {
     bool exists = false;
