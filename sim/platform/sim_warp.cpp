@@ -218,54 +218,37 @@ void SimWarp::nanosleep(std::uint32_t ns) {
   op_done(op_issue() + t, kSleep);
 }
 
-bool SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* ranges,
-                          std::size_t count, Picoseconds deadline) {
+bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
+                          Picoseconds deadline) {
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   for (;;) {
     settle();
     const Picoseconds start = clock();
     if (ready()) return true;
     if (deadline != 0 && start >= deadline) return false;
-    // One watch per range; each fires once. A write that does not satisfy
-    // the predicate re-arms only the watch it fired (the others still
-    // stand); one that does cancels the rest.
-    std::vector<MemorySpace::WatchId> ids(count, 0);
-    bool satisfied = false;
-    Picoseconds seen = 0;
-    std::function<void(std::size_t)> arm;
-    arm = [&](std::size_t i) {
-      ids[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [&, i] {
-        ids[i] = 0;
-        if (satisfied) return;
-        if (!ready()) {
-          arm(i);
-          return;
-        }
-        satisfied = true;
-        for (auto& id : ids) {
-          if (id != 0) memory_.cancel(id);
-          id = 0;
-        }
-        // The spinning warp issues a poll every poll period; the first one
-        // issued at or after the write sees it, one load latency later.
-        const Picoseconds now = clock();
-        const Picoseconds polls = (now - start + poll_period_ - 1) / poll_period_;
-        seen = start + polls * poll_period_ + gpu_.costs().load_latency;
-        wake_.notify(ps(seen - now));
-      });
-    };
+    // One watch per range. A write that does not satisfy the predicate
+    // re-arms only the watch it fired (the others still stand); one that
+    // does cancels the rest (on_watched_write).
+    Waiting waiting{this, ready, start};
+    watch_ids_.assign(count, 0);
     wake_.cancel();
-    for (std::size_t i = 0; i < count; ++i) arm(i);
-    timeout_.cancel();
-    if (deadline != 0) timeout_.notify(ps(deadline - start));
-    while (!satisfied || clock() < seen) {
-      Simulation::count_event();
-      sc_core::wait(wake_ | timeout_);
-      if (!satisfied && deadline != 0 && clock() >= deadline) break;
+    for (std::size_t i = 0; i < count; ++i) {
+      // Two words of capture: std::function keeps them without allocating.
+      watch_ids_[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [state = &waiting, i] {
+        state->warp->on_watched_write(*state, i);
+      });
     }
     timeout_.cancel();
-    for (auto id : ids) {
+    if (deadline != 0) timeout_.notify(ps(deadline - start));
+    while (!waiting.satisfied || clock() < waiting.seen) {
+      Simulation::count_event();
+      sc_core::wait(wake_ | timeout_);
+      if (!waiting.satisfied && deadline != 0 && clock() >= deadline) break;
+    }
+    timeout_.cancel();
+    for (auto& id : watch_ids_) {
       if (id != 0) memory_.cancel(id);
+      id = 0;
     }
     const Picoseconds waited = clock() - start;
     counters_.wait_ps += waited;
@@ -275,6 +258,30 @@ bool SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* rang
     if (ready()) return true;
     if (deadline != 0 && clock() >= deadline) return false;
   }
+}
+
+void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
+  if (waiting.satisfied) {
+    watch_ids_[range] = 0;
+    return;
+  }
+  if (!waiting.ready()) {
+    // Keeps the watch, with the firing order a fresh registration would get.
+    memory_.rearm(watch_ids_[range]);
+    return;
+  }
+  waiting.satisfied = true;
+  watch_ids_[range] = 0;  // fired: forgotten once this returns
+  for (auto& id : watch_ids_) {
+    if (id != 0) memory_.cancel(id);
+    id = 0;
+  }
+  // The spinning warp issues a poll every poll period; the first one issued
+  // at or after the write sees it, one load latency later.
+  const Picoseconds now = clock();
+  const Picoseconds polls = (now - waiting.start + poll_period_ - 1) / poll_period_;
+  waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
+  wake_.notify(ps(waiting.seen - now));
 }
 
 }  // namespace gpunvme::platform
