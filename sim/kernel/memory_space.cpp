@@ -94,7 +94,9 @@ MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
   w.on_write = std::move(on_write);
   ++live_watches_;
   for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
-    watches_by_page_[page].push_back(PageWatch{addr, addr + len, slot});
+    std::vector<PageWatch>& list = watches_by_page_[page];
+    watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &list};
+    list.push_back(PageWatch{addr, addr + len, slot});
   }
   return (WatchId{w.generation} << 32) | slot;
 }
@@ -131,22 +133,30 @@ void MemorySpace::unlink(std::uint32_t slot) {
   Watch& w = watches_[slot];
   for (std::uint64_t page = w.addr / kPageBytes; page <= (w.addr + w.len - 1) / kPageBytes;
        ++page) {
-    auto it = watches_by_page_.find(page);
-    if (it == watches_by_page_.end()) continue;
-    auto& list = it->second;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (list[i].slot == slot) {
-        list[i] = list.back();
-        list.pop_back();
+    std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].slot == slot) {
+        (*list)[i] = list->back();
+        list->pop_back();
         break;
       }
     }
-    if (list.empty()) watches_by_page_.erase(it);
   }
   w.on_write = nullptr;
   ++w.generation;
   if (w.generation == 0) w.generation = 1;  // ids are never 0
   free_slots_.push_back(slot);
+}
+
+std::vector<MemorySpace::PageWatch>* MemorySpace::watch_list(std::uint64_t page) {
+  WatchLine& line = watch_cache_[page & (kCacheSlots - 1)];
+  if (line.page != page) {
+    // watch() puts a page's new list in the cache, so a cached "none" stays true.
+    auto it = watches_by_page_.find(page);
+    line = WatchLine{page, it == watches_by_page_.end() ? nullptr : &it->second};
+  }
+  return line.list;
 }
 
 void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
@@ -158,9 +168,9 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
   due.clear();
   const std::uint64_t end = addr + len;
   for (std::uint64_t page = addr / kPageBytes; page <= (end - 1) / kPageBytes; ++page) {
-    auto it = watches_by_page_.find(page);
-    if (it == watches_by_page_.end()) continue;
-    for (const PageWatch& pw : it->second) {
+    const std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (const PageWatch& pw : *list) {
       if (pw.addr < end && addr < pw.end && watches_[pw.slot].live) {
         due.push_back(Due{watches_[pw.slot].order, pw.slot});
       }

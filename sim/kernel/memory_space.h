@@ -106,6 +106,10 @@ class MemorySpace {
     std::uint64_t end;
     std::uint32_t slot;
   };
+  struct WatchLine {
+    std::uint64_t page = ~std::uint64_t{0};
+    std::vector<PageWatch>* list = nullptr;  // nullptr: no watch list for the page
+  };
   struct Due {
     std::uint64_t order;
     std::uint32_t slot;
@@ -114,6 +118,7 @@ class MemorySpace {
   void read_slow(std::uint64_t addr, void* data, std::size_t len) const;
   Page* page_if_present(std::uint64_t page) const;
   Page& page_for_write(std::uint64_t page);
+  std::vector<PageWatch>* watch_list(std::uint64_t page);
   void fire_watches(std::uint64_t addr, std::uint64_t len);
   void unlink(std::uint32_t slot);  // removes a watch from its pages and frees the slot
   static std::uint32_t slot_of(WatchId id) { return static_cast<std::uint32_t>(id); }
@@ -123,7 +128,10 @@ class MemorySpace {
   std::uint64_t next_base_ = 1ull << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
   mutable std::array<CacheLine, kCacheSlots> cache_{};
+  // Lists are kept once made, even empty, so the cache's pointers stay valid
+  // (unordered_map nodes do not move).
   std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;
+  std::array<WatchLine, kCacheSlots> watch_cache_{};
   std::deque<Watch> watches_;  // slots; a deque keeps a firing watch in place
   std::vector<std::uint32_t> free_slots_;
   std::size_t live_watches_ = 0;

@@ -242,7 +242,13 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     if (deadline != 0) timeout_.notify(ps(deadline - start));
     while (!waiting.satisfied || clock() < waiting.seen) {
       Simulation::count_event();
-      sc_core::wait(wake_ | timeout_);
+      // Without a deadline the timeout is never notified: waiting on the
+      // wake event alone spares the kernel building an event list per wait.
+      if (deadline == 0) {
+        sc_core::wait(wake_);
+      } else {
+        sc_core::wait(wake_ | timeout_);
+      }
       if (!waiting.satisfied && deadline != 0 && clock() >= deadline) break;
     }
     timeout_.cancel();
