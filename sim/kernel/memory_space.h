@@ -83,7 +83,9 @@ class MemorySpace {
 
  private:
   static constexpr std::uint64_t kPageBytes = 4096;
-  static constexpr std::size_t kCacheSlots = 256;  // power of two
+  // Power of two; the queue structures of hundreds of queues (rings, flags,
+  // gates) are thousands of pages, all in use at once.
+  static constexpr std::size_t kCacheSlots = 16384;
   using Page = std::array<std::uint8_t, kPageBytes>;
   struct CacheLine {
     std::uint64_t page = ~std::uint64_t{0};
@@ -127,11 +129,11 @@ class MemorySpace {
   std::deque<Region> regions_;  // sorted by base, never overlapping; references stay valid
   std::uint64_t next_base_ = 1ull << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
-  mutable std::array<CacheLine, kCacheSlots> cache_{};
+  mutable std::vector<CacheLine> cache_ = std::vector<CacheLine>(kCacheSlots);  // on the heap: large
   // Lists are kept once made, even empty, so the cache's pointers stay valid
   // (unordered_map nodes do not move).
   std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;
-  std::array<WatchLine, kCacheSlots> watch_cache_{};
+  std::vector<WatchLine> watch_cache_ = std::vector<WatchLine>(kCacheSlots);
   std::deque<Watch> watches_;  // slots; a deque keeps a firing watch in place
   std::vector<std::uint32_t> free_slots_;
   std::size_t live_watches_ = 0;
