@@ -11,9 +11,9 @@
 namespace gpunvme::platform {
 
 namespace {
-sc_core::sc_time ps(Picoseconds t) {
-  return sc_core::sc_time(static_cast<double>(t), sc_core::SC_PS);
-}
+// The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
+// the time's raw value: no floating-point conversion per wait.
+sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
 
 std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
   return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
