@@ -63,6 +63,9 @@ struct Measured {
   std::uint64_t peak_rss_kb = 0;
 
   double ios_per_s() const { return wall_s > 0 ? ios / wall_s : 0; }
+  // The kernel's and the models' cost per event, apart from how many events
+  // the simulated system needs per I/O.
+  double events_per_s() const { return wall_s > 0 ? events / wall_s : 0; }
   double events_per_io() const { return ios > 0 ? double(events) / ios : 0; }
 };
 
@@ -139,8 +142,8 @@ void print_row(const Measured& m) {
     fmt::print("{:<34} FAILED: {}\n", m.name, m.error);
     return;
   }
-  fmt::print("{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>10.1f}\n", m.name, m.ios, m.wall_s,
-             m.ios_per_s(), m.events_per_io(), m.peak_rss_kb / 1024.0);
+  fmt::print("{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f}\n", m.name, m.ios,
+             m.wall_s, m.ios_per_s(), m.events_per_io(), m.events_per_s(), m.peak_rss_kb / 1024.0);
   std::fflush(stdout);
 }
 
@@ -155,6 +158,7 @@ json to_json(const Measured& m) {
             {"simulated_ios_per_s", m.ios_per_s()},
             {"events", m.events},
             {"events_per_io", m.events_per_io()},
+            {"events_per_s", m.events_per_s()},
             {"simulated_ns", m.simulated_ns},
             {"peak_rss_mib", m.peak_rss_kb / 1024.0}});
   return j;
@@ -221,8 +225,8 @@ int main(int argc, char** argv) {
   const auto ios_set = [](std::uint64_t n) { return fmt::format("scenario.ios={}", n); };
 
   fmt::print("simulator speed on {}\n", kScenario);
-  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>10}\n", "case", "I/Os", "wall s", "I/Os per s",
-             "events/IO", "peak MiB");
+  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>12} {:>10}\n", "case", "I/Os", "wall s",
+             "I/Os per s", "events/IO", "events per s", "peak MiB");
   json report = {{"schema", "gpunvme.speed-bench/1"},
                  {"topology", kTopology},
                  {"scenario", kScenario},
