@@ -35,7 +35,7 @@ MemorySpace::Page* MemorySpace::page_if_present(std::uint64_t page) const {
 MemorySpace::Page& MemorySpace::page_for_write(std::uint64_t page) {
   if (Page* present = page_if_present(page)) return *present;
   auto& storage = pages_[page];
-  storage = std::make_unique<Page>();  // value-initialized: unwritten bytes read as zero
+  storage = std::make_unique<Page>();  // value-initialized: unwritten bytes read as zero, stamps 0
   cache_[page & (kCacheSlots - 1)] = CacheLine{page, storage.get()};
   return *storage;
 }
@@ -44,11 +44,16 @@ void MemorySpace::write(std::uint64_t addr, const void* data, std::size_t len) {
   const auto* bytes = static_cast<const std::uint8_t*>(data);
   std::uint64_t a = addr;
   std::size_t left = len;
+  const std::uint64_t stamp = ++writes_;
   while (left > 0) {
     const std::uint64_t page = a / kPageBytes;
     const std::size_t offset = a % kPageBytes;
     const std::size_t chunk = std::min<std::size_t>(left, kPageBytes - offset);
-    std::memcpy(page_for_write(page).data() + offset, bytes, chunk);
+    Page& target = page_for_write(page);
+    std::memcpy(target.bytes.data() + offset, bytes, chunk);
+    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes; ++line) {
+      target.stamps[line] = stamp;
+    }
     bytes += chunk;
     a += chunk;
     left -= chunk;
@@ -63,7 +68,7 @@ void MemorySpace::read_slow(std::uint64_t addr, void* data, std::size_t len) con
     const std::size_t offset = addr % kPageBytes;
     const std::size_t chunk = std::min<std::size_t>(len, kPageBytes - offset);
     if (const Page* p = page_if_present(page)) {
-      std::memcpy(bytes, p->data() + offset, chunk);
+      std::memcpy(bytes, p->bytes.data() + offset, chunk);
     } else {
       std::memset(bytes, 0, chunk);
     }

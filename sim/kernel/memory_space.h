@@ -54,7 +54,7 @@ class MemorySpace {
     const std::size_t offset = addr % kPageBytes;
     const CacheLine& line = cache_[page & (kCacheSlots - 1)];
     if (line.page == page && offset + len <= kPageBytes) {
-      std::memcpy(data, line.data->data() + offset, len);
+      std::memcpy(data, line.data->bytes.data() + offset, len);
       return;
     }
     read_slow(addr, data, len);
@@ -81,12 +81,28 @@ class MemorySpace {
 
   std::uint64_t bytes_stored() const { return pages_.size() * kPageBytes; }
 
+  // Change detection for whoever re-evaluates a function of memory (wait
+  // predicates): writes are numbered, and each line of kLineBytes remembers
+  // the number of the last write that touched it (0: never written). A
+  // function that read only lines whose stamps are at most the write count
+  // it was evaluated at would read the same values again.
+  static constexpr std::uint64_t kLineBytes = 64;
+  std::uint64_t write_count() const { return writes_; }
+  std::uint64_t line_stamp(std::uint64_t line) const {
+    const std::uint64_t addr = line * kLineBytes;
+    const Page* p = page_if_present(addr / kPageBytes);
+    return p == nullptr ? 0 : p->stamps[(addr % kPageBytes) / kLineBytes];
+  }
+
  private:
   static constexpr std::uint64_t kPageBytes = 4096;
   // Power of two; the queue structures of hundreds of queues (rings, flags,
   // gates) are thousands of pages, all in use at once.
   static constexpr std::size_t kCacheSlots = 16384;
-  using Page = std::array<std::uint8_t, kPageBytes>;
+  struct Page {
+    std::array<std::uint8_t, kPageBytes> bytes;
+    std::array<std::uint64_t, kPageBytes / kLineBytes> stamps;  // per line: its last write
+  };
   struct CacheLine {
     std::uint64_t page = ~std::uint64_t{0};
     Page* data = nullptr;
@@ -138,6 +154,7 @@ class MemorySpace {
   std::vector<std::uint32_t> free_slots_;
   std::size_t live_watches_ = 0;
   std::uint64_t next_order_ = 1;
+  std::uint64_t writes_ = 0;
   // Scratch lists for fire_watches, one per nesting level (a callback may write).
   std::vector<std::vector<Due>> due_scratch_;
   std::size_t fire_depth_ = 0;

@@ -224,12 +224,12 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   for (;;) {
     settle();
     const Picoseconds start = clock();
-    if (ready()) return true;
+    Waiting waiting{this, ready, start, 0, false, {}};
+    if (evaluate(waiting)) return true;
     if (deadline != 0 && start >= deadline) return false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
     // does cancels the rest (on_watched_write).
-    Waiting waiting{this, ready, start};
     watch_ids_.assign(count, 0);
     wake_.cancel();
     for (std::size_t i = 0; i < count; ++i) {
@@ -271,7 +271,10 @@ void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
     watch_ids_[range] = 0;
     return;
   }
-  if (!waiting.ready()) {
+  // Most writes a waiter watches are other warps' business (their flags,
+  // other CQ entries): when nothing the predicate read has changed, its
+  // answer has not either.
+  if (unchanged(waiting.reads) || !evaluate(waiting)) {
     // Keeps the watch, with the firing order a fresh registration would get.
     memory_.rearm(watch_ids_[range]);
     return;
@@ -288,6 +291,42 @@ void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
   const Picoseconds polls = (now - waiting.start + poll_period_ - 1) / poll_period_;
   waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
   wake_.notify(ps(waiting.seen - now));
+}
+
+bool SimWarp::evaluate(Waiting& waiting) {
+  ReadSet& reads = waiting.reads;
+  reads.count = 0;
+  reads.overflow = false;
+  reads.evaluated_at = memory_.write_count();
+  reads_ = &reads;
+  const bool ready = waiting.ready();
+  reads_ = nullptr;
+  return ready;
+}
+
+bool SimWarp::unchanged(const ReadSet& reads) const {
+  if (reads.overflow) return false;
+  for (std::uint32_t i = 0; i < reads.count; ++i) {
+    if (memory_.line_stamp(reads.lines[i]) > reads.evaluated_at) return false;
+  }
+  return true;
+}
+
+void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
+  ReadSet& reads = *reads_;
+  if (reads.overflow || len == 0) return;
+  const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
+  for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
+    // Consecutive peeks mostly share a line: look back before adding.
+    bool known = false;
+    for (std::uint32_t i = reads.count; i > 0 && !known; --i) known = reads.lines[i - 1] == line;
+    if (known) continue;
+    if (reads.count == ReadSet::kMaxLines) {
+      reads.overflow = true;
+      return;
+    }
+    reads.lines[reads.count++] = line;
+  }
 }
 
 }  // namespace gpunvme::platform

@@ -133,9 +133,10 @@ class SimWarp {
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
   // Free reads for wait predicates and bookkeeping: the polls themselves are
   // accounted by wait_until.
-  std::uint32_t peek_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
+  std::uint32_t peek_u32(std::uint64_t addr) const { return peek<std::uint32_t>(addr); }
   template <class T>
   T peek(std::uint64_t addr) const {
+    if (reads_ != nullptr) note_read(addr, sizeof(T));
     return memory_.load<T>(addr);
   }
 
@@ -196,6 +197,16 @@ class SimWarp {
   void settle();  // waits until every charged operation has completed
   void load_bytes(std::uint64_t addr, void* data, std::size_t len);
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
+  // The memory lines a predicate evaluation read (peeks), and the write
+  // count it ran at: until one of them is written again, evaluating it again
+  // gives the same answer.
+  struct ReadSet {
+    static constexpr std::uint32_t kMaxLines = 32;
+    std::uint64_t lines[kMaxLines];
+    std::uint32_t count = 0;
+    bool overflow = false;  // read more lines than it keeps: always re-evaluate
+    std::uint64_t evaluated_at = 0;
+  };
   // One wait in progress: what the watches' callbacks share.
   struct Waiting {
     SimWarp* warp;
@@ -203,10 +214,19 @@ class SimWarp {
     Picoseconds start = 0;
     Picoseconds seen = 0;  // when the satisfied warp notices the write
     bool satisfied = false;
+    ReadSet reads;
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
   void on_watched_write(Waiting& waiting, std::size_t range);
+  // Evaluates the predicate, noting what it reads.
+  bool evaluate(Waiting& waiting);
+  // Whether the predicate's last evaluation (false) still stands: nothing it
+  // read has been written since. Predicates are functions of simulated
+  // memory (peeks) and of the waiting warp's own state, which does not change
+  // while it waits.
+  bool unchanged(const ReadSet& reads) const;
+  void note_read(std::uint64_t addr, std::size_t len) const;
 
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
@@ -225,6 +245,7 @@ class SimWarp {
   sc_core::sc_event wake_;
   sc_core::sc_event timeout_;
   std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress
+  ReadSet* reads_ = nullptr;                     // where peeks are noted, while evaluating
 };
 
 }  // namespace gpunvme::platform
