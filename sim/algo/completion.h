@@ -452,10 +452,15 @@ GPUNVME_HD inline void add_reap_ranges(WaitSet& set, WarpContext& w) {
     for (std::uint32_t i = 0; i < w.owned_count; ++i) add_queue(w.queue(w.owned[i].queue));
     return;
   }
+  // Lanes mostly share a queue: adding the previous lane's queue again would
+  // add nothing (WaitSet::add skips ranges it holds).
+  std::uint32_t last = ~0u;
   for (std::uint32_t r = 0; r < w.round_count; ++r) {
     const Lanes<Pending>& io = w.rounds[r];
     for (int lane = 0; lane < kWarpLanes; ++lane) {
-      if (io[lane].state == kOutstanding) add_queue(w.queue(io[lane].queue));
+      if (io[lane].state != kOutstanding || io[lane].queue == last) continue;
+      last = io[lane].queue;
+      add_queue(w.queue(last));
     }
   }
 }

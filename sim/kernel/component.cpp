@@ -16,7 +16,16 @@ Picoseconds Component::now() { return sc_core::sc_time_stamp().value(); }
 void Component::schedule_at(Picoseconds when, Callback callback) {
   const Picoseconds t = now();
   if (when < t) when = t;
-  pending_.push(Pending{when, next_sequence_++, std::move(callback)});
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(callbacks_.size());
+    callbacks_.push_back(std::move(callback));
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    callbacks_[slot] = std::move(callback);
+  }
+  pending_.push(Pending{when, next_sequence_++, slot});
   // sc_event keeps only the earliest pending notification, so re-arm only
   // when this callback is due before the one already armed.
   // While dispatching, the loop below picks up anything due now and re-arms
@@ -25,7 +34,7 @@ void Component::schedule_at(Picoseconds when, Callback callback) {
   if (!armed_ || when < armed_for_) {
     armed_ = true;
     armed_for_ = when;
-    wake_.notify(sc_core::sc_time(static_cast<double>(when - t), sc_core::SC_PS));
+    wake_.notify(sc_core::sc_time::from_value(when - t));  // resolution: 1 ps
   }
 }
 
@@ -34,8 +43,11 @@ void Component::dispatch() {
   dispatching_ = true;
   const Picoseconds t = now();
   while (!pending_.empty() && pending_.top().when <= t) {
-    // Move out before popping: the callback may schedule more work.
-    Callback callback = std::move(const_cast<Pending&>(pending_.top()).callback);
+    // Move out before calling: the callback may schedule more work.
+    const std::uint32_t slot = pending_.top().slot;
+    Callback callback = std::move(callbacks_[slot]);
+    callbacks_[slot] = nullptr;
+    free_slots_.push_back(slot);
     pending_.pop();
     Simulation::count_event();
     callback();
@@ -44,7 +56,7 @@ void Component::dispatch() {
   if (!pending_.empty() && !armed_) {
     armed_ = true;
     armed_for_ = pending_.top().when;
-    wake_.notify(sc_core::sc_time(static_cast<double>(armed_for_ - t), sc_core::SC_PS));
+    wake_.notify(sc_core::sc_time::from_value(armed_for_ - t));
   }
 }
 

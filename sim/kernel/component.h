@@ -34,10 +34,12 @@ class Component : public sc_core::sc_module {
   static Picoseconds now();
 
  private:
+  // The heap holds small entries; the callbacks wait in a slot table, so
+  // reordering the heap does not move std::functions around.
   struct Pending {
     Picoseconds when;
     std::uint64_t sequence;  // ties break in scheduling order: deterministic
-    Callback callback;
+    std::uint32_t slot;      // index into callbacks_
   };
   struct Later {
     bool operator()(const Pending& a, const Pending& b) const {
@@ -49,6 +51,8 @@ class Component : public sc_core::sc_module {
 
   ParamValues params_;
   std::priority_queue<Pending, std::vector<Pending>, Later> pending_;
+  std::vector<Callback> callbacks_;
+  std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
   sc_core::sc_event wake_;
   Picoseconds armed_for_ = 0;

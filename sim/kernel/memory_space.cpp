@@ -21,17 +21,39 @@ const Region* MemorySpace::find(std::uint64_t addr, std::uint64_t len) const {
   return it->contains(addr, len) ? &*it : nullptr;
 }
 
+// Pages are never freed, so a cached pointer stays valid; only pages that
+// exist are cached (a read of an unwritten page must not create it).
+MemorySpace::Page* MemorySpace::page_if_present(std::uint64_t page) const {
+  CacheLine& line = cache_[page & (kCacheSlots - 1)];
+  if (line.page == page) return line.data;
+  auto it = pages_.find(page);
+  if (it == pages_.end()) return nullptr;
+  line = CacheLine{page, it->second.get()};
+  return line.data;
+}
+
+MemorySpace::Page& MemorySpace::page_for_write(std::uint64_t page) {
+  if (Page* present = page_if_present(page)) return *present;
+  auto& storage = pages_[page];
+  storage = std::make_unique<Page>();  // value-initialized: unwritten bytes read as zero, stamps 0
+  cache_[page & (kCacheSlots - 1)] = CacheLine{page, storage.get()};
+  return *storage;
+}
+
 void MemorySpace::write(std::uint64_t addr, const void* data, std::size_t len) {
   const auto* bytes = static_cast<const std::uint8_t*>(data);
   std::uint64_t a = addr;
   std::size_t left = len;
+  const std::uint64_t stamp = ++writes_;
   while (left > 0) {
-    std::uint64_t page = a / kPageBytes;
-    std::size_t offset = a % kPageBytes;
-    std::size_t chunk = std::min<std::size_t>(left, kPageBytes - offset);
-    auto& storage = pages_[page];
-    if (storage.empty()) storage.assign(kPageBytes, 0);
-    std::memcpy(storage.data() + offset, bytes, chunk);
+    const std::uint64_t page = a / kPageBytes;
+    const std::size_t offset = a % kPageBytes;
+    const std::size_t chunk = std::min<std::size_t>(left, kPageBytes - offset);
+    Page& target = page_for_write(page);
+    std::memcpy(target.bytes.data() + offset, bytes, chunk);
+    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes; ++line) {
+      target.stamps[line] = stamp;
+    }
     bytes += chunk;
     a += chunk;
     left -= chunk;
@@ -39,17 +61,16 @@ void MemorySpace::write(std::uint64_t addr, const void* data, std::size_t len) {
   fire_watches(addr, len);
 }
 
-void MemorySpace::read(std::uint64_t addr, void* data, std::size_t len) const {
+void MemorySpace::read_slow(std::uint64_t addr, void* data, std::size_t len) const {
   auto* bytes = static_cast<std::uint8_t*>(data);
   while (len > 0) {
-    std::uint64_t page = addr / kPageBytes;
-    std::size_t offset = addr % kPageBytes;
-    std::size_t chunk = std::min<std::size_t>(len, kPageBytes - offset);
-    auto it = pages_.find(page);
-    if (it == pages_.end()) {
-      std::memset(bytes, 0, chunk);
+    const std::uint64_t page = addr / kPageBytes;
+    const std::size_t offset = addr % kPageBytes;
+    const std::size_t chunk = std::min<std::size_t>(len, kPageBytes - offset);
+    if (const Page* p = page_if_present(page)) {
+      std::memcpy(bytes, p->bytes.data() + offset, chunk);
     } else {
-      std::memcpy(bytes, it->second.data() + offset, chunk);
+      std::memset(bytes, 0, chunk);
     }
     bytes += chunk;
     addr += chunk;
@@ -59,48 +80,131 @@ void MemorySpace::read(std::uint64_t addr, void* data, std::size_t len) const {
 
 MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
                                         std::function<void()> on_write) {
-  WatchId id = next_watch_++;
-  watches_.emplace(id, Watch{addr, len, std::move(on_write)});
-  for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
-    watches_by_page_[page].push_back(id);
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(watches_.size());
+    watches_.emplace_back();
+    watches_.back().generation = 1;
   }
-  return id;
+  Watch& w = watches_[slot];
+  w.addr = addr;
+  w.len = len;
+  w.order = next_order_++;
+  w.live = true;
+  w.rearmed = false;
+  w.firing = 0;
+  w.on_write = std::move(on_write);
+  ++live_watches_;
+  for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
+    std::vector<PageWatch>& list = watches_by_page_[page];
+    watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &list};
+    list.push_back(PageWatch{addr, addr + len, slot});
+  }
+  return (WatchId{w.generation} << 32) | slot;
+}
+
+void MemorySpace::rearm(WatchId id) {
+  const std::uint32_t slot = slot_of(id);
+  if (slot >= watches_.size()) return;
+  Watch& w = watches_[slot];
+  if (w.generation != generation_of(id) || w.firing == 0 || w.live) return;
+  w.live = true;
+  w.rearmed = true;
+  w.order = next_order_++;
+  ++live_watches_;
 }
 
 void MemorySpace::cancel(WatchId id) {
-  auto it = watches_.find(id);
-  if (it == watches_.end()) return;
-  const Watch& w = it->second;
+  const std::uint32_t slot = slot_of(id);
+  if (slot >= watches_.size()) return;
+  Watch& w = watches_[slot];
+  if (w.generation != generation_of(id)) return;
+  if (w.live) {
+    w.live = false;
+    --live_watches_;
+  }
+  if (w.firing != 0) {
+    // Its callback runs now: fire_watches frees the slot once it returns.
+    w.rearmed = false;
+    return;
+  }
+  unlink(slot);
+}
+
+void MemorySpace::unlink(std::uint32_t slot) {
+  Watch& w = watches_[slot];
   for (std::uint64_t page = w.addr / kPageBytes; page <= (w.addr + w.len - 1) / kPageBytes;
        ++page) {
-    auto& ids = watches_by_page_[page];
-    ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-    if (ids.empty()) watches_by_page_.erase(page);
+    std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].slot == slot) {
+        (*list)[i] = list->back();
+        list->pop_back();
+        break;
+      }
+    }
   }
-  watches_.erase(it);
+  w.on_write = nullptr;
+  ++w.generation;
+  if (w.generation == 0) w.generation = 1;  // ids are never 0
+  free_slots_.push_back(slot);
+}
+
+std::vector<MemorySpace::PageWatch>* MemorySpace::watch_list(std::uint64_t page) {
+  WatchLine& line = watch_cache_[page & (kCacheSlots - 1)];
+  if (line.page != page) {
+    // watch() puts a page's new list in the cache, so a cached "none" stays true.
+    auto it = watches_by_page_.find(page);
+    line = WatchLine{page, it == watches_by_page_.end() ? nullptr : &it->second};
+  }
+  return line.list;
 }
 
 void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
-  if (watches_.empty() || len == 0) return;
-  std::vector<WatchId> due;
-  for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
-    auto it = watches_by_page_.find(page);
-    if (it == watches_by_page_.end()) continue;
-    for (WatchId id : it->second) {
-      const Watch& w = watches_.at(id);
-      if (w.addr < addr + len && addr < w.addr + w.len) due.push_back(id);
+  if (live_watches_ == 0 || len == 0) return;
+  // A callback may write (and so fire watches) itself: each nesting level
+  // has its own list.
+  if (fire_depth_ == due_scratch_.size()) due_scratch_.emplace_back();
+  std::vector<Due>& due = due_scratch_[fire_depth_];
+  due.clear();
+  const std::uint64_t end = addr + len;
+  for (std::uint64_t page = addr / kPageBytes; page <= (end - 1) / kPageBytes; ++page) {
+    const std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (const PageWatch& pw : *list) {
+      if (pw.addr < end && addr < pw.end && watches_[pw.slot].live) {
+        due.push_back(Due{watches_[pw.slot].order, pw.slot});
+      }
     }
   }
-  // Fire in registration order so results do not depend on hash layout.
-  std::sort(due.begin(), due.end());
-  due.erase(std::unique(due.begin(), due.end()), due.end());
-  for (WatchId id : due) {
-    auto it = watches_.find(id);
-    if (it == watches_.end()) continue;
-    std::function<void()> callback = std::move(it->second.on_write);
-    cancel(id);
-    callback();
+  if (due.empty()) return;
+  // Fire in registration order so results do not depend on hash layout; a
+  // watch spanning several pages was collected once per page.
+  std::sort(due.begin(), due.end(), [](const Due& a, const Due& b) { return a.order < b.order; });
+  due.erase(std::unique(due.begin(), due.end(),
+                        [](const Due& a, const Due& b) { return a.order == b.order; }),
+            due.end());
+  ++fire_depth_;
+  // `due` may move when a nested level adds its list: index, do not iterate.
+  for (std::size_t i = 0; i < due_scratch_[fire_depth_ - 1].size(); ++i) {
+    const Due d = due_scratch_[fire_depth_ - 1][i];
+    // Cancelled (or cancelled and its slot reused) by an earlier callback.
+    Watch& w = watches_[d.slot];
+    if (!w.live || w.order != d.order) continue;
+    w.live = false;
+    w.rearmed = false;
+    --live_watches_;
+    ++w.firing;
+    // The deque keeps `w` in place while the callback registers more watches.
+    w.on_write();
+    --w.firing;
+    if (w.firing == 0 && !w.rearmed && !w.live) unlink(d.slot);
   }
+  --fire_depth_;
 }
 
 }  // namespace gpunvme

@@ -3,12 +3,19 @@
 // controller memory buffer), the contents of the ranges that hold protocol
 // structures, and watches. Polling is a watch: a poller wakes on the write it
 // waits for instead of spinning through simulated loads (principle 3).
+//
+// Every simulated load, store and wait predicate goes through here, so the
+// hot paths avoid hashing and allocation: recently used pages are found
+// through a small direct-mapped cache, and watches live in a slot table
+// whose slots are reused.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
+#include <cstring>
 #include <deque>
-#include <map>
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +37,7 @@ struct Region {
 
 class MemorySpace {
  public:
+  // Never 0: callers keep 0 for "no watch".
   using WatchId = std::uint64_t;
 
   // Places a region at the next free, `alignment`-aligned base; returns it.
@@ -40,7 +48,17 @@ class MemorySpace {
 
   // Contents; unwritten bytes read as zero. Writes fire matching watches.
   void write(std::uint64_t addr, const void* data, std::size_t len);
-  void read(std::uint64_t addr, void* data, std::size_t len) const;
+  void read(std::uint64_t addr, void* data, std::size_t len) const {
+    // Fast path, inline: a read within one recently used page.
+    const std::uint64_t page = addr / kPageBytes;
+    const std::size_t offset = addr % kPageBytes;
+    const CacheLine& line = cache_[page & (kCacheSlots - 1)];
+    if (line.page == page && offset + len <= kPageBytes) {
+      std::memcpy(data, line.data->bytes.data() + offset, len);
+      return;
+    }
+    read_slow(addr, data, len);
+  }
   template <typename T>
   T load(std::uint64_t addr) const {
     T value;
@@ -53,27 +71,93 @@ class MemorySpace {
   }
 
   // Calls `on_write` (once, then forgets it) when a write touches
-  // [addr, addr+len).
+  // [addr, addr+len). Watches a write touches fire in registration order.
   WatchId watch(std::uint64_t addr, std::uint64_t len, std::function<void()> on_write);
+  // From inside watch `id`'s own callback: keeps the watch for the next
+  // write, as if it were registered anew now (same range and callback, and
+  // its place in the firing order moves to the end). Cheaper than watch().
+  void rearm(WatchId id);
   void cancel(WatchId id);
 
   std::uint64_t bytes_stored() const { return pages_.size() * kPageBytes; }
 
+  // Change detection for whoever re-evaluates a function of memory (wait
+  // predicates): writes are numbered, and each line of kLineBytes remembers
+  // the number of the last write that touched it (0: never written). A
+  // function that read only lines whose stamps are at most the write count
+  // it was evaluated at would read the same values again.
+  static constexpr std::uint64_t kLineBytes = 64;
+  std::uint64_t write_count() const { return writes_; }
+  std::uint64_t line_stamp(std::uint64_t line) const {
+    const std::uint64_t addr = line * kLineBytes;
+    const Page* p = page_if_present(addr / kPageBytes);
+    return p == nullptr ? 0 : p->stamps[(addr % kPageBytes) / kLineBytes];
+  }
+
  private:
   static constexpr std::uint64_t kPageBytes = 4096;
+  // Power of two; the queue structures of hundreds of queues (rings, flags,
+  // gates) are thousands of pages, all in use at once.
+  static constexpr std::size_t kCacheSlots = 16384;
+  struct Page {
+    std::array<std::uint8_t, kPageBytes> bytes;
+    std::array<std::uint64_t, kPageBytes / kLineBytes> stamps;  // per line: its last write
+  };
+  struct CacheLine {
+    std::uint64_t page = ~std::uint64_t{0};
+    Page* data = nullptr;
+  };
   struct Watch {
-    std::uint64_t addr;
-    std::uint64_t len;
+    std::uint64_t addr = 0;
+    std::uint64_t len = 0;
+    std::uint64_t order = 0;       // registration order; fixes the firing order
+    std::uint32_t generation = 0;  // bumped whenever the slot is freed
+    std::uint32_t firing = 0;  // its callback runs now (nested when a callback writes)
+    bool live = false;
+    bool rearmed = false;
     std::function<void()> on_write;
   };
+  // One entry of a page's watch list: enough to test the overlap without
+  // touching the watch itself.
+  struct PageWatch {
+    std::uint64_t addr;
+    std::uint64_t end;
+    std::uint32_t slot;
+  };
+  struct WatchLine {
+    std::uint64_t page = ~std::uint64_t{0};
+    std::vector<PageWatch>* list = nullptr;  // nullptr: no watch list for the page
+  };
+  struct Due {
+    std::uint64_t order;
+    std::uint32_t slot;
+  };
+
+  void read_slow(std::uint64_t addr, void* data, std::size_t len) const;
+  Page* page_if_present(std::uint64_t page) const;
+  Page& page_for_write(std::uint64_t page);
+  std::vector<PageWatch>* watch_list(std::uint64_t page);
   void fire_watches(std::uint64_t addr, std::uint64_t len);
+  void unlink(std::uint32_t slot);  // removes a watch from its pages and frees the slot
+  static std::uint32_t slot_of(WatchId id) { return static_cast<std::uint32_t>(id); }
+  static std::uint32_t generation_of(WatchId id) { return static_cast<std::uint32_t>(id >> 32); }
 
   std::deque<Region> regions_;  // sorted by base, never overlapping; references stay valid
   std::uint64_t next_base_ = 1ull << 32;
-  std::unordered_map<std::uint64_t, std::vector<std::uint8_t>> pages_;
-  std::map<std::uint64_t, std::vector<WatchId>> watches_by_page_;
-  std::unordered_map<WatchId, Watch> watches_;
-  WatchId next_watch_ = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
+  mutable std::vector<CacheLine> cache_ = std::vector<CacheLine>(kCacheSlots);  // on the heap: large
+  // Lists are kept once made, even empty, so the cache's pointers stay valid
+  // (unordered_map nodes do not move).
+  std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;
+  std::vector<WatchLine> watch_cache_ = std::vector<WatchLine>(kCacheSlots);
+  std::deque<Watch> watches_;  // slots; a deque keeps a firing watch in place
+  std::vector<std::uint32_t> free_slots_;
+  std::size_t live_watches_ = 0;
+  std::uint64_t next_order_ = 1;
+  std::uint64_t writes_ = 0;
+  // Scratch lists for fire_watches, one per nesting level (a callback may write).
+  std::vector<std::vector<Due>> due_scratch_;
+  std::size_t fire_depth_ = 0;
 };
 
 }  // namespace gpunvme

@@ -11,9 +11,9 @@
 namespace gpunvme::platform {
 
 namespace {
-sc_core::sc_time ps(Picoseconds t) {
-  return sc_core::sc_time(static_cast<double>(t), sc_core::SC_PS);
-}
+// The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
+// the time's raw value: no floating-point conversion per wait.
+sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
 
 std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
   return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
@@ -218,54 +218,43 @@ void SimWarp::nanosleep(std::uint32_t ns) {
   op_done(op_issue() + t, kSleep);
 }
 
-bool SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* ranges,
-                          std::size_t count, Picoseconds deadline) {
+bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
+                          Picoseconds deadline) {
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   for (;;) {
     settle();
     const Picoseconds start = clock();
-    if (ready()) return true;
+    Waiting waiting{this, ready, start, 0, false, {}};
+    if (evaluate(waiting)) return true;
     if (deadline != 0 && start >= deadline) return false;
-    // One watch per range; each fires once. A write that does not satisfy
-    // the predicate re-arms only the watch it fired (the others still
-    // stand); one that does cancels the rest.
-    std::vector<MemorySpace::WatchId> ids(count, 0);
-    bool satisfied = false;
-    Picoseconds seen = 0;
-    std::function<void(std::size_t)> arm;
-    arm = [&](std::size_t i) {
-      ids[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [&, i] {
-        ids[i] = 0;
-        if (satisfied) return;
-        if (!ready()) {
-          arm(i);
-          return;
-        }
-        satisfied = true;
-        for (auto& id : ids) {
-          if (id != 0) memory_.cancel(id);
-          id = 0;
-        }
-        // The spinning warp issues a poll every poll period; the first one
-        // issued at or after the write sees it, one load latency later.
-        const Picoseconds now = clock();
-        const Picoseconds polls = (now - start + poll_period_ - 1) / poll_period_;
-        seen = start + polls * poll_period_ + gpu_.costs().load_latency;
-        wake_.notify(ps(seen - now));
-      });
-    };
+    // One watch per range. A write that does not satisfy the predicate
+    // re-arms only the watch it fired (the others still stand); one that
+    // does cancels the rest (on_watched_write).
+    watch_ids_.assign(count, 0);
     wake_.cancel();
-    for (std::size_t i = 0; i < count; ++i) arm(i);
-    timeout_.cancel();
-    if (deadline != 0) timeout_.notify(ps(deadline - start));
-    while (!satisfied || clock() < seen) {
-      Simulation::count_event();
-      sc_core::wait(wake_ | timeout_);
-      if (!satisfied && deadline != 0 && clock() >= deadline) break;
+    for (std::size_t i = 0; i < count; ++i) {
+      // Two words of capture: std::function keeps them without allocating.
+      watch_ids_[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [state = &waiting, i] {
+        state->warp->on_watched_write(*state, i);
+      });
     }
     timeout_.cancel();
-    for (auto id : ids) {
+    if (deadline != 0) timeout_.notify(ps(deadline - start));
+    while (!waiting.satisfied || clock() < waiting.seen) {
+      Simulation::count_event();
+      // Without a deadline the timeout is never notified: waiting on the
+      // wake event alone spares the kernel building an event list per wait.
+      if (deadline == 0) {
+        sc_core::wait(wake_);
+      } else {
+        sc_core::wait(wake_ | timeout_);
+      }
+      if (!waiting.satisfied && deadline != 0 && clock() >= deadline) break;
+    }
+    timeout_.cancel();
+    for (auto& id : watch_ids_) {
       if (id != 0) memory_.cancel(id);
+      id = 0;
     }
     const Picoseconds waited = clock() - start;
     counters_.wait_ps += waited;
@@ -274,6 +263,69 @@ bool SimWarp::block_until(std::function<bool()> ready, const std::uint64_t* rang
     // as the real loop would (another warp may have taken what we waited for).
     if (ready()) return true;
     if (deadline != 0 && clock() >= deadline) return false;
+  }
+}
+
+void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
+  if (waiting.satisfied) {
+    watch_ids_[range] = 0;
+    return;
+  }
+  // Most writes a waiter watches are other warps' business (their flags,
+  // other CQ entries): when nothing the predicate read has changed, its
+  // answer has not either.
+  if (unchanged(waiting.reads) || !evaluate(waiting)) {
+    // Keeps the watch, with the firing order a fresh registration would get.
+    memory_.rearm(watch_ids_[range]);
+    return;
+  }
+  waiting.satisfied = true;
+  watch_ids_[range] = 0;  // fired: forgotten once this returns
+  for (auto& id : watch_ids_) {
+    if (id != 0) memory_.cancel(id);
+    id = 0;
+  }
+  // The spinning warp issues a poll every poll period; the first one issued
+  // at or after the write sees it, one load latency later.
+  const Picoseconds now = clock();
+  const Picoseconds polls = (now - waiting.start + poll_period_ - 1) / poll_period_;
+  waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
+  wake_.notify(ps(waiting.seen - now));
+}
+
+bool SimWarp::evaluate(Waiting& waiting) {
+  ReadSet& reads = waiting.reads;
+  reads.count = 0;
+  reads.overflow = false;
+  reads.evaluated_at = memory_.write_count();
+  reads_ = &reads;
+  const bool ready = waiting.ready();
+  reads_ = nullptr;
+  return ready;
+}
+
+bool SimWarp::unchanged(const ReadSet& reads) const {
+  if (reads.overflow) return false;
+  for (std::uint32_t i = 0; i < reads.count; ++i) {
+    if (memory_.line_stamp(reads.lines[i]) > reads.evaluated_at) return false;
+  }
+  return true;
+}
+
+void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
+  ReadSet& reads = *reads_;
+  if (reads.overflow || len == 0) return;
+  const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
+  for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
+    // Consecutive peeks mostly share a line: look back before adding.
+    bool known = false;
+    for (std::uint32_t i = reads.count; i > 0 && !known; --i) known = reads.lines[i - 1] == line;
+    if (known) continue;
+    if (reads.count == ReadSet::kMaxLines) {
+      reads.overflow = true;
+      return;
+    }
+    reads.lines[reads.count++] = line;
   }
 }
 

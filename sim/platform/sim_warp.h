@@ -25,8 +25,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <systemc>
 #include <type_traits>
+#include <vector>
 
 #include "models/gpu/gpu.h"
 #include "models/pcie/fabric.h"
@@ -60,6 +62,22 @@ struct WarpCounters {
 struct WarpPlacement {
   std::uint32_t sm = 0;
   std::uint32_t scheduler = 0;
+};
+
+// A non-owning reference to a wait predicate. Predicates are lambdas on the
+// waiting warp's stack that outlive the wait; wrapping each in a
+// std::function would allocate on every wait.
+class PredicateRef {
+ public:
+  template <class F>
+  explicit PredicateRef(F& f)
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o) { return static_cast<bool>((*static_cast<F*>(o))()); }) {}
+  bool operator()() const { return call_(object_); }
+
+ private:
+  void* object_;
+  bool (*call_)(void*);
 };
 
 class SimWarp {
@@ -115,9 +133,10 @@ class SimWarp {
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
   // Free reads for wait predicates and bookkeeping: the polls themselves are
   // accounted by wait_until.
-  std::uint32_t peek_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
+  std::uint32_t peek_u32(std::uint64_t addr) const { return peek<std::uint32_t>(addr); }
   template <class T>
   T peek(std::uint64_t addr) const {
+    if (reads_ != nullptr) note_read(addr, sizeof(T));
     return memory_.load<T>(addr);
   }
 
@@ -135,14 +154,14 @@ class SimWarp {
     static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
     if (ready()) return;
     const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
-    block_until(std::function<bool()>(ready), flat, sizeof...(Ranges) / 2, 0);
+    block_until(PredicateRef(ready), flat, sizeof...(Ranges) / 2, 0);
   }
   // As wait_until, with the ranges in an array of `count` (address, length)
   // pairs.
   template <class Pred>
   void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
     if (ready()) return;
-    block_until(std::function<bool()>(ready), ranges, count, 0);
+    block_until(PredicateRef(ready), ranges, count, 0);
   }
   // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
   // returns whether `ready()` holds.
@@ -150,7 +169,7 @@ class SimWarp {
   bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
                            std::size_t count) {
     if (ready()) return true;
-    return block_until(std::function<bool()>(ready), ranges, count, deadline == 0 ? 1 : deadline);
+    return block_until(PredicateRef(ready), ranges, count, deadline == 0 ? 1 : deadline);
   }
 
   const WarpPlacement& placement() const { return placement_; }
@@ -178,8 +197,36 @@ class SimWarp {
   void settle();  // waits until every charged operation has completed
   void load_bytes(std::uint64_t addr, void* data, std::size_t len);
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
-  bool block_until(std::function<bool()> ready, const std::uint64_t* ranges, std::size_t count,
+  // The memory lines a predicate evaluation read (peeks), and the write
+  // count it ran at: until one of them is written again, evaluating it again
+  // gives the same answer.
+  struct ReadSet {
+    static constexpr std::uint32_t kMaxLines = 32;
+    std::uint64_t lines[kMaxLines];
+    std::uint32_t count = 0;
+    bool overflow = false;  // read more lines than it keeps: always re-evaluate
+    std::uint64_t evaluated_at = 0;
+  };
+  // One wait in progress: what the watches' callbacks share.
+  struct Waiting {
+    SimWarp* warp;
+    PredicateRef ready;
+    Picoseconds start = 0;
+    Picoseconds seen = 0;  // when the satisfied warp notices the write
+    bool satisfied = false;
+    ReadSet reads;
+  };
+  bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
+  void on_watched_write(Waiting& waiting, std::size_t range);
+  // Evaluates the predicate, noting what it reads.
+  bool evaluate(Waiting& waiting);
+  // Whether the predicate's last evaluation (false) still stands: nothing it
+  // read has been written since. Predicates are functions of simulated
+  // memory (peeks) and of the waiting warp's own state, which does not change
+  // while it waits.
+  bool unchanged(const ReadSet& reads) const;
+  void note_read(std::uint64_t addr, std::size_t len) const;
 
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
@@ -197,6 +244,8 @@ class SimWarp {
   bool pcie_store_since_fence_ = false;
   sc_core::sc_event wake_;
   sc_core::sc_event timeout_;
+  std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress
+  ReadSet* reads_ = nullptr;                     // where peeks are noted, while evaluating
 };
 
 }  // namespace gpunvme::platform

@@ -6,10 +6,18 @@
 
 namespace gpunvme {
 
+StageRecorder::Times& StageRecorder::times_of(std::uint16_t queue, std::uint16_t cid) {
+  if (queue >= in_flight_.size()) in_flight_.resize(std::size_t{queue} + 1);
+  auto& blocks = in_flight_[queue];
+  const std::size_t block = cid >> kBlockBits;
+  if (block >= blocks.size()) blocks.resize(block + 1);
+  if (!blocks[block]) blocks[block] = std::make_unique<Block>();  // zeroed: no stage seen yet
+  return (*blocks[block])[cid & ((1u << kBlockBits) - 1)];
+}
+
 void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
                           Picoseconds when) {
-  const std::uint32_t key = (std::uint32_t{queue} << 16) | cid;
-  Times& times = in_flight_[key];
+  Times& times = times_of(queue, cid);
   times[static_cast<int>(stage)] = when;
   if (stage != algo::Stage::Delivered) return;
   // Each interval runs from the previous step's end to this step's end.
@@ -25,7 +33,7 @@ void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage st
   }
   end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
   last_delivered_ = std::max(last_delivered_, when);
-  in_flight_.erase(key);
+  times = Times{};  // the CID's next command starts a fresh record
 }
 
 nlohmann::json StageRecorder::stages_json() const {

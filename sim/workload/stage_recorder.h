@@ -5,7 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
+#include <memory>
+#include <vector>
 
 #include "sim/algo/stages.h"
 #include "sim/platform/sim_warp.h"
@@ -27,7 +28,13 @@ class StageRecorder : public platform::StageSink {
  private:
   static constexpr int kStages = static_cast<int>(algo::Stage::kCount);
   using Times = std::array<Picoseconds, kStages>;
-  std::unordered_map<std::uint32_t, Times> in_flight_;  // key: queue << 16 | cid
+  // Records of the I/Os in flight, by queue and CID: a table, not a hash map,
+  // since every stage of every I/O looks its record up. CIDs come in blocks
+  // allocated on first use, so sparse CID spaces stay small.
+  static constexpr std::uint32_t kBlockBits = 6;
+  using Block = std::array<Times, std::size_t{1} << kBlockBits>;
+  Times& times_of(std::uint16_t queue, std::uint16_t cid);
+  std::vector<std::vector<std::unique_ptr<Block>>> in_flight_;  // [queue][cid >> kBlockBits]
   std::array<LatencyHistogram, kStages> intervals_;     // indexed by the stage that ends it
   LatencyHistogram end_to_end_;
   Picoseconds last_delivered_ = 0;
