@@ -5,9 +5,9 @@
 // waits for instead of spinning through simulated loads (principle 3).
 //
 // Every simulated load, store and wait predicate goes through here, so the
-// hot paths avoid hashing and allocation: recently used pages are found
-// through a small direct-mapped cache, and watches live in a slot table
-// whose slots are reused.
+// hot paths avoid hashing and allocation: recently used pages (and their
+// watch lists) are found through direct-mapped caches, and watches live in a
+// slot table whose slots are reused.
 #pragma once
 
 #include <array>
