@@ -2,6 +2,8 @@
 // (tests/hardware/gpu_microbench.cu, configs/measurements/gpu-microbench-*.json):
 // the same loops run by simulated warps on a GPU of the given profile on a
 // Gen5 x16 root complex with host memory, compared with the measured figures.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -11,69 +13,22 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "sim/config/config_error.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/simulation.h"
 #include "sim/platform/sim_warp.h"
-#include "sim/run/catalog.h"
-#include "sim/run/machine.h"
+#include "sim/run/gpu_bench.h"
 #include "sim/validate/validate.h"
 
 namespace gpunvme::validate {
 namespace {
-
-class NullSink : public platform::StageSink {
- public:
-  void stage(std::uint16_t, std::uint16_t, algo::Stage, Picoseconds) override {}
-};
-
-// One GPU of `profile` behind a root complex with host memory (dram0 is
-// placed first: host memory starts at 4 GiB, as in tests/gpu/gpu_bench.h).
-class Bench {
- public:
-  explicit Bench(const std::string& profile) {
-    const nlohmann::json doc = {
-        {"name", "validate-microbench"},
-        {"nodes",
-         {{{"id", "dram0"}, {"kind", "host_memory"}, {"socket", "cpu0"}},
-          {{"id", "cpu0"}, {"kind", "cpu"}},
-          {{"id", "rc0"}, {"kind", "root_complex"}, {"socket", "cpu0"}},
-          {{"id", "gpu0"}, {"kind", "gpu"}, {"profile", profile}}}},
-        {"links", {{{"from", "rc0"}, {"to", "gpu0"}, {"gen", 5}, {"width", 16}}}}};
-    topology_ = resolve_topology(catalog(), doc, shipped_configs_dir() + "/validate-microbench");
-    machine_ = std::make_unique<Machine>(topology_);
-  }
-  gpu::Gpu& gpu() { return machine_->gpu("gpu0"); }
-  static std::uint64_t host_memory() { return 1ull << 32; }
-  void spawn(platform::WarpPlacement placement, std::function<void(platform::SimWarp&)> body) {
-    sc_core::sc_spawn_options options;
-    options.set_stack_size(256 * 1024);
-    sc_core::sc_spawn(
-        [this, placement, body] {
-          platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
-                              placement, 0);
-          body(p);
-        },
-        nullptr, &options);
-  }
-  void run() { simulation_.run(); }
-
- private:
-  Simulation simulation_;
-  TopologyConfig topology_;
-  std::unique_ptr<Machine> machine_;
-  NullSink sink_;
-  platform::WarpCounters counters_;
-};
 
 double ns(Picoseconds t) { return static_cast<double>(t) / 1000.0; }
 
 // Mean time of one iteration of `op`, one warp on SM `sm`.
 double per_op(const std::string& profile, std::uint32_t sm, std::uint32_t iterations,
               const std::function<void(platform::SimWarp&, std::uint64_t gpu_word)>& op) {
-  Bench bench(profile);
+  GpuBench bench(nlohmann::json{{"profile", profile}});
   const std::uint64_t word = bench.gpu().allocate(4096, 128);
   Picoseconds span = 0;
   bench.spawn({sm, 0}, [&](platform::SimWarp& p) {
@@ -90,7 +45,7 @@ double per_op(const std::string& profile, std::uint32_t sm, std::uint32_t iterat
 // address): mean per-op latency and the chip's ops per second.
 std::pair<double, double> contend(const std::string& profile, std::uint32_t warps,
                                   std::uint32_t lanes, std::uint32_t iterations) {
-  Bench bench(profile);
+  GpuBench bench(nlohmann::json{{"profile", profile}});
   const std::uint32_t sms = bench.gpu().sms();
   // The measured run's word is far from its first block's SM: one lane alone
   // takes 248 ns per atomic there, the far mode of the per-SM map (253 ns),
@@ -167,13 +122,14 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
     if (measured == nullptr || !measured->is_object() || !measured->contains("value")) return;
     const double h = measured->at("value").get<double>();
     const double err = h > 0 ? (simulated - h) / h : NAN;
-    rows.push_back({{"name", name},
-                    {"unit", measured->value("unit", "")},
-                    {"measured", h},
-                    {"simulated", simulated},
-                    {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
-                    {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
-                    {"simulated_as", how}});
+    rows.push_back(
+        {{"name", name},
+         {"unit", measured->value("unit", "")},
+         {"measured", h},
+         {"simulated", simulated},
+         {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
+         {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
+         {"simulated_as", how}});
   };
   const nlohmann::json& f = mb.at("figures");
   constexpr std::uint32_t kIters = 200;
@@ -220,7 +176,8 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
         const nlohmann::json lat = {{"value", m->value("mean_op_latency_ns", 0.0)}, {"unit", "ns"}};
         add(fmt::format("same_address_atomic_latency_{}w_{}l", warps, lanes), &lat, latency,
             fmt::format("{} one-warp blocks x {} lanes, dependent atomicAdd on one word: mean op "
-                        "latency", warps, lanes));
+                        "latency",
+                        warps, lanes));
         if (warps == 528 && lanes == 32) {
           add("l2_same_address_atomic_interval", find(f, {"l2_same_address_atomic_interval"}),
               1e9 / throughput, "528 warps x 32 lanes on one word: ns per operation, chip-wide");
@@ -241,11 +198,11 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
       per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_system(); }),
       "fence_system in a loop");
   const double host_store = per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
-    p.store_u32(Bench::host_memory(), 1);
+    p.store_u32(GpuBench::host_memory(), 1);
   });
   const double host_store_fence =
       per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
-        p.store_u32(Bench::host_memory(), 1);
+        p.store_u32(GpuBench::host_memory(), 1);
         p.fence_system();
       });
   add("fence_system_after_host_store", find(f, {"fences", "fence_system_after_host_store"}),
@@ -266,17 +223,18 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
              [](platform::SimWarp& p, std::uint64_t w) { (void)p.load_u32(w); }),
       "dependent load of a GPU word (L2 hit)");
   add("host_read_latency_64KiB", find(f, {"zero_copy", "host_read_latency_64KiB"}),
-      per_op(profile, 0, kIters,
-             [](platform::SimWarp& p, std::uint64_t) { (void)p.load_u32(Bench::host_memory()); }),
+      per_op(
+          profile, 0, kIters,
+          [](platform::SimWarp& p, std::uint64_t) { (void)p.load_u32(GpuBench::host_memory()); }),
       "dependent load of pinned host memory over PCIe");
   // GPU -> CPU -> GPU: the GPU's fenced store to a host flag and its read of
   // the reply; the host thread's own reaction time is not modelled (0).
   add("gpu_cpu_gpu_round_trip_fenced", find(f, {"round_trip", "gpu_cpu_gpu_round_trip_fenced"}),
       per_op(profile, 0, 50,
              [](platform::SimWarp& p, std::uint64_t) {
-               p.store_u32(Bench::host_memory(), 1);
+               p.store_u32(GpuBench::host_memory(), 1);
                p.fence_system();
-               (void)p.load_u32(Bench::host_memory() + 128);
+               (void)p.load_u32(GpuBench::host_memory() + 128);
              }),
       "host store + fence_system + one zero-copy read of the reply (host reaction time 0)");
 

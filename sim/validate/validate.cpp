@@ -287,7 +287,6 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       }
       row["stage_means_ns"] = stages;
     }
-    row["iops_measured_untraced"] = gated;
     for (const Metric& m : metrics()) {
       const double h = m.name == "iops" && gated ? number(*twin->second, hw_file, path, "iops")
                                                  : measured_metric(m.name, c, hw_file, path);

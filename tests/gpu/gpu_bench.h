@@ -1,73 +1,9 @@
-// A small simulated machine for GPU-model tests: a GPU (any profile, any
-// parameter overridden) on a root complex with host memory, and helpers to
-// run warps on it.
+// The GPU model's tests run warps on the library's one-GPU machine
+// (sim/run/gpu_bench.h).
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <systemc>
-#include <vector>
-
-#include "sim/config/run_config.h"
-#include "sim/kernel/simulation.h"
-#include "sim/platform/sim_warp.h"
-#include "sim/run/catalog.h"
-#include "sim/run/machine.h"
+#include "sim/run/gpu_bench.h"
 
 namespace gpunvme::testing {
-
-class NullSink : public platform::StageSink {
- public:
-  void stage(std::uint16_t, std::uint16_t, algo::Stage, Picoseconds) override {}
-};
-
-class GpuBench {
- public:
-  // `gpu` holds the GPU node's fields beyond id and kind (a profile, params).
-  explicit GpuBench(nlohmann::json gpu = nlohmann::json::object(), int gen = 5) {
-    nlohmann::json node = {{"id", "gpu0"}, {"kind", "gpu"}};
-    node.update(gpu);
-    const nlohmann::json doc = {
-        {"name", "gpu-bench"},
-        {"nodes",
-         {{{"id", "dram0"}, {"kind", "host_memory"}, {"socket", "cpu0"}},
-          {{"id", "cpu0"}, {"kind", "cpu"}},
-          {{"id", "rc0"}, {"kind", "root_complex"}, {"socket", "cpu0"}},
-          node}},
-        {"links", {{{"from", "rc0"}, {"to", "gpu0"}, {"gen", gen}, {"width", 16}}}}};
-    topology_ =
-        resolve_topology(catalog(), doc, std::string(GPUNVME_SOURCE_DIR) + "/configs/bench.json");
-    machine_ = std::make_unique<Machine>(topology_);
-  }
-
-  gpu::Gpu& gpu() { return machine_->gpu("gpu0"); }
-  Machine& machine() { return *machine_; }
-  platform::WarpCounters& counters() { return counters_; }
-  std::uint64_t host_memory() const { return 1ull << 32; }  // dram0 is placed first
-
-  // Runs `body` as one warp on `placement` (spawned now; runs in run()).
-  void spawn(platform::WarpPlacement placement, std::function<void(platform::SimWarp&)> body,
-             Picoseconds backoff = 0) {
-    sc_core::sc_spawn_options options;
-    options.set_stack_size(256 * 1024);
-    sc_core::sc_spawn(
-        [this, placement, body, backoff] {
-          platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
-                              placement, backoff);
-          body(p);
-        },
-        nullptr, &options);
-  }
-  void run() { simulation_.run(); }
-
- private:
-  Simulation simulation_;
-  TopologyConfig topology_;
-  std::unique_ptr<Machine> machine_;
-  NullSink sink_;
-  platform::WarpCounters counters_;
-};
-
+using gpunvme::GpuBench;
 }  // namespace gpunvme::testing
