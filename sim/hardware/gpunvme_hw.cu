@@ -115,6 +115,7 @@ struct KernelArgs {
   std::uint32_t buffer_stride;
   std::uint64_t seed;
   const platform::CudaStageTrace* trace;
+  std::uint32_t poll_backoff_ns;  // __nanosleep between polls of a waiting warp
   unsigned* errors;
   unsigned* mismatches;
   unsigned* finished;
@@ -183,7 +184,7 @@ __device__ algo::WarpContext base_context(const KernelArgs& a) {
 // no lane ever reads state another lane is writing.
 __global__ void io_kernel(KernelArgs a) {
   algo::init_warp_scratch();
-  platform::CudaWarp p(0, a.trace);
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace);
   const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
   const std::uint32_t lane = threadIdx.x % 32u;
   if (w >= a.warps + a.service_warps) return;
@@ -194,6 +195,7 @@ __global__ void io_kernel(KernelArgs a) {
       const algo::WarpContext c = base_context(a);
       algo::polling_warp(p, c, a.poller_queues + a.poller_first[i],
                          a.poller_first[i + 1] - a.poller_first[i], a.shutdown);
+      p.flush_stage_means();
       return;
     }
     algo::AgentContext c;
@@ -209,6 +211,7 @@ __global__ void io_kernel(KernelArgs a) {
     c.batch_timeout = 0;
     c.shutdown = a.shutdown;
     algo::agent_loop(p, c);
+    p.flush_stage_means();
     return;
   }
 
@@ -262,6 +265,13 @@ __global__ void io_kernel(KernelArgs a) {
       __threadfence();
     }
   }
+  p.flush_stage_means();
+}
+
+__global__ void read_globaltimer(unsigned long long* out) {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  *out = ns;
 }
 
 // ---- host side
@@ -275,6 +285,8 @@ struct Options {
   std::uint32_t queues = 32;
   std::uint32_t entries = 256;
   std::uint32_t target_threads = 4;
+  std::uint32_t dstrd = 0;            // CAP.DSTRD: doorbells 4 << dstrd bytes apart
+  std::uint32_t poll_backoff_ns = 0;  // __nanosleep between a waiting warp's polls
   std::uint32_t threads_per_block = 256;
   std::uint32_t agent_warps = 8;   // the simulator's agent_warps default
   std::uint32_t poller_warps = 4;  // the simulator's poller_warps default
@@ -284,7 +296,9 @@ struct Options {
   int device = 0;
   double timeout_s = 120;
   std::uint64_t seed = 1;
-  bool trace = true;  // record stage times (off: the records' own cost is left out)
+  // Stage timing: 0 none, 1 a record per I/O (distributions; costs about as
+  // much as the stages), 2 per-stage means only (a clock read per record).
+  std::uint32_t trace = 1;
 };
 
 [[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& why) {
@@ -325,14 +339,17 @@ void usage() {
       "  --queues N               I/O queue pairs (default 32; per_warp_queue: one per warp)\n"
       "  --entries N              entries per SQ and CQ (default 256)\n"
       "  --target-threads N       controller threads (default 4)\n"
+      "  --dstrd N                doorbell stride 4 << N bytes (CAP.DSTRD, 0-9; default 0)\n"
+      "  --poll-backoff-ns N      __nanosleep between a waiting warp's polls (default 0)\n"
       "  --threads-per-block N    CUDA block size (default 256)\n"
       "  --agent-warps N          io_agents service warps (default 8)\n"
       "  --poller-warps N         polling warps (default 4)\n"
       "  --bs N                   bytes per read (default 4096)\n"
       "  --file PATH              namespace file (default: a pattern file of --file-mib MiB,\n"
       "                           created in $TMPDIR)\n"
-      "  --trace 0|1              record per-stage times (default 1; 0 measures the records'\n"
-      "                           own cost by difference)\n"
+      "  --trace 0|1|2            per-stage times: 0 none, 1 a record per I/O (distributions;\n"
+      "                           the records cost about as much as the stages), 2 per-stage\n"
+      "                           means only (a clock read per record; default 1)\n"
       "  --device N, --seed N, --timeout-s S\n"
       "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
 }
@@ -368,6 +385,10 @@ Options parse(int argc, char** argv) {
       o.entries = static_cast<std::uint32_t>(parse_u64(arg, v, 34, 65536));
     } else if (arg == "--target-threads") {
       o.target_threads = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
+    } else if (arg == "--dstrd") {
+      o.dstrd = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 9));
+    } else if (arg == "--poll-backoff-ns") {
+      o.poll_backoff_ns = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 1000000));
     } else if (arg == "--threads-per-block") {
       o.threads_per_block = static_cast<std::uint32_t>(parse_u64(arg, v, 32, 1024));
       if (o.threads_per_block % 32 != 0) bad(arg, v, "must be a multiple of 32");
@@ -387,7 +408,7 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--seed") {
       o.seed = parse_u64(arg, v, 0, ~0ull);
     } else if (arg == "--trace") {
-      o.trace = parse_u64(arg, v, 0, 1) != 0;
+      o.trace = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 2));
     } else if (arg == "--timeout-s") {
       o.timeout_s = static_cast<double>(parse_u64(arg, v, 1, 3600));
     } else {
@@ -488,10 +509,11 @@ struct StageResult {
   std::uint64_t records = 0, dropped = 0;
 };
 
-StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64_t records) {
+using StageInterval = std::pair<std::string, std::pair<algo::Stage, algo::Stage>>;
+
+const std::vector<StageInterval>& stage_intervals() {
   using algo::Stage;
-  constexpr int n = platform::CudaStageTrace::kStages;
-  const std::vector<std::pair<std::string, std::pair<Stage, Stage>>> intervals = {
+  static const std::vector<StageInterval> intervals = {
       {"cid_allocation", {Stage::Request, Stage::CidAllocated}},
       {"sqe_construction", {Stage::CidAllocated, Stage::SqeBuilt}},
       {"sq_tail_sync", {Stage::SqeBuilt, Stage::SqTailSynced}},
@@ -500,6 +522,13 @@ StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64
       {"cq_head_sync", {Stage::CompletionSeen, Stage::CqHeadSynced}},
       {"delivery", {Stage::CqHeadSynced, Stage::Delivered}},
       {"end_to_end", {Stage::Request, Stage::Delivered}}};
+  return intervals;
+}
+
+StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64_t records) {
+  using algo::Stage;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  const std::vector<StageInterval>& intervals = stage_intervals();
   std::map<std::string, std::vector<double>> samples;
   StageResult r;
   for (std::uint64_t i = 0; i < records; ++i) {
@@ -525,6 +554,36 @@ StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64
   }
   for (auto& [name, v] : samples) r.stages[name] = summarize(std::move(v));
   return r;
+}
+
+// Per-stage means from means-mode totals (sum and count of each stage's
+// timestamps): an interval's mean is the difference of its two stages' mean
+// timestamps, which holds when every command records every stage once (the
+// counts, reported beside the means, show it). Intervals as stage_result's.
+struct StageMeans {
+  std::map<std::string, double> intervals;  // ns
+  std::map<std::string, unsigned long long> counts;  // records per stage
+};
+
+StageMeans stage_means(const std::vector<unsigned long long>& totals) {
+  using algo::Stage;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  StageMeans m;
+  auto mean = [&](Stage s) {
+    const unsigned long long c = totals[n + static_cast<int>(s)];
+    return c == 0 ? 0.0 : static_cast<double>(totals[static_cast<int>(s)]) / static_cast<double>(c);
+  };
+  for (const auto& [name, span] : stage_intervals()) {
+    if (totals[n + static_cast<int>(span.first)] == 0 || totals[n + static_cast<int>(span.second)] == 0) {
+      continue;
+    }
+    m.intervals[name] = mean(span.second) - mean(span.first);
+  }
+  for (int s = 0; s < n; ++s) {
+    const char* name = s == 0 ? "request" : algo::stage_interval_name(static_cast<Stage>(s));
+    if (totals[n + s] != 0) m.counts[name] = totals[n + s];
+  }
+  return m;
 }
 
 std::string read_command(const char* cmd) {
@@ -553,6 +612,7 @@ class Backend {
     check(cudaMalloc(&counters_, 4 * sizeof(unsigned)), "cudaMalloc (counters)");
     SoftController::Options t;
     t.threads = o.target_threads;
+    t.dstrd = static_cast<std::uint8_t>(o.dstrd);
     t.max_queues = std::max<std::uint32_t>(o.queues, max_warps_);
     t.max_entries = 65536;
     t.dma_base = reinterpret_cast<std::uint64_t>(buffers_);
@@ -621,13 +681,16 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
      << ", \"threads_per_block\": " << tpb << ", \"queues\": " << queues
      << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs << ", \"iodepth\": 1"
      << ", \"ios\": " << ios << ", \"service_warps\": " << service
-     << ", \"trace\": " << (o_.trace ? "true" : "false");
+     << ", \"trace\": " << (o_.trace == 1 ? "true" : "false")
+     << ", \"stage_timing\": \"" << (o_.trace == 0 ? "none" : o_.trace == 1 ? "records" : "means")
+     << "\"";
   // The matching simulator scenario (gpunvme validate applies these).
   js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
   if (!sc.completion.empty()) js << ", \"completion\": \"" << sc.completion << "\"";
   js << ", \"threads\": " << threads << ", \"threads_per_block\": " << tpb
      << ", \"queues\": " << queues << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs
      << ", \"iodepth\": 1, \"ios\": " << ios << ", \"rw\": \"randread\"";
+  if (o_.poll_backoff_ns != 0) js << ", \"poll_backoff_ns\": " << o_.poll_backoff_ns;
   if (sc.agents) js << ", \"agent_warps\": " << service;
   if (sc.pollers) js << ", \"poller_warps\": " << service;
   js << "}";
@@ -695,6 +758,7 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   a.max_batch = 32;         // min(32, batch_size default 32), as the simulator
   a.cid_local_bits = algo::local_cid_bits(1);
   a.warps = warps;
+  a.poll_backoff_ns = o_.poll_backoff_ns;
   a.service_warps = service;
   a.rounds = rounds;
   a.bytes = o_.bs;
@@ -764,6 +828,14 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   check(cudaMalloc(&trace.log, log_bytes), "cudaMalloc (trace log)");
   check(cudaMemset(trace.live, 0, live_bytes), "cudaMemset (trace)");
   trace.count = counters_ + 3;
+  trace.means_only = o_.trace == 2;
+  check(cudaMalloc(&trace.totals, 2 * n * 8), "cudaMalloc (stage totals)");
+  check(cudaMemset(trace.totals, 0, 2 * n * 8), "cudaMemset (stage totals)");
+  // Timestamps are summed after a base read just before the kernel, so that
+  // the sums stay far from overflow.
+  read_globaltimer<<<1, 1>>>(trace.totals);
+  check(cudaMemcpy(&trace.base_ns, trace.totals, 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemset(trace.totals, 0, 2 * n * 8), "cudaMemset (stage totals)");
   check(cudaMemset(counters_, 0, 4 * sizeof(unsigned)), "cudaMemset (counters)");
   std::vector<platform::CudaStageTrace> trace_host = {trace};
   a.trace = o_.trace ? arena.put(trace_host) : nullptr;
@@ -807,9 +879,13 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   const std::uint64_t records = std::min<std::uint64_t>(counters[3], ios);
   std::vector<unsigned long long> log(records * n);
   check(cudaMemcpy(log.data(), trace.log, records * n * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<unsigned long long> totals(2 * n);
+  check(cudaMemcpy(totals.data(), trace.totals, 2 * n * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
   cudaFree(trace.live);
   cudaFree(trace.log);
+  cudaFree(trace.totals);
   const StageResult stages = stage_result(log, records);
+  const StageMeans means = stage_means(totals);
   const TargetStats ts = target_->stats();
 
   const double seconds = ms / 1e3;
@@ -822,7 +898,23 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     js << (firstc ? "" : ", ") << "\"" << name << "\": " << json_distribution(d);
     firstc = false;
   }
-  js << "}, \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
+  js << "}";
+  if (o_.trace == 2) {
+    js << ", \"stage_means\": {";
+    firstc = true;
+    for (const auto& [name, mean] : means.intervals) {
+      js << (firstc ? "" : ", ") << "\"" << name << "\": " << mean;
+      firstc = false;
+    }
+    js << "}, \"stage_mean_counts\": {";
+    firstc = true;
+    for (const auto& [name, count] : means.counts) {
+      js << (firstc ? "" : ", ") << "\"" << name << "\": " << count;
+      firstc = false;
+    }
+    js << "}";
+  }
+  js << ", \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
      << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
      << ", \"service_ns\": " << json_distribution(ts.service_ns)
      << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"violations\": [";

@@ -15,7 +15,13 @@
 // memory, with the same bookkeeping as the simulator's StageRecorder
 // (sim/workload/stage_recorder.cpp): one live slot of timestamps per (queue,
 // CID); Request clears it, Delivered copies it to the log, so the hardware's
-// per-stage figures mean what the simulator's do.
+// per-stage figures mean what the simulator's do. Those records cost about
+// as much as the stages they time (dependent loads and stores per command).
+// A trace in means mode keeps, per warp and stage, only the sum and count of
+// the stage's timestamps (thread-local, no memory traffic per record) and
+// adds them to global totals when the warp ends: every command passes every
+// stage once, so the mean of an interval is the difference of two stages'
+// mean timestamps, at the cost of a clock read per record.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,11 @@ struct CudaStageTrace {
   unsigned long long* log = nullptr;  // [capacity][kStages]: one record per delivered I/O
   unsigned int* count = nullptr;      // records written (may pass capacity: those are lost)
   std::uint32_t capacity = 0;
+  // Means mode: no live slots or log; totals[s] sums stage s's timestamps
+  // (ns after base_ns), totals[kStages + s] counts them.
+  bool means_only = false;
+  unsigned long long base_ns = 0;
+  unsigned long long* totals = nullptr;
 };
 
 class CudaWarp {
@@ -57,8 +68,15 @@ class CudaWarp {
   // Recorded by the lane acting for the warp (stage calls sit in warp-uniform
   // code, so every lane makes the same call).
   __device__ void stage_at(std::uint16_t q, std::uint16_t cid, algo::Stage s, algo::Timestamp t) {
-    if (!tracing_ || !leader() || q >= trace_.queues || cid >= trace_.cid_slots) return;
+    if (!tracing_ || !leader()) return;
     constexpr int n = CudaStageTrace::kStages;
+    if (trace_.means_only) {
+      const int index = static_cast<int>(s);
+      sums_[index] += t / 1000u - trace_.base_ns;
+      ++counts_[index];
+      return;
+    }
+    if (q >= trace_.queues || cid >= trace_.cid_slots) return;
     volatile unsigned long long* slot =
         trace_.live + (std::uint64_t{q} * trace_.cid_slots + cid) * n;
     const int index = static_cast<int>(s);
@@ -72,6 +90,18 @@ class CudaWarp {
       for (int i = 0; i < n; ++i) trace_.log[std::uint64_t{at} * n + i] = slot[i];
     }
     for (int i = 0; i < n; ++i) slot[i] = 0;
+  }
+
+  // Means mode: adds this warp's stage sums to the global totals; every warp
+  // calls it once, when it is done.
+  __device__ void flush_stage_means() {
+    if (!tracing_ || !trace_.means_only || lane() != 0) return;
+    constexpr int n = CudaStageTrace::kStages;
+    for (int i = 0; i < n; ++i) {
+      if (counts_[i] == 0) continue;
+      atomicAdd(trace_.totals + i, sums_[i]);
+      atomicAdd(trace_.totals + n + i, counts_[i]);
+    }
   }
 
   template <class F>
@@ -187,6 +217,8 @@ class CudaWarp {
   std::uint32_t backoff_;
   bool tracing_;
   CudaStageTrace trace_{};
+  unsigned long long sums_[CudaStageTrace::kStages] = {};
+  unsigned long long counts_[CudaStageTrace::kStages] = {};
   bool in_lanes_ = false;
 };
 

@@ -1,11 +1,11 @@
 #include "sim/validate/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/config/config_error.h"
 #include "sim/config/run_config.h"
@@ -125,8 +125,7 @@ const std::vector<Metric>& metrics() {
       {"submission.mean", "ns", false,
        "request to SQ doorbell: cid_allocation + sqe_construction + sq_tail_sync + doorbell "
        "(GPU atomics, SQE stores to host memory, fences, the doorbell store)"},
-      {"reap.mean", "ns", false,
-       "CQE seen to the requester knowing: cq_head_sync + delivery"},
+      {"reap.mean", "ns", false, "CQE seen to the requester knowing: cq_head_sync + delivery"},
   };
   return m;
 }
@@ -168,11 +167,31 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
   // without the records' own cost (a clock read and stores per stage per
   // I/O); a traced case takes its IOPS from its untraced twin when there is
   // one.
-  std::map<std::pair<std::string, std::uint32_t>, const nlohmann::json*> untraced;
+  // The software controller's host threads make repeated runs of one case
+  // differ by up to 15-25 % at 4-8 warps (H100, 2026-11-24), so a case may be
+  // measured several times: the run with the median IOPS is compared, and
+  // the spread is reported. Runs in stage-means mode (--trace 2) cost a clock
+  // read per record, 5-15 % of throughput: their means are reported beside
+  // the per-I/O records', their IOPS are not used.
+  using CaseKey = std::pair<std::string, std::uint32_t>;
+  std::map<CaseKey, std::vector<const nlohmann::json*>> untraced_runs;
+  std::map<CaseKey, const nlohmann::json*> means_runs;
   for (const nlohmann::json& c : cases) {
-    if (!c.contains("error") && !c.value("trace", true)) {
-      untraced[{c.value("strategy", ""), c.value("warps", 0u)}] = &c;
+    if (c.contains("error") || c.value("trace", true)) continue;
+    const CaseKey key{c.value("strategy", ""), c.value("warps", 0u)};
+    if (c.value("stage_timing", "none") == "means") {
+      means_runs[key] = &c;
+    } else {
+      untraced_runs[key].push_back(&c);
     }
+  }
+  std::map<CaseKey, const nlohmann::json*> untraced;  // the median run of each case
+  for (auto& [key, runs] : untraced_runs) {
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const nlohmann::json* a, const nlohmann::json* b) {
+                       return a->value("iops", 0.0) < b->value("iops", 0.0);
+                     });
+    untraced[key] = runs[(runs.size() - 1) / 2];
   }
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json skipped = nlohmann::json::array();
@@ -186,7 +205,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& c = cases[i];
     const std::string path = fmt::format("$.cases[{}]", i);
-    if (c.contains("error")) continue;  // the hardware run failed: nothing to compare
+    if (c.contains("error")) continue;      // the hardware run failed: nothing to compare
     if (!c.value("trace", true)) continue;  // no stage figures: lends its IOPS (above)
     const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
     const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
@@ -203,10 +222,10 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     // compared: the untraced twin where there is one.
     const auto twin = untraced.find({strategy, warps});
     const bool gated = twin != untraced.end();
-    const double service_ns = number(
-        field(field(gated ? *twin->second : c, hw_file, path, "target"), hw_file,
-              path + ".target", "service_ns"),
-        hw_file, path + ".target.service_ns", "mean");
+    const double service_ns =
+        number(field(field(gated ? *twin->second : c, hw_file, path, "target"), hw_file,
+                     path + ".target", "service_ns"),
+               hw_file, path + ".target.service_ns", "mean");
 
     // The matching scenario: the hardware's own launch shape and queue
     // layout (its `scenario` block), rings in host memory, reads spread over
@@ -244,8 +263,9 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       skipped.push_back({{"strategy", strategy},
                          {"warps", warps},
                          {"measured_service_ns", service_ns},
-                         {"reason", "the controller's measured service time is beyond the SSD "
-                                    "model's batch_overhead_ns range (10 ms)"}});
+                         {"reason",
+                          "the controller's measured service time is beyond the SSD "
+                          "model's batch_overhead_ns range (10 ms)"}});
       continue;
     }
     constexpr int kSteps = 4;
@@ -254,38 +274,54 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       RawConfig attempt = raw;
       apply_set(attempt, fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", overhead));
       result = run(resolve_config(attempt));
-      const double simulated =
-          result.at("stages").at("ssd_service").at("mean").get<double>();
+      const double simulated = result.at("stages").at("ssd_service").at("mean").get<double>();
       if (std::fabs(simulated - service_ns) <= kServiceTolerance * service_ns) break;
       if (step + 1 < kSteps) overhead = std::max(0.0, overhead + service_ns - simulated);
     }
 
-    nlohmann::json row = {{"strategy", strategy},
-                          {"warps", warps},
-                          {"ios", c.value("ios", 0)},
-                          {"measured_service_ns", service_ns},
-                          {"batch_overhead_ns", overhead},
-                          {"gated", gated},
-                          {"simulated_service_ns",
-                           result.at("stages").at("ssd_service").at("mean").get<double>()},
-                          {"metrics", nlohmann::json::object()}};
+    nlohmann::json row = {
+        {"strategy", strategy},
+        {"warps", warps},
+        {"ios", c.value("ios", 0)},
+        {"measured_service_ns", service_ns},
+        {"batch_overhead_ns", overhead},
+        {"gated", gated},
+        {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
+        {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
+        {"metrics", nlohmann::json::object()}};
     // Per-stage means side by side (diagnostics: where a gap comes from).
     {
       nlohmann::json stages = nlohmann::json::object();
       const nlohmann::json& hs = c.at("stages");
       const nlohmann::json& ss = result.at("stages");
-      for (const char* s : {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell",
-                            "completion_wait", "completion_polling", "cq_head_sync", "delivery",
-                            "ssd_service"}) {
+      for (const char* s :
+           {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell", "completion_wait",
+            "completion_polling", "cq_head_sync", "delivery", "ssd_service"}) {
         const std::string hw_name = std::string(s) == "completion_wait" ? "completion" : s;
         nlohmann::json e = nlohmann::json::object();
         e["measured"] = hs.contains(hw_name) ? nlohmann::json(hs.at(hw_name).value("mean", 0.0))
                                              : nlohmann::json(nullptr);
-        e["simulated"] = ss.contains(s) ? nlohmann::json(ss.at(s).value("mean", 0.0))
-                                        : nlohmann::json(nullptr);
+        e["simulated"] =
+            ss.contains(s) ? nlohmann::json(ss.at(s).value("mean", 0.0)) : nlohmann::json(nullptr);
         stages[s] = e;
       }
+      // From a stage-means run (--trace 2), where there is one: the same
+      // intervals without the per-I/O records' own cost.
+      const auto means = means_runs.find({strategy, warps});
+      if (means != means_runs.end() && means->second->contains("stage_means")) {
+        const nlohmann::json& hm = means->second->at("stage_means");
+        for (auto& [name, e] : stages.items()) {
+          const std::string hw_name = name == "completion_wait" ? "completion" : name;
+          e["measured_means_mode"] =
+              hm.contains(hw_name) ? nlohmann::json(hm.at(hw_name)) : nlohmann::json(nullptr);
+        }
+      }
       row["stage_means_ns"] = stages;
+    }
+    if (gated) {
+      const auto& runs = untraced_runs.at({strategy, warps});
+      row["measured_iops_range"] = {runs.front()->value("iops", 0.0),
+                                    runs.back()->value("iops", 0.0)};
     }
     for (const Metric& m : metrics()) {
       const double h = m.name == "iops" && gated ? number(*twin->second, hw_file, path, "iops")
@@ -376,8 +412,8 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
 std::string correlation_svg(const nlohmann::json& report) {
   const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
   const int pw = w - left - right, ph = h - top - bottom;
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                  "#8c564b", "#e377c2", "#17becf"};
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
   double lo = 1e300, hi = 0;
   for (const nlohmann::json& row : report.at("cases")) {
     for (const auto& [name, m] : row.at("metrics").items()) {
@@ -401,22 +437,28 @@ std::string correlation_svg(const nlohmann::json& report) {
   auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
   std::ostringstream s;
   s << fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" "
       "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       w, h);
   s << fmt::format(
-      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} ({})</text>\n",
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} "
+      "({})</text>\n",
       left, report.at("device").value("name", "?"), report.value("date_measured", ""));
   // Tolerance band and y = x.
   const double tol = report.value("tolerance_pct", 10.0) / 100.0;
   const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
   s << fmt::format(
-      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" fill=\"#eeeeee\"/>\n",
-      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a), y(a * (1 - tol)));
-  s << fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n",
-                   x(a), y(a), x(b), y(b));
-  s << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n",
-                   left, top, pw, ph);
+      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+      "fill=\"#eeeeee\"/>\n",
+      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
+      y(a * (1 - tol)));
+  s << fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
+      y(a), x(b), y(b));
+  s << fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
+      top, pw, ph);
   for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
     const double v = std::pow(10.0, e);
     s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
@@ -424,8 +466,9 @@ std::string correlation_svg(const nlohmann::json& report) {
     s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
                      y(v) + 4, e);
   }
-  s << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
-                   left + pw / 2, h - 25);
+  s << fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
+      left + pw / 2, h - 25);
   s << fmt::format(
       "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">simulated "
       "(ns)</text>\n",
@@ -446,7 +489,8 @@ std::string correlation_svg(const nlohmann::json& report) {
     const nlohmann::json& r = summary.at("pearson_r");
     s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
                      top + 10 + 40 * k, colour);
-    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k, name);
+    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k,
+                     name);
     s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">MAE {:.1f}%, r {}</text>\n",
                      left + pw + 30, top + 29 + 40 * k,
                      summary.at("mean_abs_error_pct").get<double>(),
@@ -478,9 +522,10 @@ std::string report_table(const nlohmann::json& report) {
                      "within the tolerance");
     for (const auto& [name, st] : report.at("strategies").items()) {
       const nlohmann::json& worst = st.at("max_abs_error_pct");
-      s << fmt::format("{:<26} {:>11} {:>14}  {}\n", name, st.at("gated_cases").get<int>(),
-                       worst.is_null() ? std::string("n/a") : fmt::format("{:.1f}", worst.get<double>()),
-                       st.at("within_tolerance").get<bool>() ? "yes" : "no");
+      s << fmt::format(
+          "{:<26} {:>11} {:>14}  {}\n", name, st.at("gated_cases").get<int>(),
+          worst.is_null() ? std::string("n/a") : fmt::format("{:.1f}", worst.get<double>()),
+          st.at("within_tolerance").get<bool>() ? "yes" : "no");
     }
   }
   return s.str();
