@@ -43,6 +43,10 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
 }
 
 void SimWarp::end_instruction(algo::LaneMask mask) {
+  while (reads_in_flight_ != 0) {
+    Simulation::count_event();
+    sc_core::wait(read_returned_);
+  }
   // Lanes with the same operation sequence ran as one path; distinct paths
   // ran one after another.
   std::uint64_t signatures[algo::kWarpLanes];
@@ -76,6 +80,12 @@ Picoseconds SimWarp::op_issue() {
   if (instruction_depth_ == 0) {
     ++counters_.instructions;
     return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
+  }
+  // A lane's store, atomic, fence or GPU load uses what its PCIe reads
+  // returned: it issues once they are back.
+  while (lane_reads_in_flight_[current_lane_] != 0) {
+    Simulation::count_event();
+    sc_core::wait(read_returned_);
   }
   return lane_cost_[current_lane_].cursor;
 }
@@ -146,6 +156,35 @@ void SimWarp::load_bytes(std::uint64_t addr, void* data, std::size_t len) {
 // lane, inside an instruction) waits for its completion.
 void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
   ++counters_.pcie_loads;
+  if (instruction_depth_ != 0) {
+    // The lanes of one instruction issue their reads together: this lane's
+    // read goes out now and the next lane's with it, instead of after it
+    // returns; a lane's further reads are independent loads too (the words
+    // of a multi-word load), so they do not wait for its earlier ones. The
+    // value is the memory's at issue (the read reaches the target a few
+    // hundred ns later: a write in between shows on the next read, as if it
+    // had landed just after this one).
+    const Picoseconds issue = lane_cost_[current_lane_].cursor;
+    if (issue > clock()) {
+      Simulation::count_event();
+      sc_core::wait(ps(issue - clock()));
+    }
+    memory_.read(addr, data, len);
+    const int lane = current_lane_;
+    LaneCost& c = lane_cost_[lane];
+    c.signature = mix(c.signature, kPcieLoad);
+    ++reads_in_flight_;
+    ++lane_reads_in_flight_[lane];
+    fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
+                 [this, lane](const std::uint8_t*, std::uint32_t) {
+                   LaneCost& done = lane_cost_[lane];
+                   done.cursor = std::max(done.cursor, clock() + gpu_.costs().pcie_load_overhead);
+                   --lane_reads_in_flight_[lane];
+                   --reads_in_flight_;
+                   read_returned_.notify(sc_core::SC_ZERO_TIME);
+                 });
+    return;
+  }
   const Picoseconds issue = op_issue();
   if (issue > clock()) {
     Simulation::count_event();

@@ -13,7 +13,10 @@
 // - atomics queue at the L2 unit of their address; loads of GPU memory cost
 //   an L2 hit; loads elsewhere (pinned host memory, a peer's BAR) are PCIe
 //   reads through the fabric; stores elsewhere (host memory, a CMB, a
-//   doorbell) are posted PCIe writes;
+//   doorbell) are posted PCIe writes. Inside for_lanes/ballot the lanes'
+//   PCIe reads are in flight together (the warp waits for the last one at
+//   the end of the instruction); a lane's later operation waits for its own
+//   read;
 // - fences cost their measured latencies, more when stores they must order
 //   are outstanding;
 // - waiting is a watch on simulated memory: the warp sleeps until the write
@@ -242,6 +245,11 @@ class SimWarp {
   Picoseconds busy_until_ = 0;  // completion of the operations charged so far
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
+  // PCIe reads the lanes of the current instruction have in flight: the
+  // lanes issue theirs together and the instruction ends when all are back.
+  std::uint32_t reads_in_flight_ = 0;
+  algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
+  sc_core::sc_event read_returned_;
   sc_core::sc_event wake_;
   sc_core::sc_event timeout_;
   std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress

@@ -162,6 +162,50 @@ TEST(SimWarp, ZeroCopyLoadIsAPcieReadMatchingTheMeasurement) {
   EXPECT_NEAR(ps_to_ns(h200), measured, 0.15 * measured);
 }
 
+// The lanes of one instruction have their PCIe reads in flight together (a
+// warp reading 32 CQEs from host memory waits about one round trip, as the
+// GPU's load/store unit issues them back to back), and so do a lane's own
+// further reads (the words of a multi-word load). Oracle: one lane's load
+// alone.
+TEST(SimWarp, LanesOfOneInstructionReadHostMemoryTogether) {
+  auto timed = [](algo::LaneMask lanes, int loads_per_lane, std::uint32_t* seen) {
+    GpuBench bench;
+    const std::uint64_t base = bench.host_memory();
+    Picoseconds took = 0;
+    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+      for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+        const std::uint32_t v = 1000u + static_cast<std::uint32_t>(lane);
+        p.store_u32(base + 64u * static_cast<std::uint64_t>(lane), v);
+      }
+      p.fence_system();
+      const Picoseconds start = p.clock();
+      p.for_lanes(lanes, [&](int lane) {
+        for (int i = 0; i < loads_per_lane; ++i) {
+          seen[lane] = p.load_u32(base + 64u * static_cast<std::uint64_t>(lane));
+        }
+      });
+      took = p.clock() - start;
+    });
+    bench.run();
+    EXPECT_EQ(bench.counters().pcie_loads,
+              algo::lane_count(lanes) * static_cast<std::uint64_t>(loads_per_lane));
+    return took;
+  };
+  std::uint32_t seen[algo::kWarpLanes] = {};
+  const Picoseconds one = timed(1u, 1, seen);
+  const Picoseconds all = timed(algo::kAllLanes, 1, seen);
+  for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+    EXPECT_EQ(seen[lane], 1000u + static_cast<std::uint32_t>(lane)) << "lane " << lane;
+  }
+  EXPECT_GE(all, one);
+  // 32 reads of 4 B share the link: far less than a second round trip.
+  EXPECT_LT(all, one + one / 4) << "one lane " << one << " ps, 32 lanes " << all << " ps";
+  // Two reads per lane: both in flight, about one round trip.
+  const Picoseconds twice = timed(algo::kAllLanes, 2, seen);
+  EXPECT_GE(twice, one);
+  EXPECT_LT(twice, one + one / 4) << "32 lanes x 2 reads " << twice << " ps";
+}
+
 TEST(SimWarp, WarpSchedulerIssuesOneInstructionPerCycle) {
   // 8 warps on one scheduler each issue 100 one-cycle instructions: the
   // scheduler is the bottleneck, 800 cycles in all; on 8 schedulers of 2 SMs

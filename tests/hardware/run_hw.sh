@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Every hardware measurement in one call, for a lent GPU machine: the GPU
-# microbenchmarks (gpu_microbench.cu) and the per-strategy runs of the
-# hardware backend (gpunvme-hw), one process per strategy so that a strategy
-# that hangs cannot take the others with it.
+# microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu) and the
+# per-strategy runs of the hardware backend (gpunvme-hw), one process per
+# strategy and run so that a strategy that hangs cannot take the others with
+# it. Each strategy runs once with per-I/O stage records (--trace 1), once
+# in stage-means mode (--trace 2) and REPEATS (5) times without records
+# (--trace 0): gpunvme validate compares the median of those.
 #
 #   tests/hardware/run_hw.sh OUTDIR [BINDIR]
 #
-# BINDIR holds gpunvme-hw and gpu_microbench (built here when absent, with
-# nvcc from the repository root). Writes OUTDIR/microbench.json,
-# OUTDIR/hw-<strategy>.json and OUTDIR/run.log.
+# BINDIR holds the programs (built here when absent, with nvcc from the
+# repository root). Writes OUTDIR/microbench.json,
+# OUTDIR/host-read-under-copies.json, OUTDIR/NNN-<strategy>-t<trace>.json
+# (merge their cases for gpunvme validate --measured, or pass them all) and
+# OUTDIR/run.log.
 set -uo pipefail
 out="${1:?usage: run_hw.sh OUTDIR [BINDIR]}"
 bin="${2:-build-gpu}"
@@ -19,6 +24,10 @@ if [ ! -x "$bin/gpunvme-hw" ]; then
   nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpunvme-hw" sim/hardware/gpunvme_hw.cu \
     sim/hardware/soft_controller.cpp -lpthread || exit 1
 fi
+if [ ! -x "$bin/host_read_under_copies" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_read_under_copies" \
+    tests/hardware/host_read_under_copies.cu -lpthread || exit 1
+fi
 if [ ! -x "$bin/gpu_microbench" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/gpu_microbench" tests/hardware/gpu_microbench.cu || exit 1
 fi
@@ -27,11 +36,18 @@ fi
     --format=csv 2>&1
   nproc
   status=0
+  runs="1 2"
+  for _ in $(seq "${REPEATS:-5}"); do runs="$runs 0"; done
+  n=0
   for s in ${STRATEGIES:-all_threads bam_ticket warp_batch warp_batch+polling_warps per_warp_queue io_agents}; do
-    timeout 300 "$bin/gpunvme-hw" --out "$out/hw-${s/+/-}.json" --strategies "$s" \
-      --warps "${WARPS:-1,8,32,132,528}" --ios "${IOS:-16384}" --timeout-s 30 \
-      --target-threads "${TARGET_THREADS:-4}" || status=1
+    for t in $runs; do
+      n=$((n + 1))
+      timeout 300 "$bin/gpunvme-hw" --out "$out/$(printf %03d $n)-${s/+/-}-t$t.json" \
+        --strategies "$s" --warps "${WARPS:-1,8,32,132,528}" --ios "${IOS:-16384}" \
+        --timeout-s 30 --target-threads "${TARGET_THREADS:-4}" --trace "$t" || status=1
+    done
   done
   "$bin/gpu_microbench" "$out/microbench.json" || status=1
+  "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
   exit $status
 } 2>&1 | tee "$out/run.log"
