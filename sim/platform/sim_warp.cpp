@@ -152,8 +152,8 @@ void SimWarp::load_bytes(std::uint64_t addr, void* data, std::size_t len) {
   op_done(issue + gpu_.costs().load_latency, kLoad);
 }
 
-// A load that leaves the GPU is a non-posted PCIe read: the warp (or the
-// lane, inside an instruction) waits for its completion.
+// A load that leaves the GPU is a non-posted PCIe read: the warp waits for
+// its completion (inside an instruction, at the end of the instruction).
 void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
   ++counters_.pcie_loads;
   if (instruction_depth_ != 0) {
