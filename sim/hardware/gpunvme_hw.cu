@@ -561,7 +561,7 @@ StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64
 // timestamps, which holds when every command records every stage once (the
 // counts, reported beside the means, show it). Intervals as stage_result's.
 struct StageMeans {
-  std::map<std::string, double> intervals;  // ns
+  std::map<std::string, double> intervals;           // ns
   std::map<std::string, unsigned long long> counts;  // records per stage
 };
 
@@ -574,9 +574,9 @@ StageMeans stage_means(const std::vector<unsigned long long>& totals) {
     return c == 0 ? 0.0 : static_cast<double>(totals[static_cast<int>(s)]) / static_cast<double>(c);
   };
   for (const auto& [name, span] : stage_intervals()) {
-    if (totals[n + static_cast<int>(span.first)] == 0 || totals[n + static_cast<int>(span.second)] == 0) {
-      continue;
-    }
+    const unsigned long long from = totals[n + static_cast<int>(span.first)];
+    const unsigned long long to = totals[n + static_cast<int>(span.second)];
+    if (from == 0 || to == 0) continue;
     m.intervals[name] = mean(span.second) - mean(span.first);
   }
   for (int s = 0; s < n; ++s) {
