@@ -559,13 +559,16 @@ void Controller::wake_when_free(std::size_t processor) {
   });
 }
 
-// A command's processor time: the fixed overhead plus the per-byte cost of
-// a read or write's data (commands without data pay the overhead only).
-Picoseconds Controller::processing_time(const SubmissionEntry& sqe) const {
+// The data a read or write moves (commands without data: 0).
+std::uint64_t Controller::data_bytes(const SubmissionEntry& sqe) const {
   const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
-  const std::uint64_t bytes =
-      rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes_ : 0;
+  return rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes_ : 0;
+}
+
+// A command's processor time: the fixed overhead plus the per-byte cost of
+// its data.
+Picoseconds Controller::processing_time(std::uint64_t bytes) const {
   return command_overhead_ +
          static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
 }
@@ -573,9 +576,7 @@ Picoseconds Controller::processing_time(const SubmissionEntry& sqe) const {
 Picoseconds Controller::book_processor(std::uint64_t bytes) {
   auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
   const Picoseconds start = std::max(now(), *earliest);
-  const auto per_byte =
-      static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
-  *earliest = start + command_overhead_ + per_byte;
+  *earliest = start + processing_time(bytes);
   return *earliest;
 }
 
@@ -587,7 +588,7 @@ Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entrie
   for (std::uint32_t i = 0; i < count; ++i) {
     SubmissionEntry sqe;
     std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
-    work += processing_time(sqe);
+    work += processing_time(data_bytes(sqe));
   }
   Picoseconds& free_at = processor_free_at_[processor_of(qid)];
   free_at = std::max(now(), free_at) + work;
@@ -608,7 +609,7 @@ void Controller::execute(CommandPtr command) {
   const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
   const ReadWriteFields fields = decode_read_write(sqe);
-  const std::uint64_t bytes = rw ? std::uint64_t{fields.block_count} * lba_bytes_ : 0;
+  const std::uint64_t bytes = data_bytes(sqe);
   const Picoseconds processed = command->batch_processed ? *command->batch_processed
                                                          : book_processor(bytes);
   auto finish_at = [this, command](Picoseconds when, Status status) {

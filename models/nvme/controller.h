@@ -224,7 +224,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds book_processor(std::uint64_t bytes);
   Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);
   std::size_t processor_of(std::uint16_t qid) const;
-  Picoseconds processing_time(const SubmissionEntry& sqe) const;
+  std::uint64_t data_bytes(const SubmissionEntry& sqe) const;
+  Picoseconds processing_time(std::uint64_t bytes) const;
   void wait_for_processor(std::size_t processor, std::uint16_t qid);
   void wake_when_free(std::size_t processor);
   Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);

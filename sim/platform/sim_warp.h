@@ -15,8 +15,8 @@
 //   reads through the fabric; stores elsewhere (host memory, a CMB, a
 //   doorbell) are posted PCIe writes. Inside for_lanes/ballot the lanes'
 //   PCIe reads are in flight together (the warp waits for the last one at
-//   the end of the instruction); a lane's later operation waits for its own
-//   read;
+//   the end of the instruction), a lane's further reads too (the words of a
+//   multi-word load); its store, atomic, fence or GPU load waits for them;
 // - fences cost their measured latencies, more when stores they must order
 //   are outstanding;
 // - waiting is a watch on simulated memory: the warp sleeps until the write
