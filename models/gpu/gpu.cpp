@@ -97,6 +97,11 @@ const ComponentSpec& gpu_spec() {
                      "the H200 (fence_system_after_host_store 603.6 - store 7.9 - idle 517.5 = "
                      "78.2 ns, " +
                          std::string(kH200) + ")"),
+          real_param("lane_loop_iteration_ns", "ns", 0.0, 0.0, 1e5,
+                     "one iteration of a warp-uniform loop over a warp's lanes in the "
+                     "algorithms' own code (per-lane bookkeeping in Lanes<T> that every lane "
+                     "runs through, between platform calls; sim/algo/lanes.h for_each_lane)",
+                     "placeholder"),
           real_param("bar_access_ns", "ns", 250.0, 0.0, 1e5,
                      "time the GPU takes to serve a peer's read of its memory through the BAR",
                      "estimate: an L2 access (~134-245 ns measured for loads and atomics) plus "
@@ -143,6 +148,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.fence_gpu_after_store = ns_to_ps(p.real("fence_gpu_after_store_ns"));
   costs_.fence_system = ns_to_ps(p.real("fence_system_ns"));
   costs_.fence_system_after_pcie_store = ns_to_ps(p.real("fence_system_after_pcie_store_ns"));
+  costs_.lane_loop_iteration = ns_to_ps(p.real("lane_loop_iteration_ns"));
   scheduler_free_at_.assign(std::size_t{sms_} * schedulers_per_sm_, 0);
   const auto bytes = static_cast<std::uint64_t>(p.real("memory_gib") * (1ull << 30));
   memory_region_ = &memory.allocate(bytes, node, RegionKind::DeviceMemory, id() + ".hbm");

@@ -37,6 +37,7 @@ struct GpuCosts {
   Picoseconds fence_gpu_after_store;          // a store to GPU memory since the last fence
   Picoseconds fence_system;                   // nothing outstanding (or only GPU-memory stores)
   Picoseconds fence_system_after_pcie_store;  // a posted PCIe store since the last fence
+  Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
 };
 
 class Gpu : public Component {

@@ -98,7 +98,7 @@ GPUNVME_HD LaneMask reap_flags(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
     return flag != 0;
   });
   if (done == 0) return 0;
-  for_each_lane(done, [&](int lane) {
+  for_each_lane(p, done, [&](int lane) {
     record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
     io[lane].state = kCompleted;
   });
@@ -165,7 +165,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
       return entry[lane].phase() == expected_phase(position, q.entries);
     });
     LaneMask live = 0;
-    for_each_lane(lanes_below(leading_run(posted)), [&](int lane) {
+    for_each_lane(p, lanes_below(leading_run(posted)), [&](int lane) {
       if (consumed[lane] == 0) live |= LaneMask{1} << lane;
     });
     // Each waiting lane compares its CID with the window (a match across
@@ -184,7 +184,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
     if (leading_run(posted) < static_cast<std::uint32_t>(kWarpLanes)) break;
   }
   if (found == 0) return 0;
-  for_each_lane(found, [&](int lane) {
+  for_each_lane(p, found, [&](int lane) {
     record(p, q, io[lane].cid, Stage::CompletionSeen);
     io[lane].state = kCompleted;
   });
@@ -261,7 +261,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
     const std::uint32_t batched = min_u32(w.round_count, kMaxOwnerRounds);
     for (std::uint32_t r = 0; r < batched; ++r) {
       const Lanes<Pending>& io = w.rounds[r];
-      for_each_lane(kAllLanes, [&](int l) {
+      for_each_lane(p, kAllLanes, [&](int l) {
         if (io[l].state == kOutstanding && io[l].queue == queue_index) done[r] |= LaneMask{1} << l;
       });
     }
@@ -282,13 +282,13 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
                   [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
     for (std::uint32_t r = 0; r < batched; ++r) {
       const Lanes<Pending>& io = w.rounds[r];
-      for_each_lane(done[r], [&](int l) {
+      for_each_lane(p, done[r], [&](int l) {
         if (io[l].state != kCompleted) done[r] &= ~(LaneMask{1} << l);
       });
     }
     // Rounds past kMaxOwnerRounds: matched entry by entry, CIDs given back
     // lane by lane.
-    for_each_lane(lanes_below(fresh), [&](int lane) {
+    for_each_lane(p, lanes_below(fresh), [&](int lane) {
       for (std::uint32_t r = batched; r < w.round_count; ++r) {
         Lanes<Pending>& io = w.rounds[r];
         for (int l = 0; l < kWarpLanes; ++l) {
@@ -342,20 +342,24 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
       for (std::uint32_t r = 0; r < w.round_count; ++r) {
         Lanes<Pending>& io = w.rounds[r];
         LaneMask out = 0;
-        for_each_lane(kAllLanes, [&](int lane) {
+        for_each_lane(p, kAllLanes, [&](int lane) {
           if (io[lane].state == kOutstanding) out |= LaneMask{1} << lane;
         });
         if (out != 0 && reap_flags(p, w, io, out) != 0) moved = true;
       }
       if (moved || w.strategy.completion != Completion::CidFlags) return moved;
-      // Nothing of ours is flagged: drain a queue of ours if nobody is.
+      // Nothing of ours is flagged: drain a queue of ours if nobody is. A
+      // warp's lanes mostly share a queue: a run of lanes on one queue
+      // checks it once (each check reads the CQ, maybe across PCIe).
       for (std::uint32_t r = 0; r < w.round_count && !moved; ++r) {
         Lanes<Pending>& io = w.rounds[r];
-        for (int lane = 0; lane < kWarpLanes && !moved; ++lane) {
-          if (io[lane].state != kOutstanding) continue;
-          const QueuePair& q = w.queue(io[lane].queue);
+        std::uint32_t checked = ~0u;
+        for_each_lane(p, kAllLanes, [&](int lane) {
+          if (moved || io[lane].state != kOutstanding || io[lane].queue == checked) return;
+          checked = io[lane].queue;
+          const QueuePair& q = w.queue(checked);
           if (drain_needed_peek(p, q) && try_drain(p, w, q)) moved = true;
-        }
+        });
       }
       return moved;
     }
@@ -364,13 +368,13 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
       for (std::uint32_t r = 0; r < w.round_count; ++r) {
         Lanes<Pending>& io = w.rounds[r];
         LaneMask out = 0;
-        for_each_lane(kAllLanes, [&](int lane) {
+        for_each_lane(p, kAllLanes, [&](int lane) {
           if (io[lane].state == kOutstanding) out |= LaneMask{1} << lane;
         });
         while (out != 0) {
           const std::uint32_t queue = io[first_lane(out)].queue;
           LaneMask same = 0;
-          for_each_lane(out, [&](int lane) {
+          for_each_lane(p, out, [&](int lane) {
             if (io[lane].queue == queue) same |= LaneMask{1} << lane;
           });
           out &= ~same;
@@ -495,7 +499,7 @@ GPUNVME_HD void polling_warp(P& p, const WarpContext& w, const std::uint32_t* mi
         const auto e = p.template load<nvme::CompletionEntry>(detail::cq_entry(q, head));
         return e.phase() == detail::expected_phase(head, q.entries);
       });
-      for_each_lane(waiting, [&](int lane) {
+      for_each_lane(p, waiting, [&](int lane) {
         detail::drain_into_flags(p, w, w.queue(mine[base + static_cast<std::uint32_t>(lane)]));
         drained = true;
       });

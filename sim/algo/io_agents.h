@@ -151,7 +151,7 @@ GPUNVME_HD void agent_wait(P& p, LaneMask mask, const Lanes<std::uint64_t>& repl
       return (value[lane] & 0xFFFFFFFFu) != 0;
     });
     if (got != 0) {
-      for_each_lane(got, [&](int lane) {
+      for_each_lane(p, got, [&](int lane) {
         status[lane] = static_cast<std::uint16_t>((value[lane] & 0xFFFFFFFFu) - 1u);
         p.stage(static_cast<std::uint16_t>(value[lane] >> 48),
                 static_cast<std::uint16_t>(value[lane] >> 32), Stage::Delivered);
@@ -164,7 +164,7 @@ GPUNVME_HD void agent_wait(P& p, LaneMask mask, const Lanes<std::uint64_t>& repl
       continue;
     }
     std::uint64_t low = ~std::uint64_t{0}, high = 0;
-    for_each_lane(pending, [&](int lane) {
+    for_each_lane(p, pending, [&](int lane) {
       low = reply[lane] < low ? reply[lane] : low;
       high = reply[lane] + 8 > high ? reply[lane] + 8 : high;
     });
@@ -271,9 +271,9 @@ GPUNVME_HD void agent_loop(P& p, AgentContext& a) {
       // queue's commands are in flight.
       Lanes<std::uint32_t> ticket;
       Lanes<std::uint32_t> in_flight;
-      for_each_lane(run, [&](int lane) {
+      for_each_lane(p, run, [&](int lane) {
         std::uint32_t before = 0;
-        for_each_lane(run & lanes_below(static_cast<std::uint32_t>(lane)),
+        for_each_lane(p, run & lanes_below(static_cast<std::uint32_t>(lane)),
                       [&](int l) { before += d[l].queue == d[lane].queue ? 1u : 0u; });
         const AgentQueue& s = a.owned[a.local_index[d[lane].queue]];
         ticket[lane] = s.ticket + before;
@@ -300,7 +300,7 @@ GPUNVME_HD void agent_loop(P& p, AgentContext& a) {
         });
         a.ring_head += lane_count(taken);
         Lanes<std::uint32_t> slot;
-        for_each_lane(taken, [&](int lane) {
+        for_each_lane(p, taken, [&](int lane) {
           AgentQueue& s = a.owned[a.local_index[d[lane].queue]];
           const QueuePair& q = a.w.queue(s.queue);
           if (s.ticket == s.rung && s.first_unrung == 0) s.first_unrung = p.clock();

@@ -166,12 +166,15 @@ GPUNVME_HD void write_sqe(P& p, const QueuePair& q, std::uint32_t slot, std::uin
   p.store_bytes(q.sq_base + std::uint64_t{slot} * nvme::kSqEntrySize, &sqe, sizeof sqe);
 }
 
-// The CID of the entry in SQ slot `slot` (bookkeeping for stage records of
-// entries another warp filled).
+// Records `stage` for the command in SQ slot `slot`, which another warp may
+// have filled: its CID is read back from the entry, only while records are
+// kept (in pinned host memory that read is a PCIe round trip).
 template <class P>
-GPUNVME_HD std::uint16_t sqe_cid(P& p, const QueuePair& q, std::uint32_t slot) {
-  return static_cast<std::uint16_t>(
-      p.peek_u32(q.sq_base + std::uint64_t{slot % q.entries} * nvme::kSqEntrySize) >> 16);
+GPUNVME_HD void record_slot(P& p, const QueuePair& q, std::uint32_t slot, Stage stage) {
+  if (!p.recording()) return;
+  const auto cid = static_cast<std::uint16_t>(
+      p.observe_u32(q.sq_base + std::uint64_t{slot % q.entries} * nvme::kSqEntrySize) >> 16);
+  record(p, q, cid, stage);
 }
 
 // Publishes a new SQ tail (old_tail -> new_tail are ring indices). With a
@@ -248,14 +251,14 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
   const std::uint32_t space = q.cid_space;
   switch (w.strategy.cid) {
     case CidScheme::SqSlot:
-      for_each_lane(group, [&](int lane) {
+      for_each_lane(p, group, [&](int lane) {
         cid[lane] = static_cast<std::uint16_t>(ticket[lane] % q.entries);
       });
       return;
     case CidScheme::Counter:
       if (aggregated) {
         const std::uint32_t base = p.atomic_add_u32(q.cid_counter, lane_count(group));
-        for_each_lane(group, [&](int lane) {
+        for_each_lane(p, group, [&](int lane) {
           cid[lane] = static_cast<std::uint16_t>((base + lane_rank(group, lane)) % space);
         });
       } else {
@@ -271,7 +274,7 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
       while (want != 0) {
         if (aggregated) {
           const std::uint32_t base = p.atomic_add_u32(q.cid_counter, lane_count(want));
-          for_each_lane(want, [&](int lane) {
+          for_each_lane(p, want, [&](int lane) {
             cid[lane] = static_cast<std::uint16_t>((base + lane_rank(want, lane)) % space);
           });
         } else {
@@ -291,7 +294,7 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
       // Warp-local ids from the warp's own bitmap (warp-uniform bookkeeping
       // every lane repeats, one instruction): no shared state at all.
       p.for_lanes(group, [](int) {});
-      for_each_lane(group, [&](int lane) {
+      for_each_lane(p, group, [&](int lane) {
         const std::uint32_t local_ids = 1u << w.cid_local_bits;
         cid[lane] = 0;  // the workload sizes the pool to the warp's I/Os: always found
         for (std::uint32_t id = 0; id < local_ids; ++id) {
@@ -306,7 +309,7 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
       return;
     }
     case CidScheme::ThreadPool:
-      for_each_lane(group, [&](int lane) {
+      for_each_lane(p, group, [&](int lane) {
         cid[lane] = static_cast<std::uint16_t>(
             ((w.cid_partition * kWarpLanes + static_cast<std::uint32_t>(lane)) * w.iodepth) +
             request[lane].pool_index);
@@ -326,7 +329,7 @@ GPUNVME_HD void release_cids(P& p, WarpContext& w, const Records& io, LaneMask d
       });
       return;
     case CidScheme::WarpPartition:
-      for_each_lane(done, [&](int lane) {
+      for_each_lane(p, done, [&](int lane) {
         const std::uint32_t id = io[lane].cid & ((1u << w.cid_local_bits) - 1u);
         w.local_cids_in_use[id / 32] &= ~(1u << (id % 32));
       });

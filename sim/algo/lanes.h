@@ -10,7 +10,9 @@
 //   for_lanes(mask, body(lane)), ballot(mask, predicate(lane)) -> LaneMask
 //   atomic_add_u32 / atomic_cas_u32 / atomic_or_u32 / atomic_and_u32 (GPU scope)
 //   load_u32, load<T>, store_u32, store_bytes   (GPU memory, host memory, CMB)
-//   peek_u32, peek<T>                            (reads inside wait predicates)
+//   peek_u32, peek<T>      (reads inside wait predicates; elsewhere a load)
+//   recording(), observe_u32  (whether stage records are kept; a read made
+//                              only for a record)
 //   fence_block, fence_gpu, fence_system, mmio_store_u32, nanosleep(ns)
 //   wait_until(ready, addr, len, ...), wait_until_any(ready, ranges, count),
 //   wait_until_deadline(ready, t, ranges, count) -> bool
@@ -143,6 +145,18 @@ GPUNVME_HD void for_each_lane(LaneMask mask, F&& f) {
   for (int lane = 0; lane < kWarpLanes; ++lane) {
     if ((mask >> lane) & 1u) f(lane);
   }
+}
+
+// Per-lane work in warp-uniform algorithm code: every thread of the warp
+// runs this loop over the lanes of `mask` (bookkeeping in Lanes<T>), so it
+// costs the warp time on a GPU although it issues no memory operation of
+// the platform's; `p.lane_loop(n)` charges n iterations. Loops that only
+// make stage records (free when records are off) and loops inside wait
+// predicates or for_lanes bodies use the plain form.
+template <class P, class F>
+GPUNVME_HD void for_each_lane(P& p, LaneMask mask, F&& f) {
+  p.lane_loop(lane_count(mask));
+  for_each_lane(mask, f);
 }
 
 }  // namespace gpunvme::algo

@@ -54,7 +54,7 @@ template <class P>
 GPUNVME_HD void wait(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask mask) {
   for (;;) {
     bool all = true;
-    for_each_lane(mask, [&](int lane) { all = all && io[lane].state == kCompleted; });
+    for_each_lane(p, mask, [&](int lane) { all = all && io[lane].state == kCompleted; });
     if (all) return;
     if (detail::reap(p, w)) continue;
     WaitSet set;

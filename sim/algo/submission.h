@@ -44,8 +44,7 @@ GPUNVME_HD void publish_ready(P& p, const QueuePair& q) {
       // The next doorbell, maybe from another SM, must not overtake this one.
       p.fence_system();
       p.store_u32(q.turn, end);
-      for (std::uint32_t t = tail; t != end; ++t)
-        record(p, q, sqe_cid(p, q, t), Stage::DoorbellRung);
+      for (std::uint32_t t = tail; t != end; ++t) record_slot(p, q, t, Stage::DoorbellRung);
     }
     p.fence_gpu();
     p.store_u32(q.tail_lock, 0u);
@@ -70,7 +69,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
   // lanes hold one, so a scheme with at least entries CIDs always finds a
   // free one (a lane waiting for a CID never blocks the slots of others).
   Lanes<std::uint16_t> cid;
-  for_each_lane(group, [&](int lane) {
+  for_each_lane(p, group, [&](int lane) {
     io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
   });
 
@@ -83,7 +82,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
           p.ballot(need_slot, [&](int lane) { return gate_open(p, q, ticket[lane]); });
       if (open != 0) {
         allocate_cids(p, w, q, open, ticket, request, cid, false);
-        for_each_lane(open, [&](int lane) {
+        for_each_lane(p, open, [&](int lane) {
           io[lane].cid = cid[lane];
           p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
           record(p, q, cid[lane], Stage::CidAllocated);
@@ -104,7 +103,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
           // The mark must be visible before the lock attempt (publish_ready's
           // re-check relies on it).
           p.fence_gpu();
-          for_each_lane(open, [&](int lane) {
+          for_each_lane(p, open, [&](int lane) {
             record(p, q, cid[lane], Stage::SqTailSynced);
             io[lane].state = kOutstanding;
           });
@@ -189,10 +188,10 @@ GPUNVME_HD void submit_exclusive(P& p, WarpContext& w, std::uint32_t queue_index
     const std::uint32_t first = o.ticket;
     o.ticket += n;
     Lanes<std::uint32_t> ticket;
-    for_each_lane(chunk, [&](int lane) { ticket[lane] = first + lane_rank(chunk, lane); });
+    for_each_lane(p, chunk, [&](int lane) { ticket[lane] = first + lane_rank(chunk, lane); });
     Lanes<std::uint16_t> cid;
     allocate_cids(p, w, q, chunk, ticket, request, cid, true);
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) {
       io[lane] = Pending{queue_index, ticket[lane], cid[lane], 0, kClaimed};
       p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
       record(p, q, cid[lane], Stage::CidAllocated);
@@ -201,12 +200,12 @@ GPUNVME_HD void submit_exclusive(P& p, WarpContext& w, std::uint32_t queue_index
       write_sqe(p, q, ticket[lane] % q.entries, cid[lane], request[lane]);
     });
     p.fence_system();
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::SqeBuilt);
       record(p, q, cid[lane], Stage::SqTailSynced);
     });
     ring_sq(p, q, first % q.entries, (first + n) % q.entries);
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::DoorbellRung);
       io[lane].state = kOutstanding;
     });

@@ -27,8 +27,8 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
     const std::uint32_t n = lane_count(chunk);
     const std::uint32_t first = p.atomic_add_u32(q.ticket, n);
     Lanes<std::uint32_t> ticket;
-    for_each_lane(chunk, [&](int lane) { ticket[lane] = first + lane_rank(chunk, lane); });
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) { ticket[lane] = first + lane_rank(chunk, lane); });
+    for_each_lane(p, chunk, [&](int lane) {
       io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
     });
 
@@ -51,7 +51,7 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
     // CIDs once the slots are held (see submit_per_thread).
     Lanes<std::uint16_t> cid;
     allocate_cids(p, w, q, chunk, ticket, request, cid, true);
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) {
       io[lane].cid = cid[lane];
       p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
       record(p, q, cid[lane], Stage::CidAllocated);
@@ -77,7 +77,7 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
     // The next turn's doorbell must not overtake this one on its way to PCIe.
     p.fence_system();
     p.store_u32(q.turn, first + n);
-    for_each_lane(chunk, [&](int lane) {
+    for_each_lane(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::DoorbellRung);
       io[lane].state = kOutstanding;
     });

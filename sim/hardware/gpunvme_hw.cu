@@ -115,6 +115,7 @@ struct KernelArgs {
   std::uint32_t buffer_stride;
   std::uint64_t seed;
   const platform::CudaStageTrace* trace;
+  const platform::CudaOpProfile* profile;
   std::uint32_t poll_backoff_ns;  // __nanosleep between polls of a waiting warp
   unsigned* errors;
   unsigned* mismatches;
@@ -184,10 +185,10 @@ __device__ algo::WarpContext base_context(const KernelArgs& a) {
 // no lane ever reads state another lane is writing.
 __global__ void io_kernel(KernelArgs a) {
   algo::init_warp_scratch();
-  platform::CudaWarp p(a.poll_backoff_ns, a.trace);
   const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
   const std::uint32_t lane = threadIdx.x % 32u;
   if (w >= a.warps + a.service_warps) return;
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, w >= a.warps ? 1 : 0);
 
   if (w >= a.warps) {
     const std::uint32_t i = w - a.warps;
@@ -212,6 +213,7 @@ __global__ void io_kernel(KernelArgs a) {
     c.shutdown = a.shutdown;
     algo::agent_loop(p, c);
     p.flush_stage_means();
+    p.flush_op_profile();
     return;
   }
 
@@ -266,6 +268,7 @@ __global__ void io_kernel(KernelArgs a) {
     }
   }
   p.flush_stage_means();
+  p.flush_op_profile();
 }
 
 __global__ void read_globaltimer(unsigned long long* out) {
@@ -297,7 +300,8 @@ struct Options {
   double timeout_s = 120;
   std::uint64_t seed = 1;
   // Stage timing: 0 none, 1 a record per I/O (distributions; costs about as
-  // much as the stages), 2 per-stage means only (a clock read per record).
+  // much as the stages), 2 per-stage means only (a clock read per record),
+  // 3 no stages but an op profile (each warp's time by platform call).
   std::uint32_t trace = 1;
 };
 
@@ -347,9 +351,10 @@ void usage() {
       "  --bs N                   bytes per read (default 4096)\n"
       "  --file PATH              namespace file (default: a pattern file of --file-mib MiB,\n"
       "                           created in $TMPDIR)\n"
-      "  --trace 0|1|2            per-stage times: 0 none, 1 a record per I/O (distributions;\n"
+      "  --trace 0|1|2|3          per-stage times: 0 none, 1 a record per I/O (distributions;\n"
       "                           the records cost about as much as the stages), 2 per-stage\n"
-      "                           means only (a clock read per record; default 1)\n"
+      "                           means only (a clock read per record; default 1), 3 no stages\n"
+      "                           but an op profile: warp time by platform call per I/O\n"
       "  --device N, --seed N, --timeout-s S\n"
       "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
 }
@@ -408,7 +413,7 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--seed") {
       o.seed = parse_u64(arg, v, 0, ~0ull);
     } else if (arg == "--trace") {
-      o.trace = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 2));
+      o.trace = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 3));
     } else if (arg == "--timeout-s") {
       o.timeout_s = static_cast<double>(parse_u64(arg, v, 1, 3600));
     } else {
@@ -556,6 +561,46 @@ StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64
   return r;
 }
 
+// The op profile's totals as JSON, per role (compute warps, service warps):
+// warp time per I/O in each kind of platform call and in the warps' own
+// code between calls ("other"), calls per I/O, and the clock's ns per cycle.
+std::string op_profile_json(const std::vector<unsigned long long>& totals, std::uint64_t ios) {
+  constexpr int k = platform::CudaOpProfile::kKinds;
+  constexpr int per_role = platform::CudaOpProfile::kPerRole;
+  std::ostringstream js;
+  js << "{";
+  const char* roles[] = {"compute", "service"};
+  bool first_role = true;
+  for (int role = 0; role < 2; ++role) {
+    const unsigned long long* t = totals.data() + role * per_role;
+    const unsigned long long warps = t[2 * k + 2];
+    if (warps == 0) continue;
+    const double ns_per_cycle =
+        t[2 * k] == 0 ? 0.0 : static_cast<double>(t[2 * k + 1]) / static_cast<double>(t[2 * k]);
+    const double per_io = 1.0 / static_cast<double>(ios);
+    unsigned long long in_calls = 0;
+    js << (first_role ? "" : ", ") << "\"" << roles[role] << "\": {\"warps\": " << warps
+       << ", \"ns_per_cycle\": " << ns_per_cycle
+       << ", \"warp_ns_per_io\": " << static_cast<double>(t[2 * k + 1]) * per_io
+       << ", \"ns_per_io\": {";
+    for (int i = 0; i < k; ++i) {
+      in_calls += t[i];
+      js << (i ? ", " : "") << "\"" << platform::kOpKindNames[i]
+         << "\": " << static_cast<double>(t[i]) * ns_per_cycle * per_io;
+    }
+    const double other = static_cast<double>(t[2 * k]) - static_cast<double>(in_calls);
+    js << ", \"other\": " << other * ns_per_cycle * per_io << "}, \"calls_per_io\": {";
+    for (int i = 0; i < k; ++i) {
+      js << (i ? ", " : "") << "\"" << platform::kOpKindNames[i]
+         << "\": " << static_cast<double>(t[k + i]) * per_io;
+    }
+    js << "}}";
+    first_role = false;
+  }
+  js << "}";
+  return js.str();
+}
+
 // Per-stage means from means-mode totals (sum and count of each stage's
 // timestamps): an interval's mean is the difference of its two stages' mean
 // timestamps, which holds when every command records every stage once (the
@@ -682,7 +727,8 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
      << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs << ", \"iodepth\": 1"
      << ", \"ios\": " << ios << ", \"service_warps\": " << service
      << ", \"trace\": " << (o_.trace == 1 ? "true" : "false")
-     << ", \"stage_timing\": \"" << (o_.trace == 0 ? "none" : o_.trace == 1 ? "records" : "means")
+     << ", \"stage_timing\": \""
+     << (o_.trace == 0 ? "none" : o_.trace == 1 ? "records" : o_.trace == 2 ? "means" : "op_profile")
      << "\"";
   // The matching simulator scenario (gpunvme validate applies these).
   js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
@@ -838,7 +884,13 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   check(cudaMemset(trace.totals, 0, 2 * n * 8), "cudaMemset (stage totals)");
   check(cudaMemset(counters_, 0, 4 * sizeof(unsigned)), "cudaMemset (counters)");
   std::vector<platform::CudaStageTrace> trace_host = {trace};
-  a.trace = o_.trace ? arena.put(trace_host) : nullptr;
+  a.trace = o_.trace == 1 || o_.trace == 2 ? arena.put(trace_host) : nullptr;
+  constexpr int per_role = platform::CudaOpProfile::kPerRole;
+  platform::CudaOpProfile profile;
+  check(cudaMalloc(&profile.totals, 2 * per_role * 8), "cudaMalloc (op profile)");
+  check(cudaMemset(profile.totals, 0, 2 * per_role * 8), "cudaMemset (op profile)");
+  std::vector<platform::CudaOpProfile> profile_host = {profile};
+  a.profile = o_.trace == 3 ? arena.put(profile_host) : nullptr;
 
   target_->start();
   cudaEvent_t begin, end;
@@ -884,6 +936,10 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   cudaFree(trace.live);
   cudaFree(trace.log);
   cudaFree(trace.totals);
+  std::vector<unsigned long long> profile_totals(2 * per_role);
+  check(cudaMemcpy(profile_totals.data(), profile.totals, 2 * per_role * 8, cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
+  cudaFree(profile.totals);
   const StageResult stages = stage_result(log, records);
   const StageMeans means = stage_means(totals);
   const TargetStats ts = target_->stats();
@@ -914,6 +970,7 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     }
     js << "}";
   }
+  if (o_.trace == 3) js << ", \"op_profile\": " << op_profile_json(profile_totals, ios);
   js << ", \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
      << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
      << ", \"service_ns\": " << json_distribution(ts.service_ns)

@@ -22,6 +22,15 @@
 // adds them to global totals when the warp ends: every command passes every
 // stage once, so the mean of an interval is the difference of two stages'
 // mean timestamps, at the cost of a clock read per record.
+//
+// An op profile (CudaOpProfile) splits each warp's time by platform call:
+// the SM cycles spent in atomics, loads, peeks, stores, fences, MMIO stores,
+// for_lanes, ballots and waits made in warp-uniform code (calls inside a
+// for_lanes, ballot or wait count to it), and, as the rest, the warp's own code
+// between them (loops over Lanes<T>, address arithmetic, request set-up).
+// Two clock reads per call; a call's memory latency lands in its own
+// bucket because each returns through a shuffle or a warp barrier that
+// waits for the value.
 #pragma once
 
 #include <cstdint>
@@ -46,15 +55,49 @@ struct CudaStageTrace {
   unsigned long long* totals = nullptr;
 };
 
+// The kinds of platform call an op profile tells apart.
+enum class OpKind : int {
+  kAtomic,
+  kLoad,
+  kPeek,
+  kStore,
+  kFenceBlockOrGpu,
+  kFenceSystem,
+  kMmioStore,
+  kForLanes,
+  kBallot,
+  kWait,
+  kSleep,
+  kCount
+};
+constexpr const char* kOpKindNames[] = {"atomic",       "load",       "peek",      "store",
+                                        "fence_gpu",    "fence_system", "mmio_store", "for_lanes",
+                                        "ballot",       "wait",       "nanosleep"};
+
+struct CudaOpProfile {
+  static constexpr int kKinds = static_cast<int>(OpKind::kCount);
+  // Per role (0 compute warps, 1 service warps): kKinds cycle sums, kKinds
+  // call counts, the warps' total cycles and total %globaltimer ns (their
+  // ratio converts cycles to ns), and the number of warps.
+  static constexpr int kPerRole = 2 * kKinds + 3;
+  unsigned long long* totals = nullptr;  // [2][kPerRole]
+};
+
 class CudaWarp {
  public:
   // With a trace the descriptor is copied into the platform object
   // (registers): a stage record then costs a clock read and one store, not
   // dependent loads of the descriptor from memory.
   __device__ explicit CudaWarp(std::uint32_t poll_backoff_ns = 0,
-                               const CudaStageTrace* trace = nullptr)
-      : backoff_(poll_backoff_ns), tracing_(trace != nullptr) {
+                               const CudaStageTrace* trace = nullptr,
+                               const CudaOpProfile* profile = nullptr, int profile_role = 0)
+      : backoff_(poll_backoff_ns), tracing_(trace != nullptr), profiling_(profile != nullptr) {
     if (trace != nullptr) trace_ = *trace;
+    if (profile != nullptr) {
+      profile_totals_ = profile->totals + profile_role * CudaOpProfile::kPerRole;
+      profile_start_ns_ = clock() / 1000u;
+      profile_start_cycles_ = clock64();
+    }
   }
 
   __device__ algo::Timestamp clock() const {
@@ -104,8 +147,25 @@ class CudaWarp {
     }
   }
 
+  // Op profile: adds this warp's figures to the totals; every warp calls it
+  // once, when it is done.
+  __device__ void flush_op_profile() {
+    if (!profiling_ || lane() != 0) return;
+    constexpr int k = CudaOpProfile::kKinds;
+    const long long cycles = clock64() - profile_start_cycles_;
+    const unsigned long long ns = clock() / 1000u - profile_start_ns_;
+    for (int i = 0; i < k; ++i) {
+      atomicAdd(profile_totals_ + i, static_cast<unsigned long long>(op_cycles_[i]));
+      atomicAdd(profile_totals_ + k + i, static_cast<unsigned long long>(op_calls_[i]));
+    }
+    atomicAdd(profile_totals_ + 2 * k, static_cast<unsigned long long>(cycles));
+    atomicAdd(profile_totals_ + 2 * k + 1, ns);
+    atomicAdd(profile_totals_ + 2 * k + 2, 1ull);
+  }
+
   template <class F>
   __device__ void for_lanes(algo::LaneMask mask, F&& body) {
+    const OpScope scope(*this, OpKind::kForLanes);
     in_lanes_ = true;
     if ((mask >> lane()) & 1u) body(static_cast<int>(lane()));
     in_lanes_ = false;
@@ -113,6 +173,7 @@ class CudaWarp {
   }
   template <class F>
   __device__ algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
+    const OpScope scope(*this, OpKind::kBallot);
     in_lanes_ = true;
     const bool mine = ((mask >> lane()) & 1u) && predicate(static_cast<int>(lane()));
     in_lanes_ = false;
@@ -120,23 +181,29 @@ class CudaWarp {
   }
 
   __device__ std::uint32_t atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
+    const OpScope scope(*this, OpKind::kAtomic);
     return one([&] { return atomicAdd(ptr<unsigned>(addr), value); });
   }
   __device__ std::uint32_t atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
                                           std::uint32_t desired) {
+    const OpScope scope(*this, OpKind::kAtomic);
     return one([&] { return atomicCAS(ptr<unsigned>(addr), expected, desired); });
   }
   __device__ std::uint32_t atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
+    const OpScope scope(*this, OpKind::kAtomic);
     return one([&] { return atomicOr(ptr<unsigned>(addr), bits); });
   }
   __device__ std::uint32_t atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
+    const OpScope scope(*this, OpKind::kAtomic);
     return one([&] { return atomicAnd(ptr<unsigned>(addr), bits); });
   }
   __device__ std::uint32_t load_u32(std::uint64_t addr) {
+    const OpScope scope(*this, OpKind::kLoad);
     return one([&] { return *ptr<volatile unsigned>(addr); });
   }
   template <class T>
   __device__ T load(std::uint64_t addr) {
+    const OpScope scope(*this, OpKind::kLoad);
     static_assert(sizeof(T) % 4 == 0, "loads move whole 32-bit words");
     T value;
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
@@ -146,9 +213,11 @@ class CudaWarp {
     return value;
   }
   __device__ void store_u32(std::uint64_t addr, std::uint32_t value) {
+    const OpScope scope(*this, OpKind::kStore);
     if (leader()) *ptr<volatile unsigned>(addr) = value;
   }
   __device__ void store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
+    const OpScope scope(*this, OpKind::kStore);
     if (!leader()) return;
     const auto* in = static_cast<const unsigned char*>(data);
     if (addr % 4 == 0 && len % 4 == 0) {
@@ -161,34 +230,63 @@ class CudaWarp {
       for (std::size_t i = 0; i < len; ++i) *ptr<volatile unsigned char>(addr + i) = in[i];
     }
   }
-  __device__ std::uint32_t peek_u32(std::uint64_t addr) { return *ptr<volatile unsigned>(addr); }
+  // Whether stage records are kept; a read made only for them (observe_u32)
+  // is made only then.
+  __device__ bool recording() const { return tracing_; }
+  __device__ std::uint32_t observe_u32(std::uint64_t addr) { return *ptr<volatile unsigned>(addr); }
+  __device__ std::uint32_t peek_u32(std::uint64_t addr) { return peek<std::uint32_t>(addr); }
+  // A peek outside a wait (in warp-uniform code) is timed as its own kind;
+  // the identity shuffle makes the timed call wait for the value.
   template <class T>
   __device__ T peek(std::uint64_t addr) {
+    const OpScope scope(*this, OpKind::kPeek);
     T value;
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
     for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = *ptr<volatile unsigned>(addr + 4u * i);
+    if (scope.timed()) {
+      for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
+    }
     return value;
   }
 
-  __device__ void fence_block() { __threadfence_block(); }
-  __device__ void fence_gpu() { __threadfence(); }
-  __device__ void fence_system() { __threadfence_system(); }
+  __device__ void fence_block() {
+    const OpScope scope(*this, OpKind::kFenceBlockOrGpu);
+    __threadfence_block();
+  }
+  __device__ void fence_gpu() {
+    const OpScope scope(*this, OpKind::kFenceBlockOrGpu);
+    __threadfence();
+  }
+  __device__ void fence_system() {
+    const OpScope scope(*this, OpKind::kFenceSystem);
+    __threadfence_system();
+  }
   __device__ void mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
+    const OpScope scope(*this, OpKind::kMmioStore);
     if (leader()) *ptr<volatile unsigned>(addr) = value;
   }
-  __device__ void nanosleep(std::uint32_t ns) { __nanosleep(ns); }
+  // Warp-uniform loops over lanes run as they are; the op profile counts
+  // their time as the warp's own code.
+  __device__ void lane_loop(std::uint32_t) {}
+  __device__ void nanosleep(std::uint32_t ns) {
+    const OpScope scope(*this, OpKind::kSleep);
+    __nanosleep(ns);
+  }
 
   template <class Pred, class... Ranges>
   __device__ void wait_until(Pred&& ready, Ranges...) {
+    const OpScope scope(*this, OpKind::kWait);
     while (!uniform(ready())) __nanosleep(backoff_);
   }
   template <class Pred>
   __device__ void wait_until_any(Pred&& ready, const std::uint64_t*, std::size_t) {
+    const OpScope scope(*this, OpKind::kWait);
     while (!uniform(ready())) __nanosleep(backoff_);
   }
   template <class Pred>
   __device__ bool wait_until_deadline(Pred&& ready, algo::Timestamp deadline, const std::uint64_t*,
                                       std::size_t) {
+    const OpScope scope(*this, OpKind::kWait);
     for (;;) {
       if (uniform(ready())) return true;
       if (uniform(clock() >= deadline)) return false;
@@ -197,6 +295,33 @@ class CudaWarp {
   }
 
  private:
+  // Times one platform call made in warp-uniform code (depth 0) into its
+  // kind's bucket; calls nested in it (a for_lanes body's loads) count to it.
+  class OpScope {
+   public:
+    __device__ OpScope(CudaWarp& w, OpKind kind)
+        : w_(w), kind_(static_cast<int>(kind)), on_(w.profiling_ && w.profile_depth_ == 0) {
+      if (!on_) return;
+      ++w_.profile_depth_;
+      start_ = clock64();
+    }
+    __device__ ~OpScope() {
+      if (!on_) return;
+      w_.op_cycles_[kind_] += clock64() - start_;
+      ++w_.op_calls_[kind_];
+      --w_.profile_depth_;
+    }
+    __device__ bool timed() const { return on_; }
+    OpScope(const OpScope&) = delete;
+    OpScope& operator=(const OpScope&) = delete;
+
+   private:
+    CudaWarp& w_;
+    int kind_;
+    bool on_;
+    long long start_ = 0;
+  };
+
   __device__ static std::uint32_t lane() { return threadIdx.x % 32u; }
   // Outside for_lanes the warp's lowest lane acts for the warp; inside, each
   // lane acts for itself.
@@ -220,6 +345,13 @@ class CudaWarp {
   unsigned long long sums_[CudaStageTrace::kStages] = {};
   unsigned long long counts_[CudaStageTrace::kStages] = {};
   bool in_lanes_ = false;
+  bool profiling_;
+  unsigned long long* profile_totals_ = nullptr;
+  unsigned long long profile_start_ns_ = 0;
+  long long profile_start_cycles_ = 0;
+  int profile_depth_ = 0;
+  long long op_cycles_[CudaOpProfile::kKinds] = {};
+  unsigned op_calls_[CudaOpProfile::kKinds] = {};
 };
 
 }  // namespace gpunvme::platform

@@ -180,6 +180,9 @@ class HostWarp {
       arena_.write(addr, data, len);
     }
   }
+  bool recording() const { return sink_ != nullptr; }
+  void lane_loop(std::uint32_t) {}  // models no time
+  std::uint32_t observe_u32(std::uint64_t addr) { return load_u32(addr); }
   std::uint32_t peek_u32(std::uint64_t addr) { return load_u32(addr); }
   template <class T>
   T peek(std::uint64_t addr) {

@@ -110,6 +110,7 @@ void SimWarp::settle() {
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old + value);
   ++counters_.atomics;
@@ -119,6 +120,7 @@ std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
 
 std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
                                       std::uint32_t desired) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
   const auto old = memory_.load<std::uint32_t>(addr);
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
   ++counters_.atomics;
@@ -127,6 +129,7 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
 }
 
 std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old | bits);
   ++counters_.atomics;
@@ -135,6 +138,7 @@ std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
 }
 
 std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old & bits);
   ++counters_.atomics;
@@ -143,6 +147,7 @@ std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
 }
 
 void SimWarp::load_bytes(std::uint64_t addr, void* data, std::size_t len) {
+  const ProfileScope scope(*this, ProfiledOp::kLoad);
   if (!gpu_.owns(addr, len)) {
     pcie_load(addr, data, len);
     return;
@@ -206,6 +211,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
 }
 
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
+  const ProfileScope scope(*this, ProfiledOp::kStore);
   // One store instruction moves up to 16 B per lane.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
   const Picoseconds issue = op_issue();
@@ -222,6 +228,7 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
 }
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
+  const ProfileScope scope(*this, ProfiledOp::kMmioStore);
   ++counters_.mmio_stores;
   pcie_store_since_fence_ = true;
   const Picoseconds issue = op_issue();
@@ -230,11 +237,13 @@ void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
 }
 
 void SimWarp::fence_block() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
   ++counters_.fences;
   op_done(op_issue() + gpu_.costs().fence_block, kFence);
 }
 
 void SimWarp::fence_gpu() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
   ++counters_.fences;
   const Picoseconds cost =
       gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu;
@@ -243,6 +252,7 @@ void SimWarp::fence_gpu() {
 }
 
 void SimWarp::fence_system() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceSystem);
   ++counters_.fences;
   const Picoseconds cost = pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
                                                    : gpu_.costs().fence_system;
@@ -251,7 +261,19 @@ void SimWarp::fence_system() {
   op_done(op_issue() + cost, kFence);
 }
 
+void SimWarp::lane_loop(std::uint32_t iterations) {
+  const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
+  if (instruction_depth_ != 0) throw std::logic_error("lane_loop inside for_lanes/ballot");
+  const Picoseconds t = Picoseconds{iterations} * gpu_.costs().lane_loop_iteration;
+  counters_.lane_loop_iterations += iterations;
+  if (t == 0) return;
+  counters_.lane_loop_ps += t;
+  busy_until_ = std::max(clock(), busy_until_) + t;
+  settle();
+}
+
 void SimWarp::nanosleep(std::uint32_t ns) {
+  const ProfileScope scope(*this, ProfiledOp::kSleep);
   const Picoseconds t = ns_to_ps(ns);
   counters_.sleep_ps += t;
   op_done(op_issue() + t, kSleep);
@@ -338,7 +360,7 @@ bool SimWarp::evaluate(Waiting& waiting) {
   reads.overflow = false;
   reads.evaluated_at = memory_.write_count();
   reads_ = &reads;
-  const bool ready = waiting.ready();
+  const bool ready = holds(waiting.ready);
   reads_ = nullptr;
   return ready;
 }

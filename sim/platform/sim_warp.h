@@ -48,6 +48,29 @@ class StageSink {
   virtual void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) = 0;
 };
 
+// The kinds of call an op profile tells apart: the CUDA platform's
+// (sim/platform/cuda_warp.cuh, gpunvme-hw --trace 3), whose "other" (the
+// warp's own code between calls) is lane_loop here.
+enum class ProfiledOp : int {
+  kAtomic,
+  kLoad,
+  kPeek,
+  kStore,
+  kFenceGpu,
+  kFenceSystem,
+  kMmioStore,
+  kForLanes,
+  kBallot,
+  kWait,
+  kSleep,
+  kLaneLoop,
+  kCount
+};
+inline constexpr int kProfiledOps = static_cast<int>(ProfiledOp::kCount);
+inline constexpr const char* kProfiledOpNames[kProfiledOps] = {
+    "atomic",     "load",      "peek",   "store", "fence_gpu", "fence_system",
+    "mmio_store", "for_lanes", "ballot", "wait",  "nanosleep", "lane_loop"};
+
 struct WarpCounters {
   std::uint64_t polls = 0;            // loads a spinning warp would have issued
   Picoseconds wait_ps = 0;            // time spent waiting on memory
@@ -59,6 +82,12 @@ struct WarpCounters {
   std::uint64_t pcie_loads = 0;
   std::uint64_t fences = 0;
   Picoseconds sleep_ps = 0;  // __nanosleep time
+  std::uint64_t lane_loop_iterations = 0;  // passes of warp-uniform loops over lanes
+  Picoseconds lane_loop_ps = 0;            // the time they cost
+  // Op profile: time and calls per kind of platform call made in
+  // warp-uniform code (calls inside a for_lanes, ballot or wait count to it).
+  Picoseconds op_ps[kProfiledOps] = {};
+  std::uint64_t op_calls[kProfiledOps] = {};
 };
 
 // Where a warp runs: its SM and the warp scheduler within it.
@@ -100,6 +129,7 @@ class SimWarp {
   // ---- lanes
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {
+    const ProfileScope scope(*this, ProfiledOp::kForLanes);
     begin_instruction(mask);
     algo::for_each_lane(mask, [&](int lane) {
       current_lane_ = lane;
@@ -109,6 +139,7 @@ class SimWarp {
   }
   template <class F>
   algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
+    const ProfileScope scope(*this, ProfiledOp::kBallot);
     algo::LaneMask result = 0;
     begin_instruction(mask);
     algo::for_each_lane(mask, [&](int lane) {
@@ -134,14 +165,27 @@ class SimWarp {
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
-  // Free reads for wait predicates and bookkeeping: the polls themselves are
-  // accounted by wait_until.
-  std::uint32_t peek_u32(std::uint64_t addr) const { return peek<std::uint32_t>(addr); }
+  // Reads for wait predicates: free while a predicate is being evaluated
+  // (the polls themselves are accounted by wait_until). Anywhere else a peek
+  // is the algorithm's own read, as it is on a GPU, and costs a load.
+  std::uint32_t peek_u32(std::uint64_t addr) { return peek<std::uint32_t>(addr); }
   template <class T>
-  T peek(std::uint64_t addr) const {
+  T peek(std::uint64_t addr) {
+    if (predicate_depth_ == 0) {
+      const ProfileScope scope(*this, ProfiledOp::kPeek);
+      return load<T>(addr);
+    }
     if (reads_ != nullptr) note_read(addr, sizeof(T));
     return memory_.load<T>(addr);
   }
+  // Stage records are always kept here, and reads made only for them
+  // (observe_u32) cost nothing: they observe the run, as a trace does.
+  static constexpr bool recording() { return true; }
+  std::uint32_t observe_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
+
+  // A warp-uniform loop of `iterations` passes over lanes (lanes.h): the
+  // warp's own code, charged as latency; it takes no memory operation.
+  void lane_loop(std::uint32_t iterations);
 
   // ---- ordering, devices, backoff
   void fence_block();
@@ -155,7 +199,8 @@ class SimWarp {
   template <class Pred, class... Ranges>
   void wait_until(Pred&& ready, Ranges... ranges) {
     static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
-    if (ready()) return;
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    if (holds(ready)) return;
     const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
     block_until(PredicateRef(ready), flat, sizeof...(Ranges) / 2, 0);
   }
@@ -163,7 +208,8 @@ class SimWarp {
   // pairs.
   template <class Pred>
   void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
-    if (ready()) return;
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    if (holds(ready)) return;
     block_until(PredicateRef(ready), ranges, count, 0);
   }
   // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
@@ -171,13 +217,49 @@ class SimWarp {
   template <class Pred>
   bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
                            std::size_t count) {
-    if (ready()) return true;
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    if (holds(ready)) return true;
     return block_until(PredicateRef(ready), ranges, count, deadline == 0 ? 1 : deadline);
   }
 
   const WarpPlacement& placement() const { return placement_; }
 
  private:
+  // Times one platform call made in warp-uniform code into its kind's
+  // bucket of the op profile; calls nested in it count to it.
+  class ProfileScope {
+   public:
+    ProfileScope(SimWarp& warp, ProfiledOp kind)
+        : warp_(warp), kind_(static_cast<int>(kind)), on_(warp.profile_depth_ == 0) {
+      if (!on_) return;
+      ++warp_.profile_depth_;
+      start_ = warp_.clock();
+    }
+    ~ProfileScope() {
+      if (!on_) return;
+      warp_.counters_.op_ps[kind_] += warp_.clock() - start_;
+      ++warp_.counters_.op_calls[kind_];
+      --warp_.profile_depth_;
+    }
+    ProfileScope(const ProfileScope&) = delete;
+    ProfileScope& operator=(const ProfileScope&) = delete;
+
+   private:
+    SimWarp& warp_;
+    int kind_;
+    bool on_;
+    Picoseconds start_ = 0;
+  };
+
+  // Evaluates a wait predicate: its peeks are polls, not charged reads.
+  template <class Pred>
+  bool holds(Pred& ready) {
+    ++predicate_depth_;
+    const bool result = ready();
+    --predicate_depth_;
+    return result;
+  }
+
   enum OpKind : std::uint32_t {
     kAtomic = 1,
     kLoad,
@@ -254,6 +336,8 @@ class SimWarp {
   sc_core::sc_event timeout_;
   std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress
   ReadSet* reads_ = nullptr;                     // where peeks are noted, while evaluating
+  int predicate_depth_ = 0;                      // > 0 while a wait predicate is evaluated
+  int profile_depth_ = 0;                        // > 0 inside a profiled call
 };
 
 }  // namespace gpunvme::platform

@@ -151,7 +151,15 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
                 {"instructions", c.instructions},
                 {"divergent_paths", c.divergent_paths},
                 {"issue_stall_ns", round_to(ps_to_ns(gpu->issue_stall_ps()), 0.001)},
-                {"sleep_ns", round_to(ps_to_ns(c.sleep_ps), 0.001)}};
+                {"sleep_ns", round_to(ps_to_ns(c.sleep_ps), 0.001)},
+                {"lane_loop_iterations", c.lane_loop_iterations},
+                {"lane_loop_ns", round_to(ps_to_ns(c.lane_loop_ps), 0.001)}};
+    nlohmann::json profile = nlohmann::json::object();
+    for (int k = 0; k < platform::kProfiledOps; ++k) {
+      profile[platform::kProfiledOpNames[k]] = {
+          {"ns", round_to(ps_to_ns(c.op_ps[k]), 0.001)}, {"calls", c.op_calls[k]}};
+    }
+    gpus[id]["op_profile"] = profile;
   }
   result["gpus"] = gpus;
   // Links by direction (utilization, bytes by TLP class, overhead, credit stalls), root

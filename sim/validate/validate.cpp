@@ -101,6 +101,35 @@ nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+// The warps' time per I/O by kind of platform call, measured (an op-profile
+// run, gpunvme-hw --trace 3: compute and service warps added) beside
+// simulated (the run's gpus.*.op_profile). The hardware's "other", the warps'
+// own code between calls, is the simulator's lane_loop: both are reported
+// as own_code.
+nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::json& result,
+                               const std::string& file, const std::string& path) {
+  const double ios = result.at("summary").at("ios").get<double>();
+  const nlohmann::json& gpus = result.at("gpus");
+  nlohmann::json rows = nlohmann::json::object();
+  for (const char* kind :
+       {"atomic", "load", "peek", "store", "fence_gpu", "fence_system", "mmio_store", "for_lanes",
+        "ballot", "wait", "nanosleep", "own_code"}) {
+    const std::string hw_kind = std::string(kind) == "own_code" ? "other" : kind;
+    const std::string sim_kind = std::string(kind) == "own_code" ? "lane_loop" : kind;
+    double hw = 0;
+    for (const auto& [role, r] : measured.items()) {
+      const nlohmann::json& per_io = field(r, file, path + ".op_profile." + role, "ns_per_io");
+      if (per_io.contains(hw_kind)) hw += per_io.at(hw_kind).get<double>();
+    }
+    double sim = 0;
+    for (const auto& [id, g] : gpus.items()) {
+      if (g.contains("op_profile")) sim += g.at("op_profile").at(sim_kind).at("ns").get<double>();
+    }
+    rows[kind] = {{"measured", hw}, {"simulated", ios > 0 ? sim / ios : 0.0}};
+  }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<Metric>& metrics() {
@@ -172,15 +201,21 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
   // measured several times: the run with the median IOPS is compared, and
   // the spread is reported. Runs in stage-means mode (--trace 2) cost a clock
   // read per record, 5-15 % of throughput: their means are reported beside
-  // the per-I/O records', their IOPS are not used.
+  // the per-I/O records', their IOPS are not used. Nor are an op-profile
+  // run's (--trace 3: two clock reads per platform call); its split of the
+  // warps' time by kind of call is reported beside the simulator's.
   using CaseKey = std::pair<std::string, std::uint32_t>;
   std::map<CaseKey, std::vector<const nlohmann::json*>> untraced_runs;
   std::map<CaseKey, const nlohmann::json*> means_runs;
+  std::map<CaseKey, const nlohmann::json*> profile_runs;
   for (const nlohmann::json& c : cases) {
     if (c.contains("error") || c.value("trace", true)) continue;
     const CaseKey key{c.value("strategy", ""), c.value("warps", 0u)};
-    if (c.value("stage_timing", "none") == "means") {
+    const std::string timing = c.value("stage_timing", "none");
+    if (timing == "means") {
       means_runs[key] = &c;
+    } else if (timing == "op_profile") {
+      profile_runs[key] = &c;
     } else {
       untraced_runs[key].push_back(&c);
     }
@@ -317,6 +352,11 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         }
       }
       row["stage_means_ns"] = stages;
+    }
+    const auto profile_run = profile_runs.find({strategy, warps});
+    if (profile_run != profile_runs.end() && profile_run->second->contains("op_profile")) {
+      row["op_profile_ns_per_io"] =
+          op_profile_rows(profile_run->second->at("op_profile"), result, hw_file, path);
     }
     if (gated) {
       const auto& runs = untraced_runs.at({strategy, warps});

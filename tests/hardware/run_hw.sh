@@ -4,8 +4,10 @@
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
 # it. Each strategy runs once with per-I/O stage records (--trace 1), once
-# in stage-means mode (--trace 2) and REPEATS (5) times without records
-# (--trace 0): gpunvme validate compares the median of those.
+# in stage-means mode (--trace 2), once with an op profile (--trace 3: the
+# warps' time by kind of platform call) and REPEATS (5) times without
+# records (--trace 0): gpunvme validate compares the median of those.
+# MICROBENCH=0 skips the two microbenchmarks.
 #
 #   tests/hardware/run_hw.sh OUTDIR [BINDIR]
 #
@@ -24,11 +26,11 @@ if [ ! -x "$bin/gpunvme-hw" ]; then
   nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpunvme-hw" sim/hardware/gpunvme_hw.cu \
     sim/hardware/soft_controller.cpp -lpthread || exit 1
 fi
-if [ ! -x "$bin/host_read_under_copies" ]; then
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_read_under_copies" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_read_under_copies" \
     tests/hardware/host_read_under_copies.cu -lpthread || exit 1
 fi
-if [ ! -x "$bin/gpu_microbench" ]; then
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/gpu_microbench" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/gpu_microbench" tests/hardware/gpu_microbench.cu || exit 1
 fi
 {
@@ -36,7 +38,7 @@ fi
     --format=csv 2>&1
   nproc
   status=0
-  runs="1 2"
+  runs="1 2 3"
   for _ in $(seq "${REPEATS:-5}"); do runs="$runs 0"; done
   n=0
   for s in ${STRATEGIES:-all_threads bam_ticket warp_batch warp_batch+polling_warps per_warp_queue io_agents}; do
@@ -47,7 +49,9 @@ fi
         --timeout-s 30 --target-threads "${TARGET_THREADS:-4}" --trace "$t" || status=1
     done
   done
-  "$bin/gpu_microbench" "$out/microbench.json" || status=1
-  "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
+  if [ "${MICROBENCH:-1}" != 0 ]; then
+    "$bin/gpu_microbench" "$out/microbench.json" || status=1
+    "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
+  fi
   exit $status
 } 2>&1 | tee "$out/run.log"
