@@ -207,9 +207,12 @@ class CudaWarp {
     static_assert(sizeof(T) % 4 == 0, "loads move whole 32-bit words");
     T value;
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
-    for (unsigned i = 0; i < sizeof(T) / 4; ++i) {
-      words[i] = one([&] { return *ptr<volatile unsigned>(addr + 4u * i); });
+    if (in_lanes_) {
+      read_words(addr, words, sizeof(T) / 4);
+      return value;
     }
+    if (lane() == 0) read_words(addr, words, sizeof(T) / 4);
+    for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = __shfl_sync(0xFFFFFFFFu, words[i], 0);
     return value;
   }
   __device__ void store_u32(std::uint64_t addr, std::uint32_t value) {
@@ -221,7 +224,16 @@ class CudaWarp {
     if (!leader()) return;
     const auto* in = static_cast<const unsigned char*>(data);
     if (addr % 4 == 0 && len % 4 == 0) {
-      for (std::size_t i = 0; i < len; i += 4) {
+      // 16 B stores where aligned: an SQE leaves as four writes, not sixteen.
+      std::size_t i = 0;
+      for (; addr % 16 == 0 && i + 16 <= len; i += 16) {
+        unsigned v[4];
+        memcpy(v, in + i, 16);
+        asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(addr + i), "r"(v[0]),
+                     "r"(v[1]), "r"(v[2]), "r"(v[3])
+                     : "memory");
+      }
+      for (; i < len; i += 4) {
         unsigned v;
         memcpy(&v, in + i, 4);
         *ptr<volatile unsigned>(addr + i) = v;
@@ -240,9 +252,10 @@ class CudaWarp {
   template <class T>
   __device__ T peek(std::uint64_t addr) {
     const OpScope scope(*this, OpKind::kPeek);
+    static_assert(sizeof(T) % 4 == 0, "peeks move whole 32-bit words");
     T value;
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
-    for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = *ptr<volatile unsigned>(addr + 4u * i);
+    read_words(addr, words, sizeof(T) / 4);
     if (scope.timed()) {
       for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
     }
@@ -323,6 +336,21 @@ class CudaWarp {
   };
 
   __device__ static std::uint32_t lane() { return threadIdx.x % 32u; }
+  // Volatile reads of `count` words at `addr`, 16 B at a time where aligned.
+  // Each volatile load of host memory is a PCIe round trip and the next one
+  // waits for it (H100: a CQE read as four 4 B words takes 4.9 us, as one
+  // 16 B load 1.5 us; configs/measurements/warp-host-access-h100-2026-11-24.json),
+  // and one 16 B load also reads a CQE whole, as the controller wrote it.
+  __device__ static void read_words(std::uint64_t addr, std::uint32_t* words, unsigned count) {
+    unsigned i = 0;
+    for (; (addr + 4u * i) % 16 == 0 && i + 4 <= count; i += 4) {
+      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(words[i]), "=r"(words[i + 1]), "=r"(words[i + 2]), "=r"(words[i + 3])
+                   : "l"(addr + 4u * i)
+                   : "memory");
+    }
+    for (; i < count; ++i) words[i] = *ptr<volatile unsigned>(addr + 4u * i);
+  }
   // Outside for_lanes the warp's lowest lane acts for the warp; inside, each
   // lane acts for itself.
   __device__ bool leader() const { return in_lanes_ || lane() == 0; }

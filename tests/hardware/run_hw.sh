@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every hardware measurement in one call, for a lent GPU machine: the GPU
-# microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu) and the
+# microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu,
+# warp_host_access.cu) and the
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
 # it. Each strategy runs once with per-I/O stage records (--trace 1), once
@@ -13,7 +14,8 @@
 #
 # BINDIR holds the programs (built here when absent, with nvcc from the
 # repository root). Writes OUTDIR/microbench.json,
-# OUTDIR/host-read-under-copies.json, OUTDIR/NNN-<strategy>-t<trace>.json
+# OUTDIR/host-read-under-copies.json, OUTDIR/warp-host-access.json,
+# OUTDIR/NNN-<strategy>-t<trace>.json
 # (merge their cases for gpunvme validate --measured, or pass them all) and
 # OUTDIR/run.log.
 set -uo pipefail
@@ -29,6 +31,9 @@ fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_read_under_copies" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_read_under_copies" \
     tests/hardware/host_read_under_copies.cu -lpthread || exit 1
+fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_host_access" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -o "$bin/warp_host_access" tests/hardware/warp_host_access.cu || exit 1
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/gpu_microbench" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/gpu_microbench" tests/hardware/gpu_microbench.cu || exit 1
@@ -52,6 +57,7 @@ fi
   if [ "${MICROBENCH:-1}" != 0 ]; then
     "$bin/gpu_microbench" "$out/microbench.json" || status=1
     "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
+    "$bin/warp_host_access" "$out/warp-host-access.json" || status=1
   fi
   exit $status
 } 2>&1 | tee "$out/run.log"
