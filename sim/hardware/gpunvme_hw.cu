@@ -974,7 +974,10 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   js << ", \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
      << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
      << ", \"service_ns\": " << json_distribution(ts.service_ns)
-     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"violations\": [";
+     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
+     << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
+     << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
+     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns << ", \"violations\": [";
   for (std::size_t i = 0; i < ts.violations.size(); ++i) {
     js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
   }

@@ -62,6 +62,14 @@ struct TargetStats {
                                           // not writes: two writes between polls count once)
   Distribution service_ns;  // SQE fetched -> CQE posted (data transfer included)
   Distribution data_ns;     // the data part: pread + copy into GPU memory
+  // Batches (the SQEs a thread fetched from one queue in one pass, served
+  // together): their sizes, and the least-squares line of a batch's time
+  // (fetch of its first SQE to its last CQE posted) against its size, which
+  // splits the service time into a per-batch and a per-command part.
+  std::uint64_t batches = 0;
+  Distribution batch_commands;
+  double batch_fixed_ns = 0;        // the line's intercept
+  double batch_per_command_ns = 0;  // its slope
   std::vector<std::string> violations;  // protocol errors by the host side
 };
 

@@ -193,8 +193,18 @@ void SoftController::violation(Worker& w, std::string what) {
 
 TargetStats SoftController::stats() const {
   TargetStats s;
-  std::vector<double> service, data;
+  std::vector<double> service, data, sizes;
+  // Least-squares line of batch time against batch size.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const Worker& w : workers_) {
+    for (const auto& [commands, ns] : w.batches) {
+      sizes.push_back(commands);
+      n += 1;
+      sx += commands;
+      sy += ns;
+      sxx += commands * commands;
+      sxy += commands * ns;
+    }
     s.fetched += w.fetched;
     s.completed += w.completed;
     s.errors += w.errors;
@@ -205,6 +215,15 @@ TargetStats SoftController::stats() const {
   }
   s.service_ns = summarize(std::move(service));
   s.data_ns = summarize(std::move(data));
+  s.batches = static_cast<std::uint64_t>(n);
+  s.batch_commands = summarize(std::move(sizes));
+  const double spread = n * sxx - sx * sx;
+  if (n >= 2 && spread > 0) {
+    s.batch_per_command_ns = (n * sxy - sx * sy) / spread;
+    s.batch_fixed_ns = (sy - s.batch_per_command_ns * sx) / n;
+  } else if (n >= 1) {
+    s.batch_fixed_ns = sy / n;  // one batch size only: no slope to fit
+  }
   return s;
 }
 
@@ -212,6 +231,7 @@ void SoftController::reset_stats() {
   for (Worker& w : workers_) {
     w.service_ns.clear();
     w.data_ns.clear();
+    w.batches.clear();
     w.fetched = w.completed = w.errors = w.sq_updates = 0;
     w.violations.clear();
   }
@@ -448,6 +468,12 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     work = true;
   }
   q.waiting.erase(q.waiting.begin(), q.waiting.begin() + static_cast<std::ptrdiff_t>(posted));
+  if (!batch.empty() && posted == batch.size() && q.waiting.empty()) {
+    // The batch alone was posted, whole (no CQ-full remainder, none of an
+    // earlier batch's): the pass's time is the batch's.
+    w.batches.emplace_back(static_cast<double>(batch.size()),
+                           static_cast<double>(now_ns() - batch_start));
+  }
   return work;
 }
 

@@ -86,6 +86,7 @@ class SoftController : public NvmeTarget {
     void* stream = nullptr;          // cudaStream_t
     unsigned char* staging = nullptr;  // pinned: batch x max_transfer
     std::vector<double> service_ns, data_ns;
+    std::vector<std::pair<double, double>> batches;  // (commands, ns from fetch to last CQE)
     std::uint64_t fetched = 0, completed = 0, errors = 0, sq_updates = 0;
     std::vector<std::string> violations;
   };

@@ -278,6 +278,12 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;
     apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    // A batch's time grows with its size (a pread and a copy per command):
+    // where the run measured that slope (target.batch_per_command_ns), each
+    // command costs it and the batch overhead covers the rest.
+    const nlohmann::json& target = field(gated ? *twin->second : c, hw_file, path, "target");
+    const double per_command_ns = std::max(0.0, target.value("batch_per_command_ns", 0.0));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}", per_command_ns));
     for (const std::string& o : options.overrides) apply_set(raw, o);
 
     // The batch overhead that brings the controller model's mean service
@@ -288,7 +294,9 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     // how the batches spread in time, so the overhead is found by fixed-point
     // steps from the measured figure (a few runs: each step moves it by the
     // remaining gap).
-    double overhead = service_ns;
+    const double mean_batch =
+        target.contains("batch_commands") ? target.at("batch_commands").value("mean", 0.0) : 0.0;
+    double overhead = std::max(0.0, service_ns - per_command_ns * mean_batch);
     nlohmann::json result;
     // nvme_ssd's batch_overhead_ns ends at 10 ms; a case whose controller
     // queued for longer (the software controller overloaded) is listed as
@@ -320,6 +328,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         {"ios", c.value("ios", 0)},
         {"measured_service_ns", service_ns},
         {"batch_overhead_ns", overhead},
+        {"command_overhead_ns", per_command_ns},
         {"gated", gated},
         {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
