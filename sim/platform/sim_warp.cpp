@@ -322,7 +322,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     counters_.polls += waited / poll_period_ + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
-    if (ready()) return true;
+    if (holds(ready)) return true;
     if (deadline != 0 && clock() >= deadline) return false;
   }
 }

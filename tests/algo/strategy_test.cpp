@@ -312,12 +312,15 @@ double param(const nlohmann::json& result, const std::string& name) {
   throw std::runtime_error("no gpu0");
 }
 
+// The warps' own loops over lanes (lane_loop_iteration_ns) are set to zero
+// here; LaneLoopsCostTheirIterations checks them.
 TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   // Near and far L2 partitions the same, so no atomic depends on the hash.
   const nlohmann::json r = run_with(
       default_topology_file(),
       {"scenario.strategy=warp_batch", "scenario.threads=1", "scenario.ios=1", "scenario.queues=1",
-       "scenario.queue_entries=16", "topology.nodes.gpu0.atomic_far_latency_ns=140"});
+       "scenario.queue_entries=16", "topology.nodes.gpu0.atomic_far_latency_ns=140",
+       "topology.nodes.gpu0.lane_loop_iteration_ns=0"});
   auto ps = [&](const char* name) { return std::llround(param(r, name) * 1000.0); };
   const long long cycle = std::llround(1000.0 / param(r, "sm_clock_ghz"));
   const long long A = ps("atomic_latency_ns"), L = ps("load_latency_ns"), S = ps("store_issue_ns"),
@@ -337,11 +340,14 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   EXPECT_EQ(stage("doorbell"), P + FP + S);
   // The waiter checked its flag once (L), then polled every load latency
   // from there; it sees the CQE on the first poll issued after it landed,
-  // checks its flag again, takes the lock, loads the head and the entry.
+  // checks its flag again, reads the CQ lock, head and entry to see that a
+  // drain is due (three loads: the predicate's peeks, outside a wait), takes
+  // the lock, loads the head and the entry.
   const long long wait = stage("completion_wait");
   const long long from_poll_start = wait - L;
   const long long polls = (from_poll_start + L - 1) / L;
-  EXPECT_EQ(stage("completion_polling"), polls * L + L - from_poll_start + L + A + 2 * L);
+  EXPECT_EQ(stage("completion_polling"),
+            polls * L + L - from_poll_start + L + 3 * L + A + 2 * L);
   // Acquire fence, head store, rung word, CQ doorbell, rung store.
   EXPECT_EQ(stage("cq_head_sync"), F + S + L + P + S);
   // The flag store, the fence before unlocking, the unlock, the requester's
@@ -361,6 +367,41 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   const double wait_ns = static_cast<double>(wait) / 1000.0;
   EXPECT_GT(wait_ns, device - static_cast<double>(P + FP + S) / 1000.0);
   EXPECT_LT(wait_ns, device + 2000.0);
+}
+
+// The same command with the warps' own loops over lanes charged: each loop
+// costs lane_loop_iteration_ns per lane of its mask, on the stages whose
+// code runs it. Between the request and its CID: the ticket, the pending
+// record, the CID and the CID's records (one lane each); the doorbell's
+// records (one); delivery: the reaping warp's scan of all 32 lanes for
+// outstanding commands, the flagged command's completion and the check that
+// the request is done (34). The SQE, the tail and the CQ head have none.
+TEST(Strategies, LaneLoopsCostTheirIterations) {
+  auto one_command = [](double iteration_ns) {
+    return run_with(default_topology_file(),
+                    {"scenario.strategy=warp_batch", "scenario.threads=1", "scenario.ios=1",
+                     "scenario.queues=1", "scenario.queue_entries=16",
+                     "topology.nodes.gpu0.atomic_far_latency_ns=140",
+                     "topology.nodes.gpu0.lane_loop_iteration_ns=" + std::to_string(iteration_ns)});
+  };
+  const nlohmann::json free_loops = one_command(0.0);
+  const nlohmann::json charged = one_command(250.0);
+  auto added = [&](const char* stage) {
+    return std::llround((charged["stages"][stage]["mean"].get<double>() -
+                         free_loops["stages"][stage]["mean"].get<double>()) *
+                        1000.0);
+  };
+  const long long I = 250000;  // ps
+  EXPECT_EQ(added("cid_allocation"), 4 * I);
+  EXPECT_EQ(added("sqe_construction"), 0);
+  EXPECT_EQ(added("sq_tail_sync"), 0);
+  EXPECT_EQ(added("doorbell"), I);
+  EXPECT_EQ(added("cq_head_sync"), 0);
+  EXPECT_EQ(added("delivery"), 34 * I);
+  const nlohmann::json& gpu = charged["gpus"]["gpu0"];
+  EXPECT_EQ(gpu["lane_loop_ns"].get<double>(),
+            gpu["lane_loop_iterations"].get<double>() * 250.0);
+  EXPECT_EQ(free_loops["gpus"]["gpu0"]["lane_loop_iterations"], gpu["lane_loop_iterations"]);
 }
 
 // ---------------------------------------------------------------------------

@@ -206,6 +206,58 @@ TEST(SimWarp, LanesOfOneInstructionReadHostMemoryTogether) {
   EXPECT_LT(twice, one + one / 4) << "32 lanes x 2 reads " << twice << " ps";
 }
 
+TEST(SimWarp, LoopsOverLanesCostTheirIterations) {
+  // A warp-uniform loop over the lanes of a mask costs one iteration per
+  // lane of the mask; the loop's own work (here none) is free, and nothing
+  // else is charged: a loop of 5 lanes and one of 32 take 37 iterations.
+  GpuBench bench(nlohmann::json{{"lane_loop_iteration_ns", 250.0}});
+  int visited = 0;
+  Picoseconds took = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    const Picoseconds start = p.clock();
+    algo::for_each_lane(p, 0x1Fu, [&](int) { ++visited; });
+    algo::for_each_lane(p, algo::kAllLanes, [&](int) { ++visited; });
+    took = p.clock() - start;
+  });
+  bench.run();
+  EXPECT_EQ(visited, 37);
+  EXPECT_EQ(took, 37 * ns_to_ps(250));
+  EXPECT_EQ(bench.counters().lane_loop_iterations, 37u);
+  EXPECT_EQ(bench.counters().lane_loop_ps, 37 * ns_to_ps(250));
+  // The op profile puts the time in the lane_loop bucket, one call per loop.
+  const int k = static_cast<int>(platform::ProfiledOp::kLaneLoop);
+  EXPECT_EQ(bench.counters().op_ps[k], 37 * ns_to_ps(250));
+  EXPECT_EQ(bench.counters().op_calls[k], 2u);
+}
+
+TEST(SimWarp, PeeksCostALoadOutsideAWaitPredicate) {
+  // Inside a wait predicate a peek is a poll (free: wait_until accounts the
+  // polls); anywhere else it is the algorithm's own read and costs a load,
+  // as it does on a GPU.
+  GpuBench bench;
+  const gpu::GpuCosts c = bench.gpu().costs();
+  const std::uint64_t word = bench.gpu().allocate(128);
+  Picoseconds peek_took = 0, wait_took = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    p.store_u32(word, 7);
+    p.fence_gpu();
+    Picoseconds start = p.clock();
+    EXPECT_EQ(p.peek_u32(word), 7u);
+    peek_took = p.clock() - start;
+    start = p.clock();
+    p.wait_until([&] { return p.peek_u32(word) == 7u; }, word, 4);
+    wait_took = p.clock() - start;
+  });
+  bench.run();
+  EXPECT_EQ(peek_took, c.load_latency);
+  EXPECT_EQ(wait_took, 0);  // the predicate held at once
+  const int peek = static_cast<int>(platform::ProfiledOp::kPeek);
+  const int wait = static_cast<int>(platform::ProfiledOp::kWait);
+  EXPECT_EQ(bench.counters().op_calls[peek], 1u);  // the predicate's peek counts to the wait
+  EXPECT_EQ(bench.counters().op_ps[peek], c.load_latency);
+  EXPECT_EQ(bench.counters().op_calls[wait], 1u);
+}
+
 TEST(SimWarp, WarpSchedulerIssuesOneInstructionPerCycle) {
   // 8 warps on one scheduler each issue 100 one-cycle instructions: the
   // scheduler is the bottleneck, 800 cycles in all; on 8 schedulers of 2 SMs

@@ -78,10 +78,11 @@ TEST(ExampleTopologies, AcsOnRedirectsThroughTheRootComplex) {
   // The data now crosses the root complex's peer fabric and its link both ways.
   const nlohmann::json& rc = r["pcie"]["root_complexes"][0];
   EXPECT_GT(rc["fabric"]["peer"]["wire_bytes"].get<std::uint64_t>(), 400u * 4096);
-  // And it is slower than the direct path of the default machine.
+  // And it is slower than the direct path of the default machine (by about a
+  // microsecond of ~95: the mean, as percentiles come from 1.6 %-wide bins).
   const nlohmann::json direct = run_small("default");
-  EXPECT_GT(r["summary"]["latency_ns"]["p50"].get<double>(),
-            direct["summary"]["latency_ns"]["p50"].get<double>());
+  EXPECT_GT(r["summary"]["latency_ns"]["mean"].get<double>(),
+            direct["summary"]["latency_ns"]["mean"].get<double>());
 }
 
 TEST(ExampleTopologies, TranslatingIommuLooksEveryRequestUp) {
