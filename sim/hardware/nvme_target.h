@@ -68,8 +68,8 @@ struct TargetStats {
   // splits the service time into a per-batch and a per-command part.
   std::uint64_t batches = 0;
   Distribution batch_commands;
-  double batch_fixed_ns = 0;        // the line's intercept
-  double batch_per_command_ns = 0;  // its slope
+  double batch_fixed_ns = 0;            // the line's intercept
+  double batch_per_command_ns = 0;      // its slope
   std::vector<std::string> violations;  // protocol errors by the host side
 };
 

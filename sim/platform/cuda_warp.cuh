@@ -70,9 +70,9 @@ enum class OpKind : int {
   kSleep,
   kCount
 };
-constexpr const char* kOpKindNames[] = {"atomic",       "load",       "peek",      "store",
-                                        "fence_gpu",    "fence_system", "mmio_store", "for_lanes",
-                                        "ballot",       "wait",       "nanosleep"};
+constexpr const char* kOpKindNames[] = {"atomic",    "load",         "peek",       "store",
+                                        "fence_gpu", "fence_system", "mmio_store", "for_lanes",
+                                        "ballot",    "wait",         "nanosleep"};
 
 struct CudaOpProfile {
   static constexpr int kKinds = static_cast<int>(OpKind::kCount);
@@ -257,7 +257,8 @@ class CudaWarp {
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
     read_words(addr, words, sizeof(T) / 4);
     if (scope.timed()) {
-      for (unsigned i = 0; i < sizeof(T) / 4; ++i) words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
+      for (unsigned i = 0; i < sizeof(T) / 4; ++i)
+        words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
     }
     return value;
   }

@@ -81,7 +81,7 @@ struct WarpCounters {
   std::uint64_t pcie_stores = 0;  // posted stores to host memory or a CMB
   std::uint64_t pcie_loads = 0;
   std::uint64_t fences = 0;
-  Picoseconds sleep_ps = 0;  // __nanosleep time
+  Picoseconds sleep_ps = 0;                // __nanosleep time
   std::uint64_t lane_loop_iterations = 0;  // passes of warp-uniform loops over lanes
   Picoseconds lane_loop_ps = 0;            // the time they cost
   // Op profile: time and calls per kind of platform call made in

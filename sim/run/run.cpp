@@ -156,8 +156,8 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
                 {"lane_loop_ns", round_to(ps_to_ns(c.lane_loop_ps), 0.001)}};
     nlohmann::json profile = nlohmann::json::object();
     for (int k = 0; k < platform::kProfiledOps; ++k) {
-      profile[platform::kProfiledOpNames[k]] = {
-          {"ns", round_to(ps_to_ns(c.op_ps[k]), 0.001)}, {"calls", c.op_calls[k]}};
+      profile[platform::kProfiledOpNames[k]] = {{"ns", round_to(ps_to_ns(c.op_ps[k]), 0.001)},
+                                                {"calls", c.op_calls[k]}};
     }
     gpus[id]["op_profile"] = profile;
   }

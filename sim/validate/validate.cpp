@@ -111,9 +111,8 @@ nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::j
   const double ios = result.at("summary").at("ios").get<double>();
   const nlohmann::json& gpus = result.at("gpus");
   nlohmann::json rows = nlohmann::json::object();
-  for (const char* kind :
-       {"atomic", "load", "peek", "store", "fence_gpu", "fence_system", "mmio_store", "for_lanes",
-        "ballot", "wait", "nanosleep", "own_code"}) {
+  for (const char* kind : {"atomic", "load", "peek", "store", "fence_gpu", "fence_system",
+                           "mmio_store", "for_lanes", "ballot", "wait", "nanosleep", "own_code"}) {
     const std::string hw_kind = std::string(kind) == "own_code" ? "other" : kind;
     const std::string sim_kind = std::string(kind) == "own_code" ? "lane_loop" : kind;
     double hw = 0;

@@ -346,8 +346,7 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   const long long wait = stage("completion_wait");
   const long long from_poll_start = wait - L;
   const long long polls = (from_poll_start + L - 1) / L;
-  EXPECT_EQ(stage("completion_polling"),
-            polls * L + L - from_poll_start + L + 3 * L + A + 2 * L);
+  EXPECT_EQ(stage("completion_polling"), polls * L + L - from_poll_start + L + 3 * L + A + 2 * L);
   // Acquire fence, head store, rung word, CQ doorbell, rung store.
   EXPECT_EQ(stage("cq_head_sync"), F + S + L + P + S);
   // The flag store, the fence before unlocking, the unlock, the requester's
@@ -399,8 +398,7 @@ TEST(Strategies, LaneLoopsCostTheirIterations) {
   EXPECT_EQ(added("cq_head_sync"), 0);
   EXPECT_EQ(added("delivery"), 34 * I);
   const nlohmann::json& gpu = charged["gpus"]["gpu0"];
-  EXPECT_EQ(gpu["lane_loop_ns"].get<double>(),
-            gpu["lane_loop_iterations"].get<double>() * 250.0);
+  EXPECT_EQ(gpu["lane_loop_ns"].get<double>(), gpu["lane_loop_iterations"].get<double>() * 250.0);
   EXPECT_EQ(free_loops["gpus"]["gpu0"]["lane_loop_iterations"], gpu["lane_loop_iterations"]);
 }
 

@@ -34,22 +34,26 @@ constexpr int kReps = 256;
 constexpr int kLaunches = 5;
 
 enum Pattern : int {
-  kRead1Lane,          // lane 0 reads a 4 B word
-  kRead32Words,        // 32 lanes read consecutive 4 B words (one 128 B line)
-  kReadCqeAsWords,     // 32 lanes read a 16 B entry each, as four 4 B loads
-  kReadCqeAsVector,    // 32 lanes read a 16 B entry each, as one 16 B load
-  kSqeStoresWords,     // 32 lanes store a 64 B entry each, 4 B stores, then a system fence
-  kSqeStoresVectors,   // the same with 16 B stores
-  kFenceSystem,        // __threadfence_system() alone
-  kFenceGpu,           // __threadfence() alone
-  kDoorbell,           // lane 0 stores 4 B to host memory, then a system fence
+  kRead1Lane,         // lane 0 reads a 4 B word
+  kRead32Words,       // 32 lanes read consecutive 4 B words (one 128 B line)
+  kReadCqeAsWords,    // 32 lanes read a 16 B entry each, as four 4 B loads
+  kReadCqeAsVector,   // 32 lanes read a 16 B entry each, as one 16 B load
+  kSqeStoresWords,    // 32 lanes store a 64 B entry each, 4 B stores, then a system fence
+  kSqeStoresVectors,  // the same with 16 B stores
+  kFenceSystem,       // __threadfence_system() alone
+  kFenceGpu,          // __threadfence() alone
+  kDoorbell,          // lane 0 stores 4 B to host memory, then a system fence
   kPatterns
 };
-const char* const kPatternNames[kPatterns] = {
-    "read_1_lane_4B",         "read_32_lanes_4B",        "read_32_lanes_16B_as_4B_words",
-    "read_32_lanes_16B_vector", "store_32_lanes_64B_as_4B_words_then_fence_system",
-    "store_32_lanes_64B_as_16B_vectors_then_fence_system", "fence_system", "fence_gpu",
-    "store_1_lane_4B_then_fence_system"};
+const char* const kPatternNames[kPatterns] = {"read_1_lane_4B",
+                                              "read_32_lanes_4B",
+                                              "read_32_lanes_16B_as_4B_words",
+                                              "read_32_lanes_16B_vector",
+                                              "store_32_lanes_64B_as_4B_words_then_fence_system",
+                                              "store_32_lanes_64B_as_16B_vectors_then_fence_system",
+                                              "fence_system",
+                                              "fence_gpu",
+                                              "store_1_lane_4B_then_fence_system"};
 
 __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
@@ -81,9 +85,7 @@ __global__ void measure(int pattern, unsigned* host, unsigned* poll_lines, volat
         acc += __shfl_sync(0xFFFFFFFFu, v, 0);
         break;
       }
-      case kRead32Words:
-        acc += __ballot_sync(0xFFFFFFFFu, h[lane] == 0xFFFFFFFFu);
-        break;
+      case kRead32Words: acc += __ballot_sync(0xFFFFFFFFu, h[lane] == 0xFFFFFFFFu); break;
       case kReadCqeAsWords: {
         volatile unsigned* e = h + lane * 4;
         const unsigned w3 = e[3], w2 = e[2], w1 = e[1], w0 = e[0];
@@ -115,12 +117,8 @@ __global__ void measure(int pattern, unsigned* host, unsigned* poll_lines, volat
         __threadfence_system();
         break;
       }
-      case kFenceSystem:
-        __threadfence_system();
-        break;
-      case kFenceGpu:
-        __threadfence();
-        break;
+      case kFenceSystem: __threadfence_system(); break;
+      case kFenceGpu: __threadfence(); break;
       case kDoorbell:
         if (lane == 0) h[8192] = static_cast<unsigned>(rep);
         __threadfence_system();
@@ -163,8 +161,8 @@ int main(int argc, char** argv) {
     const char* where;
     int pollers;
   };
-  const Setup setups[] = {{"none", 0},        {"same_sm", 1},     {"same_sm", 3},
-                          {"same_sm", 7},     {"other_sms", 1},   {"other_sms", 7}};
+  const Setup setups[] = {{"none", 0},    {"same_sm", 1},   {"same_sm", 3},
+                          {"same_sm", 7}, {"other_sms", 1}, {"other_sms", 7}};
   std::string rows;
   for (const Setup& s : setups) {
     for (int p = 0; p < kPatterns; ++p) {
