@@ -52,6 +52,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   command_ps_per_byte_ = p.real("command_ns_per_kib") * 1000.0 / 1024.0;
   batch_service_ = p.boolean("batch_service");
   batch_overhead_ = ns_to_ps(p.real("batch_overhead_ns"));
+  batch_gap_ = ns_to_ps(p.real("batch_gap_ns"));
   const double datapath_gbps = p.real("datapath_gbps");
   datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
@@ -591,8 +592,11 @@ Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entrie
     work += processing_time(data_bytes(sqe));
   }
   Picoseconds& free_at = processor_free_at_[processor_of(qid)];
-  free_at = std::max(now(), free_at) + work;
-  return free_at;
+  const Picoseconds done = std::max(now(), free_at) + work;
+  // The batch's commands finish at `done`; the processor takes its next
+  // batch a gap later.
+  free_at = done + batch_gap_;
+  return done;
 }
 
 // The data path limits throughput only: a transfer starts once the path is

@@ -310,6 +310,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   double command_ps_per_byte_;
   bool batch_service_;
   Picoseconds batch_overhead_;
+  Picoseconds batch_gap_;  // processor time between two batches (batch_service)
   double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;

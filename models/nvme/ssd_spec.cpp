@@ -94,6 +94,12 @@ std::vector<ParamSpec> controller_params() {
                  "sim/hardware/soft_controller.cpp: thread t polls queues t+1, t+1+threads, ... "
                  "and serves up to 64 SQEs of a queue per pass with one copy synchronisation; "
                  "SSD firmware fetches ahead and processes commands one by one (false)"),
+      real_param("batch_gap_ns", "ns", 0.0, 0.0, 1e7,
+                 "processor time after each batch before it takes the next (batch_service "
+                 "only): the software controller's pass to its next queue",
+                 "measured per case by gpunvme validate from the software controller's "
+                 "back-to-back batches (configs/measurements/hw-strategies-h100-2026-11-24.json, "
+                 "target.batch_gap_ns); 0 for SSDs"),
       real_param("batch_overhead_ns", "ns", 0.0, 0.0, 1e7,
                  "processor time per batch on top of its commands' (batch_service only)",
                  "measured per case by gpunvme validate from the software controller's service "

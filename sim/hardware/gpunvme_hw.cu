@@ -977,7 +977,8 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
      << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
      << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
      << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
-     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns << ", \"violations\": [";
+     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
+     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"violations\": [";
   for (std::size_t i = 0; i < ts.violations.size(); ++i) {
     js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
   }

@@ -70,6 +70,10 @@ struct TargetStats {
   Distribution batch_commands;
   double batch_fixed_ns = 0;            // the line's intercept
   double batch_per_command_ns = 0;      // its slope
+  // A thread's time from one batch's last CQE to its next batch's first
+  // fetch, for batches served back to back (no empty pass over its queues
+  // in between): what it spends between batches when there is work.
+  Distribution batch_gap_ns;
   std::vector<std::string> violations;  // protocol errors by the host side
 };
 

@@ -193,7 +193,7 @@ void SoftController::violation(Worker& w, std::string what) {
 
 TargetStats SoftController::stats() const {
   TargetStats s;
-  std::vector<double> service, data, sizes;
+  std::vector<double> service, data, sizes, gaps;
   // Least-squares line of batch time against batch size.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const Worker& w : workers_) {
@@ -211,12 +211,14 @@ TargetStats SoftController::stats() const {
     s.sq_doorbell_updates += w.sq_updates;
     service.insert(service.end(), w.service_ns.begin(), w.service_ns.end());
     data.insert(data.end(), w.data_ns.begin(), w.data_ns.end());
+    gaps.insert(gaps.end(), w.batch_gap_ns.begin(), w.batch_gap_ns.end());
     s.violations.insert(s.violations.end(), w.violations.begin(), w.violations.end());
   }
   s.service_ns = summarize(std::move(service));
   s.data_ns = summarize(std::move(data));
   s.batches = static_cast<std::uint64_t>(n);
   s.batch_commands = summarize(std::move(sizes));
+  s.batch_gap_ns = summarize(std::move(gaps));
   const double spread = n * sxx - sx * sx;
   if (n >= 2 && spread > 0) {
     s.batch_per_command_ns = (n * sxy - sx * sy) / spread;
@@ -232,6 +234,9 @@ void SoftController::reset_stats() {
     w.service_ns.clear();
     w.data_ns.clear();
     w.batches.clear();
+    w.batch_gap_ns.clear();
+    w.last_batch_end_ns = 0;
+    w.idle_since_batch = true;
     w.fetched = w.completed = w.errors = w.sq_updates = 0;
     w.violations.clear();
   }
@@ -244,6 +249,7 @@ void SoftController::serve(std::uint32_t thread) {
     for (std::uint32_t qid = thread + 1; qid < queues_.size(); qid += options_.threads) {
       if (queues_[qid].exists) work = poll_queue(static_cast<std::uint16_t>(qid), w) || work;
     }
+    if (!work) w.idle_since_batch = true;
     // Spin without yielding: a controller polls its doorbells continuously,
     // and a yield would add scheduler latency to every command.
     if (!work) __builtin_ia32_pause();
@@ -344,6 +350,9 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
   };
   std::vector<Copy> copies;
   const std::int64_t batch_start = now_ns();
+  if (q.sq_head != q.sq_tail && !w.idle_since_batch && w.last_batch_end_ns != 0) {
+    w.batch_gap_ns.push_back(static_cast<double>(batch_start - w.last_batch_end_ns));
+  }
   std::uint64_t staged = 0;  // bytes of staging used by the batch
   while (q.sq_head != q.sq_tail && q.waiting.size() + batch.size() < options_.batch) {
     nvme::SubmissionEntry e;
@@ -473,6 +482,10 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     // earlier batch's): the pass's time is the batch's.
     w.batches.emplace_back(static_cast<double>(batch.size()),
                            static_cast<double>(now_ns() - batch_start));
+  }
+  if (!batch.empty()) {
+    w.last_batch_end_ns = now_ns();
+    w.idle_since_batch = false;
   }
   return work;
 }

@@ -87,6 +87,12 @@ class SoftController : public NvmeTarget {
     unsigned char* staging = nullptr;  // pinned: batch x max_transfer
     std::vector<double> service_ns, data_ns;
     std::vector<std::pair<double, double>> batches;  // (commands, ns from fetch to last CQE)
+    // Back-to-back batches: the thread's time from one batch's last CQE to
+    // its next batch's first fetch, when no whole pass over its queues found
+    // nothing in between (overhead between batches, not idleness).
+    std::vector<double> batch_gap_ns;
+    std::int64_t last_batch_end_ns = 0;
+    bool idle_since_batch = true;
     std::uint64_t fetched = 0, completed = 0, errors = 0, sq_updates = 0;
     std::vector<std::string> violations;
   };

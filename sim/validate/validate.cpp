@@ -283,6 +283,13 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     const nlohmann::json& target = field(gated ? *twin->second : c, hw_file, path, "target");
     const double per_command_ns = std::max(0.0, target.value("batch_per_command_ns", 0.0));
     apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}", per_command_ns));
+    // Between back-to-back batches a controller thread passes on to its
+    // next queue: where the run measured that gap, the processors spend it.
+    const double gap_ns =
+        target.contains("batch_gap_ns") && target.at("batch_gap_ns").value("count", 0) > 0
+            ? target.at("batch_gap_ns").value("mean", 0.0)
+            : 0.0;
+    apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", gap_ns));
     for (const std::string& o : options.overrides) apply_set(raw, o);
 
     // The batch overhead that brings the controller model's mean service
@@ -328,6 +335,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         {"measured_service_ns", service_ns},
         {"batch_overhead_ns", overhead},
         {"command_overhead_ns", per_command_ns},
+        {"batch_gap_ns", gap_ns},
         {"gated", gated},
         {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
