@@ -97,14 +97,15 @@ const ComponentSpec& gpu_spec() {
                      "the H200 (fence_system_after_host_store 603.6 - store 7.9 - idle 517.5 = "
                      "78.2 ns, " +
                          std::string(kH200) + ")"),
-          real_param("lane_loop_iteration_ns", "ns", 100.2, 0.0, 1e5,
+          real_param("lane_loop_iteration_ns", "ns", 101.5, 0.0, 1e5,
                      "one iteration of a warp-uniform loop over a warp's lanes in the "
                      "algorithms' own code (per-lane bookkeeping in Lanes<T> that every lane "
                      "runs through, between platform calls; sim/algo/lanes.h for_each_lane)",
                      "measured on the lent H100, 2026-11-24 (configs/measurements/"
                      "hw-strategies-h100-2026-11-24.json, op-profile runs at 1 warp): the "
                      "warps' own code between platform calls per I/O over the simulator's loop "
-                     "passes per I/O, pooled over five strategies (92.8-106.6 ns each)"),
+                     "passes per I/O (the simulator run at this cost), pooled over five strategies "
+                     "(96.5-107.6 ns each)"),
           real_param("bar_access_ns", "ns", 250.0, 0.0, 1e5,
                      "time the GPU takes to serve a peer's read of its memory through the BAR",
                      "estimate: an L2 access (~134-245 ns measured for loads and atomics) plus "

@@ -312,6 +312,7 @@ void Controller::reset() {
   index_rings();
   for (Poller& poller : pollers_) {
     poller.fetching = false;
+    poller.batches_held = 0;
     poller.waiting.clear();
   }
   held_aers_.clear();
@@ -431,7 +432,8 @@ void Controller::kick_fetch() {
     if (polled) {
       // The queue's processor fetches one batch (one read) when it is free.
       const std::size_t processor = processor_of(qid);
-      if (pollers_[processor].fetching || processor_free_at_[processor] > now()) {
+      if (pollers_[processor].fetching || pollers_[processor].batches_held > 0 ||
+          processor_free_at_[processor] > now()) {
         wait_for_processor(processor, qid);
         continue;
       }
@@ -467,7 +469,15 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
   if (generation != generation_) return;  // fetched before a controller reset
   SubmissionQueue& sq = sqs_[qid];
   std::optional<Picoseconds> batch_processed;
-  if (batch_service_ && qid != kAdminQueueId) batch_processed = book_batch(qid, data, count);
+  std::shared_ptr<BatchHold> batch;
+  if (batch_service_ && qid != kAdminQueueId) {
+    batch_processed = book_batch(qid, data, count);
+    // As the software controller's thread waits for the batch's copies
+    // before posting its CQEs, the processor takes no other batch until
+    // this one's completions are all posted.
+    batch = std::make_shared<BatchHold>(BatchHold{processor_of(qid), count, generation_});
+    ++pollers_[batch->processor].batches_held;
+  }
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint32_t slot = (first + i) % sq.entries;
     auto command = std::make_shared<Command>();
@@ -477,6 +487,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     command->fetched_at = now();
     command->generation = generation_;
     command->batch_processed = batch_processed;
+    command->batch = batch;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
@@ -505,6 +516,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
         post(sqs_[command->qid].cqid, entry);
+        if (command->batch && --command->batch->left == 0) release_batch(*command->batch);
         finish_sq_command(command->qid);
       });
       continue;
@@ -543,6 +555,7 @@ void Controller::wait_for_processor(std::size_t processor, std::uint16_t qid) {
 
 void Controller::wake_when_free(std::size_t processor) {
   Poller& poller = pollers_[processor];
+  if (poller.batches_held > 0) return;  // the batch's last completion wakes it
   const Picoseconds at = std::max(now(), processor_free_at_[processor]);
   if (poller.waiting.empty() || poller.wake_at == at) return;
   poller.wake_at = at;
@@ -558,6 +571,17 @@ void Controller::wake_when_free(std::size_t processor) {
     p.waiting.clear();
     kick_fetch();
   });
+}
+
+// The last completion of a batch_service batch: its processor is free a gap
+// later (its pass on to the next queue).
+void Controller::release_batch(const BatchHold& batch) {
+  if (batch.generation != generation_) return;
+  Poller& poller = pollers_[batch.processor];
+  --poller.batches_held;
+  Picoseconds& free_at = processor_free_at_[batch.processor];
+  free_at = std::max(free_at, now() + batch_gap_);
+  wake_when_free(batch.processor);
 }
 
 // The data a read or write moves (commands without data: 0).
@@ -592,11 +616,8 @@ Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entrie
     work += processing_time(data_bytes(sqe));
   }
   Picoseconds& free_at = processor_free_at_[processor_of(qid)];
-  const Picoseconds done = std::max(now(), free_at) + work;
-  // The batch's commands finish at `done`; the processor takes its next
-  // batch a gap later.
-  free_at = done + batch_gap_;
-  return done;
+  free_at = std::max(now(), free_at) + work;
+  return free_at;
 }
 
 // The data path limits throughput only: a transfer starts once the path is
@@ -796,6 +817,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
     if (command.qid != kAdminQueueId) --active_;
     return;
   }
+  if (command.batch && --command.batch->left == 0) release_batch(*command.batch);
   SubmissionQueue& sq = sqs_[command.qid];
   const std::uint16_t cid = command.sqe.cid();
   std::uint64_t& word = sq.outstanding[cid / 64];

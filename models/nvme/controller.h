@@ -177,6 +177,11 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint32_t bound_sqs = 0;
     std::deque<CompletionEntry> waiting;  // held back while the CQ is full
   };
+  struct BatchHold {
+    std::size_t processor = 0;
+    std::uint32_t left = 0;  // commands of the batch not yet completed
+    std::uint64_t generation = 0;
+  };
   struct Command {
     std::uint16_t qid = 0;
     std::uint32_t slot = 0;
@@ -188,6 +193,9 @@ class Controller : public Component, public pcie::RegisterTarget {
     // With batch_service: when its batch's processing ends (booked for the
     // whole fetch at once); otherwise the command books a processor itself.
     std::optional<Picoseconds> batch_processed;
+    // With batch_service: the batch, whose processor stays busy until the
+    // last of its completions is posted.
+    std::shared_ptr<BatchHold> batch;
   };
   using CommandPtr = std::shared_ptr<Command>;
   struct Segment {
@@ -228,6 +236,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds processing_time(std::uint64_t bytes) const;
   void wait_for_processor(std::size_t processor, std::uint16_t qid);
   void wake_when_free(std::size_t processor);
+  void release_batch(const BatchHold& batch);
   Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
   // --- data pointers and DMA (controller_data.cpp)
   // Resolves the command's PRPs or SGL into data segments. List pages and
@@ -354,6 +363,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   // only when free; queues with entries wait for it here.
   struct Poller {
     bool fetching = false;
+    std::uint32_t batches_held = 0;  // batches whose completions are not all posted
     std::vector<std::uint16_t> waiting;
     static constexpr Picoseconds kNoWake = ~Picoseconds{0};
     Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires

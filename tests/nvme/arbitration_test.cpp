@@ -284,8 +284,10 @@ TEST(ControllerArbitration, UrgentGoesFirstButStarvesNeitherAdminNorTheRest) {
 // together, and takes its next batch batch_gap_ns later. Two processors,
 // three queues of 8 flushes rung together: queues 1 and 3 share processor 0
 // and are served one after the other, queue 2 runs on processor 1 alongside
-// queue 1. Returns each queue's latencies.
-std::array<std::vector<Picoseconds>, 4> batch_service_latencies(double gap_ns) {
+// queue 1. Returns each queue's latencies; with `reads`, queues 1 and 2
+// make 4 KiB reads into host pages instead of flushes.
+std::array<std::vector<Picoseconds>, 4> batch_service_latencies(double gap_ns,
+                                                                bool reads = false) {
   Contest c({"samsung-pm1743",
              {{"controller_cores", 2},
               {"batch_service", true},
@@ -300,7 +302,11 @@ std::array<std::vector<Picoseconds>, 4> batch_service_latencies(double gap_ns) {
   std::array<std::vector<Picoseconds>, 4> latency;
   for (std::uint16_t q = 1; q <= 3; ++q) {
     for (int i = 0; i < 8; ++i) {
-      c.hosts[q]->submit(make_flush(0, 1),
+      const SubmissionEntry sqe =
+          reads && q < 3 ? make_read(0, 1, static_cast<std::uint64_t>(8 * q + i) * 8, 7,
+                            c.bench.driver().allocate(host::QueuePlacement::host, 4096), 0)
+                : make_flush(0, 1);
+      c.hosts[q]->submit(sqe,
                          [&latency, q](const CompletionEntry& e, Picoseconds l) {
                            EXPECT_EQ(e.status(), Status::Success);
                            latency[q].push_back(l);
@@ -331,6 +337,25 @@ TEST(ControllerArbitration, BatchServiceServesAFetchAsOneBatchOnItsQueuesProcess
       EXPECT_GE(ps_to_ns(*lo) / 1000.0, expected_us) << "queue " << q << ", gap " << gap_us;
       EXPECT_LT(ps_to_ns(*hi) / 1000.0, expected_us + 3.0) << "queue " << q << ", gap " << gap_us;
     }
+  }
+}
+
+// The processor takes no other batch until the last completion of its batch
+// is posted (the software controller's thread waits for the batch's copies):
+// queue 1's reads complete after their processing (page reads, then DMA;
+// the PM1743's reads of one die follow each other, 67 to 203 us), and queue
+// 3's flushes, which share queue 1's processor, complete the gap and a batch
+// time (18 us) after queue 1's last read. Were the processor free once it
+// had processed queue 1's batch, the flushes would complete at 36 us.
+TEST(ControllerArbitration, BatchServiceHoldsTheProcessorUntilTheBatchCompletes) {
+  for (double gap_us : {0.0, 5.0}) {
+    const auto latency = batch_service_latencies(gap_us * 1000.0, true);
+    for (std::uint16_t q = 1; q <= 3; ++q) ASSERT_EQ(latency[q].size(), 8u) << "queue " << q;
+    const Picoseconds first_done = *std::max_element(latency[1].begin(), latency[1].end());
+    const Picoseconds waiting_done = *std::min_element(latency[3].begin(), latency[3].end());
+    EXPECT_GE(ps_to_ns(waiting_done - first_done) / 1000.0, gap_us + 18.0) << "gap " << gap_us;
+    EXPECT_LT(ps_to_ns(waiting_done - first_done) / 1000.0, gap_us + 18.0 + 3.0)
+        << "gap " << gap_us;
   }
 }
 
