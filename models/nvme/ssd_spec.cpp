@@ -90,7 +90,8 @@ std::vector<ParamSpec> controller_params() {
                  "processors poll their own I/O queues (queue q: processor (q - 1) mod "
                  "controller_cores) and, when free, fetch up to sq_fetch_burst entries as one "
                  "batch that finishes together, after batch_overhead_ns plus each command's "
-                 "processor time",
+                 "processor time; the processor takes no other batch until the batch's "
+                 "completions are posted, and batch_gap_ns after that",
                  "sim/hardware/soft_controller.cpp: thread t polls queues t+1, t+1+threads, ... "
                  "and serves up to 64 SQEs of a queue per pass with one copy synchronisation; "
                  "SSD firmware fetches ahead and processes commands one by one (false)"),
