@@ -172,7 +172,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
     // lanes: one more warp instruction).
     found |= p.ballot(mine & ~found, [&](int mine_lane) {
       bool hit = false;
-      for_each_lane(live, [&](int lane) {
+      for_each_lane(p, live, [&](int lane) {
         if (!hit && entry[lane].cid == io[mine_lane].cid) {
           hit = true;
           found_at[mine_lane] = head + base + static_cast<std::uint32_t>(lane);
@@ -269,13 +269,15 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
       for (std::uint32_t r = 0; r < batched; ++r) {
         Pending& mine = w.rounds[r][l];
         if (((done[r] >> l) & 1u) == 0) continue;
-        for (std::uint32_t e = 0; e < fresh; ++e) {
+        std::uint32_t e = 0;
+        for (; e < fresh; ++e) {
           if (entry[e].cid == mine.cid) {
             mine.status = static_cast<std::uint16_t>(entry[e].status_field >> 1);
             mine.state = kCompleted;
             break;
           }
         }
+        p.lane_loop(e < fresh ? e + 1 : fresh);  // this lane's search of the drained entries
       }
     });
     for_each_lane(lanes_below(fresh),

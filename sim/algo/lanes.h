@@ -150,9 +150,10 @@ GPUNVME_HD void for_each_lane(LaneMask mask, F&& f) {
 // Per-lane work in warp-uniform algorithm code: every thread of the warp
 // runs this loop over the lanes of `mask` (bookkeeping in Lanes<T>), so it
 // costs the warp time on a GPU although it issues no memory operation of
-// the platform's; `p.lane_loop(n)` charges n iterations. Loops that only
-// make stage records (free when records are off) and loops inside wait
-// predicates or for_lanes bodies use the plain form.
+// the platform's; `p.lane_loop(n)` charges n iterations. Inside a for_lanes
+// or ballot body the loop is one lane's, run beside the other lanes'. Loops
+// that only make stage records (free when records are off) and loops inside
+// wait predicates use the plain form.
 template <class P, class F>
 GPUNVME_HD void for_each_lane(P& p, LaneMask mask, F&& f) {
   p.lane_loop(lane_count(mask));

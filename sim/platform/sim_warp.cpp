@@ -263,8 +263,13 @@ void SimWarp::fence_system() {
 
 void SimWarp::lane_loop(std::uint32_t iterations) {
   const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
-  if (instruction_depth_ != 0) throw std::logic_error("lane_loop inside for_lanes/ballot");
   const Picoseconds t = Picoseconds{iterations} * gpu_.costs().lane_loop_iteration;
+  if (instruction_depth_ != 0) {
+    // A loop in one lane's code inside for_lanes/ballot: the lanes run
+    // theirs side by side, so it lengthens this lane's path only.
+    lane_cost_[current_lane_].cursor += t;
+    return;
+  }
   counters_.lane_loop_iterations += iterations;
   if (t == 0) return;
   counters_.lane_loop_ps += t;

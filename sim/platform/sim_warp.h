@@ -83,7 +83,8 @@ struct WarpCounters {
   std::uint64_t fences = 0;
   Picoseconds sleep_ps = 0;                // __nanosleep time
   std::uint64_t lane_loop_iterations = 0;  // passes of warp-uniform loops over lanes
-  Picoseconds lane_loop_ps = 0;            // the time they cost
+  Picoseconds lane_loop_ps = 0;            // the time they cost (loops inside lanes: in
+                                           // their for_lanes or ballot)
   // Op profile: time and calls per kind of platform call made in
   // warp-uniform code (calls inside a for_lanes, ballot or wait count to it).
   Picoseconds op_ps[kProfiledOps] = {};
@@ -183,8 +184,9 @@ class SimWarp {
   static constexpr bool recording() { return true; }
   std::uint32_t observe_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
 
-  // A warp-uniform loop of `iterations` passes over lanes (lanes.h): the
-  // warp's own code, charged as latency; it takes no memory operation.
+  // A loop of `iterations` passes over lanes (lanes.h): the warp's own code,
+  // charged as latency; it takes no memory operation. Inside for_lanes or a
+  // ballot it is one lane's loop and lengthens that lane's path.
   void lane_loop(std::uint32_t iterations);
 
   // ---- ordering, devices, backoff

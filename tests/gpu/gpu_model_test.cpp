@@ -230,6 +230,25 @@ TEST(SimWarp, LoopsOverLanesCostTheirIterations) {
   EXPECT_EQ(bench.counters().op_calls[k], 2u);
 }
 
+TEST(SimWarp, LoopsInsideLanesRunSideBySide) {
+  // Inside for_lanes each lane's loop is its own: lane i looping i + 1 times
+  // costs the warp the longest lane's 32 iterations (plus the instruction's
+  // issue cycle), not the 528 of all lanes together.
+  GpuBench bench(nlohmann::json{{"lane_loop_iteration_ns", 250.0}});
+  const Picoseconds cycle = bench.gpu().costs().cycle;
+  Picoseconds took = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    const Picoseconds start = p.clock();
+    p.for_lanes(algo::kAllLanes,
+                [&](int lane) { p.lane_loop(static_cast<std::uint32_t>(lane) + 1); });
+    took = p.clock() - start;
+  });
+  bench.run();
+  EXPECT_EQ(took, 32 * ns_to_ps(250));
+  EXPECT_GT(32 * ns_to_ps(250), cycle);                  // the loop, not the issue cycle, sets it
+  EXPECT_EQ(bench.counters().lane_loop_iterations, 0u);  // counted for warp-uniform loops only
+}
+
 TEST(SimWarp, PeeksCostALoadOutsideAWaitPredicate) {
   // Inside a wait predicate a peek is a poll (free: wait_until accounts the
   // polls); anywhere else it is the algorithm's own read and costs a load,
