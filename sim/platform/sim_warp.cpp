@@ -259,13 +259,20 @@ void SimWarp::nanosleep(std::uint32_t ns) {
 
 bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                           Picoseconds deadline) {
+  // The predicate is evaluated once here and then only when something it read
+  // has been written (reevaluate): the warp's own state does not change while
+  // it waits, so an evaluation over unchanged memory repeats the last answer.
+  Waiting waiting{this, ready, 0, 0, false, false, {}};
+  if (evaluate(waiting)) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   for (;;) {
     settle();
     const Picoseconds start = clock();
-    Waiting waiting{this, ready, start, 0, false, {}};
-    if (evaluate(waiting)) return true;
+    if (reevaluate(waiting)) return true;
     if (deadline != 0 && start >= deadline) return false;
+    waiting.start = start;
+    waiting.seen = 0;
+    waiting.satisfied = false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
     // does cancels the rest (on_watched_write).
@@ -300,7 +307,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     counters_.polls += waited / poll_period_ + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
-    if (ready()) return true;
+    if (reevaluate(waiting)) return true;
     if (deadline != 0 && clock() >= deadline) return false;
   }
 }
@@ -313,7 +320,7 @@ void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
   // Most writes a waiter watches are other warps' business (their flags,
   // other CQ entries): when nothing the predicate read has changed, its
   // answer has not either.
-  if (unchanged(waiting.reads) || !evaluate(waiting)) {
+  if (!reevaluate(waiting)) {
     // Keeps the watch, with the firing order a fresh registration would get.
     memory_.rearm(watch_ids_[range]);
     return;
@@ -338,9 +345,9 @@ bool SimWarp::evaluate(Waiting& waiting) {
   reads.overflow = false;
   reads.evaluated_at = memory_.write_count();
   reads_ = &reads;
-  const bool ready = waiting.ready();
+  waiting.answer = waiting.ready();
   reads_ = nullptr;
-  return ready;
+  return waiting.answer;
 }
 
 bool SimWarp::unchanged(const ReadSet& reads) const {

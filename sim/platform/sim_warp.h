@@ -152,10 +152,10 @@ class SimWarp {
 
   // ---- waiting: returns once `ready()` holds, re-checking it whenever a
   // write touches one of the (address, length) ranges.
+  // (block_until checks `ready()` first and returns at once when it holds.)
   template <class Pred, class... Ranges>
   void wait_until(Pred&& ready, Ranges... ranges) {
     static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
-    if (ready()) return;
     const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
     block_until(PredicateRef(ready), flat, sizeof...(Ranges) / 2, 0);
   }
@@ -163,7 +163,6 @@ class SimWarp {
   // pairs.
   template <class Pred>
   void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
-    if (ready()) return;
     block_until(PredicateRef(ready), ranges, count, 0);
   }
   // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
@@ -171,7 +170,6 @@ class SimWarp {
   template <class Pred>
   bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
                            std::size_t count) {
-    if (ready()) return true;
     return block_until(PredicateRef(ready), ranges, count, deadline == 0 ? 1 : deadline);
   }
 
@@ -217,13 +215,19 @@ class SimWarp {
     Picoseconds start = 0;
     Picoseconds seen = 0;  // when the satisfied warp notices the write
     bool satisfied = false;
+    bool answer = false;  // the predicate's last answer, given `reads`
     ReadSet reads;
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
   void on_watched_write(Waiting& waiting, std::size_t range);
-  // Evaluates the predicate, noting what it reads.
+  // Evaluates the predicate, noting what it reads and its answer.
   bool evaluate(Waiting& waiting);
+  // The predicate's answer: the last one while nothing it read has been
+  // written since, else a fresh evaluation.
+  bool reevaluate(Waiting& waiting) {
+    return unchanged(waiting.reads) ? waiting.answer : evaluate(waiting);
+  }
   // Whether the predicate's last evaluation (false) still stands: nothing it
   // read has been written since. Predicates are functions of simulated
   // memory (peeks) and of the waiting warp's own state, which does not change
