@@ -78,8 +78,7 @@ void MemorySpace::read_slow(std::uint64_t addr, void* data, std::size_t len) con
   }
 }
 
-MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
-                                        std::function<void()> on_write) {
+std::uint32_t MemorySpace::link(std::uint64_t addr, std::uint64_t len) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -95,14 +94,33 @@ MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
   w.order = next_order_++;
   w.live = true;
   w.rearmed = false;
+  w.parked = false;
   w.firing = 0;
-  w.on_write = std::move(on_write);
   ++live_watches_;
   for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
     std::vector<PageWatch>& list = watches_by_page_[page];
     watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &list};
     list.push_back(PageWatch{addr, addr + len, slot});
   }
+  return slot;
+}
+
+MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
+                                        std::function<void()> on_write) {
+  const std::uint32_t slot = link(addr, len);
+  Watch& w = watches_[slot];
+  w.function = nullptr;
+  w.context = nullptr;
+  w.on_write = std::move(on_write);
+  return (WatchId{w.generation} << 32) | slot;
+}
+
+MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
+                                        WatchFunction on_write, void* context) {
+  const std::uint32_t slot = link(addr, len);
+  Watch& w = watches_[slot];
+  w.function = on_write;
+  w.context = context;
   return (WatchId{w.generation} << 32) | slot;
 }
 
@@ -113,6 +131,31 @@ void MemorySpace::rearm(WatchId id) {
   if (w.generation != generation_of(id) || w.firing == 0 || w.live) return;
   w.live = true;
   w.rearmed = true;
+  w.parked = false;
+  w.order = next_order_++;
+  ++live_watches_;
+}
+
+void MemorySpace::park(WatchId id) {
+  const std::uint32_t slot = slot_of(id);
+  if (slot >= watches_.size()) return;
+  Watch& w = watches_[slot];
+  if (w.generation != generation_of(id) || (!w.live && w.firing == 0)) return;
+  if (w.live) {
+    w.live = false;
+    --live_watches_;
+  }
+  w.rearmed = false;
+  w.parked = true;
+}
+
+void MemorySpace::resume(WatchId id) {
+  const std::uint32_t slot = slot_of(id);
+  if (slot >= watches_.size()) return;
+  Watch& w = watches_[slot];
+  if (w.generation != generation_of(id) || !w.parked) return;
+  w.parked = false;
+  w.live = true;
   w.order = next_order_++;
   ++live_watches_;
 }
@@ -126,6 +169,7 @@ void MemorySpace::cancel(WatchId id) {
     w.live = false;
     --live_watches_;
   }
+  w.parked = false;
   if (w.firing != 0) {
     // Its callback runs now: fire_watches frees the slot once it returns.
     w.rearmed = false;
@@ -149,6 +193,9 @@ void MemorySpace::unlink(std::uint32_t slot) {
     }
   }
   w.on_write = nullptr;
+  w.function = nullptr;
+  w.context = nullptr;
+  w.parked = false;
   ++w.generation;
   if (w.generation == 0) w.generation = 1;  // ids are never 0
   free_slots_.push_back(slot);
@@ -200,9 +247,13 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
     --live_watches_;
     ++w.firing;
     // The deque keeps `w` in place while the callback registers more watches.
-    w.on_write();
+    if (w.function != nullptr) {
+      w.function(w.context, (WatchId{w.generation} << 32) | d.slot);
+    } else {
+      w.on_write();
+    }
     --w.firing;
-    if (w.firing == 0 && !w.rearmed && !w.live) unlink(d.slot);
+    if (w.firing == 0 && !w.rearmed && !w.live && !w.parked) unlink(d.slot);
   }
   --fire_depth_;
 }

@@ -30,6 +30,10 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       placement_(placement),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)) {}
 
+SimWarp::~SimWarp() {
+  for (const WatchedRange& w : watches_) memory_.cancel(w.id);
+}
+
 Picoseconds SimWarp::clock() const { return Simulation::now(); }
 
 void SimWarp::begin_instruction(algo::LaneMask mask) {
@@ -262,7 +266,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // The predicate is evaluated once here and then only when something it read
   // has been written (reevaluate): the warp's own state does not change while
   // it waits, so an evaluation over unchanged memory repeats the last answer.
-  Waiting waiting{this, ready, 0, 0, false, false, {}};
+  Waiting waiting(ready);
   if (evaluate(waiting)) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   for (;;) {
@@ -275,15 +279,10 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     waiting.satisfied = false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
-    // does cancels the rest (on_watched_write).
-    watch_ids_.assign(count, 0);
+    // does parks them all (on_watched_write).
+    waiting_ = &waiting;
     wake_.cancel();
-    for (std::size_t i = 0; i < count; ++i) {
-      // Two words of capture: std::function keeps them without allocating.
-      watch_ids_[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [state = &waiting, i] {
-        state->warp->on_watched_write(*state, i);
-      });
-    }
+    watch_ranges(ranges, count);
     timeout_.cancel();
     if (deadline != 0) timeout_.notify(ps(deadline - start));
     while (!waiting.satisfied || clock() < waiting.seen) {
@@ -298,10 +297,8 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       if (!waiting.satisfied && deadline != 0 && clock() >= deadline) break;
     }
     timeout_.cancel();
-    for (auto& id : watch_ids_) {
-      if (id != 0) memory_.cancel(id);
-      id = 0;
-    }
+    for (const WatchedRange& w : watches_) memory_.park(w.id);
+    waiting_ = nullptr;
     const Picoseconds waited = clock() - start;
     counters_.wait_ps += waited;
     counters_.polls += waited / poll_period_ + 1;
@@ -312,9 +309,37 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   }
 }
 
-void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
+void SimWarp::watch_ranges(const std::uint64_t* ranges, std::size_t count) {
+  // Registered (or resumed) in range order: the firing order is that of
+  // fresh registrations either way.
+  next_watches_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t addr = ranges[2 * i];
+    const std::uint64_t len = ranges[2 * i + 1];
+    MemorySpace::WatchId id = 0;
+    for (WatchedRange& parked : watches_) {
+      if (parked.id != 0 && parked.addr == addr && parked.len == len) {
+        id = parked.id;
+        parked.id = 0;
+        memory_.resume(id);
+        break;
+      }
+    }
+    if (id == 0) id = memory_.watch(addr, len, &SimWarp::watch_fired, this);
+    next_watches_.push_back(WatchedRange{addr, len, id});
+  }
+  // Parked watches of ranges this wait does not watch would only lengthen
+  // the pages' watch lists.
+  for (const WatchedRange& parked : watches_) {
+    if (parked.id != 0) memory_.cancel(parked.id);
+  }
+  watches_.swap(next_watches_);
+}
+
+void SimWarp::on_watched_write(MemorySpace::WatchId id) {
+  Waiting& waiting = *waiting_;
   if (waiting.satisfied) {
-    watch_ids_[range] = 0;
+    memory_.park(id);
     return;
   }
   // Most writes a waiter watches are other warps' business (their flags,
@@ -322,15 +347,11 @@ void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
   // answer has not either.
   if (!reevaluate(waiting)) {
     // Keeps the watch, with the firing order a fresh registration would get.
-    memory_.rearm(watch_ids_[range]);
+    memory_.rearm(id);
     return;
   }
   waiting.satisfied = true;
-  watch_ids_[range] = 0;  // fired: forgotten once this returns
-  for (auto& id : watch_ids_) {
-    if (id != 0) memory_.cancel(id);
-    id = 0;
-  }
+  for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
   // The spinning warp issues a poll every poll period; the first one issued
   // at or after the write sees it, one load latency later.
   const Picoseconds now = clock();

@@ -72,7 +72,8 @@ struct WarpPlacement {
 // std::function would allocate on every wait.
 class PredicateRef {
  public:
-  template <class F>
+  // Not for PredicateRef itself: copying one must copy, not wrap it.
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, PredicateRef>>>
   explicit PredicateRef(F& f)
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* o) { return static_cast<bool>((*static_cast<F*>(o))()); }) {}
@@ -87,6 +88,9 @@ class SimWarp {
  public:
   SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
           WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
+  ~SimWarp();
+  SimWarp(const SimWarp&) = delete;
+  SimWarp& operator=(const SimWarp&) = delete;
 
   // ---- time and stages
   Picoseconds clock() const;
@@ -203,24 +207,39 @@ class SimWarp {
   // gives the same answer.
   struct ReadSet {
     static constexpr std::uint32_t kMaxLines = 32;
-    std::uint64_t lines[kMaxLines];
+    std::uint64_t evaluated_at = 0;
     std::uint32_t count = 0;
     bool overflow = false;  // read more lines than it keeps: always re-evaluate
-    std::uint64_t evaluated_at = 0;
+    std::uint64_t lines[kMaxLines];
   };
-  // One wait in progress: what the watches' callbacks share.
-  struct Waiting {
-    SimWarp* warp;
-    PredicateRef ready;
-    Picoseconds start = 0;
-    Picoseconds seen = 0;  // when the satisfied warp notices the write
+  // One wait in progress: what the watches' callbacks share. A callback
+  // usually reads only the flags and the first few lines of `reads`: they
+  // share the first cache line.
+  struct alignas(64) Waiting {
     bool satisfied = false;
     bool answer = false;  // the predicate's last answer, given `reads`
     ReadSet reads;
+    PredicateRef ready;
+    Picoseconds start = 0;
+    Picoseconds seen = 0;  // when the satisfied warp notices the write
+    explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
+  };
+  // A watch of the wait in progress, or parked since the last wait ended:
+  // a warp mostly waits on the same ranges wait after wait, and resuming a
+  // parked watch costs less than a new one.
+  struct WatchedRange {
+    std::uint64_t addr;
+    std::uint64_t len;
+    MemorySpace::WatchId id;
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
-  void on_watched_write(Waiting& waiting, std::size_t range);
+  // Makes the watches of ranges[0 .. count) live, resuming parked ones.
+  void watch_ranges(const std::uint64_t* ranges, std::size_t count);
+  static void watch_fired(void* warp, MemorySpace::WatchId id) {
+    static_cast<SimWarp*>(warp)->on_watched_write(id);
+  }
+  void on_watched_write(MemorySpace::WatchId id);
   // Evaluates the predicate, noting what it reads and its answer.
   bool evaluate(Waiting& waiting);
   // The predicate's answer: the last one while nothing it read has been
@@ -238,6 +257,7 @@ class SimWarp {
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
+  Waiting* waiting_ = nullptr;  // the wait in progress, for the watch callbacks
   StageSink& sink_;
   WarpCounters& counters_;
   WarpPlacement placement_;
@@ -256,8 +276,9 @@ class SimWarp {
   sc_core::sc_event read_returned_;
   sc_core::sc_event wake_;
   sc_core::sc_event timeout_;
-  std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress
-  ReadSet* reads_ = nullptr;                     // where peeks are noted, while evaluating
+  std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
+  std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
+  ReadSet* reads_ = nullptr;                // where peeks are noted, while evaluating
 };
 
 }  // namespace gpunvme::platform
