@@ -93,7 +93,10 @@ class SimWarp {
   SimWarp& operator=(const SimWarp&) = delete;
 
   // ---- time and stages
-  Picoseconds clock() const;
+  // The kernel's resolution is 1 ps: its time's raw value is picoseconds.
+  // Inline, as sc_time_stamp() is not: warps read the clock on every
+  // operation.
+  Picoseconds clock() const { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
   void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage) {
     sink_.stage(qid, cid, stage, clock());
   }
@@ -133,7 +136,14 @@ class SimWarp {
   T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     T value;
-    load_bytes(addr, &value, sizeof(T));
+    if (!gpu_.owns(addr, sizeof(T))) {
+      pcie_load(addr, &value, sizeof(T));
+      return value;
+    }
+    // GPU memory, inline: a load of a known size copies without a call.
+    const Picoseconds issue = op_issue();
+    value = memory_.load<T>(addr);
+    op_done(issue + gpu_.costs().load_latency, kLoad);
     return value;
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
@@ -200,25 +210,33 @@ class SimWarp {
   Picoseconds op_issue();
   void op_done(Picoseconds done, OpKind kind);
   void settle();  // waits until every charged operation has completed
-  void load_bytes(std::uint64_t addr, void* data, std::size_t len);
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
-  // The memory lines a predicate evaluation read (peeks), and the write
-  // count it ran at: until one of them is written again, evaluating it again
-  // gives the same answer.
-  struct ReadSet {
+  // A wait's state as its watch callbacks see it: the predicate's last
+  // answer, and the memory lines that evaluation read (peeks) with the write
+  // count it ran at; until one of them is written again, evaluating it again
+  // gives the same answer. Each warp's lives in a dense pool rather than on
+  // its own stack: most callbacks only find that nothing the predicate read
+  // has changed, and that check then touches one or two cache lines (and no
+  // page of a cold warp stack).
+  struct alignas(64) WaitState {
     static constexpr std::uint32_t kMaxLines = 32;
+    SimWarp* warp = nullptr;
+    MemorySpace* memory = nullptr;
     std::uint64_t evaluated_at = 0;
     std::uint32_t count = 0;
-    bool overflow = false;  // read more lines than it keeps: always re-evaluate
+    bool overflow = false;   // read more lines than it keeps: always re-evaluate
+    bool satisfied = false;  // the wait in progress has seen its write
+    bool answer = false;     // the predicate's last answer
     std::uint64_t lines[kMaxLines];
+    // Whether nothing the last evaluation read has been written since.
+    // Predicates are functions of simulated memory (peeks) and of the
+    // waiting warp's own state, which does not change while it waits.
+    bool unchanged() const;
   };
-  // One wait in progress: what the watches' callbacks share. A callback
-  // usually reads only the flags and the first few lines of `reads`: they
-  // share the first cache line.
-  struct alignas(64) Waiting {
-    bool satisfied = false;
-    bool answer = false;  // the predicate's last answer, given `reads`
-    ReadSet reads;
+  class WaitStatePool;
+  static WaitStatePool& wait_state_pool();
+  // The rest of a wait in progress, on the waiting warp's stack.
+  struct Waiting {
     PredicateRef ready;
     Picoseconds start = 0;
     Picoseconds seen = 0;  // when the satisfied warp notices the write
@@ -236,27 +254,21 @@ class SimWarp {
                    Picoseconds deadline);
   // Makes the watches of ranges[0 .. count) live, resuming parked ones.
   void watch_ranges(const std::uint64_t* ranges, std::size_t count);
-  static void watch_fired(void* warp, MemorySpace::WatchId id) {
-    static_cast<SimWarp*>(warp)->on_watched_write(id);
-  }
-  void on_watched_write(MemorySpace::WatchId id);
+  // A watched write: context is the warp's WaitState.
+  static void watch_fired(void* context, MemorySpace::WatchId id);
+  // A watched write that may have made the predicate true.
+  void recheck(MemorySpace::WatchId id);
   // Evaluates the predicate, noting what it reads and its answer.
-  bool evaluate(Waiting& waiting);
+  bool evaluate();
   // The predicate's answer: the last one while nothing it read has been
   // written since, else a fresh evaluation.
-  bool reevaluate(Waiting& waiting) {
-    return unchanged(waiting.reads) ? waiting.answer : evaluate(waiting);
-  }
-  // Whether the predicate's last evaluation (false) still stands: nothing it
-  // read has been written since. Predicates are functions of simulated
-  // memory (peeks) and of the waiting warp's own state, which does not change
-  // while it waits.
-  bool unchanged(const ReadSet& reads) const;
+  bool reevaluate() { return state_->unchanged() ? state_->answer : evaluate(); }
   void note_read(std::uint64_t addr, std::size_t len) const;
 
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
+  WaitState* state_;            // from wait_state_pool()
   Waiting* waiting_ = nullptr;  // the wait in progress, for the watch callbacks
   StageSink& sink_;
   WarpCounters& counters_;
@@ -278,7 +290,7 @@ class SimWarp {
   sc_core::sc_event timeout_;
   std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
   std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
-  ReadSet* reads_ = nullptr;                // where peeks are noted, while evaluating
+  WaitState* reads_ = nullptr;              // where peeks are noted, while evaluating
 };
 
 }  // namespace gpunvme::platform
