@@ -14,10 +14,6 @@ namespace {
 // The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
 // the time's raw value: no floating-point conversion per wait.
 sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
-
-std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
-  return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
-}
 }  // namespace
 
 // Wait states of every warp, packed: chunks are never freed, released states
@@ -110,7 +106,7 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
   settle();
 }
 
-Picoseconds SimWarp::op_issue() {
+Picoseconds SimWarp::op_issue_slow() {
   if (instruction_depth_ == 0) {
     ++counters_.instructions;
     return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
@@ -124,15 +120,9 @@ Picoseconds SimWarp::op_issue() {
   return lane_cost_[current_lane_].cursor;
 }
 
-void SimWarp::op_done(Picoseconds done, OpKind kind) {
-  if (instruction_depth_ == 0) {
-    busy_until_ = std::max(busy_until_, done);
-    settle();
-    return;
-  }
-  LaneCost& c = lane_cost_[current_lane_];
-  c.cursor = std::max(c.cursor, done);
-  c.signature = mix(c.signature, kind);
+void SimWarp::op_done_alone(Picoseconds done) {
+  busy_until_ = std::max(busy_until_, done);
+  settle();
 }
 
 void SimWarp::settle() {

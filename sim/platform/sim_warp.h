@@ -25,6 +25,7 @@
 //   simulated.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -153,7 +154,8 @@ class SimWarp {
   std::uint32_t peek_u32(std::uint64_t addr) const { return peek<std::uint32_t>(addr); }
   template <class T>
   T peek(std::uint64_t addr) const {
-    if (reads_ != nullptr) note_read(addr, sizeof(T));
+    // Consecutive peeks mostly read the line the last one did: nothing to note.
+    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
     return memory_.load<T>(addr);
   }
 
@@ -207,8 +209,29 @@ class SimWarp {
   void begin_instruction(algo::LaneMask mask);
   void end_instruction(algo::LaneMask mask);
   // When the next operation issues, and recording its completion.
-  Picoseconds op_issue();
-  void op_done(Picoseconds done, OpKind kind);
+  // Inline for a lane's operation inside for_lanes/ballot, the common case;
+  // an operation that is an instruction of its own, or waits for its lane's
+  // PCIe reads, takes the out-of-line paths.
+  Picoseconds op_issue() {
+    if (instruction_depth_ == 0 || lane_reads_in_flight_[current_lane_] != 0) {
+      return op_issue_slow();
+    }
+    return lane_cost_[current_lane_].cursor;
+  }
+  void op_done(Picoseconds done, OpKind kind) {
+    if (instruction_depth_ == 0) {
+      op_done_alone(done);
+      return;
+    }
+    LaneCost& c = lane_cost_[current_lane_];
+    c.cursor = std::max(c.cursor, done);
+    c.signature = mix(c.signature, kind);
+  }
+  static std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
+    return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+  }
+  Picoseconds op_issue_slow();
+  void op_done_alone(Picoseconds done);
   void settle();  // waits until every charged operation has completed
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
   // A wait's state as its watch callbacks see it: the predicate's last
@@ -228,6 +251,12 @@ class SimWarp {
     bool satisfied = false;  // the wait in progress has seen its write
     bool answer = false;     // the predicate's last answer
     std::uint64_t lines[kMaxLines];
+    // Whether [addr, addr+len) lies in the last line noted.
+    bool last_line_holds(std::uint64_t addr, std::size_t len) const {
+      const std::uint64_t line = addr / MemorySpace::kLineBytes;
+      return count != 0 && lines[count - 1] == line &&
+             (addr + len - 1) / MemorySpace::kLineBytes == line;
+    }
     // Whether nothing the last evaluation read has been written since.
     // Predicates are functions of simulated memory (peeks) and of the
     // waiting warp's own state, which does not change while it waits.
