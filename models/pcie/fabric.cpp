@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 namespace gpunvme::pcie {
 
@@ -14,6 +16,24 @@ const char* const kClassNames[3] = {"posted_write", "read_request", "completion"
 Picoseconds bytes_at_rate(std::uint64_t bytes, double bytes_per_ns) {
   return static_cast<Picoseconds>(static_cast<double>(bytes) / bytes_per_ns * 1000.0 + 0.5);
 }
+
+// The bytes a write carries or a read returns: up to 32 in place (doorbells,
+// completion entries, flags), more on the heap.
+class Bytes {
+ public:
+  explicit Bytes(std::uint32_t size) : size_(size) {
+    if (size_ > kInPlace) heap_ = std::make_unique<std::uint8_t[]>(size_);
+  }
+  std::uint8_t* data() { return size_ > kInPlace ? heap_.get() : in_place_; }
+  const std::uint8_t* data() const { return size_ > kInPlace ? heap_.get() : in_place_; }
+  std::uint32_t size() const { return size_; }
+
+ private:
+  static constexpr std::uint32_t kInPlace = 32;
+  std::uint32_t size_;
+  std::uint8_t in_place_[kInPlace];
+  std::unique_ptr<std::uint8_t[]> heap_;
+};
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
@@ -450,18 +470,15 @@ void Fabric::arrive(const std::shared_ptr<Transfer>& t) {
       data_ready = std::max(tail, start + busy) + m.latency_ps;
     }
   }
-  schedule_at(done, [arrived = std::move(t->arrived), data_ready] { arrived(data_ready); });
+  schedule_at(done, [t, data_ready] { t->arrived(data_ready); });
 }
 
 void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,
                    Delivered delivered) {
   const std::size_t dst = owner_of(addr, len);
   route(src, dst, Traffic::Request);  // refuse a blocked path before anything moves
-  std::vector<std::uint8_t> bytes;
-  if (data != nullptr) {
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    bytes.assign(p, p + len);
-  }
+  Bytes bytes(data != nullptr ? len : 0);
+  if (data != nullptr && len != 0) std::memcpy(bytes.data(), data, len);
   PairTraffic& pair = pairs_[{src, dst}];
   ++pair.writes;
   pair.write_bytes += len;
@@ -474,7 +491,7 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
            if (target != register_targets_.end()) {
              target->second->on_register_write(addr - region->base, bytes.data(), len);
            }
-         } else if (!bytes.empty()) {
+         } else if (bytes.size() != 0) {
            memory_.write(addr, bytes.data(), bytes.size());
          }
          if (delivered) delivered();
@@ -514,14 +531,16 @@ void Fabric::issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, st
   const ReadCredits credits = credits_for_read(rules_, addr, len);
   send(src, dst, TlpClass::ReadRequest, cost.requests, credits.non_posted, src, addr, len, 0,
        [this, src, dst, addr, len, tags, completions = cost.completions,
-        completion_credits = credits.completion, done = std::move(done)](Picoseconds data_ready) {
+        completion_credits = credits.completion,
+        done = std::move(done)](Picoseconds data_ready) mutable {
          // The target serves the request now: the completions carry these bytes.
-         auto bytes = std::make_shared<std::vector<std::uint8_t>>(len);
-         memory_.read(addr, bytes->data(), len);
+         Bytes bytes(len);
+         memory_.read(addr, bytes.data(), len);
          send(dst, src, TlpClass::Completion, completions, completion_credits, src, addr, len,
-              data_ready, [this, src, tags, bytes, done](Picoseconds) {
+              data_ready,
+              [this, src, tags, bytes = std::move(bytes), done = std::move(done)](Picoseconds) {
                 return_tags(src, tags);
-                done(bytes->data(), static_cast<std::uint32_t>(bytes->size()));
+                done(bytes.data(), bytes.size());
               });
        });
 }

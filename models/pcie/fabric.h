@@ -47,6 +47,7 @@
 #include "models/pcie/routing.h"
 #include "sim/config/run_config.h"
 #include "sim/kernel/component.h"
+#include "sim/kernel/inplace_function.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/topology/topology_graph.h"
 
@@ -178,7 +179,9 @@ class Fabric : public Component {
   };
   // Called when a transfer has reached its target; `data_ready` is the earliest time a reply
   // may finish leaving it (host memory streams a read's data out at its bandwidth).
-  using Arrived = std::function<void(Picoseconds data_ready)>;
+  // In place: a write's or read's continuation (its bytes and the caller's
+  // callback) would not fit std::function's two words.
+  using Arrived = InplaceFunction<void(Picoseconds data_ready), 128>;
   struct Transfer {
     Route* route = nullptr;
     std::size_t stage = 0;

@@ -11,8 +11,6 @@ Component::Component(const sc_core::sc_module_name& name, ParamValues params)
   dont_initialize();
 }
 
-Picoseconds Component::now() { return sc_core::sc_time_stamp().value(); }
-
 void Component::schedule_at(Picoseconds when, Callback callback) {
   const Picoseconds t = now();
   if (when < t) when = t;

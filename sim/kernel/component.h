@@ -12,6 +12,7 @@
 
 #include <systemc>
 
+#include "sim/kernel/inplace_function.h"
 #include "sim/kernel/time.h"
 #include "sim/params/param_spec.h"
 
@@ -19,7 +20,8 @@ namespace gpunvme {
 
 class Component : public sc_core::sc_module {
  public:
-  using Callback = std::function<void()>;
+  // Move-only; captures of up to seven words are kept without allocating.
+  using Callback = InplaceFunction<void(), 56>;
 
   SC_HAS_PROCESS(Component);
   Component(const sc_core::sc_module_name& name, ParamValues params);
@@ -31,7 +33,8 @@ class Component : public sc_core::sc_module {
   void schedule_in(Picoseconds delay, Callback callback) {
     schedule_at(now() + delay, std::move(callback));
   }
-  static Picoseconds now();
+  // Inline (sc_time_stamp() is not); the kernel's resolution is 1 ps.
+  static Picoseconds now() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
 
  private:
   // The heap holds small entries; the callbacks wait in a slot table, so

@@ -78,8 +78,7 @@ void MemorySpace::read_slow(std::uint64_t addr, void* data, std::size_t len) con
   }
 }
 
-MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
-                                        std::function<void()> on_write) {
+std::uint32_t MemorySpace::link(std::uint64_t addr, std::uint64_t len) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -87,51 +86,92 @@ MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
   } else {
     slot = static_cast<std::uint32_t>(watches_.size());
     watches_.emplace_back();
-    watches_.back().generation = 1;
+    hot_.emplace_back();
   }
   Watch& w = watches_[slot];
   w.addr = addr;
   w.len = len;
-  w.order = next_order_++;
-  w.live = true;
-  w.rearmed = false;
-  w.firing = 0;
-  w.on_write = std::move(on_write);
+  HotWatch& h = hot_[slot];
+  h.order = next_order_++;
+  h.rearmed = false;
+  h.parked = false;
+  h.firing = 0;
   ++live_watches_;
   for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
     std::vector<PageWatch>& list = watches_by_page_[page];
     watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &list};
     list.push_back(PageWatch{addr, addr + len, slot});
   }
-  return (WatchId{w.generation} << 32) | slot;
+  return slot;
+}
+
+MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
+                                        std::function<void()> on_write) {
+  const std::uint32_t slot = link(addr, len);
+  watches_[slot].on_write = std::move(on_write);
+  HotWatch& h = hot_[slot];
+  h.function = nullptr;
+  h.context = nullptr;
+  return (WatchId{h.generation} << 32) | slot;
+}
+
+MemorySpace::WatchId MemorySpace::watch(std::uint64_t addr, std::uint64_t len,
+                                        WatchFunction on_write, void* context) {
+  const std::uint32_t slot = link(addr, len);
+  HotWatch& h = hot_[slot];
+  h.function = on_write;
+  h.context = context;
+  return (WatchId{h.generation} << 32) | slot;
+}
+
+MemorySpace::HotWatch* MemorySpace::hot_of(WatchId id) {
+  const std::uint32_t slot = slot_of(id);
+  if (slot >= hot_.size() || hot_[slot].generation != generation_of(id)) return nullptr;
+  return &hot_[slot];
 }
 
 void MemorySpace::rearm(WatchId id) {
-  const std::uint32_t slot = slot_of(id);
-  if (slot >= watches_.size()) return;
-  Watch& w = watches_[slot];
-  if (w.generation != generation_of(id) || w.firing == 0 || w.live) return;
-  w.live = true;
-  w.rearmed = true;
-  w.order = next_order_++;
+  HotWatch* h = hot_of(id);
+  if (h == nullptr || h->firing == 0 || h->live()) return;
+  h->order = next_order_++;
+  h->rearmed = true;
+  h->parked = false;
+  ++live_watches_;
+}
+
+void MemorySpace::park(WatchId id) {
+  HotWatch* h = hot_of(id);
+  if (h == nullptr || (!h->live() && h->firing == 0)) return;
+  if (h->live()) {
+    h->order = 0;
+    --live_watches_;
+  }
+  h->rearmed = false;
+  h->parked = true;
+}
+
+void MemorySpace::resume(WatchId id) {
+  HotWatch* h = hot_of(id);
+  if (h == nullptr || !h->parked) return;
+  h->parked = false;
+  h->order = next_order_++;
   ++live_watches_;
 }
 
 void MemorySpace::cancel(WatchId id) {
-  const std::uint32_t slot = slot_of(id);
-  if (slot >= watches_.size()) return;
-  Watch& w = watches_[slot];
-  if (w.generation != generation_of(id)) return;
-  if (w.live) {
-    w.live = false;
+  HotWatch* h = hot_of(id);
+  if (h == nullptr) return;
+  if (h->live()) {
+    h->order = 0;
     --live_watches_;
   }
-  if (w.firing != 0) {
+  h->parked = false;
+  if (h->firing != 0) {
     // Its callback runs now: fire_watches frees the slot once it returns.
-    w.rearmed = false;
+    h->rearmed = false;
     return;
   }
-  unlink(slot);
+  unlink(slot_of(id));
 }
 
 void MemorySpace::unlink(std::uint32_t slot) {
@@ -149,8 +189,12 @@ void MemorySpace::unlink(std::uint32_t slot) {
     }
   }
   w.on_write = nullptr;
-  ++w.generation;
-  if (w.generation == 0) w.generation = 1;  // ids are never 0
+  HotWatch& h = hot_[slot];
+  h.function = nullptr;
+  h.context = nullptr;
+  h.parked = false;
+  ++h.generation;
+  if (h.generation == 0) h.generation = 1;  // ids are never 0
   free_slots_.push_back(slot);
 }
 
@@ -176,8 +220,8 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
     const std::vector<PageWatch>* list = watch_list(page);
     if (list == nullptr) continue;
     for (const PageWatch& pw : *list) {
-      if (pw.addr < end && addr < pw.end && watches_[pw.slot].live) {
-        due.push_back(Due{watches_[pw.slot].order, pw.slot});
+      if (pw.addr < end && addr < pw.end && hot_[pw.slot].live()) {
+        due.push_back(Due{hot_[pw.slot].order, pw.slot});
       }
     }
   }
@@ -189,20 +233,28 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
                         [](const Due& a, const Due& b) { return a.order == b.order; }),
             due.end());
   ++fire_depth_;
-  // `due` may move when a nested level adds its list: index, do not iterate.
+  // `due` may move when a nested level adds its list, and hot_ when a
+  // callback registers a watch: index, do not keep references.
   for (std::size_t i = 0; i < due_scratch_[fire_depth_ - 1].size(); ++i) {
     const Due d = due_scratch_[fire_depth_ - 1][i];
     // Cancelled (or cancelled and its slot reused) by an earlier callback.
-    Watch& w = watches_[d.slot];
-    if (!w.live || w.order != d.order) continue;
-    w.live = false;
-    w.rearmed = false;
+    if (hot_[d.slot].order != d.order) continue;
+    HotWatch& h = hot_[d.slot];
+    h.order = 0;
+    h.rearmed = false;
     --live_watches_;
-    ++w.firing;
-    // The deque keeps `w` in place while the callback registers more watches.
-    w.on_write();
-    --w.firing;
-    if (w.firing == 0 && !w.rearmed && !w.live) unlink(d.slot);
+    ++h.firing;
+    if (h.function != nullptr) {
+      const WatchFunction function = h.function;
+      function(h.context, (WatchId{h.generation} << 32) | d.slot);
+    } else {
+      // The deque keeps the std::function in place while the callback
+      // registers more watches.
+      watches_[d.slot].on_write();
+    }
+    HotWatch& after = hot_[d.slot];
+    --after.firing;
+    if (after.firing == 0 && !after.rearmed && !after.live() && !after.parked) unlink(d.slot);
   }
   --fire_depth_;
 }

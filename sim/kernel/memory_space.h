@@ -73,10 +73,25 @@ class MemorySpace {
   // Calls `on_write` (once, then forgets it) when a write touches
   // [addr, addr+len). Watches a write touches fire in registration order.
   WatchId watch(std::uint64_t addr, std::uint64_t len, std::function<void()> on_write);
+  // The same with a plain function: `on_write(context, id)`, where id is the
+  // watch's own (for rearm or park from inside the callback). No
+  // std::function to build, move and destroy per watch.
+  using WatchFunction = void (*)(void* context, WatchId id);
+  WatchId watch(std::uint64_t addr, std::uint64_t len, WatchFunction on_write, void* context);
   // From inside watch `id`'s own callback: keeps the watch for the next
   // write, as if it were registered anew now (same range and callback, and
   // its place in the firing order moves to the end). Cheaper than watch().
   void rearm(WatchId id);
+  // Parks watch `id` (live, or from inside its own callback): it no longer
+  // fires, but keeps its slot and its place in the pages' watch lists, so
+  // that resume() makes it live again without the cost of watch() and
+  // cancel(). A waiter that watches the same ranges wait after wait parks
+  // its watches between waits.
+  void park(WatchId id);
+  // Makes parked watch `id` live again, as if registered anew now (same
+  // range and callback, last in the firing order).
+  void resume(WatchId id);
+  // Cancels a live or parked watch.
   void cancel(WatchId id);
 
   std::uint64_t bytes_stored() const { return pages_.size() * kPageBytes; }
@@ -107,14 +122,21 @@ class MemorySpace {
     std::uint64_t page = ~std::uint64_t{0};
     Page* data = nullptr;
   };
+  // The watch state that firing and park/rearm/resume touch, one dense
+  // entry per slot: scanning a page's list reads only `order`.
+  struct HotWatch {
+    std::uint64_t order = 0;  // registration order while live (fixes the firing order), else 0
+    WatchFunction function = nullptr;  // with `context`; else the Watch's on_write
+    void* context = nullptr;
+    std::uint32_t generation = 1;  // bumped whenever the slot is freed
+    std::uint16_t firing = 0;      // its callback runs now (nested when a callback writes)
+    bool rearmed = false;
+    bool parked = false;
+    bool live() const { return order != 0; }
+  };
   struct Watch {
     std::uint64_t addr = 0;
     std::uint64_t len = 0;
-    std::uint64_t order = 0;       // registration order; fixes the firing order
-    std::uint32_t generation = 0;  // bumped whenever the slot is freed
-    std::uint32_t firing = 0;  // its callback runs now (nested when a callback writes)
-    bool live = false;
-    bool rearmed = false;
     std::function<void()> on_write;
   };
   // One entry of a page's watch list: enough to test the overlap without
@@ -138,6 +160,8 @@ class MemorySpace {
   Page& page_for_write(std::uint64_t page);
   std::vector<PageWatch>* watch_list(std::uint64_t page);
   void fire_watches(std::uint64_t addr, std::uint64_t len);
+  std::uint32_t link(std::uint64_t addr, std::uint64_t len);  // a new live watch's slot
+  HotWatch* hot_of(WatchId id);                               // nullptr for a stale id
   void unlink(std::uint32_t slot);  // removes a watch from its pages and frees the slot
   static std::uint32_t slot_of(WatchId id) { return static_cast<std::uint32_t>(id); }
   static std::uint32_t generation_of(WatchId id) { return static_cast<std::uint32_t>(id >> 32); }
@@ -150,7 +174,8 @@ class MemorySpace {
   // (unordered_map nodes do not move).
   std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;
   std::vector<WatchLine> watch_cache_ = std::vector<WatchLine>(kCacheSlots);
-  std::deque<Watch> watches_;  // slots; a deque keeps a firing watch in place
+  std::deque<Watch> watches_;  // slots; a deque keeps a firing watch's callback in place
+  std::vector<HotWatch> hot_;  // per slot
   std::vector<std::uint32_t> free_slots_;
   std::size_t live_watches_ = 0;
   std::uint64_t next_order_ = 1;

@@ -14,23 +14,53 @@ namespace {
 // The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
 // the time's raw value: no floating-point conversion per wait.
 sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
-
-std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
-  return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
-}
 }  // namespace
+
+// Wait states of every warp, packed: chunks are never freed, released states
+// are reused.
+class SimWarp::WaitStatePool {
+ public:
+  WaitState* acquire() {
+    if (free_.empty()) {
+      chunks_.push_back(std::make_unique<WaitState[]>(kChunk));
+      for (std::size_t i = kChunk; i > 0; --i) free_.push_back(&chunks_.back()[i - 1]);
+    }
+    WaitState* state = free_.back();
+    free_.pop_back();
+    return state;
+  }
+  void release(WaitState* state) { free_.push_back(state); }
+
+ private:
+  static constexpr std::size_t kChunk = 256;
+  std::vector<std::unique_ptr<WaitState[]>> chunks_;
+  std::vector<WaitState*> free_;
+};
+
+SimWarp::WaitStatePool& SimWarp::wait_state_pool() {
+  static WaitStatePool pool;
+  return pool;
+}
 
 SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
                  WarpCounters& counters, WarpPlacement placement, Picoseconds poll_backoff)
     : gpu_(gpu),
       fabric_(fabric),
       memory_(memory),
+      state_(wait_state_pool().acquire()),
       sink_(sink),
       counters_(counters),
       placement_(placement),
-      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)) {}
+      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)) {
+  *state_ = WaitState{};
+  state_->warp = this;
+  state_->memory = &memory_;
+}
 
-Picoseconds SimWarp::clock() const { return Simulation::now(); }
+SimWarp::~SimWarp() {
+  for (const WatchedRange& w : watches_) memory_.cancel(w.id);
+  wait_state_pool().release(state_);
+}
 
 void SimWarp::begin_instruction(algo::LaneMask mask) {
   if (instruction_depth_++ != 0) {
@@ -76,7 +106,7 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
   settle();
 }
 
-Picoseconds SimWarp::op_issue() {
+Picoseconds SimWarp::op_issue_slow() {
   if (instruction_depth_ == 0) {
     ++counters_.instructions;
     return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
@@ -90,15 +120,9 @@ Picoseconds SimWarp::op_issue() {
   return lane_cost_[current_lane_].cursor;
 }
 
-void SimWarp::op_done(Picoseconds done, OpKind kind) {
-  if (instruction_depth_ == 0) {
-    busy_until_ = std::max(busy_until_, done);
-    settle();
-    return;
-  }
-  LaneCost& c = lane_cost_[current_lane_];
-  c.cursor = std::max(c.cursor, done);
-  c.signature = mix(c.signature, kind);
+void SimWarp::op_done_alone(Picoseconds done) {
+  busy_until_ = std::max(busy_until_, done);
+  settle();
 }
 
 void SimWarp::settle() {
@@ -144,17 +168,6 @@ std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
   ++counters_.atomics;
   op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
   return old;
-}
-
-void SimWarp::load_bytes(std::uint64_t addr, void* data, std::size_t len) {
-  const ProfileScope scope(*this, ProfiledOp::kLoad);
-  if (!gpu_.owns(addr, len)) {
-    pcie_load(addr, data, len);
-    return;
-  }
-  const Picoseconds issue = op_issue();
-  memory_.read(addr, data, len);
-  op_done(issue + gpu_.costs().load_latency, kLoad);
 }
 
 // A load that leaves the GPU is a non-posted PCIe read: the warp waits for
@@ -286,27 +299,30 @@ void SimWarp::nanosleep(std::uint32_t ns) {
 
 bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                           Picoseconds deadline) {
+  // The predicate is evaluated once here and then only when something it read
+  // has been written (reevaluate): the warp's own state does not change while
+  // it waits, so an evaluation over unchanged memory repeats the last answer.
+  Waiting waiting(ready);
+  waiting_ = &waiting;
+  if (evaluate()) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
+  WaitState& state = *state_;
   for (;;) {
     settle();
     const Picoseconds start = clock();
-    Waiting waiting{this, ready, start, 0, false, {}};
-    if (evaluate(waiting)) return true;
+    if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
+    waiting.start = start;
+    waiting.seen = 0;
+    state.satisfied = false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
-    // does cancels the rest (on_watched_write).
-    watch_ids_.assign(count, 0);
+    // does parks them all (recheck).
     wake_.cancel();
-    for (std::size_t i = 0; i < count; ++i) {
-      // Two words of capture: std::function keeps them without allocating.
-      watch_ids_[i] = memory_.watch(ranges[2 * i], ranges[2 * i + 1], [state = &waiting, i] {
-        state->warp->on_watched_write(*state, i);
-      });
-    }
+    watch_ranges(ranges, count);
     timeout_.cancel();
     if (deadline != 0) timeout_.notify(ps(deadline - start));
-    while (!waiting.satisfied || clock() < waiting.seen) {
+    while (!state.satisfied || clock() < waiting.seen) {
       Simulation::count_event();
       // Without a deadline the timeout is never notified: waiting on the
       // wake event alone spares the kernel building an event list per wait.
@@ -315,71 +331,106 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       } else {
         sc_core::wait(wake_ | timeout_);
       }
-      if (!waiting.satisfied && deadline != 0 && clock() >= deadline) break;
+      if (!state.satisfied && deadline != 0 && clock() >= deadline) break;
     }
     timeout_.cancel();
-    for (auto& id : watch_ids_) {
-      if (id != 0) memory_.cancel(id);
-      id = 0;
+    // A satisfied wait's watches were parked by recheck; after a timeout
+    // they are still live.
+    if (!state.satisfied) {
+      for (const WatchedRange& w : watches_) memory_.park(w.id);
     }
+    state.satisfied = false;
     const Picoseconds waited = clock() - start;
     counters_.wait_ps += waited;
     counters_.polls += waited / poll_period_ + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
-    if (holds(ready)) return true;
+    if (reevaluate()) return true;
     if (deadline != 0 && clock() >= deadline) return false;
   }
 }
 
-void SimWarp::on_watched_write(Waiting& waiting, std::size_t range) {
-  if (waiting.satisfied) {
-    watch_ids_[range] = 0;
+void SimWarp::watch_ranges(const std::uint64_t* ranges, std::size_t count) {
+  // Registered (or resumed) in range order: the firing order is that of
+  // fresh registrations either way.
+  next_watches_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t addr = ranges[2 * i];
+    const std::uint64_t len = ranges[2 * i + 1];
+    MemorySpace::WatchId id = 0;
+    for (WatchedRange& parked : watches_) {
+      if (parked.id != 0 && parked.addr == addr && parked.len == len) {
+        id = parked.id;
+        parked.id = 0;
+        memory_.resume(id);
+        break;
+      }
+    }
+    if (id == 0) id = memory_.watch(addr, len, &SimWarp::watch_fired, state_);
+    next_watches_.push_back(WatchedRange{addr, len, id});
+  }
+  // Parked watches of ranges this wait does not watch would only lengthen
+  // the pages' watch lists.
+  for (const WatchedRange& parked : watches_) {
+    if (parked.id != 0) memory_.cancel(parked.id);
+  }
+  watches_.swap(next_watches_);
+}
+
+void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
+  WaitState& state = *static_cast<WaitState*>(context);
+  if (state.satisfied) {
+    state.memory->park(id);
     return;
   }
   // Most writes a waiter watches are other warps' business (their flags,
   // other CQ entries): when nothing the predicate read has changed, its
-  // answer has not either.
-  if (unchanged(waiting.reads) || !evaluate(waiting)) {
+  // answer (false, or the wait would be satisfied) has not either.
+  if (state.unchanged()) {
     // Keeps the watch, with the firing order a fresh registration would get.
-    memory_.rearm(watch_ids_[range]);
+    state.memory->rearm(id);
     return;
   }
-  waiting.satisfied = true;
-  watch_ids_[range] = 0;  // fired: forgotten once this returns
-  for (auto& id : watch_ids_) {
-    if (id != 0) memory_.cancel(id);
-    id = 0;
+  state.warp->recheck(id);
+}
+
+void SimWarp::recheck(MemorySpace::WatchId id) {
+  if (!evaluate()) {
+    memory_.rearm(id);
+    return;
   }
+  state_->satisfied = true;
+  for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
   // The spinning warp issues a poll every poll period; the first one issued
   // at or after the write sees it, one load latency later.
+  Waiting& waiting = *waiting_;
   const Picoseconds now = clock();
   const Picoseconds polls = (now - waiting.start + poll_period_ - 1) / poll_period_;
   waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
   wake_.notify(ps(waiting.seen - now));
 }
 
-bool SimWarp::evaluate(Waiting& waiting) {
-  ReadSet& reads = waiting.reads;
-  reads.count = 0;
-  reads.overflow = false;
-  reads.evaluated_at = memory_.write_count();
-  reads_ = &reads;
-  const bool ready = holds(waiting.ready);
+bool SimWarp::evaluate() {
+  WaitState& state = *state_;
+  state.count = 0;
+  state.overflow = false;
+  state.evaluated_at = memory_.write_count();
+  reads_ = &state;
+  state.answer = holds(waiting_->ready);
   reads_ = nullptr;
-  return ready;
+  return state.answer;
 }
 
-bool SimWarp::unchanged(const ReadSet& reads) const {
-  if (reads.overflow) return false;
-  for (std::uint32_t i = 0; i < reads.count; ++i) {
-    if (memory_.line_stamp(reads.lines[i]) > reads.evaluated_at) return false;
+bool SimWarp::WaitState::unchanged() const {
+  if (overflow) return false;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (memory->line_stamp(lines[i]) > evaluated_at) return false;
   }
   return true;
 }
 
 void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
-  ReadSet& reads = *reads_;
+  WaitState& reads = *reads_;
   if (reads.overflow || len == 0) return;
   const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
   for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
@@ -387,7 +438,7 @@ void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
     bool known = false;
     for (std::uint32_t i = reads.count; i > 0 && !known; --i) known = reads.lines[i - 1] == line;
     if (known) continue;
-    if (reads.count == ReadSet::kMaxLines) {
+    if (reads.count == WaitState::kMaxLines) {
       reads.overflow = true;
       return;
     }

@@ -25,6 +25,7 @@
 //   simulated.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -102,7 +103,8 @@ struct WarpPlacement {
 // std::function would allocate on every wait.
 class PredicateRef {
  public:
-  template <class F>
+  // Not for PredicateRef itself: copying one must copy, not wrap it.
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, PredicateRef>>>
   explicit PredicateRef(F& f)
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* o) { return static_cast<bool>((*static_cast<F*>(o))()); }) {}
@@ -117,9 +119,15 @@ class SimWarp {
  public:
   SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
           WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
+  ~SimWarp();
+  SimWarp(const SimWarp&) = delete;
+  SimWarp& operator=(const SimWarp&) = delete;
 
   // ---- time and stages
-  Picoseconds clock() const;
+  // The kernel's resolution is 1 ps: its time's raw value is picoseconds.
+  // Inline, as sc_time_stamp() is not: warps read the clock on every
+  // operation.
+  Picoseconds clock() const { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
   void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage) {
     sink_.stage(qid, cid, stage, clock());
   }
@@ -160,8 +168,16 @@ class SimWarp {
   template <class T>
   T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
+    const ProfileScope scope(*this, ProfiledOp::kLoad);
     T value;
-    load_bytes(addr, &value, sizeof(T));
+    if (!gpu_.owns(addr, sizeof(T))) {
+      pcie_load(addr, &value, sizeof(T));
+      return value;
+    }
+    // GPU memory, inline: a load of a known size copies without a call.
+    const Picoseconds issue = op_issue();
+    value = memory_.load<T>(addr);
+    op_done(issue + gpu_.costs().load_latency, kLoad);
     return value;
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
@@ -176,7 +192,8 @@ class SimWarp {
       const ProfileScope scope(*this, ProfiledOp::kPeek);
       return load<T>(addr);
     }
-    if (reads_ != nullptr) note_read(addr, sizeof(T));
+    // Consecutive peeks mostly read the line the last one did: nothing to note.
+    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
     return memory_.load<T>(addr);
   }
   // Stage records are always kept here, and reads made only for them
@@ -198,11 +215,11 @@ class SimWarp {
 
   // ---- waiting: returns once `ready()` holds, re-checking it whenever a
   // write touches one of the (address, length) ranges.
+  // (block_until checks `ready()` first and returns at once when it holds.)
   template <class Pred, class... Ranges>
   void wait_until(Pred&& ready, Ranges... ranges) {
     static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
     const ProfileScope scope(*this, ProfiledOp::kWait);
-    if (holds(ready)) return;
     const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
     block_until(PredicateRef(ready), flat, sizeof...(Ranges) / 2, 0);
   }
@@ -211,7 +228,6 @@ class SimWarp {
   template <class Pred>
   void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
     const ProfileScope scope(*this, ProfiledOp::kWait);
-    if (holds(ready)) return;
     block_until(PredicateRef(ready), ranges, count, 0);
   }
   // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
@@ -220,7 +236,6 @@ class SimWarp {
   bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
                            std::size_t count) {
     const ProfileScope scope(*this, ProfiledOp::kWait);
-    if (holds(ready)) return true;
     return block_until(PredicateRef(ready), ranges, count, deadline == 0 ? 1 : deadline);
   }
 
@@ -279,45 +294,96 @@ class SimWarp {
   void begin_instruction(algo::LaneMask mask);
   void end_instruction(algo::LaneMask mask);
   // When the next operation issues, and recording its completion.
-  Picoseconds op_issue();
-  void op_done(Picoseconds done, OpKind kind);
+  // Inline for a lane's operation inside for_lanes/ballot, the common case;
+  // an operation that is an instruction of its own, or waits for its lane's
+  // PCIe reads, takes the out-of-line paths.
+  Picoseconds op_issue() {
+    if (instruction_depth_ == 0 || lane_reads_in_flight_[current_lane_] != 0) {
+      return op_issue_slow();
+    }
+    return lane_cost_[current_lane_].cursor;
+  }
+  void op_done(Picoseconds done, OpKind kind) {
+    if (instruction_depth_ == 0) {
+      op_done_alone(done);
+      return;
+    }
+    LaneCost& c = lane_cost_[current_lane_];
+    c.cursor = std::max(c.cursor, done);
+    c.signature = mix(c.signature, kind);
+  }
+  static std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
+    return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+  }
+  Picoseconds op_issue_slow();
+  void op_done_alone(Picoseconds done);
   void settle();  // waits until every charged operation has completed
-  void load_bytes(std::uint64_t addr, void* data, std::size_t len);
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
-  // The memory lines a predicate evaluation read (peeks), and the write
-  // count it ran at: until one of them is written again, evaluating it again
-  // gives the same answer.
-  struct ReadSet {
+  // A wait's state as its watch callbacks see it: the predicate's last
+  // answer, and the memory lines that evaluation read (peeks) with the write
+  // count it ran at; until one of them is written again, evaluating it again
+  // gives the same answer. Each warp's lives in a dense pool rather than on
+  // its own stack: most callbacks only find that nothing the predicate read
+  // has changed, and that check then touches one or two cache lines (and no
+  // page of a cold warp stack).
+  struct alignas(64) WaitState {
     static constexpr std::uint32_t kMaxLines = 32;
-    std::uint64_t lines[kMaxLines];
-    std::uint32_t count = 0;
-    bool overflow = false;  // read more lines than it keeps: always re-evaluate
+    SimWarp* warp = nullptr;
+    MemorySpace* memory = nullptr;
     std::uint64_t evaluated_at = 0;
+    std::uint32_t count = 0;
+    bool overflow = false;   // read more lines than it keeps: always re-evaluate
+    bool satisfied = false;  // the wait in progress has seen its write
+    bool answer = false;     // the predicate's last answer
+    std::uint64_t lines[kMaxLines];
+    // Whether [addr, addr+len) lies in the last line noted.
+    bool last_line_holds(std::uint64_t addr, std::size_t len) const {
+      const std::uint64_t line = addr / MemorySpace::kLineBytes;
+      return count != 0 && lines[count - 1] == line &&
+             (addr + len - 1) / MemorySpace::kLineBytes == line;
+    }
+    // Whether nothing the last evaluation read has been written since.
+    // Predicates are functions of simulated memory (peeks) and of the
+    // waiting warp's own state, which does not change while it waits.
+    bool unchanged() const;
   };
-  // One wait in progress: what the watches' callbacks share.
+  class WaitStatePool;
+  static WaitStatePool& wait_state_pool();
+  // The rest of a wait in progress, on the waiting warp's stack.
   struct Waiting {
-    SimWarp* warp;
     PredicateRef ready;
     Picoseconds start = 0;
     Picoseconds seen = 0;  // when the satisfied warp notices the write
-    bool satisfied = false;
-    ReadSet reads;
+    explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
+  };
+  // A watch of the wait in progress, or parked since the last wait ended:
+  // a warp mostly waits on the same ranges wait after wait, and resuming a
+  // parked watch costs less than a new one.
+  struct WatchedRange {
+    std::uint64_t addr;
+    std::uint64_t len;
+    MemorySpace::WatchId id;
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
-  void on_watched_write(Waiting& waiting, std::size_t range);
-  // Evaluates the predicate, noting what it reads.
-  bool evaluate(Waiting& waiting);
-  // Whether the predicate's last evaluation (false) still stands: nothing it
-  // read has been written since. Predicates are functions of simulated
-  // memory (peeks) and of the waiting warp's own state, which does not change
-  // while it waits.
-  bool unchanged(const ReadSet& reads) const;
+  // Makes the watches of ranges[0 .. count) live, resuming parked ones.
+  void watch_ranges(const std::uint64_t* ranges, std::size_t count);
+  // A watched write: context is the warp's WaitState.
+  static void watch_fired(void* context, MemorySpace::WatchId id);
+  // A watched write that may have made the predicate true.
+  void recheck(MemorySpace::WatchId id);
+  // Evaluates the predicate, noting what it reads and its answer.
+  bool evaluate();
+  // The predicate's answer: the last one while nothing it read has been
+  // written since, else a fresh evaluation.
+  bool reevaluate() { return state_->unchanged() ? state_->answer : evaluate(); }
   void note_read(std::uint64_t addr, std::size_t len) const;
 
   gpu::Gpu& gpu_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
+  WaitState* state_;            // from wait_state_pool()
+  Waiting* waiting_ = nullptr;  // the wait in progress, for the watch callbacks
   StageSink& sink_;
   WarpCounters& counters_;
   WarpPlacement placement_;
@@ -336,10 +402,11 @@ class SimWarp {
   sc_core::sc_event read_returned_;
   sc_core::sc_event wake_;
   sc_core::sc_event timeout_;
-  std::vector<MemorySpace::WatchId> watch_ids_;  // one per range of the wait in progress
-  ReadSet* reads_ = nullptr;                     // where peeks are noted, while evaluating
-  int predicate_depth_ = 0;                      // > 0 while a wait predicate is evaluated
-  int profile_depth_ = 0;                        // > 0 inside a profiled call
+  std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
+  std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
+  WaitState* reads_ = nullptr;              // where peeks are noted, while evaluating
+  int predicate_depth_ = 0;                 // > 0 while a wait predicate is evaluated
+  int profile_depth_ = 0;                   // > 0 inside a profiled call
 };
 
 }  // namespace gpunvme::platform
