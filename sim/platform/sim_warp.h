@@ -19,6 +19,9 @@
 //   multi-word load); its store, atomic, fence or GPU load waits for them;
 // - fences cost their measured latencies, more when stores they must order
 //   are outstanding;
+// - the warp's own code between memory operations costs time where it loops
+//   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
+//   op profiles); a peek outside a wait predicate is a load;
 // - waiting is a watch on simulated memory: the warp sleeps until the write
 //   it waits for and notices it on its next poll (polls are issued every load
 //   latency plus the __nanosleep backoff); the polls are counted, not
