@@ -32,6 +32,12 @@ double number(const nlohmann::json& doc, const std::string& file, const std::str
   return v.get<double>();
 }
 
+// A field older results may lack: `fallback` when absent, else a number.
+double optional_number(const nlohmann::json& doc, const std::string& file, const std::string& path,
+                       const std::string& key, double fallback) {
+  return doc.is_object() && doc.contains(key) ? number(doc, file, path, key) : fallback;
+}
+
 // The measured figure of a metric in one hardware case.
 double measured_metric(const std::string& name, const nlohmann::json& c, const std::string& file,
                        const std::string& path) {
@@ -117,8 +123,8 @@ nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::j
     const std::string sim_kind = std::string(kind) == "own_code" ? "lane_loop" : kind;
     double hw = 0;
     for (const auto& [role, r] : measured.items()) {
-      const nlohmann::json& per_io = field(r, file, path + ".op_profile." + role, "ns_per_io");
-      if (per_io.contains(hw_kind)) hw += per_io.at(hw_kind).get<double>();
+      const std::string at = path + ".op_profile." + role;
+      hw += optional_number(field(r, file, at, "ns_per_io"), file, at + ".ns_per_io", hw_kind, 0.0);
     }
     double sim = 0;
     for (const auto& [id, g] : gpus.items()) {
@@ -281,14 +287,20 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     // where the run measured that slope (target.batch_per_command_ns), each
     // command costs it and the batch overhead covers the rest.
     const nlohmann::json& target = field(gated ? *twin->second : c, hw_file, path, "target");
-    const double per_command_ns = std::max(0.0, target.value("batch_per_command_ns", 0.0));
+    const std::string target_path = path + ".target";
+    const double per_command_ns =
+        std::max(0.0, optional_number(target, hw_file, target_path, "batch_per_command_ns", 0.0));
     apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}", per_command_ns));
     // Between back-to-back batches a controller thread passes on to its
     // next queue: where the run measured that gap, the processors spend it.
-    const double gap_ns =
-        target.contains("batch_gap_ns") && target.at("batch_gap_ns").value("count", 0) > 0
-            ? target.at("batch_gap_ns").value("mean", 0.0)
-            : 0.0;
+    double gap_ns = 0;
+    if (target.contains("batch_gap_ns")) {
+      const nlohmann::json& gaps = target.at("batch_gap_ns");
+      const std::string gaps_path = target_path + ".batch_gap_ns";
+      if (number(gaps, hw_file, gaps_path, "count") > 0) {
+        gap_ns = number(gaps, hw_file, gaps_path, "mean");
+      }
+    }
     apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", gap_ns));
     for (const std::string& o : options.overrides) apply_set(raw, o);
 
@@ -301,7 +313,9 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     // steps from the measured figure (a few runs: each step moves it by the
     // remaining gap).
     const double mean_batch =
-        target.contains("batch_commands") ? target.at("batch_commands").value("mean", 0.0) : 0.0;
+        target.contains("batch_commands")
+            ? number(target.at("batch_commands"), hw_file, target_path + ".batch_commands", "mean")
+            : 0.0;
     double overhead = std::max(0.0, service_ns - per_command_ns * mean_batch);
     nlohmann::json result;
     // nvme_ssd's batch_overhead_ns ends at 10 ms; a case whose controller

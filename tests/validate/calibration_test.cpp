@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "sim/config/config_error.h"
 #include "sim/config/run_config.h"
 #include "sim/validate/validate.h"
 
@@ -95,6 +96,61 @@ TEST(Calibration, ThroughputComesFromTheMedianOfRepeatedRuns) {
   EXPECT_DOUBLE_EQ(row.at("measured_iops_range").at(1).get<double>(), base * 1.2);
   EXPECT_DOUBLE_EQ(row.at("stage_means_ns").at("doorbell").at("measured_means_mode").get<double>(),
                    1234.5);
+}
+
+// An op-profile run (--trace 3) lends its split of the warps' time by kind
+// of call, beside the simulator's, never its throughput; the measured
+// controller's per-command slope and batch gap reach the controller model.
+TEST(Calibration, OpProfileRunsLendTheirSplitNotTheirThroughput) {
+  const nlohmann::json committed = read_json_file(kHardware);
+  nlohmann::json hw = committed;
+  hw["cases"] = nlohmann::json::array();
+  const nlohmann::json* traced = nullptr;
+  const nlohmann::json* untraced = nullptr;
+  const nlohmann::json* profiled = nullptr;
+  for (const nlohmann::json& c : committed.at("cases")) {
+    if (c.at("strategy") != "per_warp_queue" || c.at("warps") != 1) continue;
+    const std::string timing = c.value("stage_timing", "none");
+    if (c.at("trace").get<bool>()) traced = &c;
+    if (!c.at("trace").get<bool>() && timing == "none") untraced = &c;
+    if (timing == "op_profile") profiled = &c;
+  }
+  ASSERT_NE(traced, nullptr);
+  ASSERT_NE(untraced, nullptr);
+  ASSERT_NE(profiled, nullptr);
+  nlohmann::json run = *untraced;
+  run["target"]["batch_per_command_ns"] = 250.0;
+  run["target"]["batch_gap_ns"]["count"] = 10;
+  run["target"]["batch_gap_ns"]["mean"] = 700.0;
+  nlohmann::json profile = *profiled;
+  profile["iops"] = 1.0;
+  profile["op_profile"]["compute"]["ns_per_io"]["other"] = 1111.0;
+  hw["cases"] = {*traced, run, profile};
+
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"per_warp_queue"};
+  const nlohmann::json report = validate::correlate(hw, kHardware, options);
+  ASSERT_EQ(report.at("cases").size(), 1u);
+  const nlohmann::json& row = report.at("cases").at(0);
+  EXPECT_EQ(row.at("measured_runs"), 1);
+  EXPECT_DOUBLE_EQ(row.at("metrics").at("iops").at("measured").get<double>(),
+                   untraced->at("iops").get<double>());
+  EXPECT_DOUBLE_EQ(row.at("op_profile_ns_per_io").at("own_code").at("measured").get<double>(),
+                   1111.0);
+  EXPECT_GT(row.at("op_profile_ns_per_io").at("own_code").at("simulated").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(row.at("command_overhead_ns").get<double>(), 250.0);
+  EXPECT_DOUBLE_EQ(row.at("batch_gap_ns").get<double>(), 700.0);
+
+  // A malformed controller statistic is named, with its JSON path.
+  hw["cases"][1]["target"]["batch_per_command_ns"] = "fast";
+  try {
+    validate::correlate(hw, kHardware, options);
+    ADD_FAILURE() << "accepted a string batch_per_command_ns";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_per_command_ns"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibration, SimulatorStaysWithinTenPercentOfTheCommittedCorrelation) {
