@@ -1,16 +1,15 @@
 // gpunvme: the command line over the simulator library.
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "sim/budgets/budgets.h"
 #include "sim/config/config_error.h"
@@ -39,7 +38,8 @@ void print_spec(const ComponentSpec& spec) {
       range = fmt::format("{}..{}", *p.min, *p.max);
     }
     std::cout << fmt::format("  {:<26} {:<8} {:<6} default {}{}\n", p.name, to_string(p.type),
-                             p.unit, p.default_value.is_null() ? "(required)" : p.default_value.dump(),
+                             p.unit,
+                             p.default_value.is_null() ? "(required)" : p.default_value.dump(),
                              range.empty() ? "" : "  [" + range + "]");
     std::cout << fmt::format("      {}\n      source: {}\n", p.doc, p.source);
   }
@@ -114,10 +114,14 @@ int check_budgets(std::vector<std::string> files, bool update, bool verbose) {
   return 0;
 }
 
-// Runs the hardware backend (gpunvme-hw) and returns the results file it
-// wrote. Exit code 77 from it means there is no GPU here.
-std::string measure_on_hardware(std::string program, const std::string& args,
-                                std::string out, const std::string& report_file) {
+// Runs the hardware backend (gpunvme-hw) once per kind of run that gpunvme
+// validate uses and returns the results files it wrote: per-I/O stage
+// records (--trace 1), stage means (--trace 2), an op profile (--trace 3) and
+// `repeats` runs without records (--trace 0), whose median throughput is
+// compared. Exit code 77 from it means there is no GPU here.
+std::vector<std::string> measure_on_hardware(std::string program, const std::string& args,
+                                             int repeats, std::string out,
+                                             const std::string& report_file) {
   if (program.empty()) {
     char self[4096];
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -134,25 +138,43 @@ std::string measure_on_hardware(std::string program, const std::string& args,
                       "the hardware backend is not there (built when nvcc is found); pass --hw, "
                       "or --measured with earlier gpunvme-hw results");
   }
+  if (args.find("--trace") != std::string::npos) {
+    throw ConfigError("--hw-args", "", args,
+                      "gpunvme validate chooses --trace for each of its runs; leave it out");
+  }
   if (out.empty()) {
     out = report_file.size() > 5 && report_file.substr(report_file.size() - 5) == ".json"
-              ? report_file.substr(0, report_file.size() - 5) + "-hw.json"
-              : report_file + "-hw.json";
+              ? report_file.substr(0, report_file.size() - 5) + "-hw"
+              : report_file + "-hw";
+  } else if (out.size() > 5 && out.substr(out.size() - 5) == ".json") {
+    out = out.substr(0, out.size() - 5);
   }
-  const std::string command = "'" + program + "' --out '" + out + "' " + args;
-  std::cout << "running " << command << "\n" << std::flush;
-  const int status = std::system(command.c_str());
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  if (code == 77) {
-    throw ConfigError(program, "", "",
-                      "no CUDA device here: pass --measured with earlier gpunvme-hw results");
+  std::vector<std::pair<int, std::string>> runs = {
+      {1, out + "-t1.json"}, {2, out + "-t2.json"}, {3, out + "-t3.json"}};
+  for (int r = 1; r <= repeats; ++r)
+    runs.emplace_back(0, out + "-t0-" + std::to_string(r) + ".json");
+  std::vector<std::string> written;
+  for (const auto& [trace, file] : runs) {
+    const std::string command =
+        "'" + program + "' --out '" + file + "' " + args + " --trace " + std::to_string(trace);
+    std::cout << "running " << command << "\n" << std::flush;
+    const int status = std::system(command.c_str());
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (code == 77) {
+      throw ConfigError(program, "", "",
+                        "no CUDA device here: pass --measured with earlier gpunvme-hw results");
+    }
+    if (code == 2) throw ConfigError("--hw-args", "", args, "gpunvme-hw refused its arguments");
+    if (code != 0) {
+      std::cerr << "gpunvme validate: gpunvme-hw exited with " << code
+                << "; correlating the cases it completed\n";
+    }
+    if (access(file.c_str(), R_OK) == 0) written.push_back(file);
   }
-  if (code == 2) throw ConfigError("--hw-args", "", args, "gpunvme-hw refused its arguments");
-  if (code != 0) {
-    std::cerr << "gpunvme validate: gpunvme-hw exited with " << code
-              << "; correlating the cases it completed\n";
+  if (written.empty()) {
+    throw ConfigError(program, "", args, "gpunvme-hw wrote no results in any of its runs");
   }
-  return out;
+  return written;
 }
 
 }  // namespace
@@ -226,6 +248,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> validate_warps;
   std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
       hw_out_file, microbench_file;
+  int hw_repeats = 5;
   std::uint64_t validate_seed = 1;
   double tolerance_pct = 10.0;
   auto* validate_cmd = app.add_subcommand(
@@ -245,9 +268,16 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--hw", hw_program,
                            "the hardware backend (default: gpunvme-hw next to this program)");
   validate_cmd->add_option("--hw-args", hw_args,
-                           "extra arguments for gpunvme-hw, e.g. \"--warps 1,8 --ios 4096\"");
+                           "extra arguments for every gpunvme-hw run, e.g. \"--warps 1,8 --ios "
+                           "4096\" (not --trace: each run has its own)");
+  validate_cmd
+      ->add_option("--hw-repeats", hw_repeats,
+                   "gpunvme-hw runs without stage records, whose median throughput is compared "
+                   "(default 5), beside one with records, one of stage means and one op profile")
+      ->check(CLI::Range(1, 100));
   validate_cmd->add_option("--hw-out", hw_out_file,
-                           "keep the fresh hardware results here (default: beside --out)");
+                           "name stem of the fresh hardware results, STEM-t1.json, -t2, -t3 and "
+                           "-t0-N (default: beside --out)");
   validate_cmd->add_option("--topology,-t", validate_topology,
                            "simulated placement (default: configs/topologies/"
                            "hw-soft-controller.json)");
@@ -262,8 +292,9 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
-  validate_cmd->add_option("--tolerance-pct", tolerance_pct,
-                           "largest error a calibrated metric may have (default 10)")
+  validate_cmd
+      ->add_option("--tolerance-pct", tolerance_pct,
+                   "largest error a calibrated metric may have (default 10)")
       ->check(CLI::Range(0.0, 1000.0));
   validate_cmd->add_option("--out,-o", report_file,
                            "correlation report JSON (default: validate-report.json)");
@@ -335,13 +366,12 @@ int main(int argc, char** argv) {
       std::vector<nlohmann::json> docs;
       std::string source;
       if (measured_files.empty()) {
-        source = measure_on_hardware(hw_program, hw_args, hw_out_file, report_file);
-        docs.push_back(read_json_file(source));
-      } else {
-        for (const std::string& f : measured_files) {
-          docs.push_back(read_json_file(f));
-          source += (source.empty() ? "" : " + ") + f;
-        }
+        measured_files =
+            measure_on_hardware(hw_program, hw_args, hw_repeats, hw_out_file, report_file);
+      }
+      for (const std::string& f : measured_files) {
+        docs.push_back(read_json_file(f));
+        source += (source.empty() ? "" : " + ") + f;
       }
       validate::Options options;
       options.topology_file = validate_topology;
@@ -359,10 +389,11 @@ int main(int argc, char** argv) {
             report.at("gpu_profile").get<std::string>(), options.tolerance);
         report["microbenchmarks"] = mb;
         for (const nlohmann::json& r : mb.at("figures")) {
-          std::cout << fmt::format("microbench {:<36} measured {:>9.2f} simulated {:>9.2f} {:>+7.1f}%\n",
-                                   r.at("name").get<std::string>(), r.at("measured").get<double>(),
-                                   r.at("simulated").get<double>(),
-                                   r.at("error_pct").is_null() ? 0.0 : r.at("error_pct").get<double>());
+          std::cout << fmt::format(
+              "microbench {:<36} measured {:>9.2f} simulated {:>9.2f} {:>+7.1f}%\n",
+              r.at("name").get<std::string>(), r.at("measured").get<double>(),
+              r.at("simulated").get<double>(),
+              r.at("error_pct").is_null() ? 0.0 : r.at("error_pct").get<double>());
         }
       }
       write_file(report_file, report.dump(2) + "\n");
