@@ -24,6 +24,25 @@ const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurement
 const std::string kHardware = kDir + "hw-strategies-h100-2026-11-24.json";
 const std::string kReport = kDir + "validate-h100-2026-11-24.json";
 
+// One committed case's runs of each kind (the last of a kind where there are
+// several); null where the file has none.
+struct CaseRuns {
+  const nlohmann::json* traced = nullptr;
+  const nlohmann::json* untraced = nullptr;
+  const nlohmann::json* profiled = nullptr;
+};
+CaseRuns runs_of(const nlohmann::json& hw, const std::string& strategy, unsigned warps) {
+  CaseRuns runs;
+  for (const nlohmann::json& c : hw.at("cases")) {
+    if (c.at("strategy") != strategy || c.at("warps") != warps) continue;
+    const std::string timing = c.value("stage_timing", "none");
+    if (c.at("trace").get<bool>()) runs.traced = &c;
+    if (!c.at("trace").get<bool>() && timing == "none") runs.untraced = &c;
+    if (timing == "op_profile") runs.profiled = &c;
+  }
+  return runs;
+}
+
 TEST(Calibration, CommittedHardwareDataIsCompleteAndClean) {
   const nlohmann::json hw = read_json_file(kHardware);
   EXPECT_EQ(hw.at("schema"), "gpunvme.hw/1");
@@ -86,13 +105,8 @@ TEST(Calibration, ThroughputComesFromTheMedianOfRepeatedRuns) {
   const nlohmann::json committed = read_json_file(kHardware);
   nlohmann::json hw = committed;
   hw["cases"] = nlohmann::json::array();
-  const nlohmann::json* traced = nullptr;
-  const nlohmann::json* untraced = nullptr;
-  for (const nlohmann::json& c : committed.at("cases")) {
-    if (c.at("strategy") != "warp_batch" || c.at("warps") != 1) continue;
-    if (c.at("trace").get<bool>()) traced = &c;
-    if (!c.at("trace").get<bool>() && c.value("stage_timing", "none") == "none") untraced = &c;
-  }
+  const auto [traced, untraced, profiled] = runs_of(committed, "warp_batch", 1);
+  (void)profiled;
   ASSERT_NE(traced, nullptr);
   ASSERT_NE(untraced, nullptr);
   hw["cases"].push_back(*traced);
@@ -128,17 +142,7 @@ TEST(Calibration, ThroughputComesFromTheMedianOfRepeatedRuns) {
 TEST(Calibration, OpProfileRunsLendTheirSplitNotTheirThroughput) {
   const nlohmann::json committed = read_json_file(kHardware);
   nlohmann::json hw = committed;
-  hw["cases"] = nlohmann::json::array();
-  const nlohmann::json* traced = nullptr;
-  const nlohmann::json* untraced = nullptr;
-  const nlohmann::json* profiled = nullptr;
-  for (const nlohmann::json& c : committed.at("cases")) {
-    if (c.at("strategy") != "per_warp_queue" || c.at("warps") != 1) continue;
-    const std::string timing = c.value("stage_timing", "none");
-    if (c.at("trace").get<bool>()) traced = &c;
-    if (!c.at("trace").get<bool>() && timing == "none") untraced = &c;
-    if (timing == "op_profile") profiled = &c;
-  }
+  const auto [traced, untraced, profiled] = runs_of(committed, "per_warp_queue", 1);
   ASSERT_NE(traced, nullptr);
   ASSERT_NE(untraced, nullptr);
   ASSERT_NE(profiled, nullptr);
