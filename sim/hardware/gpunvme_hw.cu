@@ -978,7 +978,14 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
      << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
      << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
      << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
-     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"violations\": [";
+     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"threads\": [";
+  for (std::size_t i = 0; i < ts.threads.size(); ++i) {
+    const TargetStats::Thread& t = ts.threads[i];
+    js << (i ? ", " : "") << "{\"completed\": " << t.completed << ", \"batches\": " << t.batches
+       << ", \"busy_ns\": " << t.busy_ns << ", \"first_batch_ns\": " << t.first_batch_ns
+       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns << "}";
+  }
+  js << "], \"violations\": [";
   for (std::size_t i = 0; i < ts.violations.size(); ++i) {
     js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
   }

@@ -74,6 +74,17 @@ struct TargetStats {
   // fetch, for batches served back to back (no empty pass over its queues
   // in between): what it spends between batches when there is work.
   Distribution batch_gap_ns;
+  // Per serving thread: a target's threads need not run at one speed, and
+  // the run ends with the slowest, so their means alone understate its
+  // length. Times from the earliest batch of any thread.
+  struct Thread {
+    std::uint64_t completed = 0;  // CQEs it posted
+    std::uint64_t batches = 0;    // passes that served at least one SQE
+    double busy_ns = 0;           // time in those passes (fetch to last CQE posted)
+    double first_batch_ns = 0;    // its first batch's start
+    double last_batch_end_ns = 0;
+  };
+  std::vector<Thread> threads;
   std::vector<std::string> violations;  // protocol errors by the host side
 };
 

@@ -214,6 +214,21 @@ TargetStats SoftController::stats() const {
     gaps.insert(gaps.end(), w.batch_gap_ns.begin(), w.batch_gap_ns.end());
     s.violations.insert(s.violations.end(), w.violations.begin(), w.violations.end());
   }
+  std::int64_t origin = 0;
+  for (const Worker& w : workers_) {
+    if (w.first_batch_ns != 0 && (origin == 0 || w.first_batch_ns < origin)) origin = w.first_batch_ns;
+  }
+  for (const Worker& w : workers_) {
+    TargetStats::Thread t;
+    t.completed = w.completed;
+    t.batches = w.batch_passes;
+    t.busy_ns = w.busy_ns;
+    if (w.first_batch_ns != 0) {
+      t.first_batch_ns = static_cast<double>(w.first_batch_ns - origin);
+      t.last_batch_end_ns = static_cast<double>(w.last_batch_end_ns - origin);
+    }
+    s.threads.push_back(t);
+  }
   s.service_ns = summarize(std::move(service));
   s.data_ns = summarize(std::move(data));
   s.batches = static_cast<std::uint64_t>(n);
@@ -236,6 +251,9 @@ void SoftController::reset_stats() {
     w.batches.clear();
     w.batch_gap_ns.clear();
     w.last_batch_end_ns = 0;
+    w.first_batch_ns = 0;
+    w.batch_passes = 0;
+    w.busy_ns = 0;
     w.idle_since_batch = true;
     w.fetched = w.completed = w.errors = w.sq_updates = 0;
     w.violations.clear();
@@ -485,6 +503,9 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
   }
   if (!batch.empty()) {
     w.last_batch_end_ns = now_ns();
+    if (w.first_batch_ns == 0) w.first_batch_ns = batch_start;
+    ++w.batch_passes;
+    w.busy_ns += static_cast<double>(w.last_batch_end_ns - batch_start);
     w.idle_since_batch = false;
   }
   return work;

@@ -92,6 +92,9 @@ class SoftController : public NvmeTarget {
     // nothing in between (overhead between batches, not idleness).
     std::vector<double> batch_gap_ns;
     std::int64_t last_batch_end_ns = 0;
+    std::int64_t first_batch_ns = 0;  // 0: none yet
+    std::uint64_t batch_passes = 0;   // passes that served SQEs (whole or not)
+    double busy_ns = 0;               // their time
     bool idle_since_batch = true;
     std::uint64_t fetched = 0, completed = 0, errors = 0, sq_updates = 0;
     std::vector<std::string> violations;
