@@ -95,15 +95,16 @@ Location FlashArray::locate(std::uint64_t byte_offset) const {
   return loc;
 }
 
-std::uint64_t FlashArray::read(std::uint64_t now_ps, std::uint64_t byte_offset,
-                               std::uint32_t bytes) {
+std::uint64_t FlashArray::read(std::uint64_t now_ps, std::uint64_t ready_ps,
+                               std::uint64_t byte_offset, std::uint32_t bytes) {
   const std::uint64_t now = clamp_now(now_ps);
+  const std::uint64_t ready = std::max(now, ready_ps);
   check_range(byte_offset, bytes);
   ++stats_.read_commands;
   stats_.bytes_read += bytes;
   ++epoch_;
 
-  std::uint64_t done = now;
+  std::uint64_t done = ready;
   std::uint64_t pos = byte_offset;
   const std::uint64_t end = byte_offset + bytes;
   while (pos < end) {
@@ -132,7 +133,7 @@ std::uint64_t FlashArray::read(std::uint64_t now_ps, std::uint64_t byte_offset,
         die_planes_used_[d] |= bit;
       } else {
         const std::uint32_t unit = p_.independent_plane_reads ? plane : d;
-        data_ready = units_[unit].book(now, now, p_.read_ps) + p_.read_ps;
+        data_ready = units_[unit].book(now, ready, p_.read_ps) + p_.read_ps;
         stats_.die_busy_ps[d] += p_.read_ps;
         die_epoch_[d] = epoch_;
         die_op_ready_[d] = data_ready;
@@ -219,13 +220,14 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
   return cursor;
 }
 
-std::uint64_t FlashArray::flush(std::uint64_t now_ps) {
+std::uint64_t FlashArray::flush(std::uint64_t now_ps, std::uint64_t ready_ps) {
   const std::uint64_t now = clamp_now(now_ps);
+  const std::uint64_t ready = std::max(now, ready_ps);
   if (open_fill_ > 0) {
-    schedule_program(now, std::max(now, admit_free_), open_fill_);
+    schedule_program(now, std::max(ready, admit_free_), open_fill_);
     open_fill_ = 0;
   }
-  return std::max(now, last_release_);
+  return std::max(ready, last_release_);
 }
 
 double FlashArray::saturated_read_iops(std::uint32_t bytes) const {

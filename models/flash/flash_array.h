@@ -6,7 +6,8 @@
 // books it. There are no events and no SystemC here; time is picoseconds.
 // Calls must come in non-decreasing `now_ps` (the controller's simulated
 // time); an earlier time is treated as the latest one seen, which keeps runs
-// deterministic.
+// deterministic. Work booked ahead says when it may start (`ready_ps`), which
+// need not be monotonic.
 //
 // What is modelled: the array time of each page (tR, tPROG) on its plane or
 // die, the channel time of the bytes moved, LBA striping, and a write buffer
@@ -60,7 +61,14 @@ class FlashArray {
   // its plane (tR), then its requested bytes cross the channel; pages on
   // different planes, dies and channels proceed in parallel and the read ends
   // with the last. Throws std::out_of_range past the capacity.
-  std::uint64_t read(std::uint64_t now_ps, std::uint64_t byte_offset, std::uint32_t bytes);
+  std::uint64_t read(std::uint64_t now_ps, std::uint64_t byte_offset, std::uint32_t bytes) {
+    return read(now_ps, now_ps, byte_offset, bytes);
+  }
+  // The same, booked at `now_ps` for work that may start at `ready_ps` (the
+  // controller books a command's media read when it books its processing,
+  // which may end later than another processor's command booked after it).
+  std::uint64_t read(std::uint64_t now_ps, std::uint64_t ready_ps, std::uint64_t byte_offset,
+                     std::uint32_t bytes);
 
   // Writes `bytes`, issued at `now_ps`. Returns when the data is in the write
   // buffer: admission runs at write_buffer_gbps, one write after another, and
@@ -71,7 +79,9 @@ class FlashArray {
 
   // Programs any partly filled chunk (padded) and returns when every buffered
   // byte is programmed; `now_ps` if nothing is buffered.
-  std::uint64_t flush(std::uint64_t now_ps);
+  std::uint64_t flush(std::uint64_t now_ps) { return flush(now_ps, now_ps); }
+  // The same for a flush that may start at `ready_ps`.
+  std::uint64_t flush(std::uint64_t now_ps, std::uint64_t ready_ps);
 
   // Analytic ceilings from geometry and timing alone, for calibration and
   // tests. Random reads of `bytes`, aligned, at unbounded queue depth: the

@@ -9,6 +9,7 @@
 
 #include "models/flash/flash_params.h"
 #include "sim/config/config_error.h"
+#include "sim/config/json_path.h"
 #include "sim/protocol/nvme_prp.h"
 #include "sim/protocol/nvme_queue.h"
 
@@ -67,6 +68,15 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
   arbiter_ = Arbiter(default_burst_log2_);
   processor_free_at_.assign(static_cast<std::size_t>(p.integer("controller_cores")), 0);
+  processor_scale_ = p.real_list("processor_time_scale");
+  if (processor_scale_.empty()) {
+    processor_scale_.assign(processor_free_at_.size(), 1.0);
+  } else if (processor_scale_.size() != processor_free_at_.size()) {
+    throw ConfigError("", fmt::format("$.nodes[{}].processor_time_scale", node),
+                      render_value(p.json().at("processor_time_scale")),
+                      fmt::format("expected one entry per controller core ({}), or none",
+                                  processor_free_at_.size()));
+  }
   pollers_.assign(batch_service_ ? processor_free_at_.size() : 0, Poller{});
   const auto vectors = p.integer("msix_vectors");
   msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
@@ -438,6 +448,7 @@ void Controller::kick_fetch() {
         continue;
       }
       pollers_[processor].fetching = true;
+      pollers_[processor].fetch_started = now();
       turn = std::min(turn, fetch_burst_);
     }
     const std::uint64_t generation = generation_;
@@ -475,7 +486,8 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     // As the software controller's thread waits for the batch's copies
     // before posting its CQEs, the processor takes no other batch until
     // this one's completions are all posted.
-    batch = std::make_shared<BatchHold>(BatchHold{processor_of(qid), count, generation_});
+    batch = std::make_shared<BatchHold>(BatchHold{
+        processor_of(qid), count, generation_, pollers_[processor_of(qid)].fetch_started, count});
     ++pollers_[batch->processor].batches_held;
   }
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -579,6 +591,9 @@ void Controller::release_batch(const BatchHold& batch) {
   if (batch.generation != generation_) return;
   Poller& poller = pollers_[batch.processor];
   --poller.batches_held;
+  ++poller.batches;
+  poller.commands += batch.commands;
+  poller.busy += now() - batch.fetch_started;
   Picoseconds& free_at = processor_free_at_[batch.processor];
   free_at = std::max(free_at, now() + batch_gap_);
   wake_when_free(batch.processor);
@@ -601,8 +616,16 @@ Picoseconds Controller::processing_time(std::uint64_t bytes) const {
 Picoseconds Controller::book_processor(std::uint64_t bytes) {
   auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
   const Picoseconds start = std::max(now(), *earliest);
-  *earliest = start + processing_time(bytes);
+  *earliest = start + scaled(processing_time(bytes),
+                             static_cast<std::size_t>(earliest - processor_free_at_.begin()));
   return *earliest;
+}
+
+// A processor's time for `work` at nominal speed (processor_time_scale).
+Picoseconds Controller::scaled(Picoseconds work, std::size_t processor) const {
+  const double scale = processor_scale_[processor];
+  return scale == 1.0 ? work
+                      : static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
 }
 
 // batch_service: the entries of one fetch are processed together on one
@@ -615,8 +638,9 @@ Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entrie
     std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     work += processing_time(data_bytes(sqe));
   }
-  Picoseconds& free_at = processor_free_at_[processor_of(qid)];
-  free_at = std::max(now(), free_at) + work;
+  const std::size_t processor = processor_of(qid);
+  Picoseconds& free_at = processor_free_at_[processor];
+  free_at = std::max(now(), free_at) + scaled(work, processor);
   return free_at;
 }
 
@@ -650,7 +674,7 @@ void Controller::execute(CommandPtr command) {
       return;
     }
     // Without a volatile write cache, buffered data is already safe.
-    finish_at(vwc_enabled_ ? flash_.flush(processed) : processed, Status::Success);
+    finish_at(vwc_enabled_ ? flash_.flush(now(), processed) : processed, Status::Success);
     return;
   }
   Status status = Status::Success;
@@ -692,7 +716,7 @@ void Controller::execute(CommandPtr command) {
 void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
   const ReadWriteFields f = decode_read_write(command->sqe);
   const Picoseconds media_done =
-      flash_.read(processed, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
+      flash_.read(now(), processed, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
   bytes_read_ += bytes;
   if (command->fault == FaultKind::Media) {
     ++media_faults_;
@@ -801,7 +825,7 @@ void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
   } else if (f.fua && vwc_enabled_) {
     // FUA waits for the data to reach the media; the model programs the
     // whole buffer (an upper bound on the wait).
-    stored = flash_.flush(stored);
+    stored = flash_.flush(now(), stored);
   }
   schedule_at(stored, [this, command, result] {
     complete(*command, result, 0, /*dnr=*/result == Status::WriteFault);
@@ -940,7 +964,12 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   }
   const Picoseconds io_span =
       last_io_completion_ > first_io_doorbell_ ? last_io_completion_ - first_io_doorbell_ : 0;
-  return {
+  nlohmann::json processors = nlohmann::json::array();
+  for (const Poller& p : pollers_) {
+    processors.push_back(
+        {{"batches", p.batches}, {"commands", p.commands}, {"busy_ns", ps_to_ns(p.busy)}});
+  }
+  nlohmann::json stats = {
       {"commands", completed_},
       {"admin_commands", admin_completed_},
       {"errors", errors_},
@@ -962,6 +991,10 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
        io_span == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(io_span)},
       {"iops",
        elapsed == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(elapsed)}};
+  // batch_service: per processor, as the software controller reports per
+  // thread (gpunvme validate compares the two).
+  if (batch_service_) stats["batch_processors"] = std::move(processors);
+  return stats;
 }
 
 }  // namespace gpunvme::nvme

@@ -181,6 +181,8 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::size_t processor = 0;
     std::uint32_t left = 0;  // commands of the batch not yet completed
     std::uint64_t generation = 0;
+    Picoseconds fetch_started = 0;
+    std::uint32_t commands = 0;
   };
   struct Command {
     std::uint16_t qid = 0;
@@ -230,6 +232,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void store_write(CommandPtr command, std::uint64_t bytes);
   Picoseconds book_processor(std::uint64_t bytes);
+  Picoseconds scaled(Picoseconds work, std::size_t processor) const;
   Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);
   std::size_t processor_of(std::uint16_t qid) const;
   std::uint64_t data_bytes(const SubmissionEntry& sqe) const;
@@ -359,6 +362,7 @@ class Controller : public Component, public pcie::RegisterTarget {
 
   // Servers.
   std::vector<Picoseconds> processor_free_at_;
+  std::vector<double> processor_scale_;  // per processor: its time / the nominal (1 = nominal)
   // batch_service: each processor polls its own queues and fetches a batch
   // only when free; queues with entries wait for it here.
   struct Poller {
@@ -367,6 +371,12 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::vector<std::uint16_t> waiting;
     static constexpr Picoseconds kNoWake = ~Picoseconds{0};
     Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires
+    Picoseconds fetch_started = 0;  // of the batch being fetched
+    // Statistics: batches served and their time from the fetch's start to
+    // the last completion posted (the software controller's batch time).
+    std::uint64_t batches = 0;
+    std::uint64_t commands = 0;
+    Picoseconds busy = 0;
   };
   std::vector<Poller> pollers_;
   Picoseconds admin_free_at_ = 0;

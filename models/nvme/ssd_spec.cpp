@@ -79,6 +79,15 @@ std::vector<ParamSpec> controller_params() {
       // --- command processing
       integer_param("controller_cores", "", 4, 1, 256, "command processors working in parallel",
                     "estimate; device profiles calibrate it with command_overhead_ns"),
+      real_list_param("processor_time_scale", "", {}, 0.01, 100.0,
+                      "each command processor's time for its work relative to the nominal "
+                      "(command_overhead_ns, command_ns_per_kib, batch_overhead_ns): one entry "
+                      "per processor (controller_cores), or none for all 1",
+                      "SSD firmware cores are taken as equal (none); gpunvme validate sets it per "
+                      "case from the software controller's per-thread mean batch time, whose "
+                      "threads differ by up to 2x within one run "
+                      "(configs/measurements/hw-strategies-h100-2026-11-24.json, "
+                      "target.threads)"),
       real_param("command_overhead_ns", "ns", 2000.0, 0.0, 1e7,
                  "processor time per command (parse, translate, schedule media, post completion)",
                  "estimate; device profiles calibrate it from their datasheet IOPS"),

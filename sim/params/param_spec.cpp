@@ -53,6 +53,15 @@ ParamSpec string_param(std::string name, std::string def, std::string doc, std::
               std::move(source));
 }
 
+ParamSpec real_list_param(std::string name, std::string unit, std::vector<double> def, double min,
+                          double max, std::string doc, std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::RealList, std::move(unit), def, std::move(doc),
+                        std::move(source));
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
 ParamSpec string_list_param(std::string name, std::vector<std::string> def, std::string doc,
                             std::string source) {
   return make(std::move(name), ParamType::StringList, "", def, std::move(doc), std::move(source));
@@ -95,6 +104,10 @@ std::vector<std::string> ParamValues::string_list(const std::string& name) const
   return at(name).get<std::vector<std::string>>();
 }
 
+std::vector<double> ParamValues::real_list(const std::string& name) const {
+  return at(name).get<std::vector<double>>();
+}
+
 const char* to_string(ParamType type) {
   switch (type) {
     case ParamType::Integer: return "integer";
@@ -103,6 +116,7 @@ const char* to_string(ParamType type) {
     case ParamType::String: return "string";
     case ParamType::Enum: return "enum";
     case ParamType::StringList: return "list of strings";
+    case ParamType::RealList: return "list of numbers";
   }
   return "?";
 }

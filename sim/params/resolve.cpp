@@ -62,6 +62,22 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       if (!ok) fail("expected a list of strings, e.g. [\"ssd0\", \"ssd1\"]");
       return;
     }
+    case ParamType::RealList: {
+      if (!value.is_array()) {
+        fail(fmt::format("expected a list of numbers, each {}{}", range_text(spec),
+                         spec.unit.empty() ? "" : " " + spec.unit));
+      }
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const nlohmann::json& item = value[i];
+        if (!item.is_number() || (spec.min && item.get<double>() < *spec.min) ||
+            (spec.max && item.get<double>() > *spec.max)) {
+          throw ConfigError(where.file, fmt::format("{}[{}]", path, i), render_value(item),
+                            fmt::format("expected a number, {}{}", range_text(spec),
+                                        spec.unit.empty() ? "" : " " + spec.unit));
+        }
+      }
+      return;
+    }
     case ParamType::Enum: {
       if (!value.is_string() ||
           std::find(spec.choices.begin(), spec.choices.end(), value.get<std::string>()) ==

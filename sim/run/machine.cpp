@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sim/config/config_error.h"
+
 namespace gpunvme {
 
 Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(topology) {
@@ -14,8 +16,14 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
           (node.id + "_copy_engine").c_str(), *fabric_, memory_, i,
           pcie::dma_engine_config(node.params, "copy_engine_"));
     } else if (node.kind == "nvme_ssd") {
-      ssds_[node.id] = std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i,
-                                                          *fabric_, memory_);
+      try {
+        ssds_[node.id] =
+            std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i, *fabric_, memory_);
+      } catch (const ConfigError& e) {
+        // The controller names the field; the file is the topology's.
+        if (!e.file().empty()) throw;
+        throw ConfigError(topology.file, e.path(), e.value(), e.problem());
+      }
     } else if (node.kind == "host_memory") {
       const auto bytes = static_cast<std::uint64_t>(node.params.real("capacity_gib") *
                                                     static_cast<double>(1ull << 30));

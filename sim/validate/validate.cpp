@@ -135,6 +135,70 @@ nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::j
   return rows;
 }
 
+// How fast each serving thread of a controller ran: its busy time over the
+// time its batches would take at the run's fitted line (`fixed_ns` per
+// batch, `per_command_ns` per command), over the same ratio for all threads
+// (> 1: slower than the mean). Dividing by the line keeps a thread that
+// served bigger batches from looking slow. A thread that served no batch
+// counts 1; empty where no thread served one.
+struct ThreadWork {
+  double busy_ns = 0;
+  double batches = 0;
+  double commands = 0;
+};
+
+std::vector<double> relative_speed(const std::vector<ThreadWork>& threads, double fixed_ns,
+                                   double per_command_ns) {
+  auto nominal = [&](const ThreadWork& t) {
+    return t.batches * fixed_ns + t.commands * per_command_ns;
+  };
+  double all_busy = 0, all_nominal = 0;
+  for (const ThreadWork& t : threads) {
+    all_busy += t.busy_ns;
+    all_nominal += nominal(t);
+  }
+  if (all_busy <= 0 || all_nominal <= 0) return {};
+  std::vector<double> ratio;
+  for (const ThreadWork& t : threads) {
+    ratio.push_back(
+        t.batches > 0 && nominal(t) > 0 ? t.busy_ns / nominal(t) / (all_busy / all_nominal) : 1.0);
+  }
+  return ratio;
+}
+
+// The hardware run's threads (`target.threads`, absent in older results).
+std::vector<ThreadWork> measured_threads(const nlohmann::json& target, const std::string& file,
+                                         const std::string& path) {
+  if (!target.contains("threads")) return {};
+  const nlohmann::json& threads = target.at("threads");
+  if (!threads.is_array()) {
+    throw ConfigError(file, path + ".threads", threads.dump(), "expected a list of threads");
+  }
+  std::vector<ThreadWork> work;
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    const std::string at = fmt::format("{}.threads[{}]", path, t);
+    ThreadWork w{number(threads[t], file, at, "busy_ns"), number(threads[t], file, at, "batches"),
+                 number(threads[t], file, at, "completed")};
+    if (w.busy_ns < 0 || w.batches < 0 || w.commands < 0) {
+      throw ConfigError(file, at, threads[t].dump(), "busy_ns, batches and completed must be >= 0");
+    }
+    work.push_back(w);
+  }
+  return work;
+}
+
+// The controller model's processors in a run (ssds.ssd0.batch_processors).
+std::vector<ThreadWork> simulated_processors(const nlohmann::json& result) {
+  const nlohmann::json& ssd = result.at("ssds").at("ssd0");
+  std::vector<ThreadWork> work;
+  if (!ssd.contains("batch_processors")) return work;
+  for (const nlohmann::json& p : ssd.at("batch_processors")) {
+    work.push_back({p.at("busy_ns").get<double>(), p.at("batches").get<double>(),
+                    p.at("commands").get<double>()});
+  }
+  return work;
+}
+
 }  // namespace
 
 const std::vector<Metric>& metrics() {
@@ -302,6 +366,18 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       }
     }
     apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", gap_ns));
+    // The target's threads do not run at one speed, and a run lasts as long
+    // as its slowest: where the run measured each thread's busy time, the
+    // controller model's processors (one per thread, owning the same
+    // queues) get their own speeds, found with the batch overhead below.
+    const double batch_fixed_ns =
+        std::max(0.0, optional_number(target, hw_file, target_path, "batch_fixed_ns", 0.0));
+    const std::vector<double> thread_ratio = relative_speed(
+        measured_threads(target, hw_file, target_path), batch_fixed_ns, per_command_ns);
+    std::vector<double> processor_scale = thread_ratio;
+    if (!thread_ratio.empty()) {
+      apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", thread_ratio.size()));
+    }
     for (const std::string& o : options.overrides) apply_set(raw, o);
 
     // The batch overhead that brings the controller model's mean service
@@ -331,15 +407,43 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                           "model's batch_overhead_ns range (10 ms)"}});
       continue;
     }
-    constexpr int kSteps = 4;
+    //
+    // Each processor's speed (processor_time_scale) is found by the same
+    // steps: its mean batch time over all processors' must come to its
+    // thread's measured ratio. The scale multiplies only the processor's
+    // work, not the batch's transfers, so it ends above the ratio for a
+    // slow thread.
+    constexpr int kSteps = 5;
     constexpr double kServiceTolerance = 0.005;
+    std::vector<double> processor_ratio;  // simulated, as thread_ratio
     for (int step = 0; step < kSteps; ++step) {
       RawConfig attempt = raw;
       apply_set(attempt, fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", overhead));
+      if (!processor_scale.empty()) {
+        apply_set(attempt, fmt::format("topology.nodes.ssd0.processor_time_scale={}",
+                                       nlohmann::json(processor_scale).dump()));
+      }
       result = run(resolve_config(attempt));
       const double simulated = result.at("stages").at("ssd_service").at("mean").get<double>();
-      if (std::fabs(simulated - service_ns) <= kServiceTolerance * service_ns) break;
-      if (step + 1 < kSteps) overhead = std::max(0.0, overhead + service_ns - simulated);
+      processor_ratio =
+          relative_speed(simulated_processors(result), batch_fixed_ns, per_command_ns);
+      bool speeds_match = true;
+      for (std::size_t t = 0; t < thread_ratio.size() && t < processor_ratio.size(); ++t) {
+        if (std::fabs(processor_ratio[t] - thread_ratio[t]) > kServiceTolerance * thread_ratio[t]) {
+          speeds_match = false;
+        }
+      }
+      if (std::fabs(simulated - service_ns) <= kServiceTolerance * service_ns && speeds_match) {
+        break;
+      }
+      if (step + 1 == kSteps) break;
+      overhead = std::max(0.0, overhead + service_ns - simulated);
+      for (std::size_t t = 0; t < thread_ratio.size() && t < processor_ratio.size(); ++t) {
+        if (processor_ratio[t] > 0) {
+          processor_scale[t] =
+              std::clamp(processor_scale[t] * thread_ratio[t] / processor_ratio[t], 0.01, 100.0);
+        }
+      }
     }
 
     nlohmann::json row = {
@@ -350,6 +454,8 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         {"batch_overhead_ns", overhead},
         {"command_overhead_ns", per_command_ns},
         {"batch_gap_ns", gap_ns},
+        {"processor_time_scale", processor_scale},
+        {"thread_time_ratio", {{"measured", thread_ratio}, {"simulated", processor_ratio}}},
         {"gated", gated},
         {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},

@@ -186,6 +186,31 @@ TEST(FlashRead, IdleDieNotDelayedByQueueOnSameChannel) {
               static_cast<double>(p.read_ps) + oracle_xfer_ps(p, 4096), 1.0);
 }
 
+// A read booked now for later (a controller books a command's media read
+// when it books the command's processing) holds its die from then on only:
+// a read booked after it, ready at once, on another die or before the
+// booking on the same die, is not pushed behind it.
+TEST(FlashRead, ReadBookedAheadDoesNotDelayOneReadyEarlier) {
+  const FlashParams p = small_params();
+  FlashArray f(p);
+  const double unloaded = static_cast<double>(p.read_ps) + oracle_xfer_ps(p, 4096);
+  const std::uint64_t later = 100 * p.read_ps;
+  EXPECT_NEAR(static_cast<double>(f.read(0, later, 0, 4096) - later), unloaded, 1.0);
+  const std::uint64_t other_die = 4ull * 16384;
+  ASSERT_NE(f.locate(other_die).die, f.locate(0).die);
+  EXPECT_NEAR(static_cast<double>(f.read(0, 0, other_die, 4096)), unloaded, 1.0);
+  // Die 0 is free before `later`; its transfer follows die 1's on their
+  // shared channel.
+  const std::uint64_t same_plane = 16384ull * p.planes();
+  ASSERT_EQ(f.locate(same_plane).die, f.locate(0).die);
+  ASSERT_EQ(f.locate(other_die).channel, f.locate(0).channel);
+  EXPECT_NEAR(static_cast<double>(f.read(0, 0, same_plane, 4096)),
+              unloaded + oracle_xfer_ps(p, 4096), 1.0);
+  // Its own booking stands: a read of that die ready at `later` follows it.
+  EXPECT_NEAR(static_cast<double>(f.read(0, later, 2 * same_plane, 4096) - later),
+              static_cast<double>(2 * p.read_ps) + oracle_xfer_ps(p, 4096), 1.0);
+}
+
 TEST(FlashRead, RejectsAccessPastCapacity) {
   FlashParams p = small_params();
   FlashArray f(p);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "models/nvme/arbiter.h"
+#include "sim/config/config_error.h"
 #include "tests/nvme/nvme_bench.h"
 
 namespace gpunvme::nvme::testing {
@@ -141,6 +142,21 @@ struct Contest {
   }
   std::uint64_t fetched(std::uint16_t qid) { return bench.ssd().sq_fetched(qid); }
 };
+
+// One speed per processor, or none. (Before any test that simulates: ASan
+// misreports an exception thrown after SystemC's coroutines have run.)
+TEST(ControllerArbitration, ProcessorSpeedsMustMatchTheProcessors) {
+  try {
+    Contest c(
+        {"samsung-pm1743", {{"controller_cores", 2}, {"processor_time_scale", {1.0, 1.0, 1.0}}}});
+    FAIL() << "three speeds for two processors were accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("processor_time_scale"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[1.0,1.0,1.0]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one entry per controller core (2)"), std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(ControllerArbitration, WeightedServiceRatiosMatchTheWeights) {
   Contest c(contended());
@@ -286,10 +302,14 @@ TEST(ControllerArbitration, UrgentGoesFirstButStarvesNeitherAdminNorTheRest) {
 // and are served one after the other, queue 2 runs on processor 1 alongside
 // queue 1. Returns each queue's latencies; with `reads`, queues 1 and 2
 // make 4 KiB reads into host pages instead of flushes.
-std::array<std::vector<Picoseconds>, 4> batch_service_latencies(double gap_ns,
-                                                                bool reads = false) {
+// `scale`: processor_time_scale (empty: both nominal); `statistics`, where
+// given, receives the controller's statistics after the run.
+std::array<std::vector<Picoseconds>, 4> batch_service_latencies(
+    double gap_ns, bool reads = false, std::vector<double> scale = {},
+    nlohmann::json* statistics = nullptr) {
   Contest c({"samsung-pm1743",
              {{"controller_cores", 2},
+              {"processor_time_scale", scale},
               {"batch_service", true},
               {"batch_overhead_ns", 10000.0},
               {"batch_gap_ns", gap_ns},
@@ -317,6 +337,8 @@ std::array<std::vector<Picoseconds>, 4> batch_service_latencies(double gap_ns,
   for (std::uint16_t q = 1; q <= 3; ++q) c.hosts[q]->ring_sq();
   c.bench.run();
   EXPECT_NO_THROW(c.bench.ssd().check_drained());
+  if (statistics != nullptr)
+    *statistics = c.bench.ssd().statistics(sc_core::sc_time_stamp().value());
   return latency;
 }
 
@@ -357,6 +379,33 @@ TEST(ControllerArbitration, BatchServiceHoldsTheProcessorUntilTheBatchCompletes)
     EXPECT_LT(ps_to_ns(waiting_done - first_done) / 1000.0, gap_us + 18.0 + 3.0)
         << "gap " << gap_us;
   }
+}
+
+// A processor slower by 2.5 (processor_time_scale) takes 2.5 times the
+// batch time (10 us + 8 x 1 us = 18 us -> 45 us) for queue 2's batch, while
+// processor 0 serves queues 1 and 3 at the nominal 18 us each; the
+// statistics count each processor's batches, commands and busy time (fetch
+// to last completion posted: the batch time plus about 2 us of PCIe).
+TEST(ControllerArbitration, EachProcessorRunsAtItsOwnSpeed) {
+  nlohmann::json stats;
+  const auto latency = batch_service_latencies(0.0, false, {1.0, 2.5}, &stats);
+  const double expected_us[4] = {0, 18.0, 45.0, 36.0};
+  for (std::uint16_t q = 1; q <= 3; ++q) {
+    ASSERT_EQ(latency[q].size(), 8u) << "queue " << q;
+    const auto [lo, hi] = std::minmax_element(latency[q].begin(), latency[q].end());
+    EXPECT_GE(ps_to_ns(*lo) / 1000.0, expected_us[q]) << "queue " << q;
+    EXPECT_LT(ps_to_ns(*hi) / 1000.0, expected_us[q] + 3.0) << "queue " << q;
+  }
+  const nlohmann::json& processors = stats.at("batch_processors");
+  ASSERT_EQ(processors.size(), 2u);
+  EXPECT_EQ(processors[0].at("batches"), 2);
+  EXPECT_EQ(processors[0].at("commands"), 16);
+  EXPECT_EQ(processors[1].at("batches"), 1);
+  EXPECT_EQ(processors[1].at("commands"), 8);
+  EXPECT_GE(processors[0].at("busy_ns").get<double>(), 2 * 18000.0);
+  EXPECT_LT(processors[0].at("busy_ns").get<double>(), 2 * 18000.0 + 6000.0);
+  EXPECT_GE(processors[1].at("busy_ns").get<double>(), 45000.0);
+  EXPECT_LT(processors[1].at("busy_ns").get<double>(), 45000.0 + 3000.0);
 }
 
 }  // namespace

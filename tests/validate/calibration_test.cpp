@@ -171,6 +171,46 @@ TEST(Calibration, OpProfileRunsLendTheirSplitNotTheirThroughput) {
   EXPECT_DOUBLE_EQ(row.at("batch_gap_ns").get<double>(), 700.0);
 }
 
+// The software controller's threads run at their own speeds (target.threads):
+// validate gives each processor of the controller model its thread's speed,
+// relative to the others, and the run then ends with the slowest. With all
+// four threads alike, then with one twice as slow as each other (1.6 times
+// the mean), the simulated throughput falls by about that 1.6.
+TEST(Calibration, ThreadSpeedsReachTheControllerModel) {
+  const nlohmann::json committed = read_json_file(kHardware);
+  const auto [traced, untraced, profiled] = runs_of(committed, "per_warp_queue", 8);
+  (void)profiled;
+  ASSERT_NE(traced, nullptr);
+  ASSERT_NE(untraced, nullptr);
+  auto simulate = [&](const std::vector<double>& busy_ms) {
+    nlohmann::json run = *untraced;
+    nlohmann::json& threads = run.at("target").at("threads");
+    EXPECT_EQ(threads.size(), busy_ms.size());
+    for (std::size_t t = 0; t < busy_ms.size(); ++t) threads[t]["busy_ns"] = busy_ms[t] * 1e6;
+    nlohmann::json hw = committed;
+    hw["cases"] = {*traced, run};
+    validate::Options options;
+    options.warps = {8};
+    options.strategies = {"per_warp_queue"};
+    const nlohmann::json report = validate::correlate(hw, kHardware, options);
+    EXPECT_EQ(report.at("cases").size(), 1u);
+    return report.at("cases").at(0);
+  };
+  const nlohmann::json alike = simulate({9.0, 9.0, 9.0, 9.0});
+  const nlohmann::json slow = simulate({9.0, 9.0, 18.0, 9.0});
+  for (double s : alike.at("processor_time_scale")) EXPECT_NEAR(s, 1.0, 0.02);
+  const nlohmann::json& ratio = slow.at("thread_time_ratio");
+  for (std::size_t t = 0; t < 4; ++t) {
+    const double measured = ratio.at("measured").at(t).get<double>();
+    EXPECT_NEAR(measured, t == 2 ? 1.6 : 0.8, 1e-9);
+    EXPECT_NEAR(ratio.at("simulated").at(t).get<double>(), measured, 0.01 * measured) << t;
+  }
+  EXPECT_GE(slow.at("processor_time_scale").at(2).get<double>(), 1.6 - 1e-9);
+  const double iops_alike = alike.at("metrics").at("iops").at("simulated").get<double>();
+  const double iops_slow = slow.at("metrics").at("iops").at("simulated").get<double>();
+  EXPECT_NEAR(iops_alike / iops_slow, 1.6, 0.15 * 1.6);
+}
+
 TEST(Calibration, SimulatorStaysWithinTenPercentOfTheCommittedCorrelation) {
   const nlohmann::json hw = read_json_file(kHardware);
   const nlohmann::json committed = read_json_file(kReport);
