@@ -340,8 +340,8 @@ class SimWarp {
   void wait_until_busy();
   // The kernel's time. Its resolution is 1 ps, so the raw value is
   // picoseconds. Inline, as sc_time_stamp() is not: warps read it on every
-  // operation.
-  static Picoseconds now() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+  // operation (the context pointer directly, as Component::now() does).
+  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
   // A wait's state as its watch callbacks see it: the predicate's last
   // answer, and the memory lines that evaluation read (peeks) with the write
