@@ -178,6 +178,10 @@ class MemorySpace {
   static std::uint32_t generation_of(WatchId id) { return static_cast<std::uint32_t>(id >> 32); }
 
   std::deque<Region> regions_;  // sorted by base, never overlapping; references stay valid
+  // The region find() returned last: consecutive transfers mostly target the
+  // same one (a queue's entries, an SSD's doorbells), and checking it first
+  // spares the search of the deque.
+  mutable const Region* last_found_ = nullptr;
   std::uint64_t next_base_ = 1ull << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
   mutable std::vector<CacheLine> cache_ = std::vector<CacheLine>(kCacheSlots);  // on the heap: large
