@@ -14,11 +14,15 @@ const Region& MemorySpace::allocate(std::uint64_t size, std::size_t owner, Regio
 }
 
 const Region* MemorySpace::find(std::uint64_t addr, std::uint64_t len) const {
+  // Regions never overlap: one that holds the range is the answer.
+  if (last_found_ != nullptr && last_found_->contains(addr, len)) return last_found_;
   auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
                              [](std::uint64_t a, const Region& r) { return a < r.base; });
   if (it == regions_.begin()) return nullptr;
   --it;
-  return it->contains(addr, len) ? &*it : nullptr;
+  if (!it->contains(addr, len)) return nullptr;
+  last_found_ = &*it;
+  return last_found_;
 }
 
 // Pages are never freed, so a cached pointer stays valid; only pages that

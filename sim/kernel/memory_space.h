@@ -49,20 +49,22 @@ class MemorySpace {
   // Contents; unwritten bytes read as zero. Writes fire matching watches.
   void write(std::uint64_t addr, const void* data, std::size_t len);
   void read(std::uint64_t addr, void* data, std::size_t len) const {
-    // Fast path, inline: a read within one recently used page.
-    const std::uint64_t page = addr / kPageBytes;
-    const std::size_t offset = addr % kPageBytes;
-    const CacheLine& line = cache_[page & (kCacheSlots - 1)];
-    if (line.page == page && offset + len <= kPageBytes) {
-      std::memcpy(data, line.data->bytes.data() + offset, len);
+    if (const std::uint8_t* bytes = cached_bytes(addr, len)) {
+      std::memcpy(data, bytes, len);
       return;
     }
     read_slow(addr, data, len);
   }
   template <typename T>
   T load(std::uint64_t addr) const {
+    // Not through read(): a copy of a size known here compiles to a move,
+    // where read()'s copy of a run-time length calls memcpy.
     T value;
-    read(addr, &value, sizeof(T));
+    if (const std::uint8_t* bytes = cached_bytes(addr, sizeof(T))) {
+      std::memcpy(&value, bytes, sizeof(T));
+    } else {
+      read_slow(addr, &value, sizeof(T));
+    }
     return value;
   }
   template <typename T>
@@ -155,6 +157,15 @@ class MemorySpace {
     std::uint32_t slot;
   };
 
+  // Fast path, inline: where [addr, addr+len) lies within one recently used
+  // page, its bytes; else nullptr.
+  const std::uint8_t* cached_bytes(std::uint64_t addr, std::size_t len) const {
+    const std::uint64_t page = addr / kPageBytes;
+    const std::size_t offset = addr % kPageBytes;
+    const CacheLine& line = cache_[page & (kCacheSlots - 1)];
+    return line.page == page && offset + len <= kPageBytes ? line.data->bytes.data() + offset
+                                                           : nullptr;
+  }
   void read_slow(std::uint64_t addr, void* data, std::size_t len) const;
   Page* page_if_present(std::uint64_t page) const;
   Page& page_for_write(std::uint64_t page);
@@ -167,6 +178,10 @@ class MemorySpace {
   static std::uint32_t generation_of(WatchId id) { return static_cast<std::uint32_t>(id >> 32); }
 
   std::deque<Region> regions_;  // sorted by base, never overlapping; references stay valid
+  // The region find() returned last: consecutive transfers mostly target the
+  // same one (a queue's entries, an SSD's doorbells), and checking it first
+  // spares the search of the deque.
+  mutable const Region* last_found_ = nullptr;
   std::uint64_t next_base_ = 1ull << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
   mutable std::vector<CacheLine> cache_ = std::vector<CacheLine>(kCacheSlots);  // on the heap: large

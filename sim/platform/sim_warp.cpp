@@ -57,18 +57,23 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
   state_->memory = &memory_;
 }
 
-SimWarp::~SimWarp() {
+SimWarp::~SimWarp() noexcept(false) {
+  // The warp's last operations end before its thread does (the run's end
+  // time counts them), unless the thread is being killed.
+  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) settle();
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
 }
 
 void SimWarp::begin_instruction(algo::LaneMask mask) {
-  if (instruction_depth_++ != 0) {
+  if (instruction_depth_ != 0) {
     throw std::logic_error("for_lanes/ballot may not nest: lanes already run in lockstep");
   }
+  settle();
+  ++instruction_depth_;
   ++counters_.instructions;
   instruction_start_ =
-      gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
+      gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
   algo::for_each_lane(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
 }
 
@@ -103,13 +108,12 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
   }
   busy_until_ = std::max(busy_until_, instruction_start_ + std::max(total, gpu_.costs().cycle));
   --instruction_depth_;
-  settle();
 }
 
 Picoseconds SimWarp::op_issue_slow() {
   if (instruction_depth_ == 0) {
     ++counters_.instructions;
-    return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(clock(), busy_until_), 1);
+    return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
   }
   // A lane's store, atomic, fence or GPU load uses what its PCIe reads
   // returned: it issues once they are back.
@@ -120,21 +124,16 @@ Picoseconds SimWarp::op_issue_slow() {
   return lane_cost_[current_lane_].cursor;
 }
 
-void SimWarp::op_done_alone(Picoseconds done) {
-  busy_until_ = std::max(busy_until_, done);
-  settle();
-}
+void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_until_, done); }
 
-void SimWarp::settle() {
-  const Picoseconds t = clock();
-  if (busy_until_ > t) {
-    Simulation::count_event();
-    sc_core::wait(ps(busy_until_ - t));
-  }
+void SimWarp::wait_until_busy() {
+  Simulation::count_event();
+  sc_core::wait(ps(busy_until_ - now()));
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old + value);
   ++counters_.atomics;
@@ -145,6 +144,7 @@ std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
 std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
                                       std::uint32_t desired) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
   const auto old = memory_.load<std::uint32_t>(addr);
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
   ++counters_.atomics;
@@ -154,6 +154,7 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
 
 std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old | bits);
   ++counters_.atomics;
@@ -163,6 +164,7 @@ std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
 
 std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old & bits);
   ++counters_.atomics;
@@ -183,9 +185,9 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     // hundred ns later: a write in between shows on the next read, as if it
     // had landed just after this one).
     const Picoseconds issue = lane_cost_[current_lane_].cursor;
-    if (issue > clock()) {
+    if (issue > now()) {
       Simulation::count_event();
-      sc_core::wait(ps(issue - clock()));
+      sc_core::wait(ps(issue - now()));
     }
     memory_.read(addr, data, len);
     const int lane = current_lane_;
@@ -196,7 +198,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
                  [this, lane](const std::uint8_t*, std::uint32_t) {
                    LaneCost& done = lane_cost_[lane];
-                   done.cursor = std::max(done.cursor, clock() + gpu_.costs().pcie_load_overhead);
+                   done.cursor = std::max(done.cursor, now() + gpu_.costs().pcie_load_overhead);
                    --lane_reads_in_flight_[lane];
                    --reads_in_flight_;
                    read_returned_.notify(sc_core::SC_ZERO_TIME);
@@ -204,9 +206,9 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     return;
   }
   const Picoseconds issue = op_issue();
-  if (issue > clock()) {
+  if (issue > now()) {
     Simulation::count_event();
-    sc_core::wait(ps(issue - clock()));
+    sc_core::wait(ps(issue - now()));
   }
   bool done = false;
   sc_core::sc_event arrived;
@@ -220,11 +222,12 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     Simulation::count_event();
     sc_core::wait(arrived);
   }
-  op_done(clock() + gpu_.costs().pcie_load_overhead, kPcieLoad);
+  op_done(now() + gpu_.costs().pcie_load_overhead, kPcieLoad);
 }
 
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
   const ProfileScope scope(*this, ProfiledOp::kStore);
+  settle();
   // One store instruction moves up to 16 B per lane.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
   const Picoseconds issue = op_issue();
@@ -242,6 +245,7 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kMmioStore);
+  settle();
   ++counters_.mmio_stores;
   pcie_store_since_fence_ = true;
   const Picoseconds issue = op_issue();
@@ -251,12 +255,14 @@ void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
 
 void SimWarp::fence_block() {
   const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
+  settle();
   ++counters_.fences;
   op_done(op_issue() + gpu_.costs().fence_block, kFence);
 }
 
 void SimWarp::fence_gpu() {
   const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
+  settle();
   ++counters_.fences;
   const Picoseconds cost =
       gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu;
@@ -266,6 +272,7 @@ void SimWarp::fence_gpu() {
 
 void SimWarp::fence_system() {
   const ProfileScope scope(*this, ProfiledOp::kFenceSystem);
+  settle();
   ++counters_.fences;
   const Picoseconds cost = pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
                                                    : gpu_.costs().fence_system;
@@ -286,12 +293,12 @@ void SimWarp::lane_loop(std::uint32_t iterations) {
   counters_.lane_loop_iterations += iterations;
   if (t == 0) return;
   counters_.lane_loop_ps += t;
-  busy_until_ = std::max(clock(), busy_until_) + t;
-  settle();
+  busy_until_ = std::max(now(), busy_until_) + t;
 }
 
 void SimWarp::nanosleep(std::uint32_t ns) {
   const ProfileScope scope(*this, ProfiledOp::kSleep);
+  settle();
   const Picoseconds t = ns_to_ps(ns);
   counters_.sleep_ps += t;
   op_done(op_issue() + t, kSleep);
@@ -302,6 +309,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // The predicate is evaluated once here and then only when something it read
   // has been written (reevaluate): the warp's own state does not change while
   // it waits, so an evaluation over unchanged memory repeats the last answer.
+  settle();
   Waiting waiting(ready);
   waiting_ = &waiting;
   if (evaluate()) return true;
@@ -309,7 +317,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   WaitState& state = *state_;
   for (;;) {
     settle();
-    const Picoseconds start = clock();
+    const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
     waiting.start = start;
@@ -322,7 +330,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     watch_ranges(ranges, count);
     timeout_.cancel();
     if (deadline != 0) timeout_.notify(ps(deadline - start));
-    while (!state.satisfied || clock() < waiting.seen) {
+    while (!state.satisfied || now() < waiting.seen) {
       Simulation::count_event();
       // Without a deadline the timeout is never notified: waiting on the
       // wake event alone spares the kernel building an event list per wait.
@@ -331,7 +339,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       } else {
         sc_core::wait(wake_ | timeout_);
       }
-      if (!state.satisfied && deadline != 0 && clock() >= deadline) break;
+      if (!state.satisfied && deadline != 0 && now() >= deadline) break;
     }
     timeout_.cancel();
     // A satisfied wait's watches were parked by recheck; after a timeout
@@ -340,13 +348,13 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       for (const WatchedRange& w : watches_) memory_.park(w.id);
     }
     state.satisfied = false;
-    const Picoseconds waited = clock() - start;
+    const Picoseconds waited = now() - start;
     counters_.wait_ps += waited;
     counters_.polls += waited / poll_period_ + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
     if (reevaluate()) return true;
-    if (deadline != 0 && clock() >= deadline) return false;
+    if (deadline != 0 && now() >= deadline) return false;
   }
 }
 
@@ -404,10 +412,10 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   // The spinning warp issues a poll every poll period; the first one issued
   // at or after the write sees it, one load latency later.
   Waiting& waiting = *waiting_;
-  const Picoseconds now = clock();
-  const Picoseconds polls = (now - waiting.start + poll_period_ - 1) / poll_period_;
+  const Picoseconds t = now();
+  const Picoseconds polls = (t - waiting.start + poll_period_ - 1) / poll_period_;
   waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
-  wake_.notify(ps(waiting.seen - now));
+  wake_.notify(ps(waiting.seen - t));
 }
 
 bool SimWarp::evaluate() {

@@ -122,15 +122,14 @@ class SimWarp {
  public:
   SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
           WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
-  ~SimWarp();
+  ~SimWarp() noexcept(false);
   SimWarp(const SimWarp&) = delete;
   SimWarp& operator=(const SimWarp&) = delete;
 
   // ---- time and stages
-  // The kernel's resolution is 1 ps: its time's raw value is picoseconds.
-  // Inline, as sc_time_stamp() is not: warps read the clock on every
-  // operation.
-  Picoseconds clock() const { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+  // The warp's time: the kernel's, or later while the operations and loops
+  // it has charged have not yet run their course (see settle()).
+  Picoseconds clock() const { return std::max(now(), busy_until_); }
   void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage) {
     sink_.stage(qid, cid, stage, clock());
   }
@@ -173,6 +172,7 @@ class SimWarp {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     const ProfileScope scope(*this, ProfiledOp::kLoad);
     T value;
+    settle();
     if (!gpu_.owns(addr, sizeof(T))) {
       pcie_load(addr, &value, sizeof(T));
       return value;
@@ -202,7 +202,11 @@ class SimWarp {
   // Stage records are always kept here, and reads made only for them
   // (observe_u32) cost nothing: they observe the run, as a trace does.
   static constexpr bool recording() { return true; }
-  std::uint32_t observe_u32(std::uint64_t addr) const { return memory_.load<std::uint32_t>(addr); }
+  // It reads memory as it is at the warp's time.
+  std::uint32_t observe_u32(std::uint64_t addr) {
+    settle();
+    return memory_.load<std::uint32_t>(addr);
+  }
 
   // A loop of `iterations` passes over lanes (lanes.h): the warp's own code,
   // charged as latency; it takes no memory operation. Inside for_lanes or a
@@ -320,7 +324,24 @@ class SimWarp {
   }
   Picoseconds op_issue_slow();
   void op_done_alone(Picoseconds done);
-  void settle();  // waits until every charged operation has completed
+  // Waits until every charged operation has completed. An operation, an
+  // instruction or a warp-uniform loop over lanes charges its time to
+  // busy_until_ and returns; the next operation settles before it touches
+  // memory, books a resource or reads memory for a record, so its effects
+  // land when the warp reaches it. What runs in between is the warp's own
+  // code, which nobody else sees: loops that follow an operation take no
+  // wait of their own (the operation and its loops end in one), and stage
+  // records read the warp's time, clock(). Every modelled time is what it
+  // would be with a wait per operation and per loop; only the kernel's
+  // order among warps that wake at the same picosecond can differ.
+  void settle() {
+    if (busy_until_ > now()) wait_until_busy();
+  }
+  void wait_until_busy();
+  // The kernel's time. Its resolution is 1 ps, so the raw value is
+  // picoseconds. Inline, as sc_time_stamp() is not: warps read it on every
+  // operation (the context pointer directly, as Component::now() does).
+  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
   // A wait's state as its watch callbacks see it: the predicate's last
   // answer, and the memory lines that evaluation read (peeks) with the write

@@ -592,7 +592,7 @@ void Microbenchmark::warp_main(std::size_t index) {
   for (;;) {
     // fio's runtime: past the deadline a thread issues nothing more; what it
     // has in flight completes.
-    if (deadline_ != 0 && now() >= deadline_) remaining.fill(0);
+    if (deadline_ != 0 && p.clock() >= deadline_) remaining.fill(0);
     std::uint32_t used = 0;
     for (std::uint32_t d = 0; d < iodepth_; ++d) {
       algo::LaneMask mask = 0;
