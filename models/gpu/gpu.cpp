@@ -6,6 +6,11 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "sim/config/config_error.h"
+#include "sim/config/json_path.h"
+
 namespace gpunvme::gpu {
 
 namespace {
@@ -37,6 +42,20 @@ const ComponentSpec& gpu_spec() {
                         "warp schedulers per SM, each issuing one warp instruction per cycle",
                         "NVIDIA H100 architecture whitepaper (2022): four SM sub-partitions, each "
                         "with one warp scheduler"),
+          integer_list_param(
+              "block_sm_order", "", {}, 0, 1023,
+              "the SM each thread block goes to, by block index: block b runs on entry b mod "
+              "sms, each SM once (none: block b on SM b mod sms)",
+              "measured per profile (tests/hardware/block_placement.cu); none where not "
+              "measured"),
+          integer_list_param(
+              "sm_l2_partition", "", {}, 0, 1,
+              "which of the two L2 partitions each SM is near, by SM (none: SM s near "
+              "partition s mod 2); a line is near when its partition, by address hash, is the "
+              "SM's",
+              "measured per profile (tests/hardware/block_placement.cu: SMs whose atomic "
+              "latency on a word is near or far alike share a partition); none where not "
+              "measured"),
           real_param("sm_clock_ghz", "GHz", 1.98, 0.1, 5.0, "SM clock",
                      "NVIDIA H100 SXM5 datasheet: up to 1.98 GHz boost"),
           real_param("memory_gib", "GiB", 80.0, 1.0, 1024.0, "device memory exposed by the BAR",
@@ -154,6 +173,33 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.fence_system_after_pcie_store = ns_to_ps(p.real("fence_system_after_pcie_store_ns"));
   costs_.lane_loop_iteration = ns_to_ps(p.real("lane_loop_iteration_ns"));
   scheduler_free_at_.assign(std::size_t{sms_} * schedulers_per_sm_, 0);
+  for (std::int64_t sm : p.integer_list("block_sm_order")) {
+    block_sm_order_.push_back(static_cast<std::uint32_t>(sm));
+  }
+  if (!block_sm_order_.empty()) {
+    std::vector<bool> seen(sms_, false);
+    bool permutation = block_sm_order_.size() == sms_;
+    for (std::uint32_t sm : block_sm_order_) {
+      if (!permutation || sm >= sms_ || seen[sm]) {
+        permutation = false;
+        break;
+      }
+      seen[sm] = true;
+    }
+    if (!permutation) {
+      throw ConfigError("", fmt::format("$.nodes[{}].block_sm_order", node),
+                        render_value(p.json().at("block_sm_order")),
+                        fmt::format("expected each of the {} SMs once, or none", sms_));
+    }
+  }
+  for (std::int64_t part : p.integer_list("sm_l2_partition")) {
+    sm_partition_.push_back(static_cast<std::uint32_t>(part));
+  }
+  if (!sm_partition_.empty() && sm_partition_.size() != sms_) {
+    throw ConfigError("", fmt::format("$.nodes[{}].sm_l2_partition", node),
+                      render_value(p.json().at("sm_l2_partition")),
+                      fmt::format("expected one entry per SM ({}), or none", sms_));
+  }
   const auto bytes = static_cast<std::uint64_t>(p.real("memory_gib") * (1ull << 30));
   memory_region_ = &memory.allocate(bytes, node, RegionKind::DeviceMemory, id() + ".hbm");
   next_free_ = memory_region_->base;
@@ -178,8 +224,15 @@ Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picosecon
   return start;
 }
 
+std::uint32_t Gpu::block_sm(std::uint32_t block) const {
+  return block_sm_order_.empty() ? block % sms_
+                                 : block_sm_order_[block % block_sm_order_.size()];
+}
+
 Picoseconds Gpu::atomic_latency(std::uint32_t sm, std::uint64_t addr) const {
-  return line_partition(addr) == (sm & 1u) ? costs_.atomic_near : costs_.atomic_far;
+  const std::uint32_t near =
+      sm_partition_.empty() ? (sm & 1u) : sm_partition_[std::size_t{sm % sms_}];
+  return line_partition(addr) == near ? costs_.atomic_near : costs_.atomic_far;
 }
 
 Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_t sm) {

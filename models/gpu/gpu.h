@@ -55,6 +55,9 @@ class Gpu : public Component {
   std::uint32_t sms() const { return sms_; }
   std::uint32_t max_warps_per_sm() const { return max_warps_per_sm_; }
   std::uint32_t schedulers_per_sm() const { return schedulers_per_sm_; }
+  // The SM thread block `block` runs on (block_sm_order). Blocks beyond the
+  // first sms go round again, as the block scheduler fills SMs in waves.
+  std::uint32_t block_sm(std::uint32_t block) const;
 
   // Carves `bytes` out of GPU memory (queues, counters, I/O buffers).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment = 256);
@@ -84,6 +87,8 @@ class Gpu : public Component {
   const Region* memory_region_;
   std::uint64_t next_free_;
   std::vector<Picoseconds> scheduler_free_at_;  // sm * schedulers_per_sm + scheduler
+  std::vector<std::uint32_t> block_sm_order_;   // empty: block b on SM b mod sms
+  std::vector<std::uint32_t> sm_partition_;     // empty: SM s near partition s mod 2
   std::unordered_map<std::uint64_t, Picoseconds> atomic_unit_free_at_;
   std::uint64_t atomics_ = 0;
   Picoseconds atomic_queueing_ps_ = 0;

@@ -1,5 +1,6 @@
 #include "sim/params/param_spec.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace gpunvme {
@@ -62,6 +63,15 @@ ParamSpec real_list_param(std::string name, std::string unit, std::vector<double
   return spec;
 }
 
+ParamSpec integer_list_param(std::string name, std::string unit, std::vector<std::int64_t> def,
+                             double min, double max, std::string doc, std::string source) {
+  ParamSpec spec = make(std::move(name), ParamType::IntegerList, std::move(unit), def,
+                        std::move(doc), std::move(source));
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
 ParamSpec string_list_param(std::string name, std::vector<std::string> def, std::string doc,
                             std::string source) {
   return make(std::move(name), ParamType::StringList, "", def, std::move(doc), std::move(source));
@@ -108,6 +118,12 @@ std::vector<double> ParamValues::real_list(const std::string& name) const {
   return at(name).get<std::vector<double>>();
 }
 
+std::vector<std::int64_t> ParamValues::integer_list(const std::string& name) const {
+  std::vector<std::int64_t> values;
+  for (const nlohmann::json& v : at(name)) values.push_back(std::llround(v.get<double>()));
+  return values;
+}
+
 const char* to_string(ParamType type) {
   switch (type) {
     case ParamType::Integer: return "integer";
@@ -117,6 +133,7 @@ const char* to_string(ParamType type) {
     case ParamType::Enum: return "enum";
     case ParamType::StringList: return "list of strings";
     case ParamType::RealList: return "list of numbers";
+    case ParamType::IntegerList: return "list of integers";
   }
   return "?";
 }

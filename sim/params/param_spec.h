@@ -13,7 +13,7 @@
 
 namespace gpunvme {
 
-enum class ParamType { Integer, Real, Boolean, String, Enum, StringList, RealList };
+enum class ParamType { Integer, Real, Boolean, String, Enum, StringList, RealList, IntegerList };
 
 struct ParamSpec {
   std::string name;
@@ -42,6 +42,9 @@ ParamSpec string_list_param(std::string name, std::vector<std::string> def, std:
 // A list of numbers, each within [min, max].
 ParamSpec real_list_param(std::string name, std::string unit, std::vector<double> def, double min,
                           double max, std::string doc, std::string source);
+// A list of integers, each within [min, max].
+ParamSpec integer_list_param(std::string name, std::string unit, std::vector<std::int64_t> def,
+                             double min, double max, std::string doc, std::string source);
 // Integer restricted to a discrete set (e.g. PCIe widths 1, 2, 4, 8, 16).
 ParamSpec integer_choice_param(std::string name, std::string unit, std::int64_t def,
                                std::vector<std::int64_t> allowed, std::string doc,
@@ -68,6 +71,7 @@ class ParamValues {
   const std::string& string(const std::string& name) const;
   std::vector<std::string> string_list(const std::string& name) const;
   std::vector<double> real_list(const std::string& name) const;
+  std::vector<std::int64_t> integer_list(const std::string& name) const;
   const nlohmann::json& json() const { return values_; }
 
  private:

@@ -13,8 +13,9 @@ namespace gpunvme {
 namespace {
 std::string range_text(const ParamSpec& spec) {
   auto num = [&](double v) {
-    return spec.type == ParamType::Integer ? fmt::format("{}", static_cast<long long>(v))
-                                           : fmt::format("{}", v);
+    return spec.type == ParamType::Integer || spec.type == ParamType::IntegerList
+               ? fmt::format("{}", static_cast<long long>(v))
+               : fmt::format("{}", v);
   };
   if (spec.min && spec.max) return fmt::format("{} to {}", num(*spec.min), num(*spec.max));
   if (spec.min) return fmt::format(">= {}", num(*spec.min));
@@ -62,17 +63,23 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       if (!ok) fail("expected a list of strings, e.g. [\"ssd0\", \"ssd1\"]");
       return;
     }
-    case ParamType::RealList: {
+    case ParamType::RealList:
+    case ParamType::IntegerList: {
+      const bool integers = spec.type == ParamType::IntegerList;
+      const char* what = integers ? "an integer" : "a number";
       if (!value.is_array()) {
-        fail(fmt::format("expected a list of numbers, each {}{}", range_text(spec),
-                         spec.unit.empty() ? "" : " " + spec.unit));
+        fail(fmt::format("expected a list of {}, each {}{}", integers ? "integers" : "numbers",
+                         range_text(spec), spec.unit.empty() ? "" : " " + spec.unit));
       }
       for (std::size_t i = 0; i < value.size(); ++i) {
         const nlohmann::json& item = value[i];
-        if (!item.is_number() || (spec.min && item.get<double>() < *spec.min) ||
-            (spec.max && item.get<double>() > *spec.max)) {
+        const bool ok = item.is_number() &&
+                        (!integers || std::floor(item.get<double>()) == item.get<double>()) &&
+                        !(spec.min && item.get<double>() < *spec.min) &&
+                        !(spec.max && item.get<double>() > *spec.max);
+        if (!ok) {
           throw ConfigError(where.file, fmt::format("{}[{}]", path, i), render_value(item),
-                            fmt::format("expected a number, {}{}", range_text(spec),
+                            fmt::format("expected {}, {}{}", what, range_text(spec),
                                         spec.unit.empty() ? "" : " " + spec.unit));
         }
       }

@@ -6,24 +6,36 @@
 
 namespace gpunvme {
 
+namespace {
+// Builds a component whose constructor checks its parameters against each
+// other: its ConfigError names the field, and the file is the topology's.
+template <typename Build>
+auto in_topology_file(const TopologyConfig& topology, Build build) {
+  try {
+    return build();
+  } catch (const ConfigError& e) {
+    if (!e.file().empty()) throw;
+    throw ConfigError(topology.file, e.path(), e.value(), e.problem());
+  }
+}
+}  // namespace
+
 Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(topology) {
   fabric_ = std::make_unique<pcie::Fabric>("pcie", topology, graph_, memory_);
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     const NodeConfig& node = topology.nodes[i];
     if (node.kind == "gpu") {
-      gpus_[node.id] = std::make_unique<gpu::Gpu>(node.id.c_str(), node.params, i, memory_);
+      gpus_[node.id] = in_topology_file(topology, [&] {
+        return std::make_unique<gpu::Gpu>(node.id.c_str(), node.params, i, memory_);
+      });
       copy_engines_[node.id] = std::make_unique<pcie::DmaEngine>(
           (node.id + "_copy_engine").c_str(), *fabric_, memory_, i,
           pcie::dma_engine_config(node.params, "copy_engine_"));
     } else if (node.kind == "nvme_ssd") {
-      try {
-        ssds_[node.id] =
-            std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i, *fabric_, memory_);
-      } catch (const ConfigError& e) {
-        // The controller names the field; the file is the topology's.
-        if (!e.file().empty()) throw;
-        throw ConfigError(topology.file, e.path(), e.value(), e.problem());
-      }
+      ssds_[node.id] = in_topology_file(topology, [&] {
+        return std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i, *fabric_,
+                                                  memory_);
+      });
     } else if (node.kind == "host_memory") {
       const auto bytes = static_cast<std::uint64_t>(node.params.real("capacity_gib") *
                                                     static_cast<double>(1ull << 30));

@@ -49,14 +49,17 @@ std::pair<double, double> contend(const std::string& profile, std::uint32_t warp
   const std::uint32_t sms = bench.gpu().sms();
   // The measured run's word is far from its first block's SM: one lane alone
   // takes 248 ns per atomic there, the far mode of the per-SM map (253 ns),
-  // not the near one (153 ns). The simulated word is likewise far from SM 0.
+  // not the near one (153 ns). The simulated word is likewise far from the
+  // first block's SM.
   gpu::Gpu& g = bench.gpu();
   std::uint64_t word = g.allocate(128, 128);
-  while (g.atomic_latency(0, word) < g.atomic_latency(1, word)) word = g.allocate(128, 128);
+  while (g.atomic_latency(g.block_sm(0), word) < g.costs().atomic_far) {
+    word = g.allocate(128, 128);
+  }
   Picoseconds first = ~Picoseconds{0}, last = 0;
   double latency_sum = 0;
   for (std::uint32_t w = 0; w < warps; ++w) {
-    bench.spawn({w % sms, (w / sms) % 4}, [&](platform::SimWarp& p) {
+    bench.spawn({g.block_sm(w), (w / sms) % 4}, [&](platform::SimWarp& p) {
       const Picoseconds start = p.clock();
       for (std::uint32_t i = 0; i < iterations; ++i) {
         p.for_lanes(algo::lanes_below(lanes), [&](int) { p.atomic_add_u32(word, 1); });
@@ -138,13 +141,22 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
   // word. The model has a near and a far L2 partition. The hardware's chain
   // (162 ns, two integer ops per step included) ran near its word; the
   // per-SM map gives both modes (4224 SM-line pairs, half in each).
-  const auto atomic_chain = [&](std::uint32_t sm) {
+  const auto atomic_chain = [&](bool near) {
+    // An SM near (or far from) per_op's word, the first allocation of a
+    // fresh bench.
+    GpuBench probe(nlohmann::json{{"profile", profile}});
+    gpu::Gpu& g = probe.gpu();
+    const std::uint64_t word = g.allocate(4096, 128);
+    std::uint32_t sm = 0;
+    while (sm + 1 < g.sms() && (g.atomic_latency(sm, word) == g.costs().atomic_near) != near) {
+      ++sm;
+    }
     return per_op(profile, sm, kIters, [](platform::SimWarp& p, std::uint64_t w) {
       p.for_lanes(algo::lanes_below(1), [&](int) { p.atomic_add_u32(w, 1); });
     });
   };
-  const double near_chain = atomic_chain(0);
-  const double far_chain = atomic_chain(1);
+  const double near_chain = atomic_chain(true);
+  const double far_chain = atomic_chain(false);
   add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}), near_chain,
       "one lane, dependent atomicAdd chain on one GPU word near its SM");
   if (const nlohmann::json* map = find(f, {"atomic_add_latency_by_sm_and_address"})) {

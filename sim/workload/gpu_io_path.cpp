@@ -119,7 +119,7 @@ platform::WarpPlacement GpuIoPath::place(std::uint32_t w) const {
   const std::uint32_t sms = gpu_.sms();
   const std::uint32_t block = w / warps_per_block_;
   const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
-  return {block % sms, in_sm % gpu_.schedulers_per_sm()};
+  return {gpu_.block_sm(block), in_sm % gpu_.schedulers_per_sm()};
 }
 
 void GpuIoPath::plan_warps() {

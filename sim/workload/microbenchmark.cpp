@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <systemc>
 
@@ -65,11 +66,8 @@ std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
 
 using algo::local_cid_bits;
 
-// The SM of compute or service warp `w`: blocks of `warps_per_block` warps
-// go to SMs round robin, as the CUDA block scheduler hands them out.
-std::uint32_t warp_sm(std::uint32_t w, std::uint32_t warps_per_block, std::uint32_t sms) {
-  return (w / warps_per_block) % sms;
-}
+// The SM a thread block runs on, by block index (Gpu::block_sm).
+using BlockSm = std::function<std::uint32_t(std::uint32_t block)>;
 
 // The queue mapping a plan asks for (sim/algo/mapping.h).
 algo::QueueMap queue_map_of(const StrategyPlan& plan, std::uint32_t per_ssd, std::uint32_t ssds,
@@ -91,14 +89,14 @@ struct Partitions {
   std::uint32_t users = 1;
 };
 Partitions cid_partitions(const StrategyPlan& plan, std::uint32_t warps,
-                          std::uint32_t warps_per_block, std::uint32_t sms, std::uint32_t per_ssd,
-                          std::uint32_t ssds) {
+                          std::uint32_t warps_per_block, const BlockSm& block_sm,
+                          std::uint32_t per_ssd, std::uint32_t ssds) {
   Partitions out;
   out.index.resize(warps);
   std::vector<std::uint32_t> seen(std::size_t{per_ssd} * ssds, 0);
   const algo::QueueMap map = queue_map_of(plan, per_ssd, ssds, 0);
   for (std::uint32_t w = 0; w < warps; ++w) {
-    const std::uint32_t home = algo::home_queue(map, w, warp_sm(w, warps_per_block, sms));
+    const std::uint32_t home = algo::home_queue(map, w, block_sm(w / warps_per_block));
     out.index[w] = home == ~0u ? w : seen[home]++;
     out.users = std::max(out.users, out.index[w] + 1);
   }
@@ -215,7 +213,13 @@ void check_strategy(const RunConfig& config) {
       throw ConfigError(file, "$.iodepth", std::to_string(iodepth),
                         "warp_partition keeps at most 1024 warp-local CIDs (iodepth <= 32)");
     }
-    const Partitions parts = cid_partitions(plan, warps, warps_per_block, sms, per_ssd, ssds);
+    // Where the GPU's blocks go (its block_sm_order; checked when the GPU
+    // is built).
+    const std::vector<std::int64_t> order = gpu.params.integer_list("block_sm_order");
+    const BlockSm block_sm = [&](std::uint32_t block) {
+      return order.size() == sms ? static_cast<std::uint32_t>(order[block % sms]) : block % sms;
+    };
+    const Partitions parts = cid_partitions(plan, warps, warps_per_block, block_sm, per_ssd, ssds);
     const std::uint64_t space = cid_space_of(st, 0, entries, parts.users, iodepth);
     if (space > 65536) {
       throw ConfigError(file, "$.cid_scheme", "\"" + s.string("cid_scheme") + "\"",
@@ -463,12 +467,13 @@ void Microbenchmark::start_warps() {
 }
 
 platform::WarpPlacement Microbenchmark::place(std::uint32_t w) const {
-  // Blocks go to SMs round robin; within an SM, warps spread over the warp
-  // schedulers in order (blocks that share an SM continue the numbering).
+  // Blocks go to SMs in the block scheduler's order (Gpu::block_sm); within
+  // an SM, warps spread over the warp schedulers in order (blocks that share
+  // an SM continue the numbering).
   const std::uint32_t sms = gpu_.sms();
   const std::uint32_t block = w / warps_per_block_;
   const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
-  return {block % sms, in_sm % gpu_.schedulers_per_sm()};
+  return {gpu_.block_sm(block), in_sm % gpu_.schedulers_per_sm()};
 }
 
 void Microbenchmark::plan_warps() {
@@ -479,8 +484,9 @@ void Microbenchmark::plan_warps() {
   warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
   poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
   const std::uint32_t warps = ceil_div(threads_, algo::kWarpLanes);
-  const Partitions parts =
-      cid_partitions(plan_, warps, warps_per_block_, gpu_.sms(), queues_per_ssd_, ssd_count_);
+  const Partitions parts = cid_partitions(
+      plan_, warps, warps_per_block_, [this](std::uint32_t block) { return gpu_.block_sm(block); },
+      queues_per_ssd_, ssd_count_);
   for (std::uint32_t w = 0; w < warps; ++w) {
     const std::uint32_t first = w * algo::kWarpLanes;
     warps_.push_back({first, std::min<std::uint32_t>(algo::kWarpLanes, threads_ - first), place(w),

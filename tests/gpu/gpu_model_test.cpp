@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "sim/config/config_error.h"
 #include "tests/gpu/gpu_bench.h"
 
 namespace gpunvme {
@@ -77,6 +78,66 @@ TEST(GpuProfile, EveryProfileLoads) {
     GpuBench bench(nlohmann::json{{"profile", name}});
     EXPECT_EQ(bench.gpu().sms(), profile(name)["params"]["sms"]["value"].get<std::uint32_t>());
   }
+}
+
+// The H100 profile's block placement and L2 partitions against the raw
+// placement measurement (configs/measurements/block-placement-h100-2026-11-25.json):
+// block b of a 132-block launch runs on the SM the hardware put it on, and
+// two SMs see the same atomic latency on any word exactly when their
+// measured latencies on the measurement's first word fell in the same mode.
+TEST(GpuProfile, H100BlocksAndPartitionsFollowTheMeasurement) {
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) +
+                   "/configs/measurements/block-placement-h100-2026-11-25.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  const nlohmann::json* launch = nullptr;
+  for (const nlohmann::json& l : m.at("launches")) {
+    if (l.at("blocks") == 132) launch = &l;
+  }
+  ASSERT_NE(launch, nullptr);
+  GpuBench bench(nlohmann::json{{"profile", "h100-sxm"}});
+  gpu::Gpu& g = bench.gpu();
+  std::vector<int> far(132, -1);
+  for (std::uint32_t b = 0; b < 132; ++b) {
+    const auto sm = launch->at("smid").at(b).get<std::uint32_t>();
+    EXPECT_EQ(g.block_sm(b), sm) << "block " << b;
+    EXPECT_EQ(g.block_sm(b + 132), sm) << "block " << b + 132;
+    far[sm] = launch->at("ns_per_atomic").at(b).at(0).get<double>() > 200.0 ? 1 : 0;
+  }
+  for (std::uint64_t line = 0; line < 8; ++line) {
+    const std::uint64_t word = g.allocate(128, 128);
+    for (std::uint32_t sm = 1; sm < 132; ++sm) {
+      EXPECT_EQ(g.atomic_latency(sm, word) == g.atomic_latency(0, word), far[sm] == far[0])
+          << "SM " << sm << ", line " << line;
+    }
+  }
+}
+
+// A block order names each SM once; a partition list has one entry per SM.
+// (Before any test that simulates: ASan misreports an exception thrown
+// after SystemC's coroutines have run.)
+TEST(GpuProfile, PlacementListsMustCoverTheSms) {
+  auto rejects = [](const nlohmann::json& params, const std::string& field,
+                    const std::string& problem) {
+    try {
+      GpuBench bench(params);
+      ADD_FAILURE() << params.dump() << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+  };
+  rejects({{"sms", 4}, {"block_sm_order", {0, 1, 1, 2}}}, "$.nodes[3].block_sm_order",
+          "each of the 4 SMs once");
+  rejects({{"sms", 4}, {"block_sm_order", {0, 1, 2}}}, "block_sm_order", "each of the 4 SMs once");
+  rejects({{"sms", 4}, {"block_sm_order", {0, 1, 2, 4}}}, "block_sm_order",
+          "each of the 4 SMs once");
+  rejects({{"sms", 4}, {"sm_l2_partition", {0, 1, 0}}}, "$.nodes[3].sm_l2_partition",
+          "one entry per SM (4)");
+  rejects({{"sms", 4}, {"sm_l2_partition", {0, 1, 0, 2}}}, "$.nodes[3].sm_l2_partition[3]",
+          "expected an integer, 0 to 1");
+  GpuBench fine(nlohmann::json{{"sms", 4}, {"block_sm_order", {3, 1, 0, 2}}});
+  EXPECT_EQ(fine.gpu().block_sm(0), 3u);
+  EXPECT_EQ(fine.gpu().block_sm(5), 1u);
 }
 
 // ---------------------------------------------------------------------------

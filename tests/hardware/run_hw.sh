@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Every hardware measurement in one call, for a lent GPU machine: the GPU
 # microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu,
-# warp_host_access.cu) and the
+# warp_host_access.cu, block_placement.cu) and the
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
 # it. Each strategy runs once with per-I/O stage records (--trace 1), once
 # in stage-means mode (--trace 2), once with an op profile (--trace 3: the
 # warps' time by kind of platform call) and REPEATS (5) times without
 # records (--trace 0): gpunvme validate compares the median of those.
-# MICROBENCH=0 skips the two microbenchmarks.
+# MICROBENCH=0 skips the microbenchmarks.
 #
 #   tests/hardware/run_hw.sh OUTDIR [BINDIR]
 #
 # BINDIR holds the programs (built here when absent, with nvcc from the
 # repository root). Writes OUTDIR/microbench.json,
 # OUTDIR/host-read-under-copies.json, OUTDIR/warp-host-access.json,
+# OUTDIR/block-placement.json,
 # OUTDIR/NNN-<strategy>-t<trace>.json
 # (merge their cases for gpunvme validate --measured, or pass them all) and
 # OUTDIR/run.log.
@@ -34,6 +35,9 @@ if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_read_under_copies" ]; then
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_host_access" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/warp_host_access" tests/hardware/warp_host_access.cu || exit 1
+fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/block_placement" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -o "$bin/block_placement" tests/hardware/block_placement.cu || exit 1
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/gpu_microbench" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/gpu_microbench" tests/hardware/gpu_microbench.cu || exit 1
@@ -58,6 +62,7 @@ fi
     "$bin/gpu_microbench" "$out/microbench.json" || status=1
     "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
     "$bin/warp_host_access" "$out/warp-host-access.json" || status=1
+    "$bin/block_placement" "$out/block-placement.json" || status=1
   fi
   exit $status
 } 2>&1 | tee "$out/run.log"
