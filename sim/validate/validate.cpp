@@ -187,6 +187,14 @@ std::vector<ThreadWork> measured_threads(const nlohmann::json& target, const std
   return work;
 }
 
+// A field of the topology's ssd0 node as given (null when absent).
+nlohmann::json ssd_param(const nlohmann::json& topology, const std::string& name) {
+  for (const nlohmann::json& node : topology.at("nodes")) {
+    if (node.value("id", "") == "ssd0") return node.value(name, nlohmann::json(nullptr));
+  }
+  return nullptr;
+}
+
 // The controller model's processors in a run (ssds.ssd0.batch_processors).
 std::vector<ThreadWork> simulated_processors(const nlohmann::json& result) {
   const nlohmann::json& ssd = result.at("ssds").at("ssd0");
@@ -374,8 +382,13 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         std::max(0.0, optional_number(target, hw_file, target_path, "batch_fixed_ns", 0.0));
     const std::vector<double> thread_ratio = relative_speed(
         measured_threads(target, hw_file, target_path), batch_fixed_ns, per_command_ns);
-    std::vector<double> processor_scale = thread_ratio;
-    if (!thread_ratio.empty()) {
+    // A speed the user sets (--set) is kept, not fitted.
+    const bool speeds_given =
+        std::any_of(options.overrides.begin(), options.overrides.end(), [](const std::string& o) {
+          return o.rfind("topology.nodes.ssd0.processor_time_scale=", 0) == 0;
+        });
+    std::vector<double> processor_scale = speeds_given ? std::vector<double>{} : thread_ratio;
+    if (!processor_scale.empty()) {
       apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", thread_ratio.size()));
     }
     for (const std::string& o : options.overrides) apply_set(raw, o);
@@ -407,12 +420,11 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                           "model's batch_overhead_ns range (10 ms)"}});
       continue;
     }
-    //
     // Each processor's speed (processor_time_scale) is found by the same
-    // steps: its mean batch time over all processors' must come to its
-    // thread's measured ratio. The scale multiplies only the processor's
-    // work, not the batch's transfers, so it ends above the ratio for a
-    // slow thread.
+    // steps: its relative speed (relative_speed, from its busy time) must
+    // come to its thread's. The scale multiplies only the processor's work,
+    // not the batch's transfers, so it ends beyond the ratio for a thread
+    // that is slower or faster than the others.
     constexpr int kSteps = 5;
     constexpr double kServiceTolerance = 0.005;
     std::vector<double> processor_ratio;  // simulated, as thread_ratio
@@ -428,7 +440,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       processor_ratio =
           relative_speed(simulated_processors(result), batch_fixed_ns, per_command_ns);
       bool speeds_match = true;
-      for (std::size_t t = 0; t < thread_ratio.size() && t < processor_ratio.size(); ++t) {
+      for (std::size_t t = 0; t < processor_scale.size() && t < processor_ratio.size(); ++t) {
         if (std::fabs(processor_ratio[t] - thread_ratio[t]) > kServiceTolerance * thread_ratio[t]) {
           speeds_match = false;
         }
@@ -438,7 +450,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
       }
       if (step + 1 == kSteps) break;
       overhead = std::max(0.0, overhead + service_ns - simulated);
-      for (std::size_t t = 0; t < thread_ratio.size() && t < processor_ratio.size(); ++t) {
+      for (std::size_t t = 0; t < processor_scale.size() && t < processor_ratio.size(); ++t) {
         if (processor_ratio[t] > 0) {
           processor_scale[t] =
               std::clamp(processor_scale[t] * thread_ratio[t] / processor_ratio[t], 0.01, 100.0);
@@ -454,7 +466,8 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
         {"batch_overhead_ns", overhead},
         {"command_overhead_ns", per_command_ns},
         {"batch_gap_ns", gap_ns},
-        {"processor_time_scale", processor_scale},
+        {"processor_time_scale", speeds_given ? ssd_param(raw.topology, "processor_time_scale")
+                                              : nlohmann::json(processor_scale)},
         {"thread_time_ratio", {{"measured", thread_ratio}, {"simulated", processor_ratio}}},
         {"gated", gated},
         {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
