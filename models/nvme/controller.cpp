@@ -729,6 +729,9 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
     int left = 2;
     Status status = Status::Success;
     std::vector<Segment> segments;
+    // DMA writes not yet issued, plus one for the loop issuing them; kept here rather than in a
+    // shared counter of its own, saving an allocation per read.
+    std::size_t unissued = 1;
   };
   auto join = std::make_shared<Join>();
   auto proceed = [this, command, join, bytes] {
@@ -741,9 +744,8 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
     auto move = [this, command, join] {
       // The completion entry is a posted write on the same path: it may go once the last data
       // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
-      auto left = std::make_shared<std::size_t>(1);
-      auto issued = [this, command, left] {
-        if (--*left == 0) complete(*command, Status::Success);
+      auto issued = [this, command, join] {
+        if (--join->unissued == 0) complete(*command, Status::Success);
       };
       for (const Segment& s : join->segments) {
         if (s.bit_bucket) continue;
@@ -751,7 +753,7 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
         if (in_own_cmb(s.addr, s.len)) {
           mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
         } else {
-          ++*left;
+          ++join->unissued;
           dma_->write(s.addr, s.len, nullptr, issued);
         }
       }

@@ -153,35 +153,39 @@ void Controller::resolve_data_pointer(CommandPtr command, std::uint64_t bytes, b
 // entry-exact: only the entries still needed.
 void Controller::resolve_prp(CommandPtr command, std::uint64_t bytes, Picoseconds start,
                              Resolved done) {
+  // Walks the PRPs, reading list entries from the pages fetched so far, and reports the result.
+  auto walk = [this, bytes](const Command& c, const Fetched& fetched, const Resolved& report) {
+    std::vector<Segment> segments;
+    const SubmissionEntry& e = c.sqe;
+    const Status walked = walk_prp(
+        e.prp1, e.prp2, bytes, kPageBytes,
+        [&](std::uint64_t addr) -> std::uint64_t {
+          std::uint64_t entry = 0;
+          fetched.read(addr, &entry, sizeof entry);
+          return entry;
+        },
+        [&](std::uint64_t addr, std::uint64_t len) {
+          segments.push_back({addr, len, false});
+        });
+    report(walked, walked == Status::Success ? merge_contiguous(memory_, std::move(segments))
+                                             : std::vector<Segment>{});
+  };
+  const SubmissionEntry& sqe = command->sqe;
+  const std::uint64_t first = kPageBytes - page_offset(sqe.prp1, kPageBytes);
+  const bool needs_list = bytes > first + kPageBytes;
+  if (!needs_list || (sqe.prp1 & 0x3u) != 0 || (sqe.prp2 & (kPrpEntrySize - 1)) != 0) {
+    // No list to read, or the walk fails before reading one: resolved at once, without the
+    // shared state (an allocation per command) that a list read needs.
+    walk(*command, Fetched{}, done);
+    return;
+  }
   struct State {
     Fetched fetched;
     Resolved done;
   };
   auto state = std::make_shared<State>();
   state->done = std::move(done);
-  auto finish = [this, command, bytes, state] {
-    std::vector<Segment> segments;
-    const SubmissionEntry& e = command->sqe;
-    const Status walked = walk_prp(
-        e.prp1, e.prp2, bytes, kPageBytes,
-        [&](std::uint64_t addr) -> std::uint64_t {
-          std::uint64_t entry = 0;
-          state->fetched.read(addr, &entry, sizeof entry);
-          return entry;
-        },
-        [&](std::uint64_t addr, std::uint64_t len) {
-          segments.push_back({addr, len, false});
-        });
-    state->done(walked, walked == Status::Success ? merge_contiguous(memory_, std::move(segments))
-                                                  : std::vector<Segment>{});
-  };
-  const SubmissionEntry& sqe = command->sqe;
-  const std::uint64_t first = kPageBytes - page_offset(sqe.prp1, kPageBytes);
-  const bool needs_list = bytes > first + kPageBytes;
-  if (!needs_list || (sqe.prp1 & 0x3u) != 0 || (sqe.prp2 & (kPrpEntrySize - 1)) != 0) {
-    finish();  // no list to read, or the walk fails before reading one
-    return;
-  }
+  auto finish = [walk, command, state] { walk(*command, state->fetched, state->done); };
   // Data entries the list holds: every page after the first.
   const std::uint64_t entries = (bytes - first + kPageBytes - 1) / kPageBytes;
   // The reader refers to itself weakly; the pending read holds it alive.

@@ -253,7 +253,7 @@ Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
                   const Credits& credits, std::size_t requester, std::uint64_t addr,
                   std::uint64_t len, Picoseconds data_ready, Arrived arrived) {
-  auto t = std::make_shared<Transfer>();
+  Transfer* t = new_transfer();
   t->route = &route(src, dst, cls == TlpClass::Completion ? Traffic::Completion : Traffic::Request);
   t->cls = cls;
   t->cost = cost;
@@ -265,14 +265,30 @@ void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost
   t->tail_ps = std::max(now(), data_ready) + t->route->lead_latency;
   t->arrived = std::move(arrived);
   if (t->route->lead_latency == 0) {
-    advance(std::move(t));
+    advance(t);
   } else {
     schedule_at(t->head_ps, [this, t] { advance(t); });
   }
 }
 
+Fabric::Transfer* Fabric::new_transfer() {
+  if (free_transfers_.empty()) {
+    transfers_.push_back(std::make_unique<Transfer>());
+    return transfers_.back().get();
+  }
+  Transfer* t = free_transfers_.back();
+  free_transfers_.pop_back();
+  *t = Transfer{};
+  return t;
+}
+
+void Fabric::free_transfer(Transfer* t) {
+  t->arrived = nullptr;  // drop its captures now, as destroying the record did
+  free_transfers_.push_back(t);
+}
+
 // The head of the burst is at stage `t->stage` now.
-void Fabric::advance(std::shared_ptr<Transfer> t) {
+void Fabric::advance(Transfer* t) {
   Route& r = *t->route;
   if (t->stage == r.stages.size()) {
     arrive(t);
@@ -305,7 +321,7 @@ void Fabric::advance(std::shared_ptr<Transfer> t) {
   if (stage.arbiter != kNone && t->arbitrated != t->stage) {
     Arbiter& a = arbiters_[stage.arbiter];
     if (a.queued > 0 || servers_[a.server].busy_until > now()) {
-      a.queues[stage.ingress].push_back(std::move(t));
+      a.queues[stage.ingress].push_back(t);
       ++a.queued;
       wake_arbiter(stage.arbiter, std::max(now(), servers_[a.server].busy_until));
       return;
@@ -324,7 +340,7 @@ void Fabric::advance(std::shared_ptr<Transfer> t) {
     book(t, now());
     return;
   }
-  pool.waiters.push_back(std::move(t));
+  pool.waiters.push_back(t);
   admit(index);
 }
 
@@ -355,18 +371,18 @@ void Fabric::arbitrate(std::size_t index) {
       if (next != a.queues.end()) break;
       next = a.queues.begin();
     }
-    std::shared_ptr<Transfer> t = std::move(next->second.front());
+    Transfer* t = next->second.front();
     next->second.pop_front();
     --a.queued;
     a.last = next->first;
     t->arbitrated = t->stage;
-    advance(std::move(t));
+    advance(t);
   }
 }
 
 // Books the burst on its current stage's server, no earlier than its head arrived, the server
 // is free and the receiver has room (`credits_free`).
-void Fabric::book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free) {
+void Fabric::book(Transfer* t, Picoseconds credits_free) {
   Route& r = *t->route;
   const Stage& stage = r.stages[t->stage];
   Server& s = servers_[stage.server];
@@ -435,7 +451,7 @@ void Fabric::admit(std::size_t index) {
       }
       break;
     }
-    std::shared_ptr<Transfer> t = std::move(pool.waiters.front());
+    Transfer* t = pool.waiters.front();
     pool.waiters.pop_front();
     book(t, now());
   }
@@ -446,7 +462,7 @@ void Fabric::admit(std::size_t index) {
 // asks for, at its bandwidth, starting when the head arrives and the memory is free: a write is
 // done when both its last byte and the memory are; a read's completions may start once the
 // memory has begun and cannot finish before it has read the last byte.
-void Fabric::arrive(const std::shared_ptr<Transfer>& t) {
+void Fabric::arrive(Transfer* t) {
   const Route& r = *t->route;
   const Picoseconds tail = std::max(now(), t->tail_ps);
   if (t->held_pool != kNone) {
@@ -470,7 +486,10 @@ void Fabric::arrive(const std::shared_ptr<Transfer>& t) {
       data_ready = std::max(tail, start + busy) + m.latency_ps;
     }
   }
-  schedule_at(done, [t, data_ready] { t->arrived(data_ready); });
+  schedule_at(done, [this, t, data_ready] {
+    t->arrived(data_ready);
+    free_transfer(t);
+  });
 }
 
 void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,

@@ -137,7 +137,7 @@ class Fabric : public Component {
   // The receive buffer of one link direction for one TLP class.
   struct Pool {
     CreditPool credits;
-    std::deque<std::shared_ptr<Transfer>> waiters;  // bursts of this class waiting, in order
+    std::deque<Transfer*> waiters;  // bursts of this class waiting, in order
     bool admitting = false;
     Picoseconds wake_at = kNever;  // when the first waiter's credits are known to come back
   };
@@ -204,7 +204,7 @@ class Fabric : public Component {
   // switch with port_arbitration = round_robin).
   struct Arbiter {
     std::size_t server;
-    std::map<std::size_t, std::deque<std::shared_ptr<Transfer>>> queues;  // by ingress node
+    std::map<std::size_t, std::deque<Transfer*>> queues;  // by ingress node
     std::size_t last = kNone;  // ingress node served last
     std::uint64_t queued = 0;
     Picoseconds wake_at = kNever;
@@ -227,13 +227,15 @@ class Fabric : public Component {
   void send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
             const Credits& credits, std::size_t requester, std::uint64_t addr, std::uint64_t len,
             Picoseconds data_ready, Arrived arrived);
-  void advance(std::shared_ptr<Transfer> t);
+  Transfer* new_transfer();
+  void free_transfer(Transfer* t);
+  void advance(Transfer* t);
   void arbitrate(std::size_t arbiter);
   void wake_arbiter(std::size_t arbiter, Picoseconds when);
-  void book(const std::shared_ptr<Transfer>& t, Picoseconds credits_free);
+  void book(Transfer* t, Picoseconds credits_free);
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
-  void arrive(const std::shared_ptr<Transfer>& t);
+  void arrive(Transfer* t);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
                   std::uint32_t tags, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);
@@ -262,6 +264,12 @@ class Fabric : public Component {
   std::map<std::size_t, Tags> tags_;
   std::map<std::pair<std::size_t, std::size_t>, PairTraffic> pairs_;
   std::map<std::uint64_t, RegisterTarget*> register_targets_;  // by region base
+  // Every transfer record ever made; one is in flight from send until its `arrived` has run, then
+  // waits in free_transfers_ for reuse. A burst is one record per hop-by-hop journey, several
+  // per simulated I/O, and a make_shared each was among the simulator's hottest allocations.
+  // Records live as long as the fabric, so the raw pointers in pending callbacks stay valid.
+  std::vector<std::unique_ptr<Transfer>> transfers_;
+  std::vector<Transfer*> free_transfers_;
 };
 
 }  // namespace gpunvme::pcie

@@ -1,6 +1,8 @@
 #include "models/pcie/flow_control.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <stdexcept>
 
 namespace gpunvme::pcie {
@@ -36,10 +38,19 @@ Credits CreditPool::clamp(Credits need) const {
 }
 
 void CreditPool::forget_past(Picoseconds now) {
-  while (!releases_.empty() && releases_.begin()->first <= now) {
-    scheduled_.header -= releases_.begin()->second.header;
-    scheduled_.data -= releases_.begin()->second.data;
-    releases_.erase(releases_.begin());
+  while (first_release_ < releases_.size() && releases_[first_release_].first <= now) {
+    scheduled_.header -= releases_[first_release_].second.header;
+    scheduled_.data -= releases_[first_release_].second.data;
+    ++first_release_;
+  }
+  // Drop the forgotten prefix once it is at least half the vector: amortised O(1) per release.
+  if (first_release_ == releases_.size()) {
+    releases_.clear();
+    first_release_ = 0;
+  } else if (first_release_ >= 16 && 2 * first_release_ >= releases_.size()) {
+    releases_.erase(releases_.begin(),
+                    releases_.begin() + static_cast<std::ptrdiff_t>(first_release_));
+    first_release_ = 0;
   }
 }
 
@@ -56,7 +67,8 @@ std::optional<Picoseconds> CreditPool::earliest(const Credits& clamped, Picoseco
   if (covers(capacity_, free, clamped)) return now;
   // Even once every known release is back, pending bursts would still hold too much.
   if (!covers(capacity_, balance(capacity_, pending_, {}), clamped)) return std::nullopt;
-  for (const auto& [when, credits] : releases_) {
+  for (std::size_t i = first_release_; i < releases_.size(); ++i) {
+    const auto& [when, credits] = releases_[i];
     free.header += static_cast<std::int64_t>(credits.header);
     free.data += static_cast<std::int64_t>(credits.data);
     if (covers(capacity_, free, clamped)) return when;
@@ -78,7 +90,12 @@ void CreditPool::release_at(const Credits& clamped, Picoseconds when) {
   if (clamped.header == 0 && clamped.data == 0) return;
   scheduled_.header += clamped.header;
   scheduled_.data += clamped.data;
-  releases_.emplace(when, clamped);
+  // After every release due no later than `when`, as std::multimap::emplace places it; the
+  // search runs from the back, where nearly every release lands.
+  auto at = releases_.end();
+  const auto first = releases_.begin() + static_cast<std::ptrdiff_t>(first_release_);
+  while (at != first && std::prev(at)->first > when) --at;
+  releases_.emplace(at, when, clamped);
 }
 
 }  // namespace gpunvme::pcie

@@ -14,9 +14,11 @@
 // A burst larger than the whole buffer is charged the whole buffer: it streams through it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "models/pcie/link_accounting.h"
 #include "sim/kernel/time.h"
@@ -54,7 +56,12 @@ class CreditPool {
   Credits capacity_;
   Credits pending_;                               // held, release time not yet known
   Credits scheduled_;                             // held, release time known (sum of releases_)
-  std::multimap<Picoseconds, Credits> releases_;  // known future releases
+  // Known future releases in time order (ties in insertion order, as a multimap keeps them),
+  // from index `first_release_` on. A sorted vector rather than a multimap: releases are nearly
+  // always added at the back and dropped from the front, and a tree node per release was the
+  // simulator's most frequent heap allocation.
+  std::vector<std::pair<Picoseconds, Credits>> releases_;
+  std::size_t first_release_ = 0;
 };
 
 }  // namespace gpunvme::pcie
