@@ -83,9 +83,9 @@ std::vector<ParamSpec> controller_params() {
                       "each command processor's time for its work relative to the nominal "
                       "(command_overhead_ns, command_ns_per_kib, batch_overhead_ns): one entry "
                       "per processor (controller_cores), or none for all 1",
-                      "SSD firmware cores are taken as equal (none); gpunvme validate sets it per "
-                      "case from the software controller's per-thread mean batch time, whose "
-                      "threads differ by up to 2x within one run "
+                      "SSD firmware cores are taken as equal (none); gpunvme validate fits it per "
+                      "case to each software-controller thread's busy time relative to the "
+                      "others', which differ by up to 2x within one run "
                       "(configs/measurements/hw-strategies-h100-2026-11-24.json, "
                       "target.threads)"),
       real_param("command_overhead_ns", "ns", 2000.0, 0.0, 1e7,
