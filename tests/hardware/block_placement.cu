@@ -19,26 +19,13 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "hw_bench.cuh"
 
 namespace {
 
 constexpr int kWords = 4;
 constexpr int kStrideWords = 4224 / 4;
 constexpr int kIters = 64;
-
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void k_place(unsigned* words, unsigned* turn, unsigned* smid, float* ns_per_op) {
   if (threadIdx.x != 0) return;
@@ -67,8 +54,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: block_placement OUT.json\n");
     return 2;
   }
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = device_or_skip("block_placement");
   const std::vector<unsigned> counts = {1, 2, 4, 8, 16, 32, 64, 132, 264, 528};
   const unsigned max_blocks = 528;
   unsigned *d_words = nullptr, *d_turn = nullptr, *d_smid = nullptr;

@@ -22,25 +22,12 @@
 #include <utility>
 #include <vector>
 
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "hw_bench.cuh"
 
 __device__ __forceinline__ unsigned load_uncached(const unsigned* p) {
   unsigned v;
   asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
-}
-
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 
 // Block b chases its own region; out[b] is the chase's time in ns.
@@ -61,13 +48,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: host_read_under_copies OUT.json\n");
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "host_read_under_copies: no CUDA device\n");
-    return 77;
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = device_or_skip("host_read_under_copies");
 
   constexpr size_t kRegion = 64 << 10, kWords = kRegion / 4, kLine = 128;
   constexpr int kMaxChasers = 64, kSteps = 4000, kReps = 5, kMaxCopyThreads = 4;

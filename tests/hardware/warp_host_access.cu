@@ -19,14 +19,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "hw_bench.cuh"
 
 namespace {
 
@@ -54,12 +47,6 @@ const char* const kPatternNames[kPatterns] = {"read_1_lane_4B",
                                               "fence_system",
                                               "fence_gpu",
                                               "store_1_lane_4B_then_fence_system"};
-
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // Warp 0 of block 0 measures `pattern`; every other warp launched polls
 // host memory (its own 128 B line) until warp 0 is done.
@@ -140,13 +127,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: warp_host_access OUT.json\n");
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "warp_host_access: no CUDA device\n");
-    return 77;
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = device_or_skip("warp_host_access");
   unsigned *host = nullptr, *mapped = nullptr, *poll_host = nullptr, *poll_mapped = nullptr;
   CK(cudaHostAlloc(reinterpret_cast<void**>(&host), 64 << 10, cudaHostAllocMapped));
   CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped), host, 0));

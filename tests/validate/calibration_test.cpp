@@ -43,6 +43,15 @@ CaseRuns runs_of(const nlohmann::json& hw, const std::string& strategy, unsigned
   return runs;
 }
 
+// The report's rows for one strategy at one warp count of `hw`.
+nlohmann::json correlated_rows(const nlohmann::json& hw, const std::string& strategy,
+                               unsigned warps) {
+  validate::Options options;
+  options.warps = {warps};
+  options.strategies = {strategy};
+  return validate::correlate(hw, kHardware, options).at("cases");
+}
+
 TEST(Calibration, CommittedHardwareDataIsCompleteAndClean) {
   const nlohmann::json hw = read_json_file(kHardware);
   EXPECT_EQ(hw.at("schema"), "gpunvme.hw/1");
@@ -122,12 +131,9 @@ TEST(Calibration, ThroughputComesFromTheMedianOfRepeatedRuns) {
   means["stage_means"] = {{"doorbell", 1234.5}};
   hw["cases"].push_back(means);
 
-  validate::Options options;
-  options.warps = {1};
-  options.strategies = {"warp_batch"};
-  const nlohmann::json report = validate::correlate(hw, kHardware, options);
-  ASSERT_EQ(report.at("cases").size(), 1u);
-  const nlohmann::json& row = report.at("cases").at(0);
+  const nlohmann::json rows = correlated_rows(hw, "warp_batch", 1);
+  ASSERT_EQ(rows.size(), 1u);
+  const nlohmann::json& row = rows.at(0);
   EXPECT_EQ(row.at("measured_runs"), 3);
   EXPECT_DOUBLE_EQ(row.at("metrics").at("iops").at("measured").get<double>(), base);
   EXPECT_DOUBLE_EQ(row.at("measured_iops_range").at(0).get<double>(), base * 0.9);
@@ -155,12 +161,9 @@ TEST(Calibration, OpProfileRunsLendTheirSplitNotTheirThroughput) {
   profile["op_profile"]["compute"]["ns_per_io"]["other"] = 1111.0;
   hw["cases"] = {*traced, run, profile};
 
-  validate::Options options;
-  options.warps = {1};
-  options.strategies = {"per_warp_queue"};
-  const nlohmann::json report = validate::correlate(hw, kHardware, options);
-  ASSERT_EQ(report.at("cases").size(), 1u);
-  const nlohmann::json& row = report.at("cases").at(0);
+  const nlohmann::json rows = correlated_rows(hw, "per_warp_queue", 1);
+  ASSERT_EQ(rows.size(), 1u);
+  const nlohmann::json& row = rows.at(0);
   EXPECT_EQ(row.at("measured_runs"), 1);
   EXPECT_DOUBLE_EQ(row.at("metrics").at("iops").at("measured").get<double>(),
                    untraced->at("iops").get<double>());
@@ -189,12 +192,9 @@ TEST(Calibration, ThreadSpeedsReachTheControllerModel) {
     for (std::size_t t = 0; t < busy_ms.size(); ++t) threads[t]["busy_ns"] = busy_ms[t] * 1e6;
     nlohmann::json hw = committed;
     hw["cases"] = {*traced, run};
-    validate::Options options;
-    options.warps = {8};
-    options.strategies = {"per_warp_queue"};
-    const nlohmann::json report = validate::correlate(hw, kHardware, options);
-    EXPECT_EQ(report.at("cases").size(), 1u);
-    return report.at("cases").at(0);
+    const nlohmann::json rows = correlated_rows(hw, "per_warp_queue", 8);
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.at(0);
   };
   const nlohmann::json alike = simulate({9.0, 9.0, 9.0, 9.0});
   const nlohmann::json slow = simulate({9.0, 9.0, 18.0, 9.0});

@@ -1,0 +1,40 @@
+// What the standalone hardware microbenchmarks of this folder share. Each is
+// one .cu file that nvcc builds alone (tests/hardware/run_hw.sh), so this
+// header needs only CUDA.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+// A CUDA runtime call that must succeed: otherwise the program names the
+// call's place and error and exits 1.
+#define CK(x)                                                                         \
+  do {                                                                                \
+    cudaError_t e = (x);                                                              \
+    if (e != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+// The chip-wide nanosecond clock.
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Device 0's properties; without a CUDA device the program says so and
+// exits 77, which the harnesses count as skipped.
+inline cudaDeviceProp device_or_skip(const char* program) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "%s: no CUDA device\n", program);
+    std::exit(77);
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  return prop;
+}
