@@ -1,8 +1,9 @@
 #include "sim/kernel/simulation.h"
 
+#include <systemc>
 #include <vector>
 
-#include <systemc>
+#include "sim/kernel/calendar.h"
 
 namespace gpunvme {
 
@@ -28,6 +29,7 @@ Simulation::Simulation() {
   sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
   event_count_ = 0;
+  calendar_ = std::make_unique<Calendar>("calendar");
 }
 
 Simulation::~Simulation() = default;

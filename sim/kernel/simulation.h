@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "sim/kernel/time.h"
 
 namespace gpunvme {
+
+class Calendar;
 
 class Simulation {
  public:
@@ -29,6 +32,9 @@ class Simulation {
 
  private:
   static inline std::uint64_t event_count_ = 0;
+  // The run's calendar (sim/kernel/calendar.h): made with the context, so
+  // that every model made in this Simulation schedules on it.
+  std::unique_ptr<Calendar> calendar_;
 };
 
 }  // namespace gpunvme

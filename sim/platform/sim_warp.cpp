@@ -51,7 +51,8 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       sink_(sink),
       counters_(counters),
       placement_(placement),
-      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)) {
+      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
+      calendar_(Calendar::current()) {
   *state_ = WaitState{};
   state_->warp = this;
   state_->memory = &memory_;
@@ -128,7 +129,8 @@ void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_unti
 
 void SimWarp::wait_until_busy() {
   Simulation::count_event();
-  sc_core::wait(ps(busy_until_ - now()));
+  calendar_.wake_at(busy_until_, resume_);
+  sc_core::wait(resume_);
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
@@ -187,7 +189,8 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     const Picoseconds issue = lane_cost_[current_lane_].cursor;
     if (issue > now()) {
       Simulation::count_event();
-      sc_core::wait(ps(issue - now()));
+      calendar_.wake_at(issue, resume_);
+      sc_core::wait(resume_);
     }
     memory_.read(addr, data, len);
     const int lane = current_lane_;
@@ -208,7 +211,8 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
   const Picoseconds issue = op_issue();
   if (issue > now()) {
     Simulation::count_event();
-    sc_core::wait(ps(issue - now()));
+    calendar_.wake_at(issue, resume_);
+    sc_core::wait(resume_);
   }
   bool done = false;
   sc_core::sc_event arrived;
@@ -325,8 +329,8 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     state.satisfied = false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
-    // does parks them all (recheck).
-    wake_.cancel();
+    // does parks them all (recheck), and its wake-up is the last: the loop
+    // below waits for it.
     watch_ranges(ranges, count);
     timeout_.cancel();
     if (deadline != 0) timeout_.notify(ps(deadline - start));
@@ -415,7 +419,7 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   const Picoseconds t = now();
   const Picoseconds polls = (t - waiting.start + poll_period_ - 1) / poll_period_;
   waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
-  wake_.notify(ps(waiting.seen - t));
+  calendar_.wake_at(waiting.seen, wake_);
 }
 
 bool SimWarp::evaluate() {

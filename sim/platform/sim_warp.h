@@ -41,6 +41,7 @@
 #include "models/pcie/fabric.h"
 #include "sim/algo/lanes.h"
 #include "sim/algo/stages.h"
+#include "sim/kernel/calendar.h"
 #include "sim/kernel/memory_space.h"
 
 namespace gpunvme::platform {
@@ -423,8 +424,10 @@ class SimWarp {
   // lanes issue theirs together and the instruction ends when all are back.
   std::uint32_t reads_in_flight_ = 0;
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
+  Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
   sc_core::sc_event read_returned_;
-  sc_core::sc_event wake_;
+  sc_core::sc_event resume_;  // the warp's charged time has passed
+  sc_core::sc_event wake_;    // a poll has seen the write the wait needed
   sc_core::sc_event timeout_;
   std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
   std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges

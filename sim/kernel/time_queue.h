@@ -1,0 +1,152 @@
+// The calendar's queue (sim/kernel/calendar.h): entries ordered by time, then
+// by the order they were pushed, for a simulation whose time never goes back.
+//
+// Most entries are due within a few microseconds (a warp's next operation, a
+// poll that sees a write, a PCIe hop), and thousands wait at once. A binary
+// heap would cost a dozen levels of compares per entry; here they wait in a
+// timing wheel of kSlots slots, found through an occupancy bitmap, and only
+// entries beyond the wheel's horizon wait in a heap, moving onto the wheel
+// as it turns. The slot being taken
+// from is kept sorted; the others are sorted when the wheel reaches them
+// (they hold a few entries each).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "sim/kernel/time.h"
+
+namespace gpunvme {
+
+template <class Payload>
+class TimeQueue {
+ public:
+  struct Entry {
+    Picoseconds when;
+    std::uint64_t sequence;  // ties break in push order
+    Payload payload;
+  };
+
+  TimeQueue() : slots_(kSlots) {}
+
+  // `when` must be no earlier than the last entry taken: the queue's
+  // time only moves forward.
+  void push(Picoseconds when, const Payload& payload) {
+    place(Entry{when, next_sequence_++, payload});
+    ++size_;
+  }
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+
+  // The earliest entry's time (not empty). It does not turn the wheel, so
+  // entries earlier than it may still be pushed.
+  Picoseconds earliest() const {
+    const std::vector<Entry>& current = slots_[index(current_)];
+    if (head_ < current.size()) return current[head_].when;
+    std::uint64_t slot = 0;
+    if (next_occupied(slot)) {
+      const std::vector<Entry>& next = slots_[index(slot)];
+      Picoseconds when = next.front().when;
+      for (const Entry& e : next) when = std::min(when, e.when);
+      return when;
+    }
+    return far_.front().when;
+  }
+
+  // Removes and returns the earliest entry (not empty). Entries pushed later
+  // must be due no earlier than it.
+  Entry take() {
+    std::vector<Entry>* current = &slots_[index(current_)];
+    if (head_ == current->size()) current = &turn();
+    --size_;
+    return (*current)[head_++];
+  }
+
+ private:
+  // 4096 slots of 32.8 ns: a 134 us horizon holds a flash read. Measured on
+  // the speed reference (60 K I/Os, callgrind): 1 ns slots cost 5.01 G
+  // instructions for the run, 8 ns 4.85 G, 33 ns 4.80 G, 131 ns 4.84 G;
+  // longer slots hold more entries to sort, shorter ones more to scan.
+  static constexpr std::uint64_t kSlots = 4096;  // a power of two
+  static constexpr unsigned kSlotShift = 15;
+  static constexpr std::uint64_t kWords = kSlots / 64;
+
+  static std::uint64_t slot_of(Picoseconds when) { return when >> kSlotShift; }
+  static std::size_t index(std::uint64_t slot) { return static_cast<std::size_t>(slot % kSlots); }
+  static bool before(const Entry& a, const Entry& b) {
+    return a.when != b.when ? a.when < b.when : a.sequence < b.sequence;
+  }
+  // Heap order for far_: the earliest on top.
+  static bool later(const Entry& a, const Entry& b) { return before(b, a); }
+
+  void place(const Entry& entry) {
+    const std::uint64_t slot = slot_of(entry.when);
+    if (slot >= current_ + kSlots) {
+      far_.push_back(entry);
+      std::push_heap(far_.begin(), far_.end(), later);
+      return;
+    }
+    std::vector<Entry>& bucket = slots_[index(slot)];
+    if (slot == current_) {
+      // The slot being taken from stays sorted from head_.
+      auto at = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(head_), bucket.end(),
+                                 entry, before);
+      bucket.insert(at, entry);
+      return;
+    }
+    bucket.push_back(entry);
+    occupied_[index(slot) / 64] |= std::uint64_t{1} << (index(slot) % 64);
+  }
+
+  // The first occupied slot after current_ on the wheel, if any.
+  bool next_occupied(std::uint64_t& slot) const {
+    const std::size_t start = index(current_ + 1);
+    for (std::uint64_t step = 0; step <= kWords; ++step) {
+      const std::size_t word = (start / 64 + step) % kWords;
+      std::uint64_t bits = occupied_[word];
+      if (step == 0) bits &= ~std::uint64_t{0} << (start % 64);
+      if (step == kWords) bits &= (std::uint64_t{1} << (start % 64)) - 1;
+      if (bits == 0) continue;
+      const std::size_t i = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+      slot = current_ + 1 + ((i - start) % kSlots);
+      return true;
+    }
+    return false;
+  }
+
+  // Moves to the slot of the earliest entry, with every far entry that is
+  // now within the horizon on the wheel; returns that slot, sorted.
+  std::vector<Entry>& turn() {
+    slots_[index(current_)].clear();
+    head_ = 0;
+    std::uint64_t slot = 0;
+    if (!next_occupied(slot)) slot = slot_of(far_.front().when);
+    current_ = slot;
+    occupied_[index(slot) / 64] &= ~(std::uint64_t{1} << (index(slot) % 64));
+    while (!far_.empty() && slot_of(far_.front().when) < current_ + kSlots) {
+      std::pop_heap(far_.begin(), far_.end(), later);
+      const Entry entry = far_.back();
+      far_.pop_back();
+      if (slot_of(entry.when) == current_) {
+        slots_[index(current_)].push_back(entry);  // sorted below
+      } else {
+        place(entry);
+      }
+    }
+    std::vector<Entry>& bucket = slots_[index(current_)];
+    std::sort(bucket.begin(), bucket.end(), before);
+    return bucket;
+  }
+
+  std::vector<std::vector<Entry>> slots_;
+  std::uint64_t occupied_[kWords] = {};  // slots holding entries, but the current one
+  std::vector<Entry> far_;               // beyond the horizon: a heap
+  std::uint64_t current_ = 0;            // the slot being taken from
+  std::size_t head_ = 0;                 // its next entry
+  std::size_t size_ = 0;
+  std::uint64_t next_sequence_ = 0;
+};
+
+}  // namespace gpunvme

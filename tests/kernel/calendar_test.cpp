@@ -1,0 +1,138 @@
+// The run's calendar and its queue: work due at one picosecond runs in the
+// order it was asked for, whatever the SystemC kernel's heap would do; the
+// queue is checked against an independent oracle (a sorted set).
+#include "sim/kernel/calendar.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <systemc>
+#include <utility>
+#include <vector>
+
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/time_queue.h"
+
+namespace gpunvme {
+namespace {
+
+// Throws: first in this program (SystemC runs leave state ASan dislikes
+// unwinding through).
+TEST(Calendar, OnlyInsideASimulation) {
+  {
+    Simulation simulation;
+    EXPECT_NO_THROW(Calendar::current());
+  }
+  EXPECT_THROW(Calendar::current(), std::logic_error);
+}
+
+// Random pushes and takes against a set ordered by (time, push order): ties
+// at one time, entries within a slot, across the wheel, and beyond its
+// horizon (up to 10 ms ahead), in bursts.
+TEST(TimeQueue, TakesInTheOrderOfASortedOracle) {
+  std::mt19937_64 random(20261125);
+  TimeQueue<int> queue;
+  std::set<std::pair<Picoseconds, std::uint64_t>> oracle;
+  std::uint64_t pushed = 0;
+  Picoseconds now = 0;
+  std::uint64_t beyond_horizon = 0;
+  std::uint64_t ties = 0;
+  for (int step = 0; step < 400000; ++step) {
+    const int burst = static_cast<int>(random() % 4);
+    for (int i = 0; i < burst; ++i) {
+      Picoseconds ahead = 0;
+      switch (random() % 5) {
+        case 0: ahead = 0; break;                              // now: a tie
+        case 1: ahead = random() % 40'000; break;              // within a slot or two
+        case 2: ahead = random() % 2'000'000; break;           // a few microseconds
+        case 3: ahead = random() % 100'000'000; break;         // within the horizon
+        default: ahead = random() % 10'000'000'000ull; break;  // beyond it
+      }
+      if (ahead > 134'000'000) ++beyond_horizon;
+      const Picoseconds when = now + ahead;
+      if (oracle.lower_bound({when, 0}) != oracle.end() &&
+          oracle.lower_bound({when, 0})->first == when) {
+        ++ties;
+      }
+      queue.push(when, static_cast<int>(pushed));
+      oracle.insert({when, pushed});
+      ++pushed;
+    }
+    const int takes = static_cast<int>(random() % 4);
+    for (int i = 0; i < takes && !oracle.empty(); ++i) {
+      ASSERT_EQ(queue.size(), oracle.size());
+      ASSERT_EQ(queue.earliest(), oracle.begin()->first) << "step " << step;
+      const auto entry = queue.take();
+      ASSERT_EQ(entry.when, oracle.begin()->first) << "step " << step;
+      ASSERT_EQ(static_cast<std::uint64_t>(entry.payload), oracle.begin()->second)
+          << "step " << step;
+      now = entry.when;
+      oracle.erase(oracle.begin());
+    }
+  }
+  while (!oracle.empty()) {
+    const auto entry = queue.take();
+    ASSERT_EQ(static_cast<std::uint64_t>(entry.payload), oracle.begin()->second);
+    oracle.erase(oracle.begin());
+  }
+  EXPECT_TRUE(queue.empty());
+  // The draw reached every case it is meant to.
+  EXPECT_GT(beyond_horizon, 10000u);
+  EXPECT_GT(ties, 10000u);
+}
+
+// earliest() only looks: an entry earlier than it may still be pushed.
+TEST(TimeQueue, EarliestLeavesRoomForEarlierEntries) {
+  TimeQueue<char> queue;
+  queue.push(1'000'000'000, 'a');  // 1 ms: beyond the horizon
+  queue.push(5'000'000, 'b');      // 5 us: on the wheel
+  EXPECT_EQ(queue.earliest(), 5'000'000u);
+  queue.push(10'000, 'c');
+  queue.push(10'000, 'd');
+  EXPECT_EQ(queue.earliest(), 10'000u);
+  std::string order;
+  while (!queue.empty()) order += queue.take().payload;
+  EXPECT_EQ(order, "cdba");
+}
+
+// Callbacks and thread wake-ups due at one time run in the order asked for:
+// the callbacks in the calendar's method, then the woken threads, in the
+// order notified.
+TEST(Calendar, SameTimeWorkRunsInTheOrderAsked) {
+  Simulation simulation;
+  Calendar& calendar = Calendar::current();
+  std::vector<std::string> log;
+  sc_core::sc_event first_thread;
+  sc_core::sc_event second_thread;
+  const Picoseconds t = 2'000'000;
+  sc_core::sc_spawn([&] {
+    sc_core::wait(second_thread);
+    log.push_back("thread B at " + std::to_string(Simulation::now()));
+  });
+  sc_core::sc_spawn([&] {
+    sc_core::wait(first_thread);
+    log.push_back("thread A at " + std::to_string(Simulation::now()));
+  });
+  calendar.schedule_at(t, [&] { log.push_back("callback 1"); });
+  calendar.wake_at(t, first_thread);
+  calendar.schedule_at(t, [&] {
+    log.push_back("callback 2");
+    // Due now, asked for while the calendar runs: after what was asked before.
+    calendar.schedule_at(t, [&] { log.push_back("callback 4"); });
+  });
+  calendar.wake_at(t, second_thread);
+  calendar.schedule_at(t, [&] { log.push_back("callback 3"); });
+  calendar.schedule_at(t - 1, [&] { log.push_back("callback 0"); });
+  simulation.run();
+  const std::string at = std::to_string(t);
+  EXPECT_EQ(log,
+            (std::vector<std::string>{"callback 0", "callback 1", "callback 2", "callback 3",
+                                      "callback 4", "thread A at " + at, "thread B at " + at}));
+}
+
+}  // namespace
+}  // namespace gpunvme
