@@ -725,35 +725,27 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
     });
     return;
   }
-  struct Join {
-    int left = 2;
-    Status status = Status::Success;
-    std::vector<Segment> segments;
-    // DMA writes not yet issued, plus one for the loop issuing them; kept here rather than in a
-    // shared counter of its own, saving an allocation per read.
-    std::size_t unissued = 1;
-  };
-  auto join = std::make_shared<Join>();
-  auto proceed = [this, command, join, bytes] {
-    if (--join->left != 0) return;
-    if (join->status != Status::Success) {
-      complete(*command, join->status);
+  auto proceed = [this, command, bytes] {
+    Command::ReadJoin& join = command->read;
+    if (--join.left != 0) return;
+    if (join.status != Status::Success) {
+      complete(*command, join.status);
       return;
     }
-    check_segments(*command, join->segments, bytes);
-    auto move = [this, command, join] {
+    check_segments(*command, join.segments, bytes);
+    auto move = [this, command] {
       // The completion entry is a posted write on the same path: it may go once the last data
       // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
-      auto issued = [this, command, join] {
-        if (--join->unissued == 0) complete(*command, Status::Success);
+      auto issued = [this, command] {
+        if (--command->read.unissued == 0) complete(*command, Status::Success);
       };
-      for (const Segment& s : join->segments) {
+      for (const Segment& s : command->read.segments) {
         if (s.bit_bucket) continue;
         if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
         if (in_own_cmb(s.addr, s.len)) {
           mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
         } else {
-          ++join->unissued;
+          ++command->read.unissued;
           dma_->write(s.addr, s.len, nullptr, issued);
         }
       }
@@ -768,9 +760,9 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
   };
   schedule_at(media_done, proceed);
   resolve_data_pointer(command, bytes, /*to_host=*/true, processed,
-                       [join, proceed](Status status, std::vector<Segment> segments) {
-                         join->status = status;
-                         join->segments = std::move(segments);
+                       [command, proceed](Status status, std::vector<Segment> segments) {
+                         command->read.status = status;
+                         command->read.segments = std::move(segments);
                          proceed();
                        });
 }
