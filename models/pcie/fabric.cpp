@@ -76,6 +76,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         }
         s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
         s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
+        s.tlp_bytes_per_ns = tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
         // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
         // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
@@ -245,7 +246,7 @@ std::size_t Fabric::owner_of(std::uint64_t addr, std::uint32_t len) const {
 
 Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes) const {
   if (server.kind == ServerKind::PcieLink) {
-    return serialization_ps(server.gen, server.width, wire_bytes, rules_.mps, dllp_intervals_);
+    return serialization_ps_at(server.tlp_bytes_per_ns, wire_bytes);
   }
   return bytes_at_rate(wire_bytes, server.bytes_per_ns);
 }

@@ -125,6 +125,9 @@ class Fabric : public Component {
     Gen gen = Gen::kGen4;
     Width width = Width::kX16;
     double bytes_per_ns = 0;  // every kind but PcieLink
+    // PcieLink: tlp_bytes_per_ns at the fabric's MPS and DLLP intervals, computed once rather
+    // than for every burst booked.
+    double tlp_bytes_per_ns = 0;
     Picoseconds busy_until = 0;
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};

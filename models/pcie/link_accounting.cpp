@@ -328,7 +328,11 @@ uint64_t link_wire_bytes(Gen gen, DllpIntervals intervals, const WireCost& cost,
 
 uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps,
                           DllpIntervals intervals) {
-  const double bytes_per_ps = tlp_bytes_per_ns(gen, width, mps, intervals) / 1000.0;
+  return serialization_ps_at(tlp_bytes_per_ns(gen, width, mps, intervals), wire_bytes);
+}
+
+uint64_t serialization_ps_at(double tlp_bytes_per_ns, uint64_t wire_bytes) {
+  const double bytes_per_ps = tlp_bytes_per_ns / 1000.0;
   return static_cast<uint64_t>(std::llround(static_cast<double>(wire_bytes) / bytes_per_ps));
 }
 

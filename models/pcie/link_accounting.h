@@ -95,6 +95,10 @@ double tlp_bytes_per_ns(Gen gen, Width width, uint32_t mps = kDefaultMps,
 // both directions alike (it assumes traffic both ways); so does this. Zero bytes take zero time.
 uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps = kDefaultMps,
                           DllpIntervals intervals = DllpIntervals::kPcieBench);
+// The same at a TLP rate already known (tlp_bytes_per_ns of the link): for a caller that
+// serializes burst after burst on one link, as computing the rate validates the link and the
+// MPS and looks up the DLLP intervals every time.
+uint64_t serialization_ps_at(double tlp_bytes_per_ns, uint64_t wire_bytes);
 
 // ---------------------------------------------------------------------------------------------
 // Transaction layer.
