@@ -61,6 +61,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
   dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
                                                                : DllpIntervals::kSymbolTimes;
   read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
+  route_index_.assign(topology.nodes.size() * topology.nodes.size() * 2, nullptr);
+  pair_index_.assign(topology.nodes.size() * topology.nodes.size(), nullptr);
 
   for (const LinkConfig& link : topology.links) {
     for (int dir = 0; dir < 2; ++dir) {
@@ -159,9 +161,10 @@ Picoseconds Fabric::credit_stall_ps(const std::string& direction) const {
 }
 
 Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) {
+  Route*& indexed =
+      route_index_[(src * topology_.nodes.size() + dst) * 2 + static_cast<std::size_t>(traffic)];
+  if (indexed != nullptr) return *indexed;
   const auto key = std::make_tuple(src, dst, static_cast<int>(traffic));
-  auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
   Route r;
   r.path = router_.resolve(src, dst, traffic);
   if (r.path.blocked) {
@@ -171,7 +174,14 @@ Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) 
                                       r.path.why_blocked));
   }
   build_stages(r, traffic);
-  return routes_.emplace(key, std::move(r)).first->second;
+  indexed = &routes_.emplace(key, std::move(r)).first->second;
+  return *indexed;
+}
+
+Fabric::PairTraffic& Fabric::pair_traffic(std::size_t src, std::size_t dst) {
+  PairTraffic*& indexed = pair_index_[src * topology_.nodes.size() + dst];
+  if (indexed == nullptr) indexed = &pairs_[{src, dst}];
+  return *indexed;
 }
 
 // One stage per link direction crossed and per root complex traversed; switch traversals add
@@ -499,7 +509,7 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
   route(src, dst, Traffic::Request);  // refuse a blocked path before anything moves
   Bytes bytes(data != nullptr ? len : 0);
   if (data != nullptr && len != 0) std::memcpy(bytes.data(), data, len);
-  PairTraffic& pair = pairs_[{src, dst}];
+  PairTraffic& pair = pair_traffic(src, dst);
   ++pair.writes;
   pair.write_bytes += len;
   send(src, dst, TlpClass::PostedWrite, memory_write(rules_, addr, len),
@@ -522,7 +532,7 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
   const std::size_t dst = owner_of(addr, len);
   route(src, dst, Traffic::Request);
   route(dst, src, Traffic::Completion);
-  PairTraffic& pair = pairs_[{src, dst}];
+  PairTraffic& pair = pair_traffic(src, dst);
   ++pair.reads;
   pair.read_bytes += len;
   const ReadCost cost = memory_read(rules_, addr, len);

@@ -225,6 +225,7 @@ class Fabric : public Component {
   };
 
   Route& route(std::size_t src, std::size_t dst, Traffic traffic);
+  PairTraffic& pair_traffic(std::size_t src, std::size_t dst);
   void build_stages(Route& r, Traffic traffic);
   std::size_t owner_of(std::uint64_t addr, std::uint32_t len) const;
   void send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
@@ -264,8 +265,12 @@ class Fabric : public Component {
   std::vector<MemoryServer> memories_;
   std::map<std::size_t, std::size_t> memory_of_;  // host memory node -> memories_ index
   std::map<std::tuple<std::size_t, std::size_t, int>, Route> routes_;
+  // routes_ by (src * nodes + dst) * 2 + traffic, filled as routes are first taken: every burst
+  // looks its route up, and the map's tuple compares showed in profiles.
+  std::vector<Route*> route_index_;
   std::map<std::size_t, Tags> tags_;
   std::map<std::pair<std::size_t, std::size_t>, PairTraffic> pairs_;
+  std::vector<PairTraffic*> pair_index_;  // pairs_ by src * nodes + dst, as route_index_
   std::map<std::uint64_t, RegisterTarget*> register_targets_;  // by region base
   // Every transfer record ever made; one is in flight from send until its `arrived` has run, then
   // waits in free_transfers_ for reuse. A burst is one record per hop-by-hop journey, several
