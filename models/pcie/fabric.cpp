@@ -514,7 +514,8 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
   pair.write_bytes += len;
   send(src, dst, TlpClass::PostedWrite, memory_write(rules_, addr, len),
        credits_for_write(rules_, addr, len), src, addr, len, 0,
-       [this, addr, len, bytes = std::move(bytes), delivered = std::move(delivered)](Picoseconds) {
+       [this, addr, len, bytes = std::move(bytes),
+        delivered = std::move(delivered)](Picoseconds) mutable {
          const Region* region = memory_.find(addr, len == 0 ? 1 : len);
          if (region->kind == RegionKind::Registers) {
            auto target = register_targets_.find(region->base);

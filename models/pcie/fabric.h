@@ -76,7 +76,9 @@ class BlockedTransfer : public std::runtime_error {
 
 class Fabric : public Component {
  public:
-  using Delivered = std::function<void()>;
+  // In place: a DMA engine's chunk callback (its this pointer, the job and the
+  // chunk's length) would not fit std::function's two words.
+  using Delivered = InplaceFunction<void(), 32>;
   using ReadDone = std::function<void(const std::uint8_t* data, std::uint32_t len)>;
 
   Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topology,
