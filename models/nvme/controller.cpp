@@ -282,6 +282,7 @@ void Controller::enable() {
   sq.entries = aqa.sq_entries;
   sq.in_cmb = sq_in_cmb;
   sq.outstanding.assign(65536 / 64, 0);
+  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
   sq.rung_at.assign(sq.entries, 0);
   CompletionQueue& cq = cqs_[kAdminQueueId];
   cq = CompletionQueue{};
@@ -534,7 +535,10 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       continue;
     }
     word |= bit;
-    sq.outstanding_from[cid] = {slot, command->fetched_at};
+    std::unique_ptr<SubmissionQueue::FetchPage>& page =
+        sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+    if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
+    (*page)[cid % SubmissionQueue::kCidsPerPage] = {slot, command->fetched_at};
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
@@ -842,7 +846,6 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
   if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
   word &= ~bit;
-  sq.outstanding_from.erase(cid);
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -930,14 +933,14 @@ void Controller::check_drained() const {
                           std::any_of(held_aers_.begin(), held_aers_.end(),
                                       [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
         if (held) continue;
-        const auto from = sq.outstanding_from.find(cid);
-        if (from == sq.outstanding_from.end()) {
+        const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+        if (!page) {
           violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
                     std::nullopt, cid);
         }
-        violation(fmt::format("command never completed, fetched at {:.3f} ns",
-                              ps_to_ns(from->second.second)),
-                  static_cast<std::uint16_t>(qid), from->second.first, cid);
+        const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
+        violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
+                  static_cast<std::uint16_t>(qid), from.slot, cid);
       }
     }
     if (sq.head != sq.tail) {

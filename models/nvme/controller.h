@@ -29,6 +29,7 @@
 // time).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -156,7 +157,15 @@ class Controller : public Component, public pcie::RegisterTarget {
     // Per outstanding CID: the slot it was fetched from and when, so that a
     // command that never completes can be reported by slot and fetch time
     // (the slot itself may be reused meanwhile, so it cannot be the key).
-    std::unordered_map<std::uint16_t, std::pair<std::uint32_t, Picoseconds>> outstanding_from;
+    // Valid where `outstanding` has the CID's bit. In pages of CIDs made on
+    // first use: a hash map's node per command was an allocation per command.
+    struct FetchRecord {
+      std::uint32_t slot = 0;
+      Picoseconds at = 0;
+    };
+    static constexpr std::size_t kCidsPerPage = 256;
+    using FetchPage = std::array<FetchRecord, kCidsPerPage>;
+    std::vector<std::unique_ptr<FetchPage>> fetched_from;  // 65536 / kCidsPerPage pages
     std::vector<Picoseconds> rung_at;        // per slot: when its doorbell arrived
     std::uint64_t fetched = 0;
     // A Delete I/O SQ waiting for the queue's commands to finish.
