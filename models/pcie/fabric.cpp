@@ -512,8 +512,8 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
   PairTraffic& pair = pair_traffic(src, dst);
   ++pair.writes;
   pair.write_bytes += len;
-  send(src, dst, TlpClass::PostedWrite, memory_write(rules_, addr, len),
-       credits_for_write(rules_, addr, len), src, addr, len, 0,
+  const WriteAccounting accounting = account_write(rules_, addr, len);
+  send(src, dst, TlpClass::PostedWrite, accounting.cost, accounting.credits, src, addr, len, 0,
        [this, addr, len, bytes = std::move(bytes),
         delivered = std::move(delivered)](Picoseconds) mutable {
          const Region* region = memory_.find(addr, len == 0 ? 1 : len);
@@ -536,33 +536,32 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
   PairTraffic& pair = pair_traffic(src, dst);
   ++pair.reads;
   pair.read_bytes += len;
-  const ReadCost cost = memory_read(rules_, addr, len);
-  const auto need =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(cost.requests.tlps, read_tags_));
+  const ReadAccounting accounting = account_read(rules_, addr, len);
+  const auto need = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(accounting.cost.requests.tlps, read_tags_));
   auto inserted = tags_.try_emplace(src);
   Tags& tags = inserted.first->second;
   if (inserted.second) tags.available = read_tags_;
   if (!tags.waiting.empty() || tags.available < need) {
     ++tags.waits;
     const Picoseconds since = now();
-    tags.waiting.emplace_back(need,
-                              [this, src, dst, addr, len, need, since, done = std::move(done)] {
-                                tags_[src].wait_ps += now() - since;
-                                issue_read(src, dst, addr, len, need, done);
-                              });
+    tags.waiting.emplace_back(
+        need, [this, src, dst, addr, len, need, since, accounting, done = std::move(done)] {
+          tags_[src].wait_ps += now() - since;
+          issue_read(src, dst, addr, len, need, accounting, done);
+        });
     return;
   }
   tags.available -= need;
-  issue_read(src, dst, addr, len, need, std::move(done));
+  issue_read(src, dst, addr, len, need, accounting, std::move(done));
 }
 
 void Fabric::issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                        std::uint32_t tags, ReadDone done) {
-  const ReadCost cost = memory_read(rules_, addr, len);
-  const ReadCredits credits = credits_for_read(rules_, addr, len);
-  send(src, dst, TlpClass::ReadRequest, cost.requests, credits.non_posted, src, addr, len, 0,
-       [this, src, dst, addr, len, tags, completions = cost.completions,
-        completion_credits = credits.completion,
+                        std::uint32_t tags, const ReadAccounting& accounting, ReadDone done) {
+  send(src, dst, TlpClass::ReadRequest, accounting.cost.requests, accounting.credits.non_posted,
+       src, addr, len, 0,
+       [this, src, dst, addr, len, tags, completions = accounting.cost.completions,
+        completion_credits = accounting.credits.completion,
         done = std::move(done)](Picoseconds data_ready) mutable {
          // The target serves the request now: the completions carry these bytes.
          Bytes bytes(len);

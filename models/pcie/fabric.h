@@ -243,7 +243,7 @@ class Fabric : public Component {
   void admit(std::size_t pool);
   void arrive(Transfer* t);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                  std::uint32_t tags, ReadDone done);
+                  std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);
   Picoseconds serialization(const Server& server, std::uint64_t wire_bytes) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;

@@ -360,32 +360,40 @@ uint32_t completion_tlp_overhead(const TlpRules& rules) {
   return kCompletionHeader + kLinkOverhead + (rules.ecrc ? kEcrcBytes : 0);
 }
 
-WireCost memory_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
+WriteAccounting account_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
   const Pieces p = write_pieces(rules, addr, len);
-  return {p.count, len, p.count * request_tlp_overhead(rules) + p.dw_bytes};
+  WriteAccounting a;
+  a.cost = {p.count, len, p.count * request_tlp_overhead(rules) + p.dw_bytes};
+  a.credits = {p.count, p.data_credits};
+  return a;
+}
+
+ReadAccounting account_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
+  const ReadPieces p = read_pieces(rules, addr, len);
+  ReadAccounting a;
+  a.cost.requests = {p.requests, 0, p.requests * request_tlp_overhead(rules)};
+  a.cost.completions = {
+      p.completions.count, len,
+      p.completions.count * completion_tlp_overhead(rules) + p.completions.dw_bytes};
+  a.credits.non_posted = {p.requests, 0};
+  a.credits.completion = {p.completions.count, p.completions.data_credits};
+  return a;
+}
+
+WireCost memory_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
+  return account_write(rules, addr, len).cost;
 }
 
 ReadCost memory_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const ReadPieces p = read_pieces(rules, addr, len);
-  ReadCost cost;
-  cost.requests = {p.requests, 0, p.requests * request_tlp_overhead(rules)};
-  cost.completions = {
-      p.completions.count, len,
-      p.completions.count * completion_tlp_overhead(rules) + p.completions.dw_bytes};
-  return cost;
+  return account_read(rules, addr, len).cost;
 }
 
 Credits credits_for_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const Pieces p = write_pieces(rules, addr, len);
-  return {p.count, p.data_credits};
+  return account_write(rules, addr, len).credits;
 }
 
 ReadCredits credits_for_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const ReadPieces p = read_pieces(rules, addr, len);
-  ReadCredits credits;
-  credits.non_posted = {p.requests, 0};
-  credits.completion = {p.completions.count, p.completions.data_credits};
-  return credits;
+  return account_read(rules, addr, len).credits;
 }
 
 double effective_write_gbps(Gen gen, Width width, const TlpRules& rules, uint64_t size) {

@@ -182,6 +182,19 @@ ReadCost memory_read(const TlpRules& rules, uint64_t addr, uint64_t len);
 Credits credits_for_write(const TlpRules& rules, uint64_t addr, uint64_t len);
 ReadCredits credits_for_read(const TlpRules& rules, uint64_t addr, uint64_t len);
 
+// Cost and credits together, from one split into TLPs, for a caller that needs both for every
+// transfer (the fabric): each of the functions above splits the transfer and checks the rules.
+struct WriteAccounting {
+  WireCost cost;
+  Credits credits;
+};
+struct ReadAccounting {
+  ReadCost cost;
+  ReadCredits credits;
+};
+WriteAccounting account_write(const TlpRules& rules, uint64_t addr, uint64_t len);
+ReadAccounting account_read(const TlpRules& rules, uint64_t addr, uint64_t len);
+
 // ---------------------------------------------------------------------------------------------
 // Effective bandwidth of a back-to-back stream of aligned transfers of `size` bytes, in Gb/s
 // (10^9 bits of payload per second), as pcie-bench's mem_bw.write / mem_bw.read compute it with
