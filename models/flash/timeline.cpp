@@ -5,6 +5,11 @@
 
 namespace gpunvme::flash {
 
+namespace {
+// Spans checked from the end before falling back to a binary search.
+constexpr int kBackScan = 4;
+}  // namespace
+
 void Timeline::retire(std::uint64_t now) {
   while (head_ < spans_.size() && spans_[head_].end <= now) ++head_;
   // Compact once the dead prefix dominates; erase moves elements and never
@@ -24,10 +29,23 @@ std::uint64_t Timeline::book(std::uint64_t now, std::uint64_t ready, std::uint64
   busy_ps_ += duration;
 
   // First live span that ends after `ready`; everything before it is over by
-  // the time the work could start.
-  auto first =
-      std::partition_point(spans_.begin() + static_cast<std::ptrdiff_t>(head_), spans_.end(),
-                           [ready](const Span& s) { return s.end <= ready; });
+  // the time the work could start. Spans are disjoint and sorted, so their
+  // ends increase and this is a partition point. Work nearly always arrives
+  // at the frontier: the list may hold thousands of spans ahead of `now` (the
+  // controller books each command's media read when it books its processing,
+  // far ahead under deep queues), yet `ready` rarely falls more than a span or
+  // two before the last one. So look back from the end a few spans first, and
+  // binary-search what is left only when that does not reach it.
+  const auto live = spans_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const auto ends_after_ready = [ready](const Span& s) { return s.end > ready; };
+  auto first = spans_.end();
+  for (int i = 0; i < kBackScan && first != live && ends_after_ready(*std::prev(first)); ++i) {
+    --first;
+  }
+  if (first != live && ends_after_ready(*std::prev(first))) {
+    first = std::partition_point(live, std::prev(first),
+                                 [ready](const Span& s) { return s.end <= ready; });
+  }
   std::uint64_t start = ready;
   auto it = first;
   // Walk forward until the gap before *it is long enough.

@@ -93,6 +93,10 @@ void Arbiter::refill_credits() {
 
 std::optional<std::uint16_t> Arbiter::next(bool io_allowed) {
   if (!io_allowed) {
+    // Only the admin SQ may go, and it is in the turn order exactly when it
+    // is marked waiting: the fetch engine asks each time its command slots
+    // are full, and the walk past every ready I/O SQ was the cost of asking.
+    if (waiting_.empty() || !waiting_[0]) return std::nullopt;
     auto& list = ready_[0];
     for (auto it = list.begin(); it != list.end(); ++it) {
       if (*it == 0) {

@@ -282,6 +282,7 @@ void Controller::enable() {
   sq.entries = aqa.sq_entries;
   sq.in_cmb = sq_in_cmb;
   sq.outstanding.assign(65536 / 64, 0);
+  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
   sq.rung_at.assign(sq.entries, 0);
   CompletionQueue& cq = cqs_[kAdminQueueId];
   cq = CompletionQueue{};
@@ -534,7 +535,10 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       continue;
     }
     word |= bit;
-    sq.outstanding_from[cid] = {slot, command->fetched_at};
+    std::unique_ptr<SubmissionQueue::FetchPage>& page =
+        sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+    if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
+    (*page)[cid % SubmissionQueue::kCidsPerPage] = {slot, command->fetched_at};
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
@@ -725,35 +729,27 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
     });
     return;
   }
-  struct Join {
-    int left = 2;
-    Status status = Status::Success;
-    std::vector<Segment> segments;
-    // DMA writes not yet issued, plus one for the loop issuing them; kept here rather than in a
-    // shared counter of its own, saving an allocation per read.
-    std::size_t unissued = 1;
-  };
-  auto join = std::make_shared<Join>();
-  auto proceed = [this, command, join, bytes] {
-    if (--join->left != 0) return;
-    if (join->status != Status::Success) {
-      complete(*command, join->status);
+  auto proceed = [this, command, bytes] {
+    Command::ReadJoin& join = command->read;
+    if (--join.left != 0) return;
+    if (join.status != Status::Success) {
+      complete(*command, join.status);
       return;
     }
-    check_segments(*command, join->segments, bytes);
-    auto move = [this, command, join] {
+    check_segments(*command, join.segments, bytes);
+    auto move = [this, command] {
       // The completion entry is a posted write on the same path: it may go once the last data
       // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
-      auto issued = [this, command, join] {
-        if (--join->unissued == 0) complete(*command, Status::Success);
+      auto issued = [this, command] {
+        if (--command->read.unissued == 0) complete(*command, Status::Success);
       };
-      for (const Segment& s : join->segments) {
+      for (const Segment& s : command->read.segments) {
         if (s.bit_bucket) continue;
         if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
         if (in_own_cmb(s.addr, s.len)) {
           mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
         } else {
-          ++join->unissued;
+          ++command->read.unissued;
           dma_->write(s.addr, s.len, nullptr, issued);
         }
       }
@@ -768,9 +764,9 @@ void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picosecon
   };
   schedule_at(media_done, proceed);
   resolve_data_pointer(command, bytes, /*to_host=*/true, processed,
-                       [join, proceed](Status status, std::vector<Segment> segments) {
-                         join->status = status;
-                         join->segments = std::move(segments);
+                       [command, proceed](Status status, std::vector<Segment> segments) {
+                         command->read.status = status;
+                         command->read.segments = std::move(segments);
                          proceed();
                        });
 }
@@ -850,7 +846,6 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
   if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
   word &= ~bit;
-  sq.outstanding_from.erase(cid);
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -938,14 +933,14 @@ void Controller::check_drained() const {
                           std::any_of(held_aers_.begin(), held_aers_.end(),
                                       [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
         if (held) continue;
-        const auto from = sq.outstanding_from.find(cid);
-        if (from == sq.outstanding_from.end()) {
+        const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+        if (!page) {
           violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
                     std::nullopt, cid);
         }
-        violation(fmt::format("command never completed, fetched at {:.3f} ns",
-                              ps_to_ns(from->second.second)),
-                  static_cast<std::uint16_t>(qid), from->second.first, cid);
+        const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
+        violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
+                  static_cast<std::uint16_t>(qid), from.slot, cid);
       }
     }
     if (sq.head != sq.tail) {

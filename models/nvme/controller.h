@@ -29,6 +29,7 @@
 // time).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -156,7 +157,15 @@ class Controller : public Component, public pcie::RegisterTarget {
     // Per outstanding CID: the slot it was fetched from and when, so that a
     // command that never completes can be reported by slot and fetch time
     // (the slot itself may be reused meanwhile, so it cannot be the key).
-    std::unordered_map<std::uint16_t, std::pair<std::uint32_t, Picoseconds>> outstanding_from;
+    // Valid where `outstanding` has the CID's bit. In pages of CIDs made on
+    // first use: a hash map's node per command was an allocation per command.
+    struct FetchRecord {
+      std::uint32_t slot = 0;
+      Picoseconds at = 0;
+    };
+    static constexpr std::size_t kCidsPerPage = 256;
+    using FetchPage = std::array<FetchRecord, kCidsPerPage>;
+    std::vector<std::unique_ptr<FetchPage>> fetched_from;  // 65536 / kCidsPerPage pages
     std::vector<Picoseconds> rung_at;        // per slot: when its doorbell arrived
     std::uint64_t fetched = 0;
     // A Delete I/O SQ waiting for the queue's commands to finish.
@@ -184,6 +193,11 @@ class Controller : public Component, public pcie::RegisterTarget {
     Picoseconds fetch_started = 0;
     std::uint32_t commands = 0;
   };
+  struct Segment {
+    std::uint64_t addr;
+    std::uint64_t len;
+    bool bit_bucket;
+  };
   struct Command {
     std::uint16_t qid = 0;
     std::uint32_t slot = 0;
@@ -198,14 +212,21 @@ class Controller : public Component, public pcie::RegisterTarget {
     // With batch_service: the batch, whose processor stays busy until the
     // last of its completions is posted.
     std::shared_ptr<BatchHold> batch;
+    // A read's media read and data pointer meet here (execute_read): held in
+    // the command, which every step of the read keeps alive anyway, rather
+    // than in a shared record of its own (an allocation per read).
+    struct ReadJoin {
+      int left = 2;
+      Status status = Status::Success;
+      std::vector<Segment> segments;
+      // DMA writes not yet issued, plus one for the loop issuing them.
+      std::size_t unissued = 1;
+    } read;
   };
   using CommandPtr = std::shared_ptr<Command>;
-  struct Segment {
-    std::uint64_t addr;
-    std::uint64_t len;
-    bool bit_bucket;
-  };
-  using Resolved = std::function<void(Status, std::vector<Segment>)>;
+  // In place: a read's continuation (its command and the step it joins)
+  // would not fit std::function's two words.
+  using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
   struct MsixEntry {
     std::uint64_t address = 0;  // 0 = not programmed
     std::uint32_t data = 0;

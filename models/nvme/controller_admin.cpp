@@ -181,6 +181,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.priority = f.priority;
   sq.in_cmb = in_cmb;
   sq.outstanding.assign(65536 / 64, 0);
+  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
   sq.rung_at.assign(sq.entries, 0);
   ++cqs_[f.cqid].bound_sqs;
   arbiter_.add_queue(f.qid, f.priority);

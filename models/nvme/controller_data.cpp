@@ -36,20 +36,23 @@ struct Fetched {
 
 // Physically contiguous segments in one memory region travel as one DMA
 // burst; the link accounting still splits it at MPS and 4 KiB boundaries.
+// Merged in place: the list only shrinks, and a second vector would cost an
+// allocation per command.
 template <class Segment>
 std::vector<Segment> merge_contiguous(const MemorySpace& memory, std::vector<Segment> segments) {
-  std::vector<Segment> merged;
+  std::size_t merged = 0;  // segments[0, merged) are the merged list so far
   for (const Segment& s : segments) {
-    if (!merged.empty() && !merged.back().bit_bucket && !s.bit_bucket &&
-        merged.back().addr + merged.back().len == s.addr &&
-        merged.back().len + s.len <= 0xFFFFFFFFull &&
-        memory.find(merged.back().addr, merged.back().len + s.len) != nullptr) {
-      merged.back().len += s.len;
+    Segment* last = merged > 0 ? &segments[merged - 1] : nullptr;
+    if (last != nullptr && !last->bit_bucket && !s.bit_bucket && last->addr + last->len == s.addr &&
+        last->len + s.len <= 0xFFFFFFFFull &&
+        memory.find(last->addr, last->len + s.len) != nullptr) {
+      last->len += s.len;
     } else {
-      merged.push_back(s);
+      segments[merged++] = s;
     }
   }
-  return merged;
+  segments.resize(merged);
+  return segments;
 }
 }  // namespace
 
@@ -154,7 +157,7 @@ void Controller::resolve_data_pointer(CommandPtr command, std::uint64_t bytes, b
 void Controller::resolve_prp(CommandPtr command, std::uint64_t bytes, Picoseconds start,
                              Resolved done) {
   // Walks the PRPs, reading list entries from the pages fetched so far, and reports the result.
-  auto walk = [this, bytes](const Command& c, const Fetched& fetched, const Resolved& report) {
+  auto walk = [this, bytes](const Command& c, const Fetched& fetched, Resolved& report) {
     std::vector<Segment> segments;
     const SubmissionEntry& e = c.sqe;
     const Status walked = walk_prp(

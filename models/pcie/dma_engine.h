@@ -18,6 +18,7 @@
 
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
+#include "sim/kernel/inplace_function.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/params/param_spec.h"
 
@@ -56,7 +57,9 @@ DmaEngineConfig gpu_copy_engine_config();
 
 class DmaEngine : public Component {
  public:
-  using Done = std::function<void()>;
+  // In place: the NVMe controller's callbacks (its this pointer and the
+  // command) would not fit std::function's two words.
+  using Done = InplaceFunction<void(), 32>;
 
   DmaEngine(const sc_core::sc_module_name& name, Fabric& fabric, MemorySpace& memory,
             std::size_t node, DmaEngineConfig config = {});

@@ -61,6 +61,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
   dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
                                                                : DllpIntervals::kSymbolTimes;
   read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
+  route_index_.assign(topology.nodes.size() * topology.nodes.size() * 2, nullptr);
+  pair_index_.assign(topology.nodes.size() * topology.nodes.size(), nullptr);
 
   for (const LinkConfig& link : topology.links) {
     for (int dir = 0; dir < 2; ++dir) {
@@ -76,6 +78,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         }
         s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
         s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
+        s.tlp_bytes_per_ns = tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
         // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
         // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
@@ -158,9 +161,10 @@ Picoseconds Fabric::credit_stall_ps(const std::string& direction) const {
 }
 
 Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) {
+  Route*& indexed =
+      route_index_[(src * topology_.nodes.size() + dst) * 2 + static_cast<std::size_t>(traffic)];
+  if (indexed != nullptr) return *indexed;
   const auto key = std::make_tuple(src, dst, static_cast<int>(traffic));
-  auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
   Route r;
   r.path = router_.resolve(src, dst, traffic);
   if (r.path.blocked) {
@@ -170,7 +174,14 @@ Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) 
                                       r.path.why_blocked));
   }
   build_stages(r, traffic);
-  return routes_.emplace(key, std::move(r)).first->second;
+  indexed = &routes_.emplace(key, std::move(r)).first->second;
+  return *indexed;
+}
+
+Fabric::PairTraffic& Fabric::pair_traffic(std::size_t src, std::size_t dst) {
+  PairTraffic*& indexed = pair_index_[src * topology_.nodes.size() + dst];
+  if (indexed == nullptr) indexed = &pairs_[{src, dst}];
+  return *indexed;
 }
 
 // One stage per link direction crossed and per root complex traversed; switch traversals add
@@ -245,7 +256,7 @@ std::size_t Fabric::owner_of(std::uint64_t addr, std::uint32_t len) const {
 
 Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes) const {
   if (server.kind == ServerKind::PcieLink) {
-    return serialization_ps(server.gen, server.width, wire_bytes, rules_.mps, dllp_intervals_);
+    return serialization_ps_at(server.tlp_bytes_per_ns, wire_bytes);
   }
   return bytes_at_rate(wire_bytes, server.bytes_per_ns);
 }
@@ -498,12 +509,13 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
   route(src, dst, Traffic::Request);  // refuse a blocked path before anything moves
   Bytes bytes(data != nullptr ? len : 0);
   if (data != nullptr && len != 0) std::memcpy(bytes.data(), data, len);
-  PairTraffic& pair = pairs_[{src, dst}];
+  PairTraffic& pair = pair_traffic(src, dst);
   ++pair.writes;
   pair.write_bytes += len;
-  send(src, dst, TlpClass::PostedWrite, memory_write(rules_, addr, len),
-       credits_for_write(rules_, addr, len), src, addr, len, 0,
-       [this, addr, len, bytes = std::move(bytes), delivered = std::move(delivered)](Picoseconds) {
+  const WriteAccounting accounting = account_write(rules_, addr, len);
+  send(src, dst, TlpClass::PostedWrite, accounting.cost, accounting.credits, src, addr, len, 0,
+       [this, addr, len, bytes = std::move(bytes),
+        delivered = std::move(delivered)](Picoseconds) mutable {
          const Region* region = memory_.find(addr, len == 0 ? 1 : len);
          if (region->kind == RegionKind::Registers) {
            auto target = register_targets_.find(region->base);
@@ -521,36 +533,35 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
   const std::size_t dst = owner_of(addr, len);
   route(src, dst, Traffic::Request);
   route(dst, src, Traffic::Completion);
-  PairTraffic& pair = pairs_[{src, dst}];
+  PairTraffic& pair = pair_traffic(src, dst);
   ++pair.reads;
   pair.read_bytes += len;
-  const ReadCost cost = memory_read(rules_, addr, len);
-  const auto need =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(cost.requests.tlps, read_tags_));
+  const ReadAccounting accounting = account_read(rules_, addr, len);
+  const auto need = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(accounting.cost.requests.tlps, read_tags_));
   auto inserted = tags_.try_emplace(src);
   Tags& tags = inserted.first->second;
   if (inserted.second) tags.available = read_tags_;
   if (!tags.waiting.empty() || tags.available < need) {
     ++tags.waits;
     const Picoseconds since = now();
-    tags.waiting.emplace_back(need,
-                              [this, src, dst, addr, len, need, since, done = std::move(done)] {
-                                tags_[src].wait_ps += now() - since;
-                                issue_read(src, dst, addr, len, need, done);
-                              });
+    tags.waiting.emplace_back(
+        need, [this, src, dst, addr, len, need, since, accounting, done = std::move(done)] {
+          tags_[src].wait_ps += now() - since;
+          issue_read(src, dst, addr, len, need, accounting, done);
+        });
     return;
   }
   tags.available -= need;
-  issue_read(src, dst, addr, len, need, std::move(done));
+  issue_read(src, dst, addr, len, need, accounting, std::move(done));
 }
 
 void Fabric::issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                        std::uint32_t tags, ReadDone done) {
-  const ReadCost cost = memory_read(rules_, addr, len);
-  const ReadCredits credits = credits_for_read(rules_, addr, len);
-  send(src, dst, TlpClass::ReadRequest, cost.requests, credits.non_posted, src, addr, len, 0,
-       [this, src, dst, addr, len, tags, completions = cost.completions,
-        completion_credits = credits.completion,
+                        std::uint32_t tags, const ReadAccounting& accounting, ReadDone done) {
+  send(src, dst, TlpClass::ReadRequest, accounting.cost.requests, accounting.credits.non_posted,
+       src, addr, len, 0,
+       [this, src, dst, addr, len, tags, completions = accounting.cost.completions,
+        completion_credits = accounting.credits.completion,
         done = std::move(done)](Picoseconds data_ready) mutable {
          // The target serves the request now: the completions carry these bytes.
          Bytes bytes(len);

@@ -76,7 +76,9 @@ class BlockedTransfer : public std::runtime_error {
 
 class Fabric : public Component {
  public:
-  using Delivered = std::function<void()>;
+  // In place: a DMA engine's chunk callback (its this pointer, the job and the
+  // chunk's length) would not fit std::function's two words.
+  using Delivered = InplaceFunction<void(), 32>;
   using ReadDone = std::function<void(const std::uint8_t* data, std::uint32_t len)>;
 
   Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topology,
@@ -125,6 +127,9 @@ class Fabric : public Component {
     Gen gen = Gen::kGen4;
     Width width = Width::kX16;
     double bytes_per_ns = 0;  // every kind but PcieLink
+    // PcieLink: tlp_bytes_per_ns at the fabric's MPS and DLLP intervals, computed once rather
+    // than for every burst booked.
+    double tlp_bytes_per_ns = 0;
     Picoseconds busy_until = 0;
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
@@ -222,6 +227,7 @@ class Fabric : public Component {
   };
 
   Route& route(std::size_t src, std::size_t dst, Traffic traffic);
+  PairTraffic& pair_traffic(std::size_t src, std::size_t dst);
   void build_stages(Route& r, Traffic traffic);
   std::size_t owner_of(std::uint64_t addr, std::uint32_t len) const;
   void send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
@@ -237,7 +243,7 @@ class Fabric : public Component {
   void admit(std::size_t pool);
   void arrive(Transfer* t);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                  std::uint32_t tags, ReadDone done);
+                  std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);
   Picoseconds serialization(const Server& server, std::uint64_t wire_bytes) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
@@ -261,8 +267,12 @@ class Fabric : public Component {
   std::vector<MemoryServer> memories_;
   std::map<std::size_t, std::size_t> memory_of_;  // host memory node -> memories_ index
   std::map<std::tuple<std::size_t, std::size_t, int>, Route> routes_;
+  // routes_ by (src * nodes + dst) * 2 + traffic, filled as routes are first taken: every burst
+  // looks its route up, and the map's tuple compares showed in profiles.
+  std::vector<Route*> route_index_;
   std::map<std::size_t, Tags> tags_;
   std::map<std::pair<std::size_t, std::size_t>, PairTraffic> pairs_;
+  std::vector<PairTraffic*> pair_index_;  // pairs_ by src * nodes + dst, as route_index_
   std::map<std::uint64_t, RegisterTarget*> register_targets_;  // by region base
   // Every transfer record ever made; one is in flight from send until its `arrived` has run, then
   // waits in free_transfers_ for reuse. A burst is one record per hop-by-hop journey, several

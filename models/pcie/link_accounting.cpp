@@ -328,7 +328,11 @@ uint64_t link_wire_bytes(Gen gen, DllpIntervals intervals, const WireCost& cost,
 
 uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps,
                           DllpIntervals intervals) {
-  const double bytes_per_ps = tlp_bytes_per_ns(gen, width, mps, intervals) / 1000.0;
+  return serialization_ps_at(tlp_bytes_per_ns(gen, width, mps, intervals), wire_bytes);
+}
+
+uint64_t serialization_ps_at(double tlp_bytes_per_ns, uint64_t wire_bytes) {
+  const double bytes_per_ps = tlp_bytes_per_ns / 1000.0;
   return static_cast<uint64_t>(std::llround(static_cast<double>(wire_bytes) / bytes_per_ps));
 }
 
@@ -356,32 +360,40 @@ uint32_t completion_tlp_overhead(const TlpRules& rules) {
   return kCompletionHeader + kLinkOverhead + (rules.ecrc ? kEcrcBytes : 0);
 }
 
-WireCost memory_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
+WriteAccounting account_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
   const Pieces p = write_pieces(rules, addr, len);
-  return {p.count, len, p.count * request_tlp_overhead(rules) + p.dw_bytes};
+  WriteAccounting a;
+  a.cost = {p.count, len, p.count * request_tlp_overhead(rules) + p.dw_bytes};
+  a.credits = {p.count, p.data_credits};
+  return a;
+}
+
+ReadAccounting account_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
+  const ReadPieces p = read_pieces(rules, addr, len);
+  ReadAccounting a;
+  a.cost.requests = {p.requests, 0, p.requests * request_tlp_overhead(rules)};
+  a.cost.completions = {
+      p.completions.count, len,
+      p.completions.count * completion_tlp_overhead(rules) + p.completions.dw_bytes};
+  a.credits.non_posted = {p.requests, 0};
+  a.credits.completion = {p.completions.count, p.completions.data_credits};
+  return a;
+}
+
+WireCost memory_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
+  return account_write(rules, addr, len).cost;
 }
 
 ReadCost memory_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const ReadPieces p = read_pieces(rules, addr, len);
-  ReadCost cost;
-  cost.requests = {p.requests, 0, p.requests * request_tlp_overhead(rules)};
-  cost.completions = {
-      p.completions.count, len,
-      p.completions.count * completion_tlp_overhead(rules) + p.completions.dw_bytes};
-  return cost;
+  return account_read(rules, addr, len).cost;
 }
 
 Credits credits_for_write(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const Pieces p = write_pieces(rules, addr, len);
-  return {p.count, p.data_credits};
+  return account_write(rules, addr, len).credits;
 }
 
 ReadCredits credits_for_read(const TlpRules& rules, uint64_t addr, uint64_t len) {
-  const ReadPieces p = read_pieces(rules, addr, len);
-  ReadCredits credits;
-  credits.non_posted = {p.requests, 0};
-  credits.completion = {p.completions.count, p.completions.data_credits};
-  return credits;
+  return account_read(rules, addr, len).credits;
 }
 
 double effective_write_gbps(Gen gen, Width width, const TlpRules& rules, uint64_t size) {

@@ -95,6 +95,10 @@ double tlp_bytes_per_ns(Gen gen, Width width, uint32_t mps = kDefaultMps,
 // both directions alike (it assumes traffic both ways); so does this. Zero bytes take zero time.
 uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mps = kDefaultMps,
                           DllpIntervals intervals = DllpIntervals::kPcieBench);
+// The same at a TLP rate already known (tlp_bytes_per_ns of the link): for a caller that
+// serializes burst after burst on one link, as computing the rate validates the link and the
+// MPS and looks up the DLLP intervals every time.
+uint64_t serialization_ps_at(double tlp_bytes_per_ns, uint64_t wire_bytes);
 
 // ---------------------------------------------------------------------------------------------
 // Transaction layer.
@@ -177,6 +181,19 @@ ReadCost memory_read(const TlpRules& rules, uint64_t addr, uint64_t len);
 // Credits the TLPs of memory_write / memory_read with the same arguments consume.
 Credits credits_for_write(const TlpRules& rules, uint64_t addr, uint64_t len);
 ReadCredits credits_for_read(const TlpRules& rules, uint64_t addr, uint64_t len);
+
+// Cost and credits together, from one split into TLPs, for a caller that needs both for every
+// transfer (the fabric): each of the functions above splits the transfer and checks the rules.
+struct WriteAccounting {
+  WireCost cost;
+  Credits credits;
+};
+struct ReadAccounting {
+  ReadCost cost;
+  ReadCredits credits;
+};
+WriteAccounting account_write(const TlpRules& rules, uint64_t addr, uint64_t len);
+ReadAccounting account_read(const TlpRules& rules, uint64_t addr, uint64_t len);
 
 // ---------------------------------------------------------------------------------------------
 // Effective bandwidth of a back-to-back stream of aligned transfers of `size` bytes, in Gb/s

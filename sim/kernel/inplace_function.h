@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -14,6 +15,20 @@ namespace gpunvme {
 
 template <class Signature, std::size_t Capacity>
 class InplaceFunction;
+
+namespace detail {
+// Callables that may be null, which make an empty InplaceFunction as they
+// make an empty std::function: function and member pointers, and wrappers.
+template <class Fn>
+struct IsFunctionWrapper : std::false_type {};
+template <class Signature>
+struct IsFunctionWrapper<std::function<Signature>> : std::true_type {};
+template <class Signature, std::size_t Capacity>
+struct IsFunctionWrapper<InplaceFunction<Signature, Capacity>> : std::true_type {};
+template <class Fn>
+constexpr bool kNullable =
+    std::is_pointer_v<Fn> || std::is_member_pointer_v<Fn> || IsFunctionWrapper<Fn>::value;
+}  // namespace detail
 
 template <class R, class... Args, std::size_t Capacity>
 class InplaceFunction<R(Args...), Capacity> {
@@ -24,6 +39,11 @@ class InplaceFunction<R(Args...), Capacity> {
             class = std::enable_if_t<!std::is_same_v<Fn, InplaceFunction> &&
                                      std::is_invocable_r_v<R, Fn&, Args...>>>
   InplaceFunction(F&& f) {  // NOLINT: implicit, as std::function
+    // An empty std::function handed on stays empty, so that callers that
+    // test the callback before calling it still see "none".
+    if constexpr (detail::kNullable<Fn>) {
+      if (!f) return;
+    }
     if constexpr (kInPlace<Fn>) {
       ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
       ops_ = &kInPlaceOps<Fn>;
@@ -54,7 +74,11 @@ class InplaceFunction<R(Args...), Capacity> {
   ~InplaceFunction() { reset(); }
 
   explicit operator bool() const noexcept { return ops_ != nullptr; }
-  R operator()(Args... args) { return ops_->invoke(storage_, std::forward<Args>(args)...); }
+  // Calling an empty one throws, as std::function does.
+  R operator()(Args... args) {
+    if (ops_ == nullptr) throw std::bad_function_call();
+    return ops_->invoke(storage_, std::forward<Args>(args)...);
+  }
 
  private:
   struct Ops {

@@ -57,6 +57,42 @@ TEST(FlashTimeline, FillsGapsAndMerges) {
   EXPECT_EQ(t.busy_ps(), 270u);
 }
 
+// Many bookings held at once, mostly at the frontier and sometimes far behind
+// it (the timeline looks back from its last span before searching), against a
+// linear first-fit over every booking that has not ended.
+TEST(FlashTimeline, LongListMatchesFirstFit) {
+  Timeline t;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [start, end), sorted
+  std::mt19937_64 rng(7);
+  std::uint64_t now = 0;
+  for (int i = 0; i < 5000; ++i) {
+    now += rng() % 40;
+    const std::uint64_t frontier = busy.empty() ? now : std::max(now, busy.back().second);
+    std::uint64_t ready = frontier + rng() % 200;  // leaves a gap behind it
+    if (rng() % 2 == 0) {
+      // Before the frontier: mostly a span or two, sometimes far behind.
+      const std::uint64_t back = rng() % 4 == 0 ? rng() % 20000 : rng() % 300;
+      ready = std::max(now, frontier > back ? frontier - back : 0);
+    }
+    const std::uint64_t duration = 1 + rng() % 100;
+
+    std::uint64_t start = ready;
+    auto at = busy.begin();
+    for (; at != busy.end(); ++at) {
+      if (at->second <= start) continue;
+      if (at->first >= start + duration) break;
+      start = at->second;
+    }
+    busy.insert(at, {start, start + duration});
+    busy.erase(
+        std::remove_if(busy.begin(), busy.end(), [now](const auto& s) { return s.second <= now; }),
+        busy.end());
+
+    ASSERT_EQ(t.book(now, ready, duration), start) << "booking " << i;
+  }
+  EXPECT_GT(t.live_intervals(), 100u);  // the list was long enough to search
+}
+
 TEST(FlashRead, UnloadedLatencyIsReadTimePlusTransfer) {
   const FlashParams p = small_params();
   for (std::uint32_t bytes : {512u, 4096u, 16384u}) {
