@@ -3,10 +3,9 @@
 //
 // SystemC keeps timed notifications in a heap whose order among
 // notifications due at the same picosecond depends on the heap's history.
-// With one SystemC event per component and one per waiting warp, adding or
-// removing one event anywhere could reorder unrelated work due at the same
-// time, so no change to the number of events could leave results
-// byte-identical, and results depended on the SystemC build. The calendar
+// Were each component and each waiting warp to keep its own SystemC event,
+// adding or removing one event anywhere could reorder unrelated work due at
+// the same time, and results would depend on the SystemC build. The calendar
 // orders all of it by time, then by the order it was asked for, and arms one
 // SystemC event for the earliest entry. At that time one method runs the due
 // callbacks and notifies the due warps' events immediately, in that order;
@@ -14,7 +13,8 @@
 // phase (as SystemC runs threads after methods).
 //
 // One queue for the whole run (a timing wheel, sim/kernel/time_queue.h) also
-// costs less than SystemC's heap, which then holds one entry.
+// costs less than SystemC's heap, which is left with the calendar's event and
+// the timeouts of warps that wait with a deadline.
 #pragma once
 
 #include <cstdint>
