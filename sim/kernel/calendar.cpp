@@ -69,8 +69,9 @@ void Calendar::fire() {
   armed_ = false;
   firing_ = true;
   const Picoseconds t = kernel_now();
-  while (!queue_->empty() && queue_->earliest() <= t) {
-    const Target target = queue_->take().payload;
+  TimeQueue<Target>::Entry due;
+  while (queue_->take_due(t, due)) {
+    const Target target = due.payload;
     if (target.event != nullptr) {
       // The woken warp counts its own wait.
       target.event->notify();

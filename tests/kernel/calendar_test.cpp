@@ -85,6 +85,47 @@ TEST(TimeQueue, TakesInTheOrderOfASortedOracle) {
   EXPECT_GT(ties, 10000u);
 }
 
+// As the calendar uses it: time moves on (by a little, or to the earliest
+// entry), everything due by then is taken, and pushes are due no earlier
+// than the time reached.
+TEST(TimeQueue, TakeDueTakesExactlyWhatIsDueInOrder) {
+  std::mt19937_64 random(42);
+  TimeQueue<std::uint64_t> queue;
+  std::set<std::pair<Picoseconds, std::uint64_t>> oracle;
+  std::uint64_t pushed = 0;
+  std::uint64_t taken = 0;
+  Picoseconds now = 0;
+  for (int step = 0; step < 200000; ++step) {
+    const int burst = static_cast<int>(random() % 4);
+    for (int i = 0; i < burst; ++i) {
+      const std::uint64_t kind = random() % 4;
+      const Picoseconds ahead = kind == 0   ? 0
+                                : kind == 1 ? random() % 50'000
+                                : kind == 2 ? random() % 5'000'000
+                                            : random() % 1'000'000'000;
+      queue.push(now + ahead, pushed);
+      oracle.insert({now + ahead, pushed});
+      ++pushed;
+    }
+    if (random() % 2 == 0 && !oracle.empty()) {
+      now = std::max(now, oracle.begin()->first);
+    } else {
+      now += random() % 100'000;
+    }
+    TimeQueue<std::uint64_t>::Entry entry{};
+    while (queue.take_due(now, entry)) {
+      ASSERT_FALSE(oracle.empty());
+      ASSERT_EQ(entry.when, oracle.begin()->first) << "step " << step;
+      ASSERT_EQ(entry.payload, oracle.begin()->second) << "step " << step;
+      oracle.erase(oracle.begin());
+      ++taken;
+    }
+    ASSERT_TRUE(oracle.empty() || oracle.begin()->first > now) << "step " << step;
+    ASSERT_EQ(queue.size(), oracle.size());
+  }
+  EXPECT_GT(taken, 100000u);
+}
+
 // earliest() only looks: an entry earlier than it may still be pushed.
 TEST(TimeQueue, EarliestLeavesRoomForEarlierEntries) {
   TimeQueue<char> queue;
