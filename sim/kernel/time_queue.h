@@ -151,11 +151,7 @@ class TimeQueue {
       std::pop_heap(far_.begin(), far_.end(), later);
       const Entry entry = far_.back();
       far_.pop_back();
-      if (slot_of(entry.when) == current_) {
-        slots_[index(current_)].push_back(entry);  // sorted below
-      } else {
-        place(entry);
-      }
+      place(entry);
     }
     std::vector<Entry>& bucket = slots_[index(current_)];
     std::sort(bucket.begin(), bucket.end(), before);
