@@ -55,14 +55,6 @@ class TimeQueue {
     return far_.front().when;
   }
 
-  // Removes and returns the earliest entry (not empty). Entries pushed later
-  // must be due no earlier than it.
-  Entry take() {
-    if (head_ == slots_[index(current_)].size()) turn_to(next_slot());
-    --size_;
-    return slots_[index(current_)][head_++];
-  }
-
   // Removes the earliest entry into `entry` if it is due at or before `now`,
   // and says whether it did. Entries pushed later must be due no earlier
   // than `now`: the wheel may turn to now's slot.
