@@ -77,7 +77,7 @@ void Calendar::fire() {
       target.event->notify();
       continue;
     }
-    Simulation::count_event();
+    Simulation::count_event(Simulation::EventKind::kModelCallback);
     // Moved out before the call: the callback may schedule more work.
     Callback callback = std::move(callbacks_[target.slot]);
     callbacks_[target.slot] = nullptr;

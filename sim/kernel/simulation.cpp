@@ -28,7 +28,7 @@ Simulation::Simulation() {
   // The copyright banner would pollute every run's stdout.
   sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-  event_count_ = 0;
+  for (std::uint64_t& count : event_counts_) count = 0;
   calendar_ = std::make_unique<Calendar>("calendar");
 }
 
@@ -46,7 +46,11 @@ void Simulation::stop() { sc_core::sc_stop(); }
 
 Picoseconds Simulation::now() { return sc_core::sc_time_stamp().value(); }
 
-std::uint64_t Simulation::events() { return event_count_; }
+std::uint64_t Simulation::events() {
+  std::uint64_t total = 0;
+  for (const std::uint64_t count : event_counts_) total += count;
+  return total;
+}
 
 }  // namespace gpunvme
 

@@ -80,7 +80,7 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
 
 void SimWarp::end_instruction(algo::LaneMask mask) {
   while (reads_in_flight_ != 0) {
-    Simulation::count_event();
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
     sc_core::wait(read_returned_);
   }
   // Lanes with the same operation sequence ran as one path; distinct paths
@@ -119,7 +119,7 @@ Picoseconds SimWarp::op_issue_slow() {
   // A lane's store, atomic, fence or GPU load uses what its PCIe reads
   // returned: it issues once they are back.
   while (lane_reads_in_flight_[current_lane_] != 0) {
-    Simulation::count_event();
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
     sc_core::wait(read_returned_);
   }
   return lane_cost_[current_lane_].cursor;
@@ -128,7 +128,7 @@ Picoseconds SimWarp::op_issue_slow() {
 void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_until_, done); }
 
 void SimWarp::wait_until_busy() {
-  Simulation::count_event();
+  Simulation::count_event(Simulation::EventKind::kWarpStep);
   calendar_.wake_at(busy_until_, resume_);
   sc_core::wait(resume_);
 }
@@ -188,7 +188,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     // had landed just after this one).
     const Picoseconds issue = lane_cost_[current_lane_].cursor;
     if (issue > now()) {
-      Simulation::count_event();
+      Simulation::count_event(Simulation::EventKind::kWarpStep);
       calendar_.wake_at(issue, resume_);
       sc_core::wait(resume_);
     }
@@ -210,7 +210,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
   }
   const Picoseconds issue = op_issue();
   if (issue > now()) {
-    Simulation::count_event();
+    Simulation::count_event(Simulation::EventKind::kWarpStep);
     calendar_.wake_at(issue, resume_);
     sc_core::wait(resume_);
   }
@@ -223,7 +223,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
                  arrived.notify(sc_core::SC_ZERO_TIME);
                });
   while (!done) {
-    Simulation::count_event();
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
     sc_core::wait(arrived);
   }
   op_done(now() + gpu_.costs().pcie_load_overhead, kPcieLoad);
@@ -335,7 +335,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     timeout_.cancel();
     if (deadline != 0) timeout_.notify(ps(deadline - start));
     while (!state.satisfied || now() < waiting.seen) {
-      Simulation::count_event();
+      Simulation::count_event(Simulation::EventKind::kWarpWakeup);
       // Without a deadline the timeout is never notified: waiting on the
       // wake event alone spares the kernel building an event list per wait.
       if (deadline == 0) {

@@ -21,6 +21,16 @@ namespace gpunvme {
 namespace {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
+// The run's timed activations by what they were for (Simulation::EventKind).
+nlohmann::json events_by_kind() {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < Simulation::kEventKinds; ++k) {
+    kinds[Simulation::kEventKindNames[k]] =
+        Simulation::events(static_cast<Simulation::EventKind>(k));
+  }
+  return kinds;
+}
+
 // The path each requester -> target pair that exchanged data took, like nvidia-smi topo -p2p,
 // as the fabric routed it (direct, root complex, ACS-redirected, IOMMU-translated, CPU fabric),
 // with its bytes and IOTLB hits and misses.
@@ -122,6 +132,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
       {"bring_up_ns", round_to(ps_to_ns(io_start), 0.001)},
       {"io_time_ns", round_to(ps_to_ns(io_end - io_start), 0.001)},
       {"events", Simulation::events()},
+      {"events_by_kind", events_by_kind()},
       {"wall_time_s", round_to(wall, 1e-6)},
   };
   result["summary"].update(workload->summary(elapsed));

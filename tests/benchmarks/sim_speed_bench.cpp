@@ -60,6 +60,8 @@ struct Measured {
   std::string error;
   std::uint64_t ios = 0;
   std::uint64_t events = 0;
+  json events_by_kind;                  // summary.events_by_kind
+  std::uint64_t warp_instructions = 0;  // over every GPU
   double wall_s = 0;
   double simulated_ns = 0;
   std::uint64_t peak_rss_kb = 0;
@@ -69,6 +71,10 @@ struct Measured {
   // the simulated system needs per I/O.
   double events_per_s() const { return wall_s > 0 ? events / wall_s : 0; }
   double events_per_io() const { return ios > 0 ? double(events) / ios : 0; }
+  double per_io(std::uint64_t count) const { return ios > 0 ? double(count) / ios : 0; }
+  double kind_per_io(const char* kind) const {
+    return per_io(events_by_kind.value(kind, std::uint64_t{0}));
+  }
 };
 
 // Reads everything a child wrote to `fd`.
@@ -103,9 +109,15 @@ Measured run_case(const Case& c) {
       const json result = gpunvme::run(config);
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::uint64_t instructions = 0;
+      for (const auto& [id, gpu] : result["gpus"].items()) {
+        instructions += gpu.at("instructions").get<std::uint64_t>();
+      }
       reply = {{"ok", true},
                {"ios", result["summary"]["ios"]},
                {"events", result["summary"]["events"]},
+               {"events_by_kind", result["summary"]["events_by_kind"]},
+               {"warp_instructions", instructions},
                {"simulated_ns", result["summary"]["simulated_time_ns"]},
                {"wall_s", wall}};
     } catch (const std::exception& e) {
@@ -128,6 +140,8 @@ Measured run_case(const Case& c) {
     if (m.ok) {
       m.ios = reply.at("ios").get<std::uint64_t>();
       m.events = reply.at("events").get<std::uint64_t>();
+      m.events_by_kind = reply.at("events_by_kind");
+      m.warp_instructions = reply.at("warp_instructions").get<std::uint64_t>();
       m.simulated_ns = reply.at("simulated_ns").get<double>();
       m.wall_s = reply.at("wall_s").get<double>();
     } else {
@@ -144,8 +158,12 @@ void print_row(const Measured& m) {
     fmt::print("{:<34} FAILED: {}\n", m.name, m.error);
     return;
   }
-  fmt::print("{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f}\n", m.name, m.ios,
-             m.wall_s, m.ios_per_s(), m.events_per_io(), m.events_per_s(), m.peak_rss_kb / 1024.0);
+  fmt::print(
+      "{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f} | {:>8.1f} {:>8.1f} {:>8.1f} "
+      "{:>8.1f}\n",
+      m.name, m.ios, m.wall_s, m.ios_per_s(), m.events_per_io(), m.events_per_s(),
+      m.peak_rss_kb / 1024.0, m.kind_per_io("warp_steps"), m.kind_per_io("warp_wakeups"),
+      m.kind_per_io("model_callbacks"), m.per_io(m.warp_instructions));
   std::fflush(stdout);
 }
 
@@ -161,6 +179,9 @@ json to_json(const Measured& m) {
             {"events", m.events},
             {"events_per_io", m.events_per_io()},
             {"events_per_s", m.events_per_s()},
+            {"events_by_kind", m.events_by_kind},
+            {"warp_instructions", m.warp_instructions},
+            {"warp_instructions_per_io", m.per_io(m.warp_instructions)},
             {"simulated_ns", m.simulated_ns},
             {"peak_rss_mib", m.peak_rss_kb / 1024.0}});
   return j;
@@ -233,8 +254,11 @@ int main(int argc, char** argv) {
   const auto ios_set = [](std::uint64_t n) { return fmt::format("scenario.ios={}", n); };
 
   fmt::print("simulator speed on {}\n", kScenario);
-  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>12} {:>10}\n", "case", "I/Os", "wall s",
-             "I/Os per s", "events/IO", "events per s", "peak MiB");
+  // Right of the bar, per I/O: events by kind (the warps' steps between operations, their
+  // wake-ups from waits, the models' callbacks) and the warp instructions the strategy ran.
+  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>12} {:>10} | {:>8} {:>8} {:>8} {:>8}\n", "case",
+             "I/Os", "wall s", "I/Os per s", "events/IO", "events per s", "peak MiB", "steps",
+             "wakeups", "models", "instr");
   json report = {{"schema", "gpunvme.speed-bench/1"},
                  {"topology", kTopology},
                  {"scenario", kScenario},

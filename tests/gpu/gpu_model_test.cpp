@@ -419,6 +419,38 @@ TEST(SimWarp, PollBackoffDelaysNoticingAWrite) {
   }
 }
 
+// The kernel activations a run counts (summary.events_by_kind), by hand:
+// every operation issued while the warp's charged time has not yet passed is
+// a step, and so is the end of a warp that still has time charged; a wait
+// that sleeps is one wake-up; a PCIe load outside an instruction waits once
+// for its return.
+TEST(SimWarp, EventsByKindCountStepsWakeupsAndReadReturns) {
+  GpuBench bench;
+  using Kind = Simulation::EventKind;
+  const std::uint64_t flag = bench.gpu().allocate(128);
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    p.fence_gpu();  // issues at once
+    p.fence_gpu();  // step 1
+    p.fence_gpu();  // step 2
+    // Step 3 (the wait starts once the fence is done), then one wake-up.
+    p.wait_until([&] { return p.peek_u32(flag) != 0; }, flag, 4);
+  });
+  bench.spawn({1, 0}, [&](platform::SimWarp& p) {
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_US));  // after the fences; not counted
+    p.store_u32(flag, 1);                                // issues at once
+    p.load_u32(bench.host_memory());  // step 4 (after the store), one read return
+  });                                 // step 5: the load's overhead is still charged
+  bench.run();
+  EXPECT_EQ(Simulation::events(Kind::kWarpStep), 5u);
+  EXPECT_EQ(Simulation::events(Kind::kWarpWakeup), 1u);
+  EXPECT_EQ(Simulation::events(Kind::kWarpReadReturn), 1u);
+  // The read's trip through the fabric is the models' work.
+  EXPECT_GT(Simulation::events(Kind::kModelCallback), 0u);
+  std::uint64_t sum = 0;
+  for (int k = 0; k < Simulation::kEventKinds; ++k) sum += Simulation::events(static_cast<Kind>(k));
+  EXPECT_EQ(Simulation::events(), sum);
+}
+
 // ---------------------------------------------------------------------------
 // Atomics against the H200 measurements.
 
