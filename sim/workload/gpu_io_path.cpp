@@ -10,17 +10,12 @@
 #include "sim/algo/mapping.h"
 #include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
+#include "sim/kernel/threads.h"
 #include "sim/protocol/nvme_entries.h"
 
 namespace gpunvme {
 
 namespace {
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kWarpStackBytes = 512 * 1024;
-#else
-constexpr int kWarpStackBytes = 64 * 1024;
-#endif
-
 std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
 }
@@ -182,21 +177,13 @@ void GpuIoPath::prepare_queues() {
 }
 
 void GpuIoPath::spawn_warps() {
-  sc_core::sc_spawn_options options;
-  options.set_stack_size(kWarpStackBytes);
   live_warps_ = static_cast<std::uint32_t>(warps_.size());
-  for (std::uint32_t w = 0; w < warps_.size(); ++w) {
-    sc_core::sc_spawn([this, w] { warp_main(w); }, fmt::format("{}_warp{}", id(), w).c_str(),
-                      &options);
-  }
-  for (std::uint32_t a = 0; a < (plan_.agents ? service_warps_ : 0); ++a) {
-    sc_core::sc_spawn([this, a] { agent_main(a); }, fmt::format("{}_agent{}", id(), a).c_str(),
-                      &options);
-  }
-  for (std::uint32_t i = 0; i < (plan_.pollers ? service_warps_ : 0); ++i) {
-    sc_core::sc_spawn([this, i] { poller_main(i); }, fmt::format("{}_poller{}", id(), i).c_str(),
-                      &options);
-  }
+  spawn_threads(id() + "_warp", warps_.size(),
+                [this](std::size_t w) { warp_main(static_cast<std::uint32_t>(w)); });
+  spawn_threads(id() + "_agent", plan_.agents ? service_warps_ : 0,
+                [this](std::size_t a) { agent_main(static_cast<std::uint32_t>(a)); });
+  spawn_threads(id() + "_poller", plan_.pollers ? service_warps_ : 0,
+                [this](std::size_t i) { poller_main(static_cast<std::uint32_t>(i)); });
 }
 
 std::uint32_t GpuIoPath::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t seq,

@@ -13,20 +13,13 @@
 #include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
 #include "sim/config/config_error.h"
+#include "sim/kernel/threads.h"
 #include "sim/protocol/nvme_entries.h"
 
 namespace gpunvme {
 
 namespace {
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
-
-// Warp coroutine stacks: the algorithms keep a few lane arrays on the stack;
-// sanitizers need much more room for their redzones.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kWarpStackBytes = 512 * 1024;
-#else
-constexpr int kWarpStackBytes = 64 * 1024;
-#endif
 
 // Where the host driver that brings an SSD up runs: the host memory nearest
 // the SSD (fewest hops) and the CPU socket it belongs to. Without host memory
@@ -453,17 +446,11 @@ void Microbenchmark::start_warps() {
   // fio counts runtime from when the job starts issuing, after setup: here
   // once every SSD's queues exist.
   if (runtime_ > 0) deadline_ = now() + runtime_;
-  sc_core::sc_spawn_options options;
-  options.set_stack_size(kWarpStackBytes);
-  for (std::size_t w = 0; w < warps_.size(); ++w) {
-    sc_core::sc_spawn([this, w] { warp_main(w); }, fmt::format("warp{}", w).c_str(), &options);
-  }
-  for (std::uint32_t a = 0; a < (plan_.agents ? service_warps_ : 0); ++a) {
-    sc_core::sc_spawn([this, a] { agent_main(a); }, fmt::format("agent{}", a).c_str(), &options);
-  }
-  for (std::uint32_t i = 0; i < (plan_.pollers ? service_warps_ : 0); ++i) {
-    sc_core::sc_spawn([this, i] { poller_main(i); }, fmt::format("poller{}", i).c_str(), &options);
-  }
+  spawn_threads("warp", warps_.size(), [this](std::size_t w) { warp_main(w); });
+  spawn_threads("agent", plan_.agents ? service_warps_ : 0,
+                [this](std::size_t a) { agent_main(static_cast<std::uint32_t>(a)); });
+  spawn_threads("poller", plan_.pollers ? service_warps_ : 0,
+                [this](std::size_t i) { poller_main(static_cast<std::uint32_t>(i)); });
 }
 
 platform::WarpPlacement Microbenchmark::place(std::uint32_t w) const {
