@@ -155,11 +155,11 @@ Measured run_case(const Case& c) {
 
 void print_row(const Measured& m) {
   if (!m.ok) {
-    fmt::print("{:<34} FAILED: {}\n", m.name, m.error);
+    fmt::print("{:<38} FAILED: {}\n", m.name, m.error);
     return;
   }
   fmt::print(
-      "{:<34} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f} | {:>8.1f} {:>8.1f} {:>8.1f} "
+      "{:<38} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f} | {:>8.1f} {:>8.1f} {:>8.1f} "
       "{:>8.1f}\n",
       m.name, m.ios, m.wall_s, m.ios_per_s(), m.events_per_io(), m.events_per_s(),
       m.peak_rss_kb / 1024.0, m.kind_per_io("warp_steps"), m.kind_per_io("warp_wakeups"),
@@ -256,7 +256,7 @@ int main(int argc, char** argv) {
   fmt::print("simulator speed on {}\n", kScenario);
   // Right of the bar, per I/O: events by kind (the warps' steps between operations, their
   // wake-ups from waits, the models' callbacks) and the warp instructions the strategy ran.
-  fmt::print("{:<34} {:>11} {:>9} {:>13} {:>10} {:>12} {:>10} | {:>8} {:>8} {:>8} {:>8}\n", "case",
+  fmt::print("{:<38} {:>11} {:>9} {:>13} {:>10} {:>12} {:>10} | {:>8} {:>8} {:>8} {:>8}\n", "case",
              "I/Os", "wall s", "I/Os per s", "events/IO", "events per s", "peak MiB", "steps",
              "wakeups", "models", "instr");
   json report = {{"schema", "gpunvme.speed-bench/1"},
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
   }
 
   for (const auto& [name, value] : report["ratios"].items()) {
-    fmt::print("{:<34} {:.3f}\n", name, value.get<double>());
+    fmt::print("{:<38} {:.3f}\n", name, value.get<double>());
   }
   const std::string text = report.dump(2);
   fmt::print("{}\n", text);
