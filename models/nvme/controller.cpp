@@ -160,20 +160,44 @@ void Controller::violation(const std::string& what, std::optional<std::uint16_t>
                                        shown(cid)));
 }
 
+Controller::Ring Controller::sq_ring(std::uint16_t qid) const {
+  const SubmissionQueue& sq = sqs_[qid];
+  return Ring{sq.base + std::uint64_t{sq.entries} * kSqEntrySize, qid, true, kSqEntrySize};
+}
+
+Controller::Ring Controller::cq_ring(std::uint16_t qid) const {
+  const CompletionQueue& cq = cqs_[qid];
+  return Ring{cq.base + std::uint64_t{cq.entries} * kCqEntrySize, qid, false, kCqEntrySize};
+}
+
 void Controller::index_rings() {
   rings_.clear();
-  for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
-    const SubmissionQueue& sq = sqs_[qid];
-    if (sq.exists) {
-      rings_[sq.base] = Ring{sq.base + std::uint64_t{sq.entries} * kSqEntrySize,
-                             static_cast<std::uint16_t>(qid), true, kSqEntrySize};
+  rings_share_a_base_ = false;
+  const auto add = [this](std::uint64_t base, const Ring& ring) {
+    auto [it, added] = rings_.emplace(base, ring);
+    if (!added) {
+      it->second = ring;
+      rings_share_a_base_ = true;
     }
-    const CompletionQueue& cq = cqs_[qid];
-    if (cq.exists) {
-      rings_[cq.base] = Ring{cq.base + std::uint64_t{cq.entries} * kCqEntrySize,
-                             static_cast<std::uint16_t>(qid), false, kCqEntrySize};
-    }
+  };
+  for (std::size_t i = 0; i < sqs_.size(); ++i) {
+    const auto qid = static_cast<std::uint16_t>(i);
+    if (sqs_[qid].exists) add(sqs_[qid].base, sq_ring(qid));
+    if (cqs_[qid].exists) add(cqs_[qid].base, cq_ring(qid));
   }
+}
+
+void Controller::ring_created(std::uint64_t base, const Ring& ring) {
+  if (!rings_share_a_base_ && rings_.emplace(base, ring).second) return;
+  index_rings();
+}
+
+void Controller::ring_deleted(std::uint64_t base) {
+  if (rings_share_a_base_) {
+    index_rings();
+    return;
+  }
+  rings_.erase(base);
 }
 
 // ---------------------------------------------------------------------------

@@ -148,7 +148,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.in_cmb = in_cmb;
   cq.irq_enabled = f.irq_enabled;
   cq.vector = f.vector;
-  index_rings();
+  ring_created(cq.base, cq_ring(f.qid));
   if (shadow_base_ != 0) start_shadow(DoorbellKind::CqHead, f.qid);
   return Status::Success;
 }
@@ -185,7 +185,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.rung_at.assign(sq.entries, 0);
   ++cqs_[f.cqid].bound_sqs;
   arbiter_.add_queue(f.qid, f.priority);
-  index_rings();
+  ring_created(sq.base, sq_ring(f.qid));
   if (shadow_base_ != 0) start_shadow(DoorbellKind::SqTail, f.qid);
   return Status::Success;
 }
@@ -207,8 +207,9 @@ void Controller::delete_sq(CommandPtr command) {
     arbiter_.remove_queue(qid);
     if (shadow_base_ != 0) stop_shadow(DoorbellKind::SqTail, qid);
     --cqs_[sqs_[qid].cqid].bound_sqs;
+    const std::uint64_t base = sqs_[qid].base;
     sqs_[qid] = SubmissionQueue{};
-    index_rings();
+    ring_deleted(base);
     admin_done(command, Status::Success);
   };
   if (sq.in_flight == 0 && sq.fetching == 0 && sq.head == sq.tail) {
@@ -225,8 +226,9 @@ Status Controller::delete_cq(const SubmissionEntry& sqe) {
   if (qid == 0 || qid >= cqs_.size() || !cqs_[qid].exists) return Status::InvalidQueueIdentifier;
   if (cqs_[qid].bound_sqs != 0) return Status::InvalidQueueDeletion;
   if (shadow_base_ != 0) stop_shadow(DoorbellKind::CqHead, qid);
+  const std::uint64_t base = cqs_[qid].base;
   cqs_[qid] = CompletionQueue{};
-  index_rings();
+  ring_deleted(base);
   return Status::Success;
 }
 

@@ -445,6 +445,48 @@ TEST(ControllerInvariants, DataDmaIntoAQueueRingStopsTheRun) {
   }
 }
 
+// The ring index follows queues as they are created and deleted. Two CQs may
+// start at one address (the controller does not reject it): the higher queue
+// id is named, as a rebuild of the index in queue order names it, then the
+// other once that one is deleted; once both are deleted, or a queue of its
+// own is, its ring is ordinary memory again and data may land there.
+TEST(ControllerInvariants, RingIndexFollowsQueueCreationAndDeletion) {
+  for (int step = 0; step < 4; ++step) {
+    Bench bench;
+    TestHost host("host", bench);
+    host.attach(bench.bring_up_one(64, /*io_queues=*/4));
+    const std::uint64_t shared = bench.driver().allocate(host::QueuePlacement::host, 4096);
+    const std::uint64_t own = bench.driver().allocate(host::QueuePlacement::host, 4096);
+    const auto status = [&](const SubmissionEntry& sqe) { return bench.admin(0, sqe).status(); };
+    ASSERT_EQ(status(make_create_io_cq(0, 2, 64, shared, true, false, 0)), Status::Success);
+    ASSERT_EQ(status(make_create_io_cq(0, 3, 64, shared, true, false, 0)), Status::Success);
+    ASSERT_EQ(status(make_create_io_cq(0, 4, 64, own, true, false, 0)), Status::Success);
+    // Step 1 deletes queue 3, step 2 queues 3 and 2, step 3 all three.
+    for (const std::uint16_t qid : {3, 2, 4}) {
+      if (qid == 3 ? step < 1 : qid == 2 ? step < 2 : step < 3) continue;
+      ASSERT_EQ(status(make_delete_io_cq(0, qid)), Status::Success) << "step " << step;
+    }
+    // A one-LBA read into slot 2 of the shared ring (step 3: of queue 4's).
+    const std::uint64_t target = (step == 3 ? own : shared) + 2 * kCqEntrySize;
+    const std::uint64_t spill = bench.driver().allocate(host::QueuePlacement::host, 4096);
+    bool completed = false;
+    host.submit(make_read(9, 1, 0, 0, target, spill), [&](const CompletionEntry& c, Picoseconds) {
+      completed = c.status() == Status::Success;
+    });
+    const std::string report = violation_of(bench);
+    const std::uint64_t bytes = std::min<std::uint64_t>(bench.ssd().lba_bytes(), 4096 - 2 * 16);
+    const std::string overlap =
+        fmt::format("data DMA of {} B at 0x{:x} overlaps CQ ", bytes, target);
+    if (step < 2) {
+      const std::string named = step == 0 ? "3's ring (its slot 2)" : "2's ring (its slot 2)";
+      EXPECT_NE(report.find(overlap + named), std::string::npos) << report;
+    } else {
+      EXPECT_EQ(report, "") << "step " << step;
+      EXPECT_TRUE(completed) << "step " << step;
+    }
+  }
+}
+
 // With the host not consuming, the CQ fills (entries - 1 entries) and the
 // controller holds further completions back instead of overwriting; once the
 // CQ head doorbell frees room they are posted in order, with the phase tag of
