@@ -9,8 +9,6 @@
 namespace gpunvme {
 
 namespace {
-// The kernel's resolution is 1 ps (Simulation): picoseconds are raw values.
-Picoseconds kernel_now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
 Calendar* current_calendar = nullptr;
 }  // namespace
 
@@ -51,7 +49,7 @@ void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
 }
 
 void Calendar::push(Picoseconds when, const Target& target) {
-  const Picoseconds t = kernel_now();
+  const Picoseconds t = now();
   when = std::max(when, t);
   queue_->push(when, target);
   // While firing, fire() takes whatever is due now and re-arms for the rest.
@@ -68,7 +66,7 @@ void Calendar::push(Picoseconds when, const Target& target) {
 void Calendar::fire() {
   armed_ = false;
   firing_ = true;
-  const Picoseconds t = kernel_now();
+  const Picoseconds t = now();
   TimeQueue<Target>::Entry due;
   while (queue_->take_due(t, due)) {
     const Target target = due.payload;

@@ -43,6 +43,14 @@ class Calendar : public sc_core::sc_module {
   // models are made and run inside one.
   static Calendar& current();
 
+  // The kernel's time. Its resolution is 1 ps (Simulation), so the raw value
+  // is picoseconds. Inline, as sc_time_stamp() is not: models and warps read
+  // it on every operation. The context pointer is read directly:
+  // sc_get_curr_simcontext(), which would make a context where none exists,
+  // is a call where GCC does not inline it, and the Simulation has made the
+  // context already.
+  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
+
   // Runs `callback` at `when` (now at the earliest).
   void schedule_at(Picoseconds when, Callback callback);
   // Notifies `event` at `when` (now at the earliest), immediately, so that

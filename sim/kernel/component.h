@@ -28,11 +28,7 @@ class Component : public sc_core::sc_module {
   void schedule_in(Picoseconds delay, Callback callback) {
     schedule_at(now() + delay, std::move(callback));
   }
-  // Inline (sc_time_stamp() is not); the kernel's resolution is 1 ps. The
-  // context pointer is read directly: sc_get_curr_simcontext(), which would
-  // make a context where none exists, is a call where GCC does not inline it,
-  // and a component's constructor has made the context already.
-  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
+  static Picoseconds now() { return Calendar::now(); }
 
  private:
   ParamValues params_;

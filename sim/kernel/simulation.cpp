@@ -44,7 +44,7 @@ void Simulation::run(Picoseconds limit) {
 
 void Simulation::stop() { sc_core::sc_stop(); }
 
-Picoseconds Simulation::now() { return sc_core::sc_time_stamp().value(); }
+Picoseconds Simulation::now() { return Calendar::now(); }
 
 std::uint64_t Simulation::events() {
   std::uint64_t total = 0;

@@ -127,9 +127,9 @@ Picoseconds SimWarp::op_issue_slow() {
 
 void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_until_, done); }
 
-void SimWarp::wait_until_busy() {
+void SimWarp::resume_at(Picoseconds when) {
   Simulation::count_event(Simulation::EventKind::kWarpStep);
-  calendar_.wake_at(busy_until_, resume_);
+  calendar_.wake_at(when, resume_);
   sc_core::wait(resume_);
 }
 
@@ -187,11 +187,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     // hundred ns later: a write in between shows on the next read, as if it
     // had landed just after this one).
     const Picoseconds issue = lane_cost_[current_lane_].cursor;
-    if (issue > now()) {
-      Simulation::count_event(Simulation::EventKind::kWarpStep);
-      calendar_.wake_at(issue, resume_);
-      sc_core::wait(resume_);
-    }
+    if (issue > now()) resume_at(issue);
     memory_.read(addr, data, len);
     const int lane = current_lane_;
     LaneCost& c = lane_cost_[lane];
@@ -209,11 +205,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     return;
   }
   const Picoseconds issue = op_issue();
-  if (issue > now()) {
-    Simulation::count_event(Simulation::EventKind::kWarpStep);
-    calendar_.wake_at(issue, resume_);
-    sc_core::wait(resume_);
-  }
+  if (issue > now()) resume_at(issue);
   bool done = false;
   sc_core::sc_event arrived;
   fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),

@@ -336,13 +336,11 @@ class SimWarp {
   // would be with a wait per operation and per loop; only the kernel's
   // order among warps that wake at the same picosecond can differ.
   void settle() {
-    if (busy_until_ > now()) wait_until_busy();
+    if (busy_until_ > now()) resume_at(busy_until_);
   }
-  void wait_until_busy();
-  // The kernel's time. Its resolution is 1 ps, so the raw value is
-  // picoseconds. Inline, as sc_time_stamp() is not: warps read it on every
-  // operation (the context pointer directly, as Component::now() does).
-  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
+  // A warp step: the thread sleeps until `when`, woken by the calendar.
+  void resume_at(Picoseconds when);
+  static Picoseconds now() { return Calendar::now(); }
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
   // A wait's state as its watch callbacks see it: the predicate's last
   // answer, and the memory lines that evaluation read (peeks) with the write
@@ -426,7 +424,7 @@ class SimWarp {
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
   Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
   sc_core::sc_event read_returned_;
-  sc_core::sc_event resume_;  // the warp's charged time has passed
+  sc_core::sc_event resume_;  // a step is due (resume_at)
   sc_core::sc_event wake_;    // a poll has seen the write the wait needed
   sc_core::sc_event timeout_;
   std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel/simulation.h"
 #include "sim/run/run.h"
 
 #ifndef GPUNVME_CLI
@@ -72,8 +73,9 @@ struct Measured {
   double events_per_s() const { return wall_s > 0 ? events / wall_s : 0; }
   double events_per_io() const { return ios > 0 ? double(events) / ios : 0; }
   double per_io(std::uint64_t count) const { return ios > 0 ? double(count) / ios : 0; }
-  double kind_per_io(const char* kind) const {
-    return per_io(events_by_kind.value(kind, std::uint64_t{0}));
+  double kind_per_io(gpunvme::Simulation::EventKind kind) const {
+    const char* name = gpunvme::Simulation::kEventKindNames[static_cast<int>(kind)];
+    return per_io(events_by_kind.value(name, std::uint64_t{0}));
   }
 };
 
@@ -154,6 +156,7 @@ Measured run_case(const Case& c) {
 }
 
 void print_row(const Measured& m) {
+  using Kind = gpunvme::Simulation::EventKind;
   if (!m.ok) {
     fmt::print("{:<38} FAILED: {}\n", m.name, m.error);
     return;
@@ -162,8 +165,8 @@ void print_row(const Measured& m) {
       "{:<38} {:>11} {:>9.2f} {:>13.0f} {:>10.1f} {:>12.0f} {:>10.1f} | {:>8.1f} {:>8.1f} {:>8.1f} "
       "{:>8.1f}\n",
       m.name, m.ios, m.wall_s, m.ios_per_s(), m.events_per_io(), m.events_per_s(),
-      m.peak_rss_kb / 1024.0, m.kind_per_io("warp_steps"), m.kind_per_io("warp_wakeups"),
-      m.kind_per_io("model_callbacks"), m.per_io(m.warp_instructions));
+      m.peak_rss_kb / 1024.0, m.kind_per_io(Kind::kWarpStep), m.kind_per_io(Kind::kWarpWakeup),
+      m.kind_per_io(Kind::kModelCallback), m.per_io(m.warp_instructions));
   std::fflush(stdout);
 }
 
