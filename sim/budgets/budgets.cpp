@@ -368,7 +368,7 @@ std::vector<std::string> budget_files_in(const std::string& dir) {
 }
 
 std::vector<std::string> shipped_budget_files() {
-  return budget_files_in(std::string(GPUNVME_SOURCE_DIR) + "/scenarios/budgets");
+  return budget_files_in(source_dir() + "/scenarios/budgets");
 }
 
 }  // namespace gpunvme::budgets

@@ -57,10 +57,11 @@ nlohmann::json RunConfig::to_json() const {
   return {{"topology", std::move(topo)}, {"scenario", scenario.params.json()}, {"seed", seed}};
 }
 
-std::string shipped_configs_dir() { return std::string(GPUNVME_SOURCE_DIR) + "/configs"; }
+std::string source_dir() { return GPUNVME_SOURCE_DIR; }
+std::string shipped_configs_dir() { return source_dir() + "/configs"; }
 std::string default_topology_file() { return shipped_configs_dir() + "/topologies/default.json"; }
 std::string default_scenario_file() {
-  return std::string(GPUNVME_SOURCE_DIR) + "/scenarios/randread-4k.json";
+  return source_dir() + "/scenarios/randread-4k.json";
 }
 
 nlohmann::json read_json_file(const std::string& path) {

@@ -60,6 +60,8 @@ struct RunConfig {
   nlohmann::json to_json() const;
 };
 
+// The source tree the program was built from (shipped configs, scenarios, budgets).
+std::string source_dir();
 // Where profiles are looked up: `<dir of topology file>/<kind dir>/NAME.json`
 // first, then the shipped `configs/` tree.
 std::string shipped_configs_dir();
