@@ -238,13 +238,7 @@ PYBIND11_MODULE(_gpunvme, m) {
   m.def(
       "sweep_spec",
       [](const std::string& spec_json, const std::string& file) {
-        nlohmann::ordered_json doc;
-        try {
-          doc = nlohmann::ordered_json::parse(spec_json);
-        } catch (const json::parse_error& e) {
-          throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());
-        }
-        return sweep_json(sweep::parse_sweep_spec(doc, file));
+        return sweep_json(sweep::parse_sweep_spec_text(spec_json, file));
       },
       "Parses a sweep spec given as JSON text (`file` names it in errors and anchors its "
       "relative paths) and expands it; returns JSON text {file, topology_file, scenario_file, "

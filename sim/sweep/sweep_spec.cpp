@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/config/config_error.h"
@@ -31,9 +34,82 @@ std::string locate(const std::string& spec_file, const std::string& path) {
 
 std::string render(const nlohmann::ordered_json& v) { return v.dump(); }
 
-// {start, stop, step} (stop included) or {start, stop, factor}.
-std::vector<nlohmann::json> range_values(const nlohmann::ordered_json& r, const std::string& file,
-                                         const std::string& where) {
+constexpr std::size_t kMaxRangeValues = 100000;
+
+ConfigError too_many_values(const std::string& file, const std::string& where,
+                            const nlohmann::ordered_json& r) {
+  return ConfigError(
+      file, where, render(r),
+      fmt::format("more than {} values; a range gives at most that many", kMaxRangeValues));
+}
+
+// An integer range bound as a 64-bit signed integer, the type its values
+// take; a bound beyond it (an unsigned literal from 2^63 on) is an error of
+// that bound rather than a value that wraps.
+std::int64_t integer_bound(const nlohmann::ordered_json& r, const char* key,
+                           const std::string& file, const std::string& where) {
+  const nlohmann::ordered_json& bound = r[key];
+  if (bound.is_number_unsigned() &&
+      bound.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw ConfigError(file, where + "." + key, render(bound),
+                      fmt::format("an integer range's bounds are 64-bit signed integers, {} to {}",
+                                  std::numeric_limits<std::int64_t>::min(),
+                                  std::numeric_limits<std::int64_t>::max()));
+  }
+  return bound.get<std::int64_t>();
+}
+
+// {start, stop, step} or {start, stop, factor} of integers, in integer
+// arithmetic (exact at every magnitude, where a double is not past 2^53).
+// Returns the number of values; appends them to `out` unless it is null.
+std::uint64_t integer_range(const nlohmann::ordered_json& r, const std::string& file,
+                            const std::string& where, std::vector<nlohmann::json>* out) {
+  const std::int64_t start = integer_bound(r, "start", file, where);
+  const std::int64_t stop = integer_bound(r, "stop", file, where);
+  if (r.contains("step")) {
+    const std::int64_t step = integer_bound(r, "step", file, where);
+    if (step == 0 || (step > 0 ? stop < start : stop > start)) {
+      throw ConfigError(file, where + ".step", render(r["step"]),
+                        "must be non-zero and lead from start towards stop");
+    }
+    // Distances in unsigned arithmetic: stop - start can exceed INT64_MAX.
+    const auto ustart = static_cast<std::uint64_t>(start);
+    const auto ustep = static_cast<std::uint64_t>(step);
+    const std::uint64_t span = step > 0 ? static_cast<std::uint64_t>(stop) - ustart
+                                        : ustart - static_cast<std::uint64_t>(stop);
+    const std::uint64_t stride = step > 0 ? ustep : std::uint64_t{0} - ustep;
+    const std::uint64_t last = span / stride;  // values are start + step * 0..last
+    if (last >= kMaxRangeValues) throw too_many_values(file, where, r);
+    if (out != nullptr) {
+      for (std::uint64_t i = 0; i <= last; ++i) {
+        // start + step * i lies between start and stop, so it fits; computed
+        // modulo 2^64 and converted back.
+        out->emplace_back(static_cast<std::int64_t>(ustart + ustep * i));
+      }
+    }
+    return last + 1;
+  }
+  const std::int64_t factor = integer_bound(r, "factor", file, where);
+  if (factor <= 1 || start <= 0 || stop < start) {
+    throw ConfigError(file, where + ".factor", render(r["factor"]),
+                      "a geometric range needs factor > 1 and 0 < start <= stop");
+  }
+  std::uint64_t count = 0;
+  for (std::int64_t v = start; v <= stop;) {
+    if (count == kMaxRangeValues) throw too_many_values(file, where, r);
+    ++count;
+    if (out != nullptr) out->emplace_back(v);
+    if (v > stop / factor) break;  // the next value passes stop (or INT64_MAX)
+    v *= factor;
+  }
+  return count;
+}
+
+// {start, stop, step} (stop included) or {start, stop, factor}: the number
+// of values, appended to `out` unless it is null.
+std::uint64_t range_values(const nlohmann::ordered_json& r, const std::string& file,
+                           const std::string& where, std::vector<nlohmann::json>* out) {
   for (const auto& [key, value] : r.items()) {
     if (key != "start" && key != "stop" && key != "step" && key != "factor") {
       throw ConfigError(file, where + "." + key, render(value),
@@ -41,6 +117,9 @@ std::vector<nlohmann::json> range_values(const nlohmann::ordered_json& r, const 
     }
     if (!value.is_number()) {
       throw ConfigError(file, where + "." + key, render(value), "expected a number");
+    }
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+      throw ConfigError(file, where + "." + key, render(value), "expected a finite number");
     }
   }
   if (!r.contains("start") || !r.contains("stop") || (r.contains("step") == r.contains("factor"))) {
@@ -51,58 +130,68 @@ std::vector<nlohmann::json> range_values(const nlohmann::ordered_json& r, const 
   const bool integral =
       r["start"].is_number_integer() && r["stop"].is_number_integer() &&
       (r.contains("step") ? r["step"].is_number_integer() : r["factor"].is_number_integer());
+  if (integral) return integer_range(r, file, where, out);
   const double start = r["start"].get<double>();
   const double stop = r["stop"].get<double>();
-  std::vector<nlohmann::json> values;
-  auto push = [&](double v) {
-    if (integral) {
-      values.emplace_back(static_cast<std::int64_t>(std::llround(v)));
-    } else {
-      values.emplace_back(v);
-    }
-  };
-  constexpr std::size_t kMaxValues = 100000;
   if (r.contains("step")) {
     const double step = r["step"].get<double>();
     if (step == 0 || (stop - start) / step < 0) {
       throw ConfigError(file, where + ".step", render(r["step"]),
                         "must be non-zero and lead from start towards stop");
     }
+    // Also false for an infinite quotient (a span beyond the largest double).
     const double n = std::floor((stop - start) / step + 1e-9);
-    if (n + 1 > kMaxValues) throw ConfigError(file, where, render(r), "more than 100,000 values");
-    for (std::int64_t i = 0; i <= static_cast<std::int64_t>(n); ++i) push(start + step * i);
-  } else {
-    const double factor = r["factor"].get<double>();
-    if (factor <= 1.0 || start <= 0 || stop < start) {
-      throw ConfigError(file, where + ".factor", render(r["factor"]),
-                        "a geometric range needs factor > 1 and 0 < start <= stop");
-    }
-    for (double v = start; v <= stop * (1 + 1e-9); v *= factor) {
-      if (values.size() == kMaxValues) {
-        throw ConfigError(file, where, render(r), "more than 100,000 values");
+    if (!(n < static_cast<double>(kMaxRangeValues))) throw too_many_values(file, where, r);
+    const auto last = static_cast<std::int64_t>(n);
+    if (out != nullptr) {
+      for (std::int64_t i = 0; i <= last; ++i) {
+        out->emplace_back(start + step * static_cast<double>(i));
       }
-      push(v);
     }
+    return static_cast<std::uint64_t>(last) + 1;
   }
-  return values;
+  const double factor = r["factor"].get<double>();
+  if (factor <= 1.0 || start <= 0 || stop < start) {
+    throw ConfigError(file, where + ".factor", render(r["factor"]),
+                      "a geometric range needs factor > 1 and 0 < start <= stop");
+  }
+  std::uint64_t count = 0;
+  for (double v = start; v <= stop * (1 + 1e-9); v *= factor) {
+    if (count == kMaxRangeValues) throw too_many_values(file, where, r);
+    ++count;
+    if (out != nullptr) out->emplace_back(v);
+  }
+  return count;
 }
 
-Axis parse_axis(const std::string& path, const nlohmann::ordered_json& value,
-                const std::string& file, const std::string& where) {
+// Checks a swept path and its values (a list, or a range) and returns how
+// many values it has, without expanding a range: a sweep already past
+// kMaxSweepPoints expands no more of its ranges.
+std::uint64_t axis_size(const std::string& path, const nlohmann::ordered_json& value,
+                        const std::string& file, const std::string& where) {
   if (path != "seed" && path.rfind("scenario.", 0) != 0 && path.rfind("topology.", 0) != 0) {
     throw ConfigError(file, where, "",
                       "a swept path starts with 'scenario.' or 'topology.', or is 'seed'");
   }
+  if (value.is_array()) {
+    if (value.empty()) throw ConfigError(file, where, "[]", "expected at least one value");
+    return value.size();
+  }
+  if (value.is_object()) return range_values(value, file, where, nullptr);
+  throw ConfigError(file, where, render(value),
+                    "expected a list of values or a range {start, stop, step}");
+}
+
+// The axis of a path whose values axis_size accepted.
+Axis parse_axis(const std::string& path, const nlohmann::ordered_json& value,
+                const std::string& file, const std::string& where) {
   Axis axis;
   axis.path = path;
   if (value.is_array()) {
-    if (value.empty()) throw ConfigError(file, where, "[]", "expected at least one value");
+    axis.values.reserve(value.size());
     for (const auto& v : value) axis.values.emplace_back(nlohmann::json::parse(v.dump()));
-  } else if (value.is_object()) {
-    axis.values = range_values(value, file, where);
   } else {
-    throw ConfigError(file, where, render(value),
-                      "expected a list of values or a range {start, stop, step}");
+    range_values(value, file, where, &axis.values);
   }
   if (path == "seed") {
     for (const auto& v : axis.values) {
@@ -114,6 +203,114 @@ Axis parse_axis(const std::string& path, const nlohmann::ordered_json& value,
   return axis;
 }
 
+// A group whose values repeat (for a zip group: whose combination of values
+// repeats) would run one point twice, under two indices and one key. Values
+// compare as JSON does: 4096 and 4096.0 are the same value.
+void reject_repeats(const Group& group, const nlohmann::ordered_json& source,
+                    const std::string& file, const std::string& where) {
+  std::map<std::vector<nlohmann::json>, std::size_t> first_at;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    std::vector<nlohmann::json> combination;
+    combination.reserve(group.axes.size());
+    for (const Axis& axis : group.axes) combination.push_back(axis.values[i]);
+    const auto [seen, inserted] = first_at.emplace(std::move(combination), i);
+    if (inserted) continue;
+    const std::size_t first = seen->second;
+    if (group.axes.size() > 1) {
+      nlohmann::ordered_json tuple = nlohmann::ordered_json::object();
+      for (const Axis& axis : group.axes) {
+        tuple[axis.path] = nlohmann::ordered_json::parse(axis.values[i].dump());
+      }
+      throw ConfigError(file, where, tuple.dump(),
+                        fmt::format("the zipped lists give this combination at positions {} and "
+                                    "{}; each combination is swept once",
+                                    first, i));
+    }
+    const std::string value = group.axes.front().values[i].dump();
+    if (source.is_array()) {
+      throw ConfigError(
+          file, index_path(where, i), value,
+          fmt::format("repeats {}; a swept path takes each value once", index_path(where, first)));
+    }
+    throw ConfigError(file, where, render(source),
+                      fmt::format("the range gives {} at positions {} and {} (its step is below "
+                                  "the precision of its numbers); a swept path takes each value "
+                                  "once",
+                                  value, first, i));
+  }
+}
+
+// Arrays and objects nested deeper than this are refused before anything
+// recursive (copying, printing, comparing) walks the document.
+constexpr std::size_t kMaxNesting = 64;
+
+std::string nesting_problem() {
+  return fmt::format("arrays and objects nest at most {} deep in a sweep spec", kMaxNesting);
+}
+
+void reject_deep_nesting(const nlohmann::ordered_json& doc, const std::string& file) {
+  struct Node {
+    const nlohmann::ordered_json* value;
+    std::string path;
+    std::size_t depth;
+  };
+  std::vector<Node> pending{{&doc, "$", 1}};
+  while (!pending.empty()) {
+    Node node = std::move(pending.back());
+    pending.pop_back();
+    if (node.depth > kMaxNesting) {
+      throw ConfigError(file, node.path, "", nesting_problem());
+    }
+    if (node.value->is_array()) {
+      for (std::size_t i = 0; i < node.value->size(); ++i) {
+        const auto& child = (*node.value)[i];
+        if (child.is_structured()) {
+          pending.push_back({&child, index_path(node.path, i), node.depth + 1});
+        }
+      }
+    } else if (node.value->is_object()) {
+      for (const auto& [key, child] : node.value->items()) {
+        if (child.is_structured())
+          pending.push_back({&child, node.path + "." + key, node.depth + 1});
+      }
+    }
+  }
+}
+
+// The product of the group sizes, or nothing when it exceeds 2^64 - 1.
+std::optional<std::uint64_t> exact_product(const std::vector<std::uint64_t>& sizes) {
+  std::uint64_t count = 1;
+  for (const std::uint64_t size : sizes) {
+    if (size != 0 && count > std::numeric_limits<std::uint64_t>::max() / size) return std::nullopt;
+    count *= size;
+  }
+  return count;
+}
+
+std::vector<std::uint64_t> group_sizes(const SweepSpec& spec) {
+  std::vector<std::uint64_t> sizes;
+  for (const Group& g : spec.groups) sizes.push_back(g.size());
+  return sizes;
+}
+
+// The sweep's point count, or a ConfigError naming it (exactly, or as past
+// 2^64 - 1) when it passes kMaxSweepPoints.
+std::uint64_t checked_point_count(const std::string& file,
+                                  const std::vector<std::uint64_t>& sizes) {
+  const std::optional<std::uint64_t> count = exact_product(sizes);
+  if (count && *count <= kMaxSweepPoints) return *count;
+  std::string factors;
+  for (const std::uint64_t size : sizes) {
+    factors += (factors.empty() ? "" : " x ") + std::to_string(size);
+  }
+  const std::string points =
+      count ? fmt::format("{} points", *count)
+            : fmt::format("more than {} points", std::numeric_limits<std::uint64_t>::max());
+  throw ConfigError(
+      file, "$.sweep", fmt::format("{} ({})", points, factors),
+      fmt::format("a sweep has at most {} points; narrow its ranges or split it", kMaxSweepPoints));
+}
+
 // The --set text of one assignment.
 std::string assignment(const std::string& path, const nlohmann::json& value) {
   if (path == "seed") return "seed=" + value.dump();
@@ -122,10 +319,13 @@ std::string assignment(const std::string& path, const nlohmann::json& value) {
 
 }  // namespace
 
-SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string& file) {
+namespace {
+
+SweepSpec parse_checked_spec(const nlohmann::ordered_json& doc, const std::string& file) {
   if (!doc.is_object()) throw ConfigError(file, "$", "", "a sweep spec is a JSON object");
   SweepSpec spec;
   spec.file = file;
+  std::vector<std::uint64_t> sizes;  // of every group, expanded or not
   for (const auto& [key, value] : doc.items()) {
     const std::string where = "$." + key;
     if (key == "topology" || key == "scenario") {
@@ -133,7 +333,8 @@ SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string&
       (key == "topology" ? spec.topology_file : spec.scenario_file) =
           locate(file, value.get<std::string>());
     } else if (key == "seed") {
-      if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
+      if (!value.is_number_unsigned() &&
+          !(value.is_number_integer() && value.get<std::int64_t>() >= 0)) {
         throw ConfigError(file, where, render(value), "expected a non-negative integer");
       }
       spec.seed = value.get<std::uint64_t>();
@@ -147,6 +348,13 @@ SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string&
       if (!value.is_object()) {
         throw ConfigError(file, where, render(value), "expected an object of paths to values");
       }
+      // Groups are expanded while the points stay within kMaxSweepPoints;
+      // past it only their sizes are counted, for the error.
+      auto within_cap = [&sizes](std::uint64_t size) {
+        sizes.push_back(size);
+        const std::optional<std::uint64_t> count = exact_product(sizes);
+        return count && *count <= kMaxSweepPoints;
+      };
       for (const auto& [path, values] : value.items()) {
         if (path == "zip") {
           if (!values.is_array()) {
@@ -160,22 +368,36 @@ SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string&
               throw ConfigError(file, zip_where, render(values[i]),
                                 "expected an object of paths to equally long lists");
             }
+            std::uint64_t size = 0;
+            for (const auto& [zpath, zvalues] : values[i].items()) {
+              const std::uint64_t n = axis_size(zpath, zvalues, file, zip_where + "." + zpath);
+              if (size == 0) size = n;
+              if (n != size) {
+                throw ConfigError(
+                    file, zip_where + "." + zpath, "",
+                    fmt::format("has {} values; the group's first path has {}", n, size));
+              }
+            }
+            if (!within_cap(size)) continue;
             Group group;
             for (const auto& [zpath, zvalues] : values[i].items()) {
               group.axes.push_back(parse_axis(zpath, zvalues, file, zip_where + "." + zpath));
-              if (group.axes.back().values.size() != group.axes.front().values.size()) {
-                throw ConfigError(
-                    file, zip_where + "." + zpath, "",
-                    fmt::format("has {} values; the group's first path has {}",
-                                group.axes.back().values.size(), group.axes.front().values.size()));
-              }
+            }
+            if (group.axes.size() == 1) {
+              reject_repeats(group, values[i].begin().value(), file,
+                             zip_where + "." + group.axes.front().path);
+            } else {
+              reject_repeats(group, values[i], file, zip_where);
             }
             spec.groups.push_back(std::move(group));
           }
           continue;
         }
+        const std::string where_path = "$.sweep." + path;
+        if (!within_cap(axis_size(path, values, file, where_path))) continue;
         Group group;
-        group.axes.push_back(parse_axis(path, values, file, "$.sweep." + path));
+        group.axes.push_back(parse_axis(path, values, file, where_path));
+        reject_repeats(group, values, file, where_path);
         spec.groups.push_back(std::move(group));
       }
     } else if (key == "name" || key == "doc") {
@@ -200,7 +422,44 @@ SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string&
       seen.push_back(a.path);
     }
   }
+  checked_point_count(file, sizes);
   return spec;
+}
+
+}  // namespace
+
+SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string& file) {
+  reject_deep_nesting(doc, file);
+  try {
+    return parse_checked_spec(doc, file);
+  } catch (const nlohmann::json::exception& e) {
+    // Not reached by a document parsed from text; one built in code may hold
+    // what text cannot (a string that is not UTF-8, which cannot be printed).
+    throw ConfigError(file, "$", "", std::string("not a valid sweep spec: ") + e.what());
+  }
+}
+
+SweepSpec parse_sweep_spec_text(const std::string& text, const std::string& file) {
+  // Deep nesting is refused while parsing: the parser itself copies an
+  // ordered object's members recursively, which a document nested thousands
+  // deep turns into a stack overflow.
+  const auto refuse_deep_nesting = [&file](int depth, nlohmann::ordered_json::parse_event_t event,
+                                           nlohmann::ordered_json&) {
+    if ((event == nlohmann::ordered_json::parse_event_t::object_start ||
+         event == nlohmann::ordered_json::parse_event_t::array_start) &&
+        static_cast<std::size_t>(depth) >= kMaxNesting) {
+      throw ConfigError(file, "", "", nesting_problem());
+    }
+    return true;
+  };
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(text, refuse_deep_nesting);
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400).
+    throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());
+  }
+  return parse_sweep_spec(doc, file);
 }
 
 SweepSpec load_sweep_spec(const std::string& file) {
@@ -208,19 +467,13 @@ SweepSpec load_sweep_spec(const std::string& file) {
   if (!in) throw ConfigError(file, "", "", "cannot open sweep spec");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::ordered_json doc;
-  try {
-    doc = nlohmann::ordered_json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_sweep_spec(doc, file);
+  return parse_sweep_spec_text(text.str(), file);
 }
 
 std::size_t point_count(const SweepSpec& spec) {
-  std::size_t n = 1;
-  for (const Group& g : spec.groups) n *= g.size();
-  return n;
+  // A spec from parse_sweep_spec has at most kMaxSweepPoints; one assembled
+  // in code is held to the same bound rather than wrapping.
+  return static_cast<std::size_t>(checked_point_count(spec.file, group_sizes(spec)));
 }
 
 namespace {
@@ -264,39 +517,43 @@ std::string resume_key(const std::string& key, const std::string& spec_id) {
   return spec_id + " " + key;
 }
 
-std::vector<SweepPoint> expand(const SweepSpec& spec) {
-  std::vector<SweepPoint> points;
-  const std::string id = spec_id(spec);
-  const std::size_t total = point_count(spec);
-  points.reserve(total);
-  for (std::size_t index = 0; index < total; ++index) {
-    SweepPoint p;
-    p.index = index;
-    p.seed = spec.seed;
-    p.params = nlohmann::ordered_json::object();
-    p.overrides = spec.base_overrides;
-    // The last group varies fastest.
-    std::size_t rest = index;
-    std::vector<std::size_t> position(spec.groups.size());
-    for (std::size_t g = spec.groups.size(); g-- > 0;) {
-      position[g] = rest % spec.groups[g].size();
-      rest /= spec.groups[g].size();
-    }
-    for (std::size_t g = 0; g < spec.groups.size(); ++g) {
-      for (const Axis& axis : spec.groups[g].axes) {
-        const nlohmann::json& value = axis.values[position[g]];
-        p.params[axis.path] = value;
-        if (axis.path == "seed") {
-          p.seed = value.get<std::uint64_t>();
-        } else {
-          p.overrides.push_back(assignment(axis.path, value));
-        }
+SweepPoints::SweepPoints(const SweepSpec& spec)
+    : spec_(spec), count_(point_count(spec)), spec_id_(spec_id(spec)) {}
+
+SweepPoint SweepPoints::operator[](std::size_t index) const {
+  SweepPoint p;
+  p.index = index;
+  p.seed = spec_.seed;
+  p.params = nlohmann::ordered_json::object();
+  p.overrides = spec_.base_overrides;
+  // Mixed radix over the group sizes, the last group varying fastest.
+  std::vector<std::size_t> position(spec_.groups.size());
+  std::size_t rest = index;
+  for (std::size_t g = spec_.groups.size(); g-- > 0;) {
+    position[g] = rest % spec_.groups[g].size();
+    rest /= spec_.groups[g].size();
+  }
+  for (std::size_t g = 0; g < spec_.groups.size(); ++g) {
+    for (const Axis& axis : spec_.groups[g].axes) {
+      const nlohmann::json& value = axis.values[position[g]];
+      p.params[axis.path] = value;
+      if (axis.path == "seed") {
+        p.seed = value.get<std::uint64_t>();
+      } else {
+        p.overrides.push_back(assignment(axis.path, value));
       }
     }
-    p.key = p.params.dump();
-    p.spec_id = id;
-    points.push_back(std::move(p));
   }
+  p.key = p.params.dump();
+  p.spec_id = spec_id_;
+  return p;
+}
+
+std::vector<SweepPoint> expand(const SweepSpec& spec) {
+  const SweepPoints sequence(spec);
+  std::vector<SweepPoint> points;
+  points.reserve(sequence.size());
+  for (std::size_t index = 0; index < sequence.size(); ++index) points.push_back(sequence[index]);
   return points;
 }
 

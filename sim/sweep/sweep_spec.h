@@ -21,6 +21,12 @@
 // "zip" is one group whose lists have equal lengths. Points are the cartesian
 // product of the groups, the first group varying slowest. "seed" may be swept
 // like any path.
+//
+// A spec is refused (ConfigError) when its points would be more than
+// kMaxSweepPoints, when a range bound does not fit its type (integer ranges
+// are 64-bit signed integers, other ranges finite doubles), and when a group
+// gives the same value (a zip group: the same combination) twice, which
+// would run one point twice under two indices.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +45,14 @@ struct Group {
   std::vector<Axis> axes;  // advance together
   std::size_t size() const { return axes.empty() ? 0 : axes.front().values.size(); }
 };
+
+// The most points a sweep may have. A point costs a process and a simulation
+// of milliseconds or more, and leaves a row of about 2 KB: 10 million points
+// are days of CPU time and some 20 GB of rows, far past any useful sweep, so
+// a larger count is taken for a mistake in a range (a step or stop off by
+// orders of magnitude) and refused before anything runs. Resuming keeps one
+// key per finished row in memory (about 100 bytes), which this also bounds.
+constexpr std::uint64_t kMaxSweepPoints = 10'000'000;
 
 struct SweepSpec {
   std::string file;
@@ -70,18 +84,41 @@ std::string spec_id(const SweepSpec& spec);
 // The key resume matches on: a row's (or point's) key and spec_id.
 std::string resume_key(const std::string& key, const std::string& spec_id);
 
-// ConfigError (file, JSON path, value, what is allowed) on a bad spec.
+// ConfigError (file, JSON path, value, what is allowed) on a bad spec, and
+// no other exception whatever the document holds.
 SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string& file);
+// The same from JSON text (ConfigError when it is not JSON): what a fuzzer
+// calls with arbitrary bytes, followed by point_count.
+SweepSpec parse_sweep_spec_text(const std::string& text, const std::string& file);
 SweepSpec load_sweep_spec(const std::string& file);
 
-std::vector<SweepPoint> expand(const SweepSpec& spec);
+// The number of points: at most kMaxSweepPoints for a parsed spec.
 std::size_t point_count(const SweepSpec& spec);
+
+// The points of a spec, each computed from its index (mixed radix over the
+// group sizes, the last group fastest), so a sweep of millions of points
+// holds none of them up front.
+class SweepPoints {
+ public:
+  explicit SweepPoints(const SweepSpec& spec);
+  std::size_t size() const { return count_; }
+  // Point `index` (< size()).
+  SweepPoint operator[](std::size_t index) const;
+
+ private:
+  const SweepSpec& spec_;
+  std::size_t count_;
+  std::string spec_id_;  // reads the spec's files once, not once a point
+};
+
+// Every point, in order (SweepPoints[0], [1], ...).
+std::vector<SweepPoint> expand(const SweepSpec& spec);
 
 // Runs one point in this process. The row holds index, key, spec_id,
 // params, seed, files, the base "set" overrides, the topology overrides
-// (base and swept topology.* assignments), the resolved scenario, the result's summary (and the spec's
-// metrics), and error: null, or the message when the point failed (a bad
-// value is an error of that point, not of the sweep).
+// (base and swept topology.* assignments), the resolved scenario, the result's summary (and the
+// spec's metrics), and error: null, or the message when the point failed (a bad value is an error
+// of that point, not of the sweep).
 nlohmann::ordered_json run_point(const SweepSpec& spec, const SweepPoint& point);
 
 // A row for a point that produced no result (its process died).

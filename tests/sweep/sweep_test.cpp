@@ -237,9 +237,7 @@ TEST(SweepRunner, RowsCarryTheBaseOverridesAndTheTopologyChanges) {
 TEST(SweepSpec, TheSpecIdChangesWithSetTopologyScenarioAndSeed) {
   const std::string scenario = temp("identity-scenario.json");
   std::ofstream(scenario) << R"({"kind": "microbenchmark", "ios": 100})";
-  auto id_of = [&](const std::string& text) {
-    return spec_id(spec_of(text));
-  };
+  auto id_of = [&](const std::string& text) { return spec_id(spec_of(text)); };
   const std::string base = id_of(R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1]}})");
   EXPECT_EQ(base, id_of(R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1, 2]}})"))
       << "the swept values are the key's business, not the spec id's";
@@ -247,7 +245,8 @@ TEST(SweepSpec, TheSpecIdChangesWithSetTopologyScenarioAndSeed) {
   EXPECT_NE(base, id_of(R"({"set": ["scenario.ios=100"], "seed": 2, "sweep": {"seed": [1]}})"));
   EXPECT_NE(base, id_of(R"({"set": ["scenario.ios=100"],
                             "topology": "configs/topologies/acs-on.json", "sweep": {"seed": [1]}})"));
-  const std::string with_scenario = R"({"scenario": ")" + scenario + R"(", "sweep": {"seed": [1]}})";
+  const std::string with_scenario =
+      R"({"scenario": ")" + scenario + R"(", "sweep": {"seed": [1]}})";
   const std::string before_edit = id_of(with_scenario);
   EXPECT_NE(base, before_edit);
   // Editing the scenario file changes the id too: its results would differ.
