@@ -73,31 +73,51 @@ void sync_folder_of(const std::string& path) {
   ::close(fd);
 }
 
-// Replaces `path` by `text` so that a kill at any moment leaves either the
-// old file or the whole new one: written to PATH.tmp beside it, synced,
-// renamed over it, and the folder synced.
-void replace_file(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("write", temp);
-  if (!write_all(fd, text)) {
-    const int error = errno;
-    ::close(fd);
-    errno = error;
-    fail("write", temp);
+// A file replaced as a whole, so that a kill at any moment leaves either
+// the old file or the whole new one: written to PATH.tmp beside it, synced,
+// renamed over it, and the folder synced. Dropped uncommitted, the
+// temporary file is removed and PATH is untouched.
+class ReplacementFile {
+ public:
+  explicit ReplacementFile(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("write", temp_);
   }
-  sync_fd(fd, temp);
-  ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename " + temp + " to", path);
-  sync_folder_of(path);
-}
+  ReplacementFile(const ReplacementFile&) = delete;
+  ReplacementFile& operator=(const ReplacementFile&) = delete;
+  ~ReplacementFile() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      std::remove(temp_.c_str());
+    }
+  }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+  // Buffered: the text goes out in pieces of about a megabyte.
+  void write(const std::string& text) {
+    buffer_ += text;
+    if (buffer_.size() >= (1u << 20)) flush();
+  }
+
+  void commit() {
+    flush();
+    sync_fd(fd_, temp_);
+    ::close(fd_);
+    fd_ = -1;
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("rename " + temp_ + " to", path_);
+    sync_folder_of(path_);
+  }
+
+ private:
+  void flush() {
+    if (!write_all(fd_, buffer_)) fail("write", temp_);
+    buffer_.clear();
+  }
+
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  std::string buffer_;
+};
 
 // The row a JSON line holds, or null when it holds none (cut short, not a
 // row).
@@ -106,41 +126,52 @@ nlohmann::ordered_json row_of_line(const std::string& line) {
   try {
     nlohmann::ordered_json row = nlohmann::ordered_json::parse(line);
     if (row.is_object() && row.contains("key") && row["key"].is_string()) return row;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
     // A line cut short by an interrupted sweep: that point runs again.
   }
   return nullptr;
 }
 
-// The rows of PREFIX.jsonl, before a sweep appends to it. A line that holds
-// no row (the last one, cut short by a kill) is removed from the file, so
-// that the next row does not join it; the file is replaced as a whole
-// (replace_file), never truncated and rewritten in place, which would lose
-// every finished row to a kill during the rewrite.
-std::vector<nlohmann::ordered_json> rows_for_resume(const std::string& jsonl) {
-  const std::string text = file_text(jsonl);
-  std::vector<nlohmann::ordered_json> rows;
-  std::string kept;
-  kept.reserve(text.size());
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string line = text.substr(start, end - start);
-    nlohmann::ordered_json row = row_of_line(line);
-    if (!row.is_null()) {
-      rows.push_back(std::move(row));
-      kept += line;
-      kept += '\n';
+// The resume keys of the rows in PREFIX.jsonl, before a sweep appends to
+// it. A line that holds no row (the last one, cut short by a kill) is
+// removed from the file, so that the next row does not join it; the file is
+// replaced as a whole (ReplacementFile), never truncated and rewritten in
+// place, which would lose every finished row not yet rewritten to a kill.
+// Reads the file line by line: rows are not held in memory.
+std::set<std::string> finished_keys(const std::string& jsonl) {
+  std::set<std::string> keys;
+  bool clean = true;
+  {
+    std::ifstream in(jsonl, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) {
+      const nlohmann::ordered_json row = row_of_line(line);
+      // A row counts only for the same spec: a changed scenario, topology
+      // or base "set" gives other results for the same params (rows written
+      // before spec_id existed match nothing and run again).
+      if (!row.is_null()) {
+        const auto id = row.find("spec_id");
+        keys.insert(resume_key(row["key"].get<std::string>(),
+                               id != row.end() && id->is_string() ? id->get<std::string>() : ""));
+      }
+      // The last line without its newline is cut short too, whole or not.
+      if (row.is_null() || in.eof()) clean = false;
     }
-    start = end + 1;
   }
-  if (kept != text) {
-    replace_file(jsonl, kept);
-  } else {
+  const std::string temp = jsonl + ".tmp";
+  if (clean) {
     // Left by a sweep killed while replacing the file (which is whole).
-    std::remove((jsonl + ".tmp").c_str());
+    std::remove(temp.c_str());
+    return keys;
   }
-  return rows;
+  ReplacementFile cleaned(jsonl);
+  std::ifstream in(jsonl, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!row_of_line(line).is_null()) cleaned.write(line + "\n");
+  }
+  cleaned.commit();
+  return keys;
 }
 
 std::string csv_cell(const nlohmann::ordered_json& v) {
@@ -185,72 +216,153 @@ std::vector<nlohmann::ordered_json> read_rows(const std::string& jsonl) {
   return rows;
 }
 
-std::string rows_csv(const std::vector<nlohmann::ordered_json>& rows) {
-  std::vector<std::string> columns{"index", "key", "error"};
-  std::set<std::string> known(columns.begin(), columns.end());
-  std::vector<std::vector<std::pair<std::string, nlohmann::ordered_json>>> cells(rows.size());
-  auto add_column = [&](const std::string& c) {
-    if (known.insert(c).second) columns.push_back(c);
-  };
-  // Parameters first (in the order the sweep names them), then files and
-  // the resolved scenario, then results.
-  for (const auto& row : rows) {
+namespace {
+
+// The CSV's columns, gathered from every row before any line is written (a
+// row may lack columns that others have): index, key, error; the swept
+// parameters (in the order the sweep names them); seed and files; the
+// resolved scenario; then results.
+class CsvColumns {
+ public:
+  void add(const nlohmann::ordered_json& row) {
     if (row.contains("params")) {
-      for (const auto& [k, v] : row["params"].items()) add_column(k);
+      for (const auto& [k, v] : row["params"].items()) add_to(params_, k);
     }
+    if (row.contains("config") && row["config"].is_object()) {
+      for (const auto& [k, v] : row["config"].items()) add_to(config_, "scenario." + k);
+    }
+    for (const auto& [k, v] : results_of(row)) add_to(results_, k);
   }
-  for (const char* c : {"seed", "topology", "scenario_file"}) add_column(c);
-  std::vector<std::string> config_columns, result_columns;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
-    auto& out = cells[i];
-    out.emplace_back("index", row.value("index", nlohmann::ordered_json()));
-    out.emplace_back("key", row.value("key", nlohmann::ordered_json()));
-    out.emplace_back("error", row.value("error", nlohmann::ordered_json()));
+
+  std::string header() {
+    settle();
+    std::string text;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      text += (c ? "," : "") + csv_cell(columns_[c]);
+    }
+    return text + "\n";
+  }
+
+  std::string line(const nlohmann::ordered_json& row) {
+    settle();
+    // A cell's first value wins: a swept scenario field over its resolved
+    // value.
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> cells;
+    for (const char* c : {"index", "key", "error"}) {
+      cells.emplace_back(c, row.value(c, nlohmann::ordered_json()));
+    }
     if (row.contains("params")) {
-      for (const auto& [k, v] : row["params"].items()) out.emplace_back(k, v);
+      for (const auto& [k, v] : row["params"].items()) cells.emplace_back(k, v);
     }
     for (const char* c : {"seed", "topology", "scenario_file"}) {
-      out.emplace_back(c, row.value(c, nlohmann::ordered_json()));
+      cells.emplace_back(c, row.value(c, nlohmann::ordered_json()));
     }
-    std::vector<std::pair<std::string, nlohmann::ordered_json>> extra;
     if (row.contains("config") && row["config"].is_object()) {
-      for (const auto& [k, v] : row["config"].items()) {
-        extra.emplace_back("scenario." + k, v);
-        if (std::find(config_columns.begin(), config_columns.end(), "scenario." + k) ==
-            config_columns.end()) {
-          config_columns.push_back("scenario." + k);
-        }
-      }
+      for (const auto& [k, v] : row["config"].items()) cells.emplace_back("scenario." + k, v);
     }
+    for (auto& cell : results_of(row)) cells.push_back(std::move(cell));
+    std::map<std::string, const nlohmann::ordered_json*> by_column;
+    for (const auto& [k, v] : cells) by_column.emplace(k, &v);
+    std::string text;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      const auto it = by_column.find(columns_[c]);
+      text += (c ? "," : "") + (it == by_column.end() ? std::string() : csv_cell(*it->second));
+    }
+    return text + "\n";
+  }
+
+ private:
+  struct Ordered {
+    std::vector<std::string> names;
+    std::set<std::string> known;
+  };
+
+  static void add_to(Ordered& list, const std::string& name) {
+    if (list.known.insert(name).second) list.names.push_back(name);
+  }
+
+  static std::vector<std::pair<std::string, nlohmann::ordered_json>> results_of(
+      const nlohmann::ordered_json& row) {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> results;
-    if (row.contains("summary") && row["summary"].is_object())
+    if (row.contains("summary") && row["summary"].is_object()) {
       flatten(row["summary"], "summary", results);
+    }
     if (row.contains("metrics") && row["metrics"].is_object()) {
       for (const auto& [k, v] : row["metrics"].items()) results.emplace_back("metric." + k, v);
     }
-    for (const auto& [k, v] : results) {
-      if (std::find(result_columns.begin(), result_columns.end(), k) == result_columns.end()) {
-        result_columns.push_back(k);
-      }
-    }
-    out.insert(out.end(), extra.begin(), extra.end());
-    out.insert(out.end(), results.begin(), results.end());
+    return results;
   }
-  for (const auto& c : config_columns) add_column(c);
-  for (const auto& c : result_columns) add_column(c);
-  std::string text;
-  for (std::size_t c = 0; c < columns.size(); ++c) text += (c ? "," : "") + csv_cell(columns[c]);
-  text += "\n";
-  for (const auto& row : cells) {
-    std::map<std::string, const nlohmann::ordered_json*> by_column;
-    for (const auto& [k, v] : row) by_column.emplace(k, &v);
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      auto it = by_column.find(columns[c]);
-      text += (c ? "," : "") + (it == by_column.end() ? std::string() : csv_cell(*it->second));
-    }
-    text += "\n";
+
+  void settle() {
+    if (!columns_.empty()) return;
+    Ordered all;
+    for (const char* c : {"index", "key", "error"}) add_to(all, c);
+    for (const auto& c : params_.names) add_to(all, c);
+    for (const char* c : {"seed", "topology", "scenario_file"}) add_to(all, c);
+    for (const auto& c : config_.names) add_to(all, c);
+    for (const auto& c : results_.names) add_to(all, c);
+    columns_ = std::move(all.names);
   }
+
+  Ordered params_, config_, results_;
+  std::vector<std::string> columns_;  // set by the first header() or line()
+};
+
+// A row's index for ordering the CSV (rows without one first).
+std::uint64_t row_index(const nlohmann::ordered_json& row) {
+  const auto index = row.find("index");
+  if (index == row.end() || !index->is_number_integer()) return 0;
+  return index->is_number_unsigned()
+             ? index->get<std::uint64_t>()
+             : static_cast<std::uint64_t>(std::max<std::int64_t>(0, index->get<std::int64_t>()));
+}
+
+// PREFIX.csv from PREFIX.jsonl, rows by index, in two passes over the rows
+// file (columns, then lines): one index and file offset a row in memory,
+// not the rows. Replaced as a whole, like the rows file.
+void write_csv(const std::string& jsonl, const std::string& csv) {
+  struct Entry {
+    std::uint64_t index;
+    std::uint64_t offset;
+    std::size_t length;
+  };
+  std::vector<Entry> entries;
+  CsvColumns columns;
+  std::ifstream in(jsonl, std::ios::binary);
+  std::string line;
+  std::uint64_t offset = 0;
+  while (std::getline(in, line)) {
+    const nlohmann::ordered_json row = row_of_line(line);
+    if (!row.is_null()) {
+      columns.add(row);
+      entries.push_back(Entry{row_index(row), offset, line.size()});
+    }
+    offset += line.size() + 1;
+  }
+  // Stable: rows of one index (a spec changed between runs) keep file order.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.index < b.index; });
+  ReplacementFile table(csv);
+  table.write(columns.header());
+  in.clear();
+  for (const Entry& e : entries) {
+    line.resize(e.length);
+    in.seekg(static_cast<std::streamoff>(e.offset));
+    if (!in.read(line.data(), static_cast<std::streamsize>(e.length))) {
+      throw std::runtime_error("cannot read " + jsonl + " again to write " + csv);
+    }
+    table.write(columns.line(row_of_line(line)));
+  }
+  table.commit();
+}
+
+}  // namespace
+
+std::string rows_csv(const std::vector<nlohmann::ordered_json>& rows) {
+  CsvColumns columns;
+  for (const auto& row : rows) columns.add(row);
+  std::string text = columns.header();
+  for (const auto& row : rows) text += columns.line(row);
   return text;
 }
 
@@ -261,17 +373,8 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
   const std::string jsonl = options.out_prefix + ".jsonl";
   const std::string csv = options.out_prefix + ".csv";
 
-  // Resume: keep the complete rows, drop a cut-off line, skip their points.
-  std::vector<nlohmann::ordered_json> rows = rows_for_resume(jsonl);
-  std::set<std::string> done;
-  // A row counts only for the same spec: a changed scenario, topology or
-  // base "set" gives other results for the same params (rows written before
-  // spec_id existed match nothing and run again).
-  for (const auto& row : rows) {
-    const auto id = row.find("spec_id");
-    done.insert(resume_key(row["key"].get<std::string>(),
-                           id != row.end() && id->is_string() ? id->get<std::string>() : ""));
-  }
+  // Resume: skip the points of complete rows, drop a cut-off line.
+  const std::set<std::string> done = finished_keys(jsonl);
   // One bit a point, not the points themselves.
   std::vector<bool> skip(points.size(), false);
   if (!done.empty()) {
@@ -339,7 +442,6 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
   auto record = [&](const nlohmann::ordered_json& row) {
     if (!write_all(out, row.dump() + "\n")) fail("write", jsonl);
     sync_fd(out, jsonl);
-    rows.push_back(row);
     ++report.ran;
     const bool failed = !row["error"].is_null();
     if (failed) ++report.failed;
@@ -431,9 +533,7 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
   sigaction(SIGTERM, &old_term, nullptr);
   if (options.terminal) log << "\n";
 
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.value("index", 0) < b.value("index", 0); });
-  replace_file(csv, rows_csv(rows));
+  write_csv(jsonl, csv);
   log << fmt::format("{}: {} run, {} failed, {} skipped{}; wrote {} and {}\n", spec.file,
                      report.ran, report.failed, report.skipped,
                      report.interrupted ? ", interrupted" : "", jsonl, csv);

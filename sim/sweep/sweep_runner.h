@@ -4,6 +4,14 @@
 //
 // - Resume: points whose key is already in PREFIX.jsonl are skipped (a
 //   truncated last line from an interrupted sweep is dropped).
+// - Crash safety: a row is appended in one write and synced before its
+//   point counts as done; the rows file (when a cut line is dropped) and the
+//   CSV are replaced as a whole (PATH.tmp, synced, renamed over PATH), so a
+//   kill at any moment loses no finished row. Point processes die with the
+//   sweep, even one killed by SIGKILL.
+// - Memory: points are computed from their index, and the CSV is written
+//   from PREFIX.jsonl in two passes; what grows with the sweep is one resume
+//   key a finished row and one bit a point.
 // - A point that fails (bad value, simulation error, its process killed) is
 //   recorded with its error and the sweep goes on.
 // - SIGINT or SIGTERM: running points are stopped and not recorded, the CSV

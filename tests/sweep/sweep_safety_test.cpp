@@ -410,7 +410,7 @@ pid_t start_sweep(const std::string& spec, const std::string& prefix,
 // in place loses the rows not yet rewritten when the kill comes.)
 TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
   const std::string prefix = temp("kills");
-  const std::size_t rows = 10000;
+  const std::size_t rows = 5000;
   const std::string spec = write_done_rows(temp("kills.json"), prefix, rows);
   const std::string cut_line = R"({"index": 7, "key": "{\"seed)";
   ASSERT_EQ(row_count(prefix + ".jsonl"), rows);
@@ -425,7 +425,7 @@ TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_EQ(row_count(prefix + ".jsonl"), rows);
 
-  constexpr int kKills = 24;
+  constexpr int kKills = 20;
   int lossy = 0;
   for (int k = 0; k < kKills; ++k) {
     std::ofstream(prefix + ".jsonl", std::ios::app) << cut_line;
