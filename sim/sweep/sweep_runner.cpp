@@ -16,7 +16,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -388,10 +387,10 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
   }
   std::size_t todo = report.total - report.skipped;
   if (options.limit != 0 && todo > options.limit) todo = options.limit;
-  std::size_t cursor = 0;  // the next index to consider
-  std::size_t started = 0;
-  auto next_point = [&]() -> std::optional<std::size_t> {
-    if (started == todo) return std::nullopt;
+  std::size_t cursor = 0;   // the next index to consider
+  std::size_t started = 0;  // points started, at most todo
+  // The next point to run (while started < todo, one is left).
+  auto next_point = [&]() {
     while (skip[cursor]) ++cursor;
     ++started;
     return cursor++;
@@ -451,7 +450,7 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
 
   while ((started < todo || !children.empty()) && !g_stop) {
     while (started < todo && children.size() < jobs && !g_stop) {
-      const SweepPoint point = points[*next_point()];
+      const SweepPoint point = points[next_point()];
       int fds[2];
       if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
       std::fflush(nullptr);

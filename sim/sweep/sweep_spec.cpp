@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "sim/config/config_error.h"
@@ -413,13 +414,12 @@ SweepSpec parse_checked_spec(const nlohmann::ordered_json& doc, const std::strin
   }
   if (!doc.contains("sweep")) throw ConfigError(file, "$.sweep", "", "missing required field");
   // Every path appears once.
-  std::vector<std::string> seen;
+  std::set<std::string> seen;
   for (const Group& g : spec.groups) {
     for (const Axis& a : g.axes) {
-      if (std::find(seen.begin(), seen.end(), a.path) != seen.end()) {
+      if (!seen.insert(a.path).second) {
         throw ConfigError(file, "$.sweep", "\"" + a.path + "\"", "a path is swept only once");
       }
-      seen.push_back(a.path);
     }
   }
   checked_point_count(file, sizes);

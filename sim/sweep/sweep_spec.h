@@ -100,7 +100,9 @@ std::size_t point_count(const SweepSpec& spec);
 // holds none of them up front.
 class SweepPoints {
  public:
+  // Refers to `spec`, which must outlive it (hence no temporaries).
   explicit SweepPoints(const SweepSpec& spec);
+  explicit SweepPoints(SweepSpec&&) = delete;
   std::size_t size() const { return count_; }
   // Point `index` (< size()).
   SweepPoint operator[](std::size_t index) const;

@@ -32,6 +32,7 @@ def test_expansion_is_cartesian_with_the_first_axis_slowest():
     ({"scenario.bs": {"start": 1}}, "$.sweep.scenario.bs"),
     ({"zip": [{"scenario.bs": [1, 2], "scenario.ios": [1]}]}, "$.sweep.zip[0].scenario.ios"),
     ({"threads": [1]}, "$.sweep.threads"),
+    ({"scenario.bs": [4096, 8192, 4096]}, "$.sweep.scenario.bs[2]"),
 ])
 def test_malformed_axes_name_their_path(axes, path):
     with pytest.raises(gpunvme.ConfigError) as caught:
