@@ -139,35 +139,43 @@ nlohmann::ordered_json row_of_line(const std::string& line) {
 // Reads the file line by line: rows are not held in memory.
 std::set<std::string> finished_keys(const std::string& jsonl) {
   std::set<std::string> keys;
-  bool clean = true;
+  std::vector<std::size_t> dropped;  // numbers of the lines that hold no row
+  bool unterminated = false;         // a whole row lacks its newline
   {
     std::ifstream in(jsonl, std::ios::binary);
     std::string line;
-    while (std::getline(in, line)) {
+    for (std::size_t number = 0; std::getline(in, line); ++number) {
       const nlohmann::ordered_json row = row_of_line(line);
+      if (row.is_null()) {
+        dropped.push_back(number);
+        continue;
+      }
+      if (in.eof()) unterminated = true;
       // A row counts only for the same spec: a changed scenario, topology
       // or base "set" gives other results for the same params (rows written
       // before spec_id existed match nothing and run again).
-      if (!row.is_null()) {
-        const auto id = row.find("spec_id");
-        keys.insert(resume_key(row["key"].get<std::string>(),
-                               id != row.end() && id->is_string() ? id->get<std::string>() : ""));
-      }
-      // The last line without its newline is cut short too, whole or not.
-      if (row.is_null() || in.eof()) clean = false;
+      const auto id = row.find("spec_id");
+      keys.insert(resume_key(row["key"].get<std::string>(),
+                             id != row.end() && id->is_string() ? id->get<std::string>() : ""));
     }
   }
-  const std::string temp = jsonl + ".tmp";
-  if (clean) {
+  if (dropped.empty() && !unterminated) {
     // Left by a sweep killed while replacing the file (which is whole).
-    std::remove(temp.c_str());
+    std::remove((jsonl + ".tmp").c_str());
     return keys;
   }
+  // The rows as they are, each on a line of its own; the lines that hold
+  // none left out (not parsed again).
   ReplacementFile cleaned(jsonl);
   std::ifstream in(jsonl, std::ios::binary);
   std::string line;
-  while (std::getline(in, line)) {
-    if (!row_of_line(line).is_null()) cleaned.write(line + "\n");
+  auto next_dropped = dropped.begin();
+  for (std::size_t number = 0; std::getline(in, line); ++number) {
+    if (next_dropped != dropped.end() && *next_dropped == number) {
+      ++next_dropped;
+    } else {
+      cleaned.write(line + "\n");
+    }
   }
   cleaned.commit();
   return keys;

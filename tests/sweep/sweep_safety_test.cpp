@@ -372,7 +372,7 @@ TEST(SweepFuzzEntry, MutatedSpecsGiveASpecOrAConfigError) {
 }
 
 // Rows of the sweep that only failed_row() fills: `count` points over
-// "seed", each row padded to about 2 KB like a real one.
+// "seed", each row padded to about 700 bytes.
 std::string write_done_rows(const std::string& spec_file, const std::string& prefix,
                             std::size_t count) {
   std::ofstream(spec_file) << R"({"set": ["scenario.ios=100"], "sweep": {"seed": )"
@@ -381,7 +381,7 @@ std::string write_done_rows(const std::string& spec_file, const std::string& pre
   const SweepPoints points(spec);
   std::ofstream out(prefix + ".jsonl", std::ios::trunc);
   for (std::size_t i = 0; i < points.size(); ++i) {
-    out << failed_row(spec, points[i], std::string(2000, 'x')).dump() << "\n";
+    out << failed_row(spec, points[i], std::string(300, 'x')).dump() << "\n";
   }
   return spec_file;
 }
@@ -410,7 +410,7 @@ pid_t start_sweep(const std::string& spec, const std::string& prefix,
 // in place loses the rows not yet rewritten when the kill comes.)
 TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
   const std::string prefix = temp("kills");
-  const std::size_t rows = 5000;
+  const std::size_t rows = 3000;
   const std::string spec = write_done_rows(temp("kills.json"), prefix, rows);
   const std::string cut_line = R"({"index": 7, "key": "{\"seed)";
   ASSERT_EQ(row_count(prefix + ".jsonl"), rows);
@@ -486,6 +486,28 @@ TEST(SweepCrashSafety, ACutLastLineIsDroppedAndTheNextRowStartsOnALineOfItsOwn) 
     EXPECT_TRUE(nlohmann::json::accept(line)) << line;
   }
   EXPECT_EQ(lines, 3u);
+}
+
+TEST(SweepCrashSafety, AWholeLastRowWithoutItsNewlineIsKeptOnALineOfItsOwn) {
+  const std::string prefix = temp("unterminated");
+  const std::string spec_file = temp("unterminated.json");
+  std::ofstream(spec_file) << R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1, 2, 3]}})";
+  std::filesystem::remove(prefix + ".jsonl");
+  std::ostringstream log;
+  EXPECT_EQ(run_sweep(load_sweep_spec(spec_file), {1, 2, prefix, false}, log).ran, 2u);
+  std::string text;
+  {
+    std::ifstream in(prefix + ".jsonl");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  ASSERT_EQ(text.back(), '\n');
+  std::ofstream(prefix + ".jsonl", std::ios::trunc) << text.substr(0, text.size() - 1);
+  const RunnerReport rerun = run_sweep(load_sweep_spec(spec_file), {1, 0, prefix, false}, log);
+  EXPECT_EQ(rerun.skipped, 2u);
+  EXPECT_EQ(rerun.ran, 1u);
+  EXPECT_EQ(row_count(prefix + ".jsonl"), 3u);
 }
 
 // The pids whose parent is `parent` (from /proc/PID/stat).
