@@ -38,7 +38,8 @@ def expand(axes, origin=PYTHON_ORIGIN):
     """The points of a ``sweep`` object: a list of dicts, path → value, in run order.
 
     Raises :class:`gpunvme.ConfigError` (naming ``origin`` and the JSON path) for a
-    malformed object; whether each path exists is checked when the point runs.
+    malformed object, a value repeated within one path, or more than 10,000,000
+    points; whether each path exists is checked when the point runs.
     """
     return [p["params"] for p in _expanded({"sweep": axes}, origin)["points"]]
 
