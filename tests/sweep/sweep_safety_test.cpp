@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -425,7 +426,11 @@ TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_EQ(row_count(prefix + ".jsonl"), rows);
 
-  constexpr int kKills = 20;
+  // 20 kills, fewer where a run is slow (under the sanitizers): the kills'
+  // waits add up to about 0.55 x kills x whole, kept near 15 s; never fewer
+  // than 8.
+  const double whole_s = std::chrono::duration<double>(whole).count();
+  const int kKills = std::clamp(static_cast<int>(15.0 / (0.55 * whole_s)), 8, 20);
   int lossy = 0;
   for (int k = 0; k < kKills; ++k) {
     std::ofstream(prefix + ".jsonl", std::ios::app) << cut_line;
