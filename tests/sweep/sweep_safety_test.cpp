@@ -446,7 +446,9 @@ TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
     if (left != rows) write_done_rows(spec, prefix, rows);  // start the next kill whole
   }
   EXPECT_EQ(lossy, 0);
-  std::filesystem::remove(prefix + ".jsonl.tmp");
+  for (const char* suffix : {".jsonl", ".jsonl.tmp", ".csv", ".csv.tmp"}) {
+    std::filesystem::remove(prefix + suffix);  // a few megabytes
+  }
 }
 
 TEST(SweepCrashSafety, AStaleTemporaryFileIsIgnoredAndRemoved) {
