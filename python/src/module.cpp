@@ -45,10 +45,9 @@ py::object& config_error_class() {
 
 json parse(const std::string& text, const char* what) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(kPythonOrigin, "$", "",
-                      std::string(what) + " is not valid JSON: " + e.what());
+    return parse_json_text(text, kPythonOrigin);
+  } catch (const ConfigError& e) {
+    throw ConfigError(kPythonOrigin, "$", "", std::string(what) + ": " + e.problem());
   }
 }
 
@@ -238,12 +237,10 @@ PYBIND11_MODULE(_gpunvme, m) {
   m.def(
       "sweep_spec",
       [](const std::string& spec_json, const std::string& file) {
-        nlohmann::ordered_json doc;
-        try {
-          doc = nlohmann::ordered_json::parse(spec_json);
-        } catch (const json::parse_error& e) {
-          throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());
-        }
+        // Checked (depth, numbers, syntax) as every input is, then read
+        // again keeping the spec's key order.
+        parse_json_text(spec_json, file);
+        const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(spec_json);
         return sweep_json(sweep::parse_sweep_spec(doc, file));
       },
       "Parses a sweep spec given as JSON text (`file` names it in errors and anchors its "
