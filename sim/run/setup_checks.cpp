@@ -12,7 +12,6 @@
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 #include "sim/config/resource_limits.h"
-#include "sim/kernel/threads.h"
 #include "sim/workload/csr_graph.h"
 #include "sim/workload/gather.h"
 #include "sim/workload/graph_bfs.h"
@@ -289,13 +288,15 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   auto add = [&](std::string what, std::string field, std::uint64_t bytes) {
     estimate.parts.push_back({std::move(what), std::move(field), bytes});
   };
-  // Simulated memory keeps every page written, with a stamp per line and its
-  // index entry: about 10 % over the data.
+  // Simulated memory keeps the pages the models write (queue rings, flags,
+  // doorbell words), with a stamp per line and an index entry: about 10 % over
+  // the data. I/O payloads carry no bytes, so data buffers, the software
+  // cache's lines and KV blocks take no pages; their bookkeeping does.
   auto stored = [](std::uint64_t bytes) { return bytes + bytes / 10; };
 
-  // The program, SystemC and the device models: a fixed part measured on
-  // the default configuration, and per node and per SSD queue slot.
-  std::uint64_t models = 40 * kMiB;
+  // The program, SystemC and the device models: a fixed part measured on the
+  // default configuration (peak RSS 15 MiB), then per node and per SSD queue.
+  std::uint64_t models = 12 * kMiB;
   for (const NodeConfig& node : config.topology.nodes) {
     models += 16 * 1024;
     if (node.kind == "nvme_ssd") {
@@ -304,42 +305,46 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   }
   add("program and device models", "$.nodes", models);
 
-  // Every GPU warp is a simulated thread with its own stack.
+  // Every GPU warp is a simulated thread: its stack (64 KiB reserved,
+  // sim/kernel/threads.h, a fraction of it touched) and its lanes' state.
+  // Measured: 17 to 23 KiB a warp (16,384 and 65,536 threads).
   const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
   std::uint64_t warps = (threads + 31) / 32;
   if (s.string("path") == "gpu_initiated") {
     if (s.string("strategy") == "io_agents") warps += s.integer("agent_warps");
     if (s.string("completion") == "polling_warps") warps += s.integer("poller_warps");
   }
-  add("GPU warps (a " + std::to_string(kThreadStackBytes / 1024) + " KiB stack each)", "$.threads",
-      warps * (static_cast<std::uint64_t>(kThreadStackBytes) + 2048));
+  const auto iodepth = static_cast<std::uint64_t>(s.integer("iodepth"));
+  add("GPU warps (stacks and lane state)", "$.threads", warps * 20 * 1024 + threads * iodepth * 64);
 
+  // A ring's pages are stored as its entries are first written: a short run
+  // touches the head of each ring only. Commands of more than two pages also
+  // write a PRP list page per SQ slot they use, and every entry has its
+  // completion and CID state (measured: about 10 B an entry).
+  const auto ring_count = static_cast<std::uint64_t>(s.string_list("ssds").size()) *
+                          static_cast<std::uint64_t>(s.integer("queues"));
+  const auto entries = static_cast<std::uint64_t>(s.integer("queue_entries"));
+  std::uint64_t used = entries;
+  if (kind == "microbenchmark" && !s.boolean("time_based")) {
+    used = std::min(entries, static_cast<std::uint64_t>(s.integer("ios")) / ring_count + 1);
+  }
   const RingBytes rings = ring_bytes(config);
-  add("I/O queue rings", "$.queues", stored(rings.gpu + rings.host));
+  const std::uint64_t touched =
+      ring_count * (round_up(used * 64, kPage) + round_up(used * 16, kPage));
+  std::uint64_t queue_bytes = stored(std::min(rings.gpu + rings.host, touched));
+  if (s.string("path") == "gpu_initiated" && s.integer("bs") > 2 * 4096) {
+    queue_bytes += stored(ring_count * used * kPage);
+  }
+  queue_bytes += ring_count * entries * 10;
+  add("I/O queues (rings, PRP lists, entry state)", "$.queues", queue_bytes);
 
-  if (kind == "microbenchmark") {
-    add("I/O buffers (threads x iodepth x bs)", "$.threads",
-        stored(microbenchmark_buffer_bytes(s)) + threads * 256);
-  } else if (kind == "gather") {
-    const GatherLayout l = gather_layout(static_cast<std::uint64_t>(s.integer("rows")),
-                                         static_cast<std::uint64_t>(s.integer("row_bytes")),
-                                         static_cast<std::uint64_t>(s.integer("bs")));
+  if (kind == "gather") {
     const auto batch = std::min(s.integer("batch_lookups"), s.integer("lookups"));
-    add("gather buffers (batch_lookups rows)", "$.batch_lookups",
-        stored(static_cast<std::uint64_t>(batch) * round_up(l.extent_bytes, kPage)) +
-            static_cast<std::uint64_t>(batch) * 64);
+    add("gather batch state", "$.batch_lookups", static_cast<std::uint64_t>(batch) * 128);
   } else if (kind == "kv_cache") {
     const KvShape k = kv_shape(config);
-    const std::uint64_t slot = round_up(k.block_bytes, kPage);
     const std::uint64_t blocks = k.layers * k.batch * (k.full_blocks + 1);
-    // Blocks are written where they are held (HBM slots, the DRAM tier) and
-    // where they are staged; a reload writes one sequence's whole context.
-    std::uint64_t held = std::min(blocks, k.hbm_blocks) + std::min(blocks, k.dram_blocks);
-    held += (static_cast<std::uint64_t>(s.integer("prefetch_layers")) + 1) * k.batch *
-            (k.full_blocks + 1);
-    if (s.boolean("measure_reload")) held += k.layers * (k.full_blocks + 1);
-    add("KV blocks in HBM, host memory, staging and reload", "$.context_tokens",
-        stored(held * slot) + blocks * 64);
+    add("KV block table", "$.context_tokens", blocks * 64);
   } else if (kind == "graph") {
     std::uint64_t vertices = 0, edges = 0;
     if (s.string("graph") == "rmat") {
@@ -368,7 +373,7 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
     add("graph (edge pairs while building, CSR, levels)",
         s.string("graph") == "rmat" ? "$.scale" : "$.graph", construction + csr + traversal);
     const auto cache = static_cast<std::uint64_t>(s.real("cache_mib") * static_cast<double>(kMiB));
-    add("GPU software cache", "$.cache_mib", stored(cache) + cache / line * 32);
+    add("GPU software cache slots", "$.cache_mib", cache / line * 32);
   }
   return estimate;
 }
