@@ -66,8 +66,14 @@ std::string default_scenario_file() { return source_dir() + "/scenarios/randread
 
 nlohmann::json read_json_file(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) {
     throw ConfigError(path, "", "", "is a directory, not a JSON file");
+  }
+  // A device (/dev/zero, a terminal) never ends; pipes and regular files do.
+  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
+      std::filesystem::is_socket(status)) {
+    throw ConfigError(path, "", "", "is a device or socket, not a JSON file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "", "cannot open file");

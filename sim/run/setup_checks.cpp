@@ -75,9 +75,9 @@ void check_devices(const TopologyConfig& topo) {
           if (permutation) seen[sm] = true;
         }
         if (!permutation) {
-          throw ConfigError(
-              topo.file, path + ".block_sm_order", render_value(p.json().at("block_sm_order")),
-              fmt::format("expected each of the {} SMs (0..{}) once, or none", sms, sms - 1));
+          throw ConfigError(topo.file, path + ".block_sm_order",
+                            render_value(p.json().at("block_sm_order")),
+                            fmt::format("expected each of the {} SMs once, or none", sms));
         }
       }
       const std::size_t partitions = p.integer_list("sm_l2_partition").size();
@@ -266,7 +266,11 @@ void check_memory(const RunConfig& config) {
       *std::max_element(estimate.parts.begin(), estimate.parts.end(),
                         [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   const bool in_topology = largest.field.rfind("$.nodes", 0) == 0;
-  throw ConfigError(in_topology ? config.topology.file : config.scenario.file, largest.field, "",
+  const nlohmann::json& scenario = config.scenario.params.json();
+  const std::string key = largest.field.substr(2);
+  const std::string value =
+      !in_topology && scenario.contains(key) ? render_value(scenario.at(key)) : "";
+  throw ConfigError(in_topology ? config.topology.file : config.scenario.file, largest.field, value,
                     fmt::format("the run needs an estimated {} of memory, above the cap of {} "
                                 "(--max-memory-gib; default half of this machine's memory); "
                                 "the largest part is {}: {}",

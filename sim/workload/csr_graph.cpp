@@ -66,8 +66,13 @@ CsrGraph generate_rmat(std::uint32_t scale, std::uint32_t edge_factor, double a,
 
 CsrGraph read_graph_file(const std::string& path, bool undirected) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) {
     throw ConfigError(path, "", "", "is a directory, not a graph file");
+  }
+  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
+      std::filesystem::is_socket(status)) {
+    throw ConfigError(path, "", "", "is a device or socket, not a graph file");
   }
   std::ifstream in(path);
   if (!in) throw ConfigError(path, "", "", "cannot open graph file");

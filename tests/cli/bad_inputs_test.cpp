@@ -219,6 +219,7 @@ std::vector<BadInput> bad_inputs() {
       {"--topology /nonexistent.json", "error: /nonexistent.json: $: cannot open file"},
       {"--topology " + dir(), "error: " + dir() + ": $: is a directory"},
       {"--scenario " + dir(), "error: " + dir() + ": $: is a directory"},
+      {"--scenario /dev/zero", "error: /dev/zero: $: is a device or socket, not a JSON file"},
       // Files that are not JSON configurations.
       scenario_file("binary.json", std::string("{\"rw\x00\x01", 6), "$: not a JSON text file"),
       scenario_file("deep.json", std::string(70000, '[') + std::string(70000, ']'),
