@@ -357,6 +357,8 @@ std::vector<SetupCase> setup_cases() {
   };
 }
 
+void PrintTo(const SetupCase& c, std::ostream* os) { *os << c.name; }
+
 class CheckMatchesRun : public ::testing::TestWithParam<SetupCase> {};
 
 TEST_P(CheckMatchesRun, CheckFailsExactlyWhenSetupFails) {
