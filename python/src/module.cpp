@@ -110,6 +110,12 @@ std::string catalog_json() {
   return out.dump();
 }
 
+// JSON text of a document that holds strings the user gave: bytes that are
+// not UTF-8 become U+FFFD instead of failing the call after the work is done.
+std::string text_of(const json& document) {
+  return document.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json run_locked(const RunConfig& config) {
   py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(simulation_mutex());
@@ -211,7 +217,7 @@ PYBIND11_MODULE(_gpunvme, m) {
   m.def(
       "resolve",
       [](const std::string& raw_json) {
-        return resolve_config(raw_from_json(raw_json)).to_json().dump();
+        return text_of(resolve_config(raw_from_json(raw_json)).to_json());
       },
       "Validates a raw configuration (JSON text) and returns the fully resolved configuration "
       "as JSON text, as every result records it.",
@@ -220,7 +226,7 @@ PYBIND11_MODULE(_gpunvme, m) {
       "run",
       [](const std::string& raw_json) {
         const RunConfig config = resolve_config(raw_from_json(raw_json));
-        return run_locked(config).dump();
+        return text_of(run_locked(config));
       },
       "Validates and runs a raw configuration (JSON text); returns the result as JSON text. "
       "Runs in one process are serialized; the GIL is released while one runs.",
