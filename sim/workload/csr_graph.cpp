@@ -116,13 +116,14 @@ CsrGraph read_graph_file(const std::string& path, bool undirected) {
       }
       vertices = static_cast<std::uint64_t>(std::max(u, v));
       if (vertices > (1ull << 32)) fail("vertex ids must fit in 32 bits");
-      const std::uint64_t declared =
-          graph_bytes(vertices, static_cast<std::uint64_t>(nnz)) * (symmetric ? 2 : 1);
+      // nnz may be near 2^63: its bytes are compared once it is known to be small.
+      const std::uint64_t max_entries = cap / 20;
+      const std::uint64_t entries = std::min(static_cast<std::uint64_t>(nnz), max_entries + 1);
+      const std::uint64_t declared = graph_bytes(vertices, entries) * (symmetric ? 2 : 1);
       if (declared > cap) {
-        fail(
-            fmt::format("the graph it declares needs about {} MiB, above the memory cap of {} "
-                        "MiB (--max-memory-gib)",
-                        declared >> 20, cap >> 20));
+        fail(fmt::format("the graph it declares ({} vertices, {} entries) needs more than the "
+                         "memory cap of {} MiB (--max-memory-gib)",
+                         vertices, nnz, cap >> 20));
       }
       size_seen = true;
       continue;

@@ -245,8 +245,8 @@ std::vector<BadInput> bad_inputs() {
       {"--max-memory-gib 1 --scenario " +
            file("huge-mtx.json", "{\"kind\": \"graph\", \"graph\": \"" + huge_mtx + "\"}"),
        "error: " + huge_mtx +
-           ": line 2 = 2147483648 2147483648 1: the graph it "
-           "declares needs"});
+           ": line 2 = 2147483648 2147483648 1: the graph it declares (2147483648 vertices, 1 "
+           "entries) needs more than the memory cap of 1024 MiB"});
   const std::string negative = file("negative.txt", "0 1\n-1 2\n");
   cases.push_back({"--scenario " + file("negative.json",
                                         "{\"kind\": \"graph\", \"graph\": \"" + negative + "\"}"),
