@@ -159,30 +159,52 @@ std::uint64_t microbenchmark_buffer_bytes(const ParamValues& s) {
          round_up(static_cast<std::uint64_t>(s.integer("bs")), kPage);
 }
 
-// The queue rings and the microbenchmark's I/O buffers must fit the memory
-// they are placed in (the GPU's memory_gib, the host memory nodes' capacity).
+// The queue rings and the workload's buffers must fit the memory they are
+// placed in (the GPU's memory_gib, the host memory nodes' capacity). The
+// buffers counted are those every path of the kind places in GPU memory, so
+// the sum is at most what the run allocates there.
 void check_queue_memory(const RunConfig& config) {
   const ParamValues& s = config.scenario.params;
   const std::string& file = config.scenario.file;
+  const std::string& kind = s.string("kind");
   const RingBytes rings = ring_bytes(config);
   std::uint64_t buffers = 0;
-  if (s.string("kind") == "microbenchmark" && s.string("path") == "gpu_initiated") {
+  std::string buffer_field = "threads";
+  std::string buffer_what = "threads x iodepth x bs";
+  if (kind == "microbenchmark") {
     buffers = microbenchmark_buffer_bytes(s);
+  } else if (kind == "graph") {
+    const auto line = static_cast<std::uint64_t>(s.integer("bs"));
+    const auto slots = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(s.real("cache_mib") * static_cast<double>(kMiB)) / line);
+    buffers = slots * line;
+    buffer_field = "cache_mib";
+    buffer_what = "the software cache";
+  } else if (kind == "gather") {
+    const GatherLayout l = gather_layout(static_cast<std::uint64_t>(s.integer("rows")),
+                                         static_cast<std::uint64_t>(s.integer("row_bytes")),
+                                         static_cast<std::uint64_t>(s.integer("bs")));
+    buffers =
+        static_cast<std::uint64_t>(std::min(s.integer("batch_lookups"), s.integer("lookups"))) *
+        round_up(l.extent_bytes, kPage);
+    buffer_field = "batch_lookups";
+    buffer_what = "a batch of rows";
   }
   const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
   const auto gpu_bytes = static_cast<std::uint64_t>(gpu.params.real("memory_gib") * (1ull << 30));
   if (rings.gpu + buffers > gpu_bytes) {
     const bool buffers_larger = buffers > rings.gpu;
+    const std::string field = buffers_larger ? buffer_field : "queues";
     throw ConfigError(
-        file, buffers_larger ? "$.threads" : "$.queues",
-        std::to_string(s.integer(buffers_larger ? "threads" : "queues")),
-        fmt::format("the I/O queue rings ({} B: {} SSDs x {} queues of {} entries{}) and I/O "
-                    "buffers ({} B: threads x iodepth x bs) need more than {}'s {} B of memory "
-                    "(memory_gib {})",
+        file, "$." + field, render_value(s.json().at(field)),
+        fmt::format("the I/O queue rings ({} B: {} SSDs x {} queues of {} entries{}) and buffers "
+                    "({} B: {}) need more than {}'s {} B of memory (memory_gib {})",
                     rings.gpu, s.string_list("ssds").size(), s.integer("queues"),
                     s.integer("queue_entries"),
-                    s.integer("bs") > 2 * 4096 ? ", with a PRP list page per entry" : "", buffers,
-                    gpu.id, gpu_bytes, gpu.params.real("memory_gib")));
+                    kind == "microbenchmark" && s.integer("bs") > 2 * 4096
+                        ? ", with a PRP list page per entry"
+                        : "",
+                    buffers, buffer_what, gpu.id, gpu_bytes, gpu.params.real("memory_gib")));
   }
   if (rings.host == 0) return;
   std::uint64_t host_bytes = 0;

@@ -336,6 +336,14 @@ std::vector<SetupCase> setup_cases() {
          s["bs"] = 8192;
        },
        false, "$.threads"},
+      {"software cache and queue rings beyond GPU memory",
+       [](json& t, json& s) {
+         t["nodes"][4]["memory_gib"] = 1;
+         t["nodes"][5]["mqes"] = 65536;
+         s = {{"kind", "graph"},        {"scale", 8},      {"cache_mib", 500}, {"queues", 128},
+              {"queue_entries", 65536}, {"ssds", {"ssd0"}}};
+       },
+       false, "$.queues"},
       {"BFS root inside the graph",
        [](json&, json& s) {
          s = {{"kind", "graph"}, {"scale", 8}, {"bfs_source", 255}, {"ssds", {"ssd0"}}};
