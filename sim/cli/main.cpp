@@ -441,7 +441,8 @@ int main(int argc, char** argv) {
       std::cout << "ok: " << config.topology.file << " and " << config.scenario.file
                 << " are valid; estimated memory "
                 << (estimate_memory(config).bytes() + (1ull << 20) - 1) / (1ull << 20)
-                << " MiB (cap " << (max_memory_bytes() + (1ull << 20) - 1) / (1ull << 20) << " MiB)\n";
+                << " MiB (cap " << (max_memory_bytes() + (1ull << 20) - 1) / (1ull << 20)
+                << " MiB)\n";
       return 0;
     }
     RunOptions run_options;

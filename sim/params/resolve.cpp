@@ -65,8 +65,8 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       if (!value.is_string()) fail("expected a string");
       return;
     case ParamType::StringList: {
-      bool ok = value.is_array() &&
-                std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
+      bool ok = value.is_array() && std::all_of(value.begin(), value.end(),
+                                                [](const auto& v) { return v.is_string(); });
       if (!ok) fail("expected a list of strings, e.g. [\"ssd0\", \"ssd1\"]");
       // Every string list names things (nodes, ports, scheduled faults): one
       // named twice is a mistake that would otherwise build twice or be dropped.
