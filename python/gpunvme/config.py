@@ -10,6 +10,8 @@ from .errors import ConfigError
 
 PYTHON_ORIGIN = "<python>"
 _NO_VALUE = object()
+# The C++ loader's bound on nesting (sim/config/json_path.h, kMaxJsonDepth).
+MAX_DEPTH = 256
 
 
 def source_dir():
@@ -31,6 +33,35 @@ def shipped_file(name, kind):
     return candidate if os.path.exists(candidate) else name
 
 
+def check_depth(document, path="$"):
+    """ConfigError when lists and dicts nest deeper than MAX_DEPTH; iterative, so that a
+    document of any depth is refused before anything recurses over it (deepcopy, json)."""
+    stack = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(
+                PYTHON_ORIGIN, path, "", "lists and dicts nest deeper than %d levels" % MAX_DEPTH
+            )
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, depth + 1) for item in value)
+
+
+def text_argument(value, what):
+    """``value`` as a str that crosses into C++ (UTF-8), else ConfigError."""
+    if not isinstance(value, str):
+        raise ConfigError(PYTHON_ORIGIN, "", repr(value)[:60], "%s: expected a str" % what)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigError(
+            PYTHON_ORIGIN, "", repr(value)[:60], "%s: not valid text (%s)" % (what, e.reason)
+        )
+    return value
+
+
 def to_json_text(document, what="configuration"):
     """JSON text of a Python document; ConfigError naming the field that is not JSON.
 
@@ -38,17 +69,27 @@ def to_json_text(document, what="configuration"):
     arrays (handy when sweeping over ``numpy.arange``).
     """
 
-    def convert(value, path):
+    def convert(value, path, depth=0):
+        if depth > MAX_DEPTH:
+            raise ConfigError(
+                PYTHON_ORIGIN, path, "", "lists and dicts nest deeper than %d levels" % MAX_DEPTH
+            )
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise ConfigError(PYTHON_ORIGIN, path, repr(key), "keys must be strings")
-                out[key] = convert(item, path + "." + key)
+                out[key] = convert(item, path + "." + key, depth + 1)
             return out
         if isinstance(value, (list, tuple)):
-            return [convert(item, "%s[%d]" % (path, i)) for i, item in enumerate(value)]
-        if value is None or isinstance(value, (bool, str, int)):
+            return [convert(item, "%s[%d]" % (path, i), depth + 1) for i, item in enumerate(value)]
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int):
+            if not -(2**63) <= value < 2**64:
+                raise ConfigError(
+                    PYTHON_ORIGIN, path, repr(value)[:60], "integer out of range (-2^63, 2^64)"
+                )
             return value
         if isinstance(value, float):
             if not math.isfinite(value):
@@ -56,11 +97,12 @@ def to_json_text(document, what="configuration"):
             return value
         # numpy scalars and arrays, without importing numpy.
         if hasattr(value, "tolist"):
-            return convert(value.tolist(), path)
+            return convert(value.tolist(), path, depth)
         raise ConfigError(
             PYTHON_ORIGIN, path, repr(value), "cannot be written as JSON (%s)" % type(value).__name__
         )
 
+    check_depth(document)
     return json.dumps(convert(document, "$"), allow_nan=False)
 
 
@@ -93,6 +135,8 @@ class Config:
     # -- conversions -------------------------------------------------------------
     def to_dict(self):
         """The configuration as a plain dict (deep copy), the form :meth:`from_dict` reads."""
+        check_depth(self.topology)
+        check_depth(self.scenario)
         return copy.deepcopy(
             {
                 "topology_file": self.topology_file,
@@ -106,6 +150,12 @@ class Config:
     @classmethod
     def from_dict(cls, d):
         """A Config from :meth:`to_dict`'s form (missing origins become ``<python>``)."""
+        if not isinstance(d, dict):
+            raise ConfigError(PYTHON_ORIGIN, "$", repr(d)[:60], "expected a dict")
+        for key in ("topology", "scenario"):
+            if key not in d:
+                raise ConfigError(PYTHON_ORIGIN, "$." + key, "", "missing required field")
+        check_depth(d)
         return cls(
             copy.deepcopy(d["topology"]),
             copy.deepcopy(d["scenario"]),
@@ -134,6 +184,7 @@ class Config:
         ``set("scenario.threads", 4096)`` or ``set("scenario.threads=4096")`` (VALUE is
         JSON, or a string). Bad paths raise :class:`gpunvme.ConfigError`.
         """
+        text_argument(path, "path (e.g. scenario.bs)")
         if value is _NO_VALUE:
             if "=" not in path:
                 raise ConfigError(PYTHON_ORIGIN, path, "", "expected PATH=VALUE, or a value")
@@ -207,13 +258,30 @@ def load_config(topology=None, scenario=None, seed=1, overrides=None):
     files = []
     for document, kind in ((topology, "topology"), (scenario, "scenario")):
         is_path = document is not None and not isinstance(document, dict)
-        files.append(shipped_file(os.fspath(document), kind) if is_path else "")
+        if is_path and not isinstance(document, (str, os.PathLike)):
+            raise ConfigError(
+                PYTHON_ORIGIN,
+                "",
+                repr(document)[:60],
+                "%s: expected a file path (str), a shipped name, a dict or None" % kind,
+            )
+        path = text_argument(os.fspath(document), kind + " file") if is_path else ""
+        files.append(shipped_file(path, kind) if is_path else "")
+    if overrides is not None and not isinstance(overrides, (dict, list, tuple)):
+        raise ConfigError(
+            PYTHON_ORIGIN,
+            "",
+            repr(overrides)[:60],
+            "overrides: expected a list of \"PATH=VALUE\" strings or a dict of path -> value",
+        )
     raw = json.loads(_native.load_raw(files[0], files[1]))
     config = Config(raw["topology"], raw["scenario"], seed, raw["topology_file"],
                     raw["scenario_file"])
     if isinstance(topology, dict):
+        check_depth(topology)
         config.topology, config.topology_file = copy.deepcopy(topology), PYTHON_ORIGIN
     if isinstance(scenario, dict):
+        check_depth(scenario)
         config.scenario, config.scenario_file = copy.deepcopy(scenario), PYTHON_ORIGIN
     if isinstance(overrides, dict):
         for path, value in overrides.items():
@@ -234,8 +302,15 @@ def with_ssds(topology, count, template="ssd0"):
         cfg.topology = gpunvme.with_ssds(cfg.topology, 8)
         cfg.set("scenario.ssds", ["ssd%d" % i for i in range(8)])
     """
+    if not isinstance(topology, dict):
+        raise ConfigError(PYTHON_ORIGIN, "$", repr(topology)[:60], "expected a topology dict")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(PYTHON_ORIGIN, "", repr(count)[:60], "count: expected an integer >= 1")
+    check_depth(topology)
     topo = copy.deepcopy(topology)
     nodes = topo.get("nodes", [])
+    if not isinstance(nodes, list) or not isinstance(topo.get("links", []), list):
+        raise ConfigError(PYTHON_ORIGIN, "$.nodes", "", "expected lists of nodes and links")
     node = next((n for n in nodes if n.get("id") == template), None)
     if node is None:
         raise ConfigError(PYTHON_ORIGIN, "$.nodes", repr(template), "no node with this id to clone")
@@ -274,7 +349,7 @@ def describe(kind=None):
     catalog = json.loads(_native.catalog())
     if kind is None:
         return catalog
-    if kind not in catalog:
+    if not isinstance(kind, str) or kind not in catalog:
         raise ConfigError(
             PYTHON_ORIGIN, "", repr(kind), "unknown kind; known: " + ", ".join(sorted(catalog))
         )

@@ -4,6 +4,7 @@ import json
 
 from . import _native
 from .config import Config, load_config
+from .errors import ConfigError
 
 
 # Column order of a latency summary, as the CLI prints it.
@@ -105,6 +106,10 @@ def run(config=None, **load_args):
         raise TypeError("run(): pass either a config or load_config arguments, not both")
     if isinstance(config, dict):
         config = Config.from_dict(config)
+    if not isinstance(config, Config):
+        raise ConfigError(
+            "<python>", "", repr(config)[:60], "expected a gpunvme.Config or a dict of its form"
+        )
     return Result(json.loads(_native.run(config._json())))
 
 

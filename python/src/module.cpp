@@ -45,10 +45,9 @@ py::object& config_error_class() {
 
 json parse(const std::string& text, const char* what) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(kPythonOrigin, "$", "",
-                      std::string(what) + " is not valid JSON: " + e.what());
+    return parse_json_text(text, kPythonOrigin);
+  } catch (const ConfigError& e) {
+    throw ConfigError(kPythonOrigin, "$", "", std::string(what) + ": " + e.problem());
   }
 }
 
@@ -109,6 +108,12 @@ std::string catalog_json() {
   for (const ComponentSpec& s : c.node_kinds) out[s.kind] = spec_json(s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) out[s->kind] = spec_json(*s);
   return out.dump();
+}
+
+// JSON text of a document that holds strings the user gave: bytes that are
+// not UTF-8 become U+FFFD instead of failing the call after the work is done.
+std::string text_of(const json& document) {
+  return document.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json run_locked(const RunConfig& config) {
@@ -212,7 +217,7 @@ PYBIND11_MODULE(_gpunvme, m) {
   m.def(
       "resolve",
       [](const std::string& raw_json) {
-        return resolve_config(raw_from_json(raw_json)).to_json().dump();
+        return text_of(resolve_config(raw_from_json(raw_json)).to_json());
       },
       "Validates a raw configuration (JSON text) and returns the fully resolved configuration "
       "as JSON text, as every result records it.",
@@ -221,7 +226,7 @@ PYBIND11_MODULE(_gpunvme, m) {
       "run",
       [](const std::string& raw_json) {
         const RunConfig config = resolve_config(raw_from_json(raw_json));
-        return run_locked(config).dump();
+        return text_of(run_locked(config));
       },
       "Validates and runs a raw configuration (JSON text); returns the result as JSON text. "
       "Runs in one process are serialized; the GIL is released while one runs.",

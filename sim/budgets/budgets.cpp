@@ -110,7 +110,8 @@ Budget load_budget(const std::string& file) {
           "unknown field for a budget" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     }
   }
-  if (doc.value("schema", std::string()) != kSchema) {
+  if (!doc.contains("schema") || !doc["schema"].is_string() ||
+      doc["schema"].get<std::string>() != kSchema) {
     throw ConfigError(file, "$.schema", render_value(doc.value("schema", nlohmann::json())),
                       std::string("expected \"") + kSchema + "\"");
   }

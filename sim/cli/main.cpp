@@ -13,9 +13,11 @@
 
 #include "sim/budgets/budgets.h"
 #include "sim/config/config_error.h"
+#include "sim/config/resource_limits.h"
 #include "sim/params/param_spec.h"
 #include "sim/run/catalog.h"
 #include "sim/run/run.h"
+#include "sim/run/setup_checks.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/topology/topology_graph.h"
 #include "sim/validate/validate.h"
@@ -195,7 +197,9 @@ int main(int argc, char** argv) {
 
   std::string topology_file, scenario_file, out_file;
   std::vector<std::string> overrides;
-  std::uint64_t seed = 1;
+  // Seeds are read as text and parsed by parse_seed, the rule of --set seed=N:
+  // CLI11 would wrap a negative number around to 2^64 - N.
+  std::string seed_text = "1";
 
   auto* run_cmd = app.add_subcommand(
       "run",
@@ -216,7 +220,16 @@ int main(int argc, char** argv) {
     cmd->add_option("--set", overrides,
                     "override a field: topology.PATH=V, scenario.PATH=V or seed=N; array "
                     "elements by index or id (topology.nodes.ssd0.mqes=1024)");
-    cmd->add_option("--seed", seed, "random seed (default 1)");
+    cmd->add_option("--seed", seed_text, "random seed, 0 to 2^64 - 1 (default 1)");
+  }
+  // The memory cap: configurations whose estimated memory exceeds it are
+  // refused before anything large is allocated (0 = the default).
+  double max_memory_gib = 0;
+  for (auto* cmd : {run_cmd, check_cmd}) {
+    cmd->add_option("--max-memory-gib", max_memory_gib,
+                    "refuse configurations estimated to need more memory than this (GiB; "
+                    "default half of this machine's memory)")
+        ->check(CLI::Range(0.001, 1e9));
   }
   run_cmd->add_option("--out,-o", out_file, "write the result JSON here");
   std::string trace_file;
@@ -243,13 +256,18 @@ int main(int argc, char** argv) {
                         "output prefix (default: the spec's file name without .json)");
   sweep_cmd->add_option("--jobs,-j", sweep_jobs, "parallel processes (default: every core)");
   sweep_cmd->add_option("--limit", sweep_limit, "run at most this many new points, then stop");
+  sweep_cmd
+      ->add_option("--max-memory-gib", max_memory_gib,
+                   "refuse points estimated to need more memory than this, each (GiB; default "
+                   "half of this machine's memory)")
+      ->check(CLI::Range(0.001, 1e9));
 
   std::vector<std::string> measured_files, validate_overrides, validate_strategies;
   std::vector<std::uint32_t> validate_warps;
   std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
       hw_out_file, microbench_file;
   int hw_repeats = 5;
-  std::uint64_t validate_seed = 1;
+  std::string validate_seed_text = "1";
   double tolerance_pct = 10.0;
   auto* validate_cmd = app.add_subcommand(
       "validate",
@@ -284,7 +302,7 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--gpu-profile", gpu_profile,
                            "simulated GPU profile (default: from the measured device's name)");
   validate_cmd->add_option("--set", validate_overrides, "override a field of every simulated case");
-  validate_cmd->add_option("--seed", validate_seed, "simulator seed (default 1)");
+  validate_cmd->add_option("--seed", validate_seed_text, "simulator seed (default 1)");
   validate_cmd->add_option("--microbench", microbench_file,
                            "gpu_microbench results (configs/measurements/gpu-microbench-*.json): "
                            "also compare the simulated GPU's atomics, fences, loads and round "
@@ -336,6 +354,10 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kBadInput;
   }
 
+  if (max_memory_gib > 0) {
+    set_max_memory_bytes(
+        static_cast<std::uint64_t>(max_memory_gib * static_cast<double>(1ull << 30)));
+  }
   try {
     if (describe_cmd->parsed()) return describe(kind);
     if (budgets_cmd->parsed()) return check_budgets(budget_list, budget_update, budget_verbose);
@@ -377,7 +399,7 @@ int main(int argc, char** argv) {
       options.topology_file = validate_topology;
       options.gpu_profile = gpu_profile;
       options.overrides = validate_overrides;
-      options.seed = validate_seed;
+      options.seed = parse_seed(validate_seed_text, "--seed");
       options.strategies = validate_strategies;
       options.warps = validate_warps;
       options.tolerance = tolerance_pct / 100.0;
@@ -413,10 +435,14 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    RunConfig config = load_config(topology_file, scenario_file, overrides, seed);
+    RunConfig config =
+        load_config(topology_file, scenario_file, overrides, parse_seed(seed_text, "--seed"));
     if (check_cmd->parsed()) {
       std::cout << "ok: " << config.topology.file << " and " << config.scenario.file
-                << " are valid\n";
+                << " are valid; estimated memory "
+                << (estimate_memory(config).bytes() + (1ull << 20) - 1) / (1ull << 20)
+                << " MiB (cap " << (max_memory_bytes() + (1ull << 20) - 1) / (1ull << 20)
+                << " MiB)\n";
       return 0;
     }
     RunOptions run_options;
@@ -426,7 +452,10 @@ int main(int argc, char** argv) {
     std::cout << summary_table(result);
     if (!trace_file.empty()) std::cout << "wrote " << trace_file << "\n";
     if (!out_file.empty()) {
-      write_file(out_file, result.dump(2) + "\n");
+      // Strings the user gave reach the result; should one hold bytes that are
+      // not UTF-8, they are written as U+FFFD rather than losing the run.
+      write_file(out_file,
+                 result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       std::cout << "wrote " << out_file << "\n";
     }
     return 0;

@@ -1,10 +1,12 @@
 #include "sim/config/run_config.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
@@ -60,20 +62,25 @@ nlohmann::json RunConfig::to_json() const {
 std::string source_dir() { return GPUNVME_SOURCE_DIR; }
 std::string shipped_configs_dir() { return source_dir() + "/configs"; }
 std::string default_topology_file() { return shipped_configs_dir() + "/topologies/default.json"; }
-std::string default_scenario_file() {
-  return source_dir() + "/scenarios/randread-4k.json";
-}
+std::string default_scenario_file() { return source_dir() + "/scenarios/randread-4k.json"; }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) {
+    throw ConfigError(path, "", "", "is a directory, not a JSON file");
+  }
+  // A device (/dev/zero, a terminal) never ends; pipes and regular files do.
+  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
+      std::filesystem::is_socket(status)) {
+    throw ConfigError(path, "", "", "is a device or socket, not a JSON file");
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "", "cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(path, "", "", std::string("not valid JSON: ") + e.what());
-  }
+  if (in.bad()) throw ConfigError(path, "", "", "cannot read file");
+  return parse_json_text(buffer.str(), path);
 }
 
 RawConfig load_raw_config(const std::string& topology_file, const std::string& scenario_file) {
@@ -85,26 +92,40 @@ RawConfig load_raw_config(const std::string& topology_file, const std::string& s
   return raw;
 }
 
+std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) {
+    try {
+      return std::stoull(text);
+    } catch (const std::out_of_range&) {
+    }
+  }
+  throw ConfigError(origin, "seed", text.size() > 60 ? text.substr(0, 57) + "..." : text,
+                    "expected a non-negative integer below 2^64");
+}
+
 void apply_set(RawConfig& raw, const std::string& assignment) {
-  const std::string origin = "--set " + assignment;
+  // The origin names the assignment; a long one (a whole document) is elided.
+  constexpr std::size_t kShown = 80;
+  std::string shown = assignment;
+  if (shown.size() > kShown) {
+    std::size_t cut = kShown - 3;
+    while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;
+    shown = shown.substr(0, cut) + "...";
+  }
+  const std::string origin = "--set " + shown;
+  const std::string encoding = utf8_problem(assignment);
+  if (!encoding.empty()) throw ConfigError(origin, "", "", "the assignment is " + encoding);
   auto starts = [&](const std::string& prefix) { return assignment.rfind(prefix, 0) == 0; };
   if (starts("topology.")) {
     apply_override(raw.topology, assignment.substr(9), origin);
   } else if (starts("scenario.")) {
     apply_override(raw.scenario, assignment.substr(9), origin);
   } else if (starts("seed=")) {
-    const std::string text = assignment.substr(5);
-    try {
-      std::size_t used = 0;
-      if (text.empty() || text[0] < '0' || text[0] > '9') throw std::invalid_argument("sign");
-      unsigned long long v = std::stoull(text, &used);
-      if (used != text.size()) throw std::invalid_argument("trailing");
-      raw.seed = v;
-    } catch (const std::exception&) {
-      throw ConfigError(origin, "seed", text, "expected a non-negative integer");
-    }
+    raw.seed = parse_seed(assignment.substr(5), origin);
   } else {
-    throw ConfigError(origin, "", assignment,
+    throw ConfigError(origin, "", shown,
                       "path must start with 'topology.', 'scenario.' or be 'seed=N'");
   }
 }
@@ -130,8 +151,11 @@ nlohmann::json load_profile(const std::string& topology_file, const std::string&
     std::ifstream probe(candidate);
     if (!probe) continue;
     nlohmann::json doc = read_json_file(candidate);
-    if (!doc.is_object() || doc.value("kind", std::string()) != kind) {
-      throw ConfigError(candidate, "$.kind", render_value(doc.value("kind", nlohmann::json())),
+    const bool right_kind = doc.is_object() && doc.contains("kind") && doc["kind"].is_string() &&
+                            doc["kind"].get<std::string>() == kind;
+    if (!right_kind) {
+      throw ConfigError(candidate, "$.kind",
+                        render_value(doc.is_object() ? doc.value("kind", nlohmann::json()) : doc),
                         "profile '" + name + "' is not a " + kind + " profile");
     }
     if (!doc.contains("params") || !doc["params"].is_object()) {
@@ -189,6 +213,9 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
   std::vector<std::string> kinds;
   for (const ComponentSpec& spec : catalog.node_kinds) kinds.push_back(spec.kind);
   std::set<std::string> seen;
+  // Profiles by kind and name: thousands of drives of one model read their
+  // profile once.
+  std::map<std::pair<std::string, std::string>, nlohmann::json> profiles;
   for (std::size_t i = 0; i < doc["nodes"].size(); ++i) {
     const nlohmann::json& node = doc["nodes"][i];
     const std::string path = index_path("$.nodes", i);
@@ -211,7 +238,14 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
     nlohmann::json base = nlohmann::json::object();
     if (node.contains("profile")) {
       config.profile = require_string(node, "profile", file, path);
-      base = load_profile(file, config.kind, config.profile, path + ".profile");
+      auto cached = profiles.find({config.kind, config.profile});
+      if (cached == profiles.end()) {
+        cached = profiles
+                     .emplace(std::make_pair(config.kind, config.profile),
+                              load_profile(file, config.kind, config.profile, path + ".profile"))
+                     .first;
+      }
+      base = cached->second;
       // A profile's values are validated as if the user had written them.
       ResolveContext where{file, path + ".profile(" + config.profile + ")"};
       for (auto it = base.begin(); it != base.end(); ++it) {
@@ -224,8 +258,8 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
         check_param_value(*p, it.value(), where);
       }
     }
-    config.params = resolve_params(*spec, node, {file, path}, {"id", "kind", "profile", "doc"},
-                                   base);
+    config.params =
+        resolve_params(*spec, node, {file, path}, {"id", "kind", "profile", "doc"}, base);
     topo.nodes.push_back(std::move(config));
   }
 
@@ -240,14 +274,13 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
       LinkConfig config;
       config.from = require_string(link, "from", file, path);
       config.to = require_string(link, "to", file, path);
-      std::vector<std::string> ids(seen.begin(), seen.end());
       for (const char* end : {"from", "to"}) {
         const std::string& id = std::string(end) == "from" ? config.from : config.to;
         if (!seen.count(id)) {
-          std::string hint = nearest_name(id, ids);
-          throw ConfigError(file, path + "." + end, "\"" + id + "\"",
-                            "link to unknown node" +
-                                (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+          std::string hint = nearest_name(id, std::vector<std::string>(seen.begin(), seen.end()));
+          throw ConfigError(
+              file, path + "." + end, "\"" + id + "\"",
+              "link to unknown node" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
         }
       }
       if (config.from == config.to) {

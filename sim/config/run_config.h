@@ -80,6 +80,9 @@ struct RawConfig {
 };
 
 RawConfig load_raw_config(const std::string& topology_file, const std::string& scenario_file);
+// A seed as the user wrote it (--seed N, seed=N): a decimal integer, 0 to
+// 2^64 - 1; anything else (a sign, a fraction) is a ConfigError naming `origin`.
+std::uint64_t parse_seed(const std::string& text, const std::string& origin);
 // Applies `topology.PATH=V`, `scenario.PATH=V` or `seed=N`.
 void apply_set(RawConfig& raw, const std::string& assignment);
 

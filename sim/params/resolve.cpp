@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,12 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
   auto fail = [&](const std::string& problem) {
     throw ConfigError(where.file, path, render_value(value), problem);
   };
+  // NaN and infinities (from Python, or a document built in C++) compare
+  // false with every bound; they are never a valid figure.
+  auto non_finite = [](const nlohmann::json& v) {
+    return v.is_number_float() && !std::isfinite(v.get<double>());
+  };
+  if (non_finite(value)) fail("expected a finite number");
   switch (spec.type) {
     case ParamType::Integer: {
       bool integral = value.is_number_integer() ||
@@ -58,9 +65,22 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       if (!value.is_string()) fail("expected a string");
       return;
     case ParamType::StringList: {
-      bool ok = value.is_array() &&
-                std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
+      bool ok = value.is_array() && std::all_of(value.begin(), value.end(),
+                                                [](const auto& v) { return v.is_string(); });
       if (!ok) fail("expected a list of strings, e.g. [\"ssd0\", \"ssd1\"]");
+      // Every string list names things (nodes, ports, scheduled faults): one
+      // named twice is a mistake that would otherwise build twice or be dropped.
+      std::map<std::string, std::size_t> first_index;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string& item = value[i].get_ref<const std::string&>();
+        auto [it, inserted] = first_index.emplace(item, i);
+        if (!inserted) {
+          throw ConfigError(where.file, fmt::format("{}[{}]", path, i), render_value(value[i]),
+                            fmt::format("duplicate: {} is already at {}[{}]; each entry may "
+                                        "appear once",
+                                        render_value(value[i]), path, it->second));
+        }
+      }
       return;
     }
     case ParamType::RealList:
@@ -73,7 +93,7 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       }
       for (std::size_t i = 0; i < value.size(); ++i) {
         const nlohmann::json& item = value[i];
-        const bool ok = item.is_number() &&
+        const bool ok = item.is_number() && !non_finite(item) &&
                         (!integers || std::floor(item.get<double>()) == item.get<double>()) &&
                         !(spec.min && item.get<double>() < *spec.min) &&
                         !(spec.max && item.get<double>() > *spec.max);
@@ -96,8 +116,9 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
   }
   const double v = value.get<double>();
   if (!spec.allowed.empty()) {
-    if (std::find(spec.allowed.begin(), spec.allowed.end(), static_cast<std::int64_t>(v)) ==
-        spec.allowed.end()) {
+    // Compared as doubles: a huge value must not be cast to an integer first.
+    if (std::none_of(spec.allowed.begin(), spec.allowed.end(),
+                     [v](std::int64_t a) { return static_cast<double>(a) == v; })) {
       std::string list;
       for (auto a : spec.allowed) list += (list.empty() ? "" : ", ") + std::to_string(a);
       fail("not allowed; expected one of: " + list);

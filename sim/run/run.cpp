@@ -12,6 +12,7 @@
 #include "sim/kernel/simulation.h"
 #include "sim/run/catalog.h"
 #include "sim/run/machine.h"
+#include "sim/run/setup_checks.h"
 #include "sim/trace/link_counters.h"
 #include "sim/trace/trace_writer.h"
 #include "sim/workload/workload.h"
@@ -61,6 +62,7 @@ RunConfig resolve_config(const RawConfig& raw) {
   apply_scenario_kind(raw.scenario, config);
   check_workload(config);
   check_fabric_paths(config);
+  check_setup(config);
   return config;
 }
 

@@ -12,7 +12,9 @@
 namespace gpunvme {
 
 // Validates raw documents into a run configuration, including the checks
-// that need the devices' parameters (ConfigError on bad input).
+// that need the devices' parameters and every check that building the
+// machine and workload makes (sim/run/setup_checks.h), so that a
+// configuration it accepts does not fail at setup (ConfigError on bad input).
 RunConfig resolve_config(const RawConfig& raw);
 
 // Loads, overrides and validates a configuration (ConfigError on bad input).

@@ -440,21 +440,12 @@ SweepSpec parse_sweep_spec(const nlohmann::ordered_json& doc, const std::string&
 }
 
 SweepSpec parse_sweep_spec_text(const std::string& text, const std::string& file) {
-  // Deep nesting is refused while parsing: the parser itself copies an
-  // ordered object's members recursively, which a document nested thousands
-  // deep turns into a stack overflow.
-  const auto refuse_deep_nesting = [&file](int depth, nlohmann::ordered_json::parse_event_t event,
-                                           nlohmann::ordered_json&) {
-    if ((event == nlohmann::ordered_json::parse_event_t::object_start ||
-         event == nlohmann::ordered_json::parse_event_t::array_start) &&
-        static_cast<std::size_t>(depth) >= kMaxNesting) {
-      throw ConfigError(file, "", "", nesting_problem());
-    }
-    return true;
-  };
+  // NUL bytes, bad UTF-8 and deep nesting are refused before parsing, as for
+  // every JSON input; parse_sweep_spec holds the spec itself to kMaxNesting.
+  check_json_text(text, file);
   nlohmann::ordered_json doc;
   try {
-    doc = nlohmann::ordered_json::parse(text, refuse_deep_nesting);
+    doc = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number beyond a double (1e400).
     throw ConfigError(file, "", "", std::string("not valid JSON: ") + e.what());

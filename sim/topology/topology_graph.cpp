@@ -5,6 +5,7 @@
 #include <numeric>
 #include <queue>
 #include <sstream>
+#include <unordered_map>
 
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/graphviz.hpp>
@@ -23,12 +24,22 @@ bool is_pcie_kind(const std::string& kind) {
 }
 bool is_endpoint(const std::string& kind) { return kind == "gpu" || kind == "nvme_ssd"; }
 
-std::size_t index_of(const TopologyConfig& topo, const std::string& id) {
-  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
-    if (topo.nodes[i].id == id) return i;
+// Node index by id, built once per pass so that looking up every link's
+// ends costs linear time in the topology's size.
+class NodeIndex {
+ public:
+  explicit NodeIndex(const TopologyConfig& topo) {
+    index_.reserve(topo.nodes.size());
+    for (std::size_t i = 0; i < topo.nodes.size(); ++i) index_.emplace(topo.nodes[i].id, i);
   }
-  return TopologyGraph::npos;
-}
+  std::size_t operator()(const std::string& id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? TopologyGraph::npos : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> index_;
+};
 
 std::string node_path(std::size_t i) { return index_path("$.nodes", i); }
 std::string link_path(std::size_t i) { return index_path("$.links", i); }
@@ -54,6 +65,7 @@ struct Forest {
 
 void TopologyGraph::check(const TopologyConfig& topo) {
   const std::string& file = topo.file;
+  const NodeIndex index_of(topo);
   // Socket references of root complexes and host memory.
   const bool has_sockets = !topo.nodes_of_kind("cpu").empty();
   for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
@@ -68,7 +80,7 @@ void TopologyGraph::check(const TopologyConfig& topo) {
       }
       continue;
     }
-    std::size_t s = index_of(topo, socket);
+    std::size_t s = index_of(socket);
     if (s == npos || topo.nodes[s].kind != "cpu") {
       throw ConfigError(file, node_path(i) + ".socket", "\"" + socket + "\"",
                         "expected the id of a node of kind cpu");
@@ -77,10 +89,11 @@ void TopologyGraph::check(const TopologyConfig& topo) {
   // Link kinds and the PCIe tree.
   Forest forest(topo.nodes.size());
   std::vector<int> degree(topo.nodes.size(), 0);
+  std::vector<std::size_t> first_link(topo.nodes.size(), npos);  // an endpoint's PCIe link
   for (std::size_t l = 0; l < topo.links.size(); ++l) {
     const LinkConfig& link = topo.links[l];
-    std::size_t a = index_of(topo, link.from);
-    std::size_t b = index_of(topo, link.to);
+    std::size_t a = index_of(link.from);
+    std::size_t b = index_of(link.to);
     const std::string& type = link.params.string("type");
     if (type == "pcie") {
       for (std::size_t end : {a, b}) {
@@ -89,6 +102,19 @@ void TopologyGraph::check(const TopologyConfig& topo) {
                             "a pcie link joins root complexes, switches, GPUs and NVMe SSDs; " +
                                 topo.nodes[end].id + " is a " + topo.nodes[end].kind);
         }
+      }
+      for (std::size_t end : {a, b}) {
+        if (!is_endpoint(topo.nodes[end].kind)) continue;
+        if (first_link[end] != npos) {
+          const LinkConfig& first = topo.links[first_link[end]];
+          throw ConfigError(
+              file, link_path(l), fmt::format("\"{}\" - \"{}\"", link.from, link.to),
+              fmt::format("{} is a PCIe endpoint ({}) and already has its one link, {} (\"{}\" - "
+                          "\"{}\"); a second link to it is not allowed",
+                          topo.nodes[end].id, topo.nodes[end].kind, link_path(first_link[end]),
+                          first.from, first.to));
+        }
+        first_link[end] = l;
       }
       if (!forest.join(a, b)) {
         throw ConfigError(file, link_path(l),
@@ -139,9 +165,10 @@ void TopologyGraph::check(const TopologyConfig& topo) {
 
 void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioConfig& scenario) {
   const std::string& file = scenario.file;
+  const NodeIndex index_of(topo);
   TopologyGraph graph(topo);
   const std::string& gpu = scenario.params.string("gpu");
-  std::size_t g = index_of(topo, gpu);
+  std::size_t g = index_of(gpu);
   if (g == npos || topo.nodes[g].kind != "gpu") {
     std::vector<std::string> gpus;
     for (const NodeConfig* n : topo.nodes_of_kind("gpu")) gpus.push_back(n->id);
@@ -155,14 +182,16 @@ void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioCon
   if (ssds.empty()) {
     throw ConfigError(file, "$.ssds", "[]", "expected at least one nvme_ssd id");
   }
+  // One search from the GPU tells which SSDs it reaches.
+  const std::vector<bool> reached = graph.reachable_from(g);
   for (std::size_t k = 0; k < ssds.size(); ++k) {
-    std::size_t s = index_of(topo, ssds[k]);
+    std::size_t s = index_of(ssds[k]);
     std::string path = index_path("$.ssds", k);
     if (s == npos || topo.nodes[s].kind != "nvme_ssd") {
       throw ConfigError(file, path, "\"" + ssds[k] + "\"",
                         "expected the id of an nvme_ssd in the topology");
     }
-    if (graph.route(g, s).empty()) {
+    if (!reached[s]) {
       throw ConfigError(file, path, "\"" + ssds[k] + "\"",
                         "no path between " + gpu + " and " + ssds[k] +
                             " (are their sockets joined by an inter_socket link?)");
@@ -172,19 +201,19 @@ void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioCon
 
 TopologyGraph::TopologyGraph(const TopologyConfig& topology)
     : topology_(topology), graph_(topology.nodes.size()), upstream_(topology.nodes.size(), npos) {
+  const NodeIndex index_of(topology);
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     graph_[i] = TopologyVertex{topology.nodes[i].id, topology.nodes[i].kind, i};
   }
   for (std::size_t l = 0; l < topology.links.size(); ++l) {
     const LinkConfig& link = topology.links[l];
     EdgeKind kind = link.params.string("type") == "pcie" ? EdgeKind::Pcie : EdgeKind::InterSocket;
-    boost::add_edge(index_of(topology, link.from), index_of(topology, link.to),
-                    TopologyEdge{kind, l}, graph_);
+    boost::add_edge(index_of(link.from), index_of(link.to), TopologyEdge{kind, l}, graph_);
   }
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     const NodeConfig& n = topology.nodes[i];
     if (n.kind != "root_complex" && n.kind != "host_memory") continue;
-    std::size_t s = index_of(topology, n.params.string("socket"));
+    std::size_t s = index_of(n.params.string("socket"));
     if (s != npos) boost::add_edge(i, s, TopologyEdge{EdgeKind::Attachment, 0}, graph_);
   }
   // Orient each PCIe tree from its root complex.
@@ -228,6 +257,25 @@ std::vector<std::size_t> TopologyGraph::route(std::size_t from, std::size_t to) 
   path.push_back(from);
   std::reverse(path.begin(), path.end());
   return path;
+}
+
+std::vector<bool> TopologyGraph::reachable_from(std::size_t from) const {
+  std::vector<bool> seen(boost::num_vertices(graph_), false);
+  std::queue<std::size_t> frontier;
+  frontier.push(from);
+  seen[from] = true;
+  while (!frontier.empty()) {
+    const std::size_t v = frontier.front();
+    frontier.pop();
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const std::size_t w = boost::target(*e, graph_);
+      if (!seen[w]) {
+        seen[w] = true;
+        frontier.push(w);
+      }
+    }
+  }
+  return seen;
 }
 
 std::vector<std::size_t> TopologyGraph::route_links(std::size_t from, std::size_t to) const {

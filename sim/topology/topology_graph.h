@@ -41,6 +41,8 @@ class TopologyGraph {
   // Node indices along the route from `from` to `to`, both included; empty
   // when there is no route.
   std::vector<std::size_t> route(std::size_t from, std::size_t to) const;
+  // Which nodes have a route from `from` (indexed by node).
+  std::vector<bool> reachable_from(std::size_t from) const;
   // Link indices along that route (attachments left out).
   std::vector<std::size_t> route_links(std::size_t from, std::size_t to) const;
 

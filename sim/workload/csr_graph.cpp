@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
 
 #include "sim/config/config_error.h"
+#include "sim/config/resource_limits.h"
 
 namespace gpunvme {
 
@@ -63,8 +65,24 @@ CsrGraph generate_rmat(std::uint32_t scale, std::uint32_t edge_factor, double a,
 }
 
 CsrGraph read_graph_file(const std::string& path, bool undirected) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) {
+    throw ConfigError(path, "", "", "is a directory, not a graph file");
+  }
+  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
+      std::filesystem::is_socket(status)) {
+    throw ConfigError(path, "", "", "is a device or socket, not a graph file");
+  }
   std::ifstream in(path);
   if (!in) throw ConfigError(path, "", "", "cannot open graph file");
+  // Memory grows with the vertices and edges the file declares or holds;
+  // both are checked against the cap before they are allocated.
+  const std::uint64_t cap = max_memory_bytes();
+  auto graph_bytes = [undirected](std::uint64_t vertex_count, std::uint64_t edge_count) {
+    const std::uint64_t directed = undirected ? 2 * edge_count : edge_count;
+    return (vertex_count + 1) * 8 + directed * 20;
+  };
   const bool matrix_market = path.size() >= 4 && path.substr(path.size() - 4) == ".mtx";
   std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
   std::uint64_t vertices = 0;
@@ -77,6 +95,7 @@ CsrGraph read_graph_file(const std::string& path, bool undirected) {
   };
   while (std::getline(in, line)) {
     ++number;
+    if (line.find('\0') != std::string::npos) fail("not a text file: the line holds a NUL byte");
     if (matrix_market && number == 1) {
       if (line.rfind("%%MatrixMarket", 0) != 0) fail("expected a %%MatrixMarket header");
       if (line.find("coordinate") == std::string::npos) {
@@ -92,8 +111,20 @@ CsrGraph read_graph_file(const std::string& path, bool undirected) {
     if (!(fields >> u >> v)) fail("expected two vertex ids");
     if (!size_seen) {
       long long nnz = 0;
-      if (!(fields >> nnz) || u <= 0 || v <= 0) fail("expected the size line: rows cols entries");
+      if (!(fields >> nnz) || u <= 0 || v <= 0 || nnz < 0) {
+        fail("expected the size line: rows cols entries");
+      }
       vertices = static_cast<std::uint64_t>(std::max(u, v));
+      if (vertices > (1ull << 32)) fail("vertex ids must fit in 32 bits");
+      // nnz may be near 2^63: its bytes are compared once it is known to be small.
+      const std::uint64_t max_entries = cap / 20;
+      const std::uint64_t entries = std::min(static_cast<std::uint64_t>(nnz), max_entries + 1);
+      const std::uint64_t declared = graph_bytes(vertices, entries) * (symmetric ? 2 : 1);
+      if (declared > cap) {
+        fail(fmt::format("the graph it declares ({} vertices, {} entries) needs more than the "
+                         "memory cap of {} MiB (--max-memory-gib)",
+                         vertices, nnz, cap >> 20));
+      }
       size_seen = true;
       continue;
     }
@@ -109,10 +140,27 @@ CsrGraph read_graph_file(const std::string& path, bool undirected) {
       vertices = std::max<std::uint64_t>(vertices, static_cast<std::uint64_t>(std::max(u, v)) + 1);
     }
     if (std::max(u, v) >= (1ll << 32)) fail("vertex ids must fit in 32 bits");
+    if (edges.size() % 65536 == 0 && graph_bytes(vertices, edges.size()) > cap) {
+      fail(
+          fmt::format("the graph needs more than {} MiB by this line, above the memory cap of {} "
+                      "MiB (--max-memory-gib)",
+                      graph_bytes(vertices, edges.size()) >> 20, cap >> 20));
+    }
     edges.emplace_back(static_cast<std::uint64_t>(u), static_cast<std::uint64_t>(v));
   }
   if (!size_seen) throw ConfigError(path, "", "", "no size line: not a Matrix Market graph");
-  if (vertices == 0) throw ConfigError(path, "", "", "the graph has no vertices");
+  if (vertices == 0) {
+    throw ConfigError(path, "", "",
+                      matrix_market ? "the graph has no vertices"
+                                    : "no edges: expected lines of two vertex ids, 'u v'");
+  }
+  if (graph_bytes(vertices, edges.size()) > cap) {
+    throw ConfigError(
+        path, "", "",
+        fmt::format("the graph ({} vertices, {} edges) needs about {} MiB, above "
+                    "the memory cap of {} MiB (--max-memory-gib)",
+                    vertices, edges.size(), graph_bytes(vertices, edges.size()) >> 20, cap >> 20));
+  }
   return csr_from_edges(vertices, std::move(edges), undirected || symmetric);
 }
 

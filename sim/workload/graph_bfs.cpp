@@ -22,9 +22,7 @@ std::uint32_t cache_slots(const RunConfig& config) {
 }
 }  // namespace
 
-// A graph file named relative to the scenario is looked up beside it
-// first, then in the working directory.
-static std::string graph_file_path(const RunConfig& config) {
+std::string graph_file_path(const RunConfig& config) {
   const std::string& name = config.scenario.params.string("graph");
   const std::string& scenario_file = config.scenario.file;
   const auto slash = scenario_file.find_last_of('/');

@@ -23,6 +23,10 @@ namespace gpunvme {
 // Checks the graph fields; returns the bytes of one I/O (a cache line).
 std::uint64_t check_graph(const RunConfig& config);
 
+// The file a scenario's graph names: looked up beside the scenario first,
+// then in the working directory.
+std::string graph_file_path(const RunConfig& config);
+
 // The graph a scenario names (generated with the run's seed, or read).
 CsrGraph scenario_graph(const RunConfig& config);
 

@@ -357,10 +357,8 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
     nvme::Controller& ssd = machine.ssd(ssd_ids[k]);
     const double span_gib = s.real("span_gib");
     const std::uint64_t span_lbas =
-        span_gib > 0 ? std::min<std::uint64_t>(
-                           ssd.capacity_lbas(),
-                           static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes())
-                     : ssd.capacity_lbas();
+        span_gib > 0 ? static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes()
+                     : ssd.capacity_lbas();  // validation keeps span_gib within every SSD
     // The host driver brings the SSD up and creates the queues through its
     // admin queue; the warps start once every SSD's queues exist.
     const HostSide side = host_side(machine, machine.node_index(ssd_ids[k]), gpu_.node());

@@ -348,10 +348,8 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
     const nvme::Controller& ssd = machine.ssd(id);
     const double span_gib = s.real("span_gib");
     const std::uint64_t span_lbas =
-        span_gib > 0 ? std::min<std::uint64_t>(
-                           ssd.capacity_lbas(),
-                           static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes())
-                     : ssd.capacity_lbas();
+        span_gib > 0 ? static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes()
+                     : ssd.capacity_lbas();  // validation keeps span_gib within every SSD
     const auto lbas = static_cast<std::uint32_t>(bytes_per_io_ / ssd.lba_bytes());
     lbas_per_io_.push_back(lbas);
     per_ssd = std::min<std::uint64_t>(per_ssd, std::max<std::uint64_t>(1, span_lbas / lbas));

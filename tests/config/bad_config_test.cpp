@@ -86,7 +86,9 @@ std::vector<BadCase> bad_cases() {
          t["nodes"].push_back({{"id", "sw1"}, {"kind", "switch"}});
          t["links"].push_back({{"from", "sw1"}, {"to", "gpu0"}});
        },
-       "topo.json", "$.nodes[4]", "exactly one link; it has 2"},
+       "topo.json", "$.links[3]",
+       "gpu0 is a PCIe endpoint (gpu) and already has its one link, $.links[1] (\"sw0\" - "
+       "\"gpu0\")"},
       {"socket that is not a cpu",
        [](json& t, json&) { t["nodes"][2]["socket"] = "dram0"; }, "topo.json",
        "$.nodes[2].socket", "expected the id of a node of kind cpu"},
