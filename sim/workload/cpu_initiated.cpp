@@ -461,8 +461,12 @@ void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
   req.times[kDelivered] = now();
   const Queue& q = queues_[req.queue];
   stages_.record(req.times, ssds_[q.ssd]->id(), q.qid, static_cast<std::uint16_t>(req.slot));
-  if (status != 0) ++errors_;
-  bytes_ += std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  // A failed I/O moved no data the requester can use.
+  if (status != 0) {
+    ++errors_;
+  } else {
+    bytes_ += std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  }
   IoDone done = std::move(req.done);
   req.done = nullptr;
   free_requests_.push_back(r);

@@ -289,8 +289,12 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       for (std::size_t lane = 0; lane < taken[d].size(); ++lane) {
         Pending& done = taken[d][lane];
         const std::uint16_t st = statuses[d][lane];
-        if (st != 0) ++errors_;
-        bytes_ += std::uint64_t{done.io.lbas} * machine_.ssd(ssd_ids_[done.io.ssd]).lba_bytes();
+        // A failed I/O moved no data the requester can use.
+        if (st != 0) {
+          ++errors_;
+        } else {
+          bytes_ += std::uint64_t{done.io.lbas} * machine_.ssd(ssd_ids_[done.io.ssd]).lba_bytes();
+        }
         IoDone callback = std::move(done.done);
         if (callback) callback(st);
       }

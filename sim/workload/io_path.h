@@ -48,9 +48,9 @@ class IoPath {
   virtual std::string name() const = 0;      // gpu_initiated, gds or bounce
   virtual std::string strategy() const = 0;  // the GPU strategy, or the host completion mode
   virtual std::uint64_t submitted() const = 0;
-  virtual std::uint64_t completed() const = 0;
-  virtual std::uint64_t errors() const = 0;
-  virtual std::uint64_t bytes() const = 0;  // bytes the completed I/Os moved
+  virtual std::uint64_t completed() const = 0;  // I/Os finished, successfully or not
+  virtual std::uint64_t errors() const = 0;     // of those, I/Os that failed (status != 0)
+  virtual std::uint64_t bytes() const = 0;      // bytes the successful I/Os moved
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;

@@ -32,9 +32,9 @@ class Workload {
   virtual std::string path() const = 0;
   virtual std::string strategy() const = 0;
   virtual std::uint64_t ios() const = 0;        // I/Os issued
-  virtual std::uint64_t completed() const = 0;  // I/Os completed
-  virtual std::uint64_t errors() const = 0;
-  virtual std::uint64_t bytes() const = 0;  // bytes the completed I/Os moved
+  virtual std::uint64_t completed() const = 0;  // I/Os finished, successfully or not
+  virtual std::uint64_t errors() const = 0;     // of those, I/Os that failed (status != 0)
+  virtual std::uint64_t bytes() const = 0;      // bytes the successful I/Os moved
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;
