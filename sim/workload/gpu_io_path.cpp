@@ -235,8 +235,13 @@ void GpuIoPath::warp_main(std::uint32_t w) {
   for (;;) {
     if (pending_.empty()) {
       if (closed_) break;
-      // Sleep on the mailbox until submit() or close() writes it.
+      // Sleep on the mailbox until submit() or close() writes it. Reading
+      // the mailbox costs a load, during which a request (or close) may
+      // come; the warp is not yet listed as idle, so submit() did not wake
+      // it: it must look again before it sleeps, or that request would wait
+      // for a wake-up that never comes (with one warp, forever).
       const std::uint32_t seen = p.peek_u32(plan.mailbox);
+      if (!pending_.empty() || closed_) continue;
       idle_.push_back(w);
       p.wait_until([&] { return p.peek_u32(plan.mailbox) != seen; }, plan.mailbox, 4);
       continue;
