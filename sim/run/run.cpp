@@ -132,6 +132,8 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
       {"ios", succeeded},
       {"failed", failed},
       {"errors", failed},
+      {"timeouts", workload->timeouts()},
+      {"reset_aborted", workload->reset_aborted()},
       {"iops", round_to(iops, 0.001)},
       {"bandwidth_gbps", round_to(bytes_per_s / 1e9, 1e-6)},
       {"latency_ns", latency},

@@ -161,6 +161,8 @@ class MicrobenchmarkWorkload : public Workload {
   std::uint64_t ios() const override { return bench_.ios(); }
   std::uint64_t completed() const override { return bench_.stages().completed(); }
   std::uint64_t errors() const override { return bench_.errors(); }
+  std::uint64_t timeouts() const override { return bench_.timeouts(); }
+  std::uint64_t reset_aborted() const override { return bench_.reset_aborted(); }
   std::uint64_t bytes() const override {
     return (completed() - bench_.errors()) * bench_.bytes_per_io();
   }
