@@ -411,6 +411,7 @@ void Controller::link_down() {
 }
 
 bool Controller::abort_lost(std::uint16_t sqid, std::uint16_t cid) {
+  ++aborts_received_;
   auto it = lost_.find(command_key(sqid, cid));
   if (it == lost_.end()) return false;
   const CommandPtr command = it->second;
@@ -1086,6 +1087,7 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"fault_effects",
        {{"reset_aborted", reset_aborted_},
         {"lost_aborted", lost_aborted_},
+        {"abort_commands", aborts_received_},
         {"lost_outstanding", lost_.size()},
         {"reset_recovery_ns", ps_to_ns(reset_recovery_ps_)},
         {"link_down_ns", ps_to_ns(link_down_ps_)},

@@ -422,8 +422,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t timeout_faults_ = 0;
   std::uint64_t reset_faults_ = 0;
   std::uint64_t link_down_faults_ = 0;
-  std::uint64_t reset_aborted_ = 0;  // commands a reset completed
-  std::uint64_t lost_aborted_ = 0;   // lost commands an Abort completed
+  std::uint64_t reset_aborted_ = 0;    // commands a reset completed
+  std::uint64_t lost_aborted_ = 0;     // lost commands an Abort completed
+  std::uint64_t aborts_received_ = 0;  // Abort admin commands, whatever they found
   Picoseconds reset_recovery_ps_ = 0;
   Picoseconds link_down_ps_ = 0;
 

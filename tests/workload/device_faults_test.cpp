@@ -117,9 +117,13 @@ TEST(DeviceFaults, ALateCommandPastTheTimeoutIsNotAbortedIfTheSsdStillHasIt) {
     expect_accounted(r, c.scenario);
     EXPECT_EQ(u64(r["summary"]["failed"]), 0u) << c.scenario;
     EXPECT_EQ(u64(r["summary"]["timeouts"]), 0u) << c.scenario;
-    // The host did send Aborts (admin commands beyond the bring-up's).
-    EXPECT_GT(u64(r["ssds"]["ssd0"]["admin_commands"]),
-              u64(clean["ssds"]["ssd0"]["admin_commands"]))
+    // The host did send Aborts (admin commands beyond the bring-up's); none
+    // found a lost command.
+    const nlohmann::json& effects = r["ssds"]["ssd0"]["fault_effects"];
+    EXPECT_GT(u64(effects["abort_commands"]), 0u) << c.scenario;
+    EXPECT_EQ(u64(effects["lost_aborted"]), 0u) << c.scenario;
+    EXPECT_EQ(u64(r["ssds"]["ssd0"]["admin_commands"]),
+              u64(clean["ssds"]["ssd0"]["admin_commands"]) + u64(effects["abort_commands"]))
         << c.scenario;
   }
 }
@@ -144,6 +148,16 @@ TEST(DeviceFaults, EveryKindAndPathEndsAndAccountsForEveryIoUnderAllFaults) {
       }
     }
   }
+}
+
+TEST(DeviceFaults, SameScheduleSameResult) {
+  const Case c{"gather-gpu", {"scenario.path=bounce"}};
+  const std::vector<std::string> schedule{"reset@us=200", "link_down@us=400", "timeout@cmd=50"};
+  nlohmann::json a = run_with(c, schedule, {"topology.nodes.ssd0.io_timeout_us=1000"});
+  nlohmann::json b = run_with(c, schedule, {"topology.nodes.ssd0.io_timeout_us=1000"});
+  a["summary"].erase("wall_time_s");
+  b["summary"].erase("wall_time_s");
+  EXPECT_EQ(a.dump(), b.dump());
 }
 
 }  // namespace
