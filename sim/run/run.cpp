@@ -211,6 +211,13 @@ std::string summary_table(const nlohmann::json& result) {
                      s["events"].get<std::uint64_t>());
   out << fmt::format("  {:.1f} KIOPS, {:.3f} GB/s\n", s["iops"].get<double>() / 1000.0,
                      s["bandwidth_gbps"].get<double>());
+  if (s["failed"].get<std::uint64_t>() != 0) {
+    out << fmt::format(
+        "  {} failed ({} timed out, {} aborted by a controller reset); throughput counts the {} "
+        "that succeeded\n",
+        s["failed"].get<std::uint64_t>(), s["timeouts"].get<std::uint64_t>(),
+        s["reset_aborted"].get<std::uint64_t>(), s["ios"].get<std::uint64_t>());
+  }
   // The scenario kind's own figures (tokens/s, traversal time, lookups/s).
   for (const char* key : {"tokens_per_s", "mean_stall_ns", "traversal_time_ns", "cache_hit_rate",
                           "lookups_per_s", "reads", "writes", "data_complete"}) {
