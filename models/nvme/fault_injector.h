@@ -21,7 +21,8 @@
 // - link_down: the SSD's PCIe link goes down and retrains (link_retrain_us):
 //   traffic on it waits until the link is up again.
 // "reset@cmd=N" and "link_down@cmd=N" happen when the N-th I/O command is
-// fetched (that command is served normally); "@us=T" at time T.
+// fetched (the reset aborts that command with the others; behind the link
+// it waits like the others); "@us=T" at time T.
 #pragma once
 
 #include <cstdint>
