@@ -132,10 +132,15 @@ TEST(DeviceFaults, EveryKindAndPathEndsAndAccountsForEveryIoUnderAllFaults) {
   const std::vector<std::string> schedule{"reset@us=200",  "link_down@us=400", "timeout@cmd=50",
                                           "reset@cmd=700", "timeout@cmd=1200", "media@cmd=30"};
   for (const char* path : {"gpu_initiated", "gds", "bounce"}) {
-    for (const char* scenario : {"kv-cache-gpu", "graph-bfs-gpu", "gather-gpu", "randrw-zipf"}) {
-      const Case c{scenario, {std::string("scenario.path=") + path}};
+    for (const Case& kind : std::vector<Case>{{"kv-cache-gpu", {"scenario.context_tokens=1024"}},
+                                              {"graph-bfs-gpu", {"scenario.scale=12"}},
+                                              {"gather-gpu", {"scenario.lookups=4096"}},
+                                              {"randrw-zipf", {"scenario.ios=3000"}}}) {
+      Case c = kind;
+      c.overrides.push_back(std::string("scenario.path=") + path);
+      const std::string& scenario = c.scenario;
       const nlohmann::json r = run_with(c, schedule, {"topology.nodes.ssd0.io_timeout_us=1000"});
-      const std::string what = std::string(scenario) + " " + path;
+      const std::string what = scenario + " " + path;
       expect_accounted(r, what);
       // reset@cmd=700 comes only if the workload issues that many commands (a
       // BFS whose first reads were aborted stops early).

@@ -27,7 +27,7 @@ std::vector<Case> every_kind_and_path() {
     cases.push_back({"randread-4k", {p, "scenario.ios=2000"}});
     cases.push_back({"randrw-zipf", {p, "scenario.ios=2000"}});
     cases.push_back({"kv-cache-gpu", {p}});
-    cases.push_back({"graph-bfs-gpu", {p}});
+    cases.push_back({"graph-bfs-gpu", {p, "scenario.scale=12"}});
     cases.push_back({"gather-gpu", {p, "scenario.lookups=4096"}});
   }
   return cases;
