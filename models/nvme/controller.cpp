@@ -94,6 +94,12 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   }
   faults_ = FaultInjector(p.real("fault_media_error_rate"), p.real("fault_command_error_rate"),
                           static_cast<std::uint64_t>(p.integer("fault_seed")), std::move(schedule));
+  track_commands_ = faults_.may_lose_commands();
+  link_retrain_ = us_to_ps(p.real("link_retrain_us"));
+  io_timeout_ = us_to_ps(p.real("io_timeout_us"));
+  for (const ScheduledFault& f : faults_.timed_events()) {
+    schedule_at(f.at, [this, kind = f.kind] { device_event(kind); });
+  }
 
   // BAR0: registers, then one doorbell pair per queue (admin queue included).
   const std::uint64_t bar_bytes =
@@ -154,10 +160,10 @@ void Controller::violation(const std::string& what, std::optional<std::uint16_t>
                            std::optional<std::uint32_t> slot,
                            std::optional<std::uint16_t> cid) const {
   auto shown = [](const auto& v) { return v ? std::to_string(*v) : std::string("n/a"); };
-  throw InvariantViolation(fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
-                                       "{}, CID {})",
-                                       id(), ps_to_ns(now()), what, shown(qid), shown(slot),
-                                       shown(cid)));
+  throw InvariantViolation(
+      fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
+                  "{}, CID {})",
+                  id(), ps_to_ns(now()), what, shown(qid), shown(slot), shown(cid)));
 }
 
 Controller::Ring Controller::sq_ring(std::uint16_t qid) const {
@@ -359,6 +365,62 @@ void Controller::reset() {
   arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
 }
 
+// ---------------------------------------------------------------------------
+// Injected device events
+// ---------------------------------------------------------------------------
+
+void Controller::device_event(FaultKind kind) {
+  if (kind == FaultKind::Reset) fault_reset();
+  if (kind == FaultKind::LinkDown) link_down();
+}
+
+// A controller reset the host recovers from: the host sees every
+// outstanding command aborted (Command Aborted due to SQ Deletion, as
+// deleting its queue would complete it), disables and re-enables the
+// controller and re-creates its queues. The model keeps the queues where
+// they are and charges the recovery as time in which nothing is fetched:
+// the ready delay (CSTS.RDY after CC.EN) and the admin commands of a
+// bring-up (Identify controller and namespace, Set Features, a Create I/O
+// CQ and SQ per queue).
+void Controller::fault_reset() {
+  ++reset_faults_;
+  std::vector<CommandPtr> outstanding;
+  outstanding.reserve(live_.size());
+  for (const auto& entry : live_) outstanding.push_back(entry.second);
+  std::sort(outstanding.begin(), outstanding.end(),
+            [](const CommandPtr& a, const CommandPtr& b) { return a->io_index < b->io_index; });
+  lost_.clear();
+  for (const CommandPtr& command : outstanding) {
+    complete(*command, Status::AbortedSqDeletion);
+    command->cancelled = true;
+    ++reset_aborted_;
+  }
+  std::uint32_t io_queues = 0;
+  for (std::size_t qid = 1; qid < sqs_.size(); ++qid) io_queues += sqs_[qid].exists ? 1u : 0u;
+  const Picoseconds recovery = ready_delay_ + admin_command_ * (3u + 2u * io_queues);
+  paused_until_ = std::max(paused_until_, now() + recovery);
+  reset_recovery_ps_ += recovery;
+  schedule_at(paused_until_, [this] {
+    if (now() >= paused_until_) kick_fetch();
+  });
+}
+
+void Controller::link_down() {
+  ++link_down_faults_;
+  link_down_ps_ += fabric_.hold_link(node_, now() + link_retrain_);
+}
+
+bool Controller::abort_lost(std::uint16_t sqid, std::uint16_t cid) {
+  ++aborts_received_;
+  auto it = lost_.find(command_key(sqid, cid));
+  if (it == lost_.end()) return false;
+  const CommandPtr command = it->second;
+  lost_.erase(it);
+  ++lost_aborted_;
+  complete(*command, Status::CommandAbortRequested);
+  return true;
+}
+
 void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
                                       std::uint64_t cq_base, std::uint32_t entries) {
   if (!csts_.rdy) {
@@ -452,6 +514,7 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
 // burst from one SQ, in PCIe reads of at most sq_fetch_burst entries that
 // never cross the ring's end, while read slots and command slots last.
 void Controller::kick_fetch() {
+  if (now() < paused_until_) return;  // resetting: the end of the reset kicks again
   while (fetches_in_flight_ < max_fetches_) {
     const std::uint32_t io_room =
         active_ + entries_fetching_ >= max_active_ ? 0 : max_active_ - active_ - entries_fetching_;
@@ -563,6 +626,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
     if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
     (*page)[cid % SubmissionQueue::kCidsPerPage] = {slot, command->fetched_at};
+    if (track_commands_ && qid != kAdminQueueId) live_[command_key(qid, cid)] = command;
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
@@ -687,8 +751,8 @@ void Controller::execute(CommandPtr command) {
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
   const ReadWriteFields fields = decode_read_write(sqe);
   const std::uint64_t bytes = data_bytes(sqe);
-  const Picoseconds processed = command->batch_processed ? *command->batch_processed
-                                                         : book_processor(bytes);
+  const Picoseconds processed =
+      command->batch_processed ? *command->batch_processed : book_processor(bytes);
   auto finish_at = [this, command](Picoseconds when, Status status) {
     schedule_at(when, [this, command, status] { complete(*command, status); });
   };
@@ -724,10 +788,22 @@ void Controller::execute(CommandPtr command) {
     finish_at(processed, status);
     return;
   }
-  command->fault = faults_.decide(command->io_index, now());
+  std::vector<FaultKind> events;
+  command->fault = faults_.decide(command->io_index, now(), &events);
+  for (FaultKind event : events) device_event(event);
   if (command->fault == FaultKind::Command) {
     ++command_faults_;
     finish_at(processed, Status::InternalError);
+    return;
+  }
+  if (command->fault == FaultKind::Timeout) {
+    // Lost: processed, then never completed; it keeps its CID until an
+    // Abort or a reset completes it.
+    ++timeout_faults_;
+    schedule_at(processed, [this, command] {
+      if (command->cancelled || command->generation != generation_) return;
+      lost_[command_key(command->qid, command->sqe.cid())] = command;
+    });
     return;
   }
   if (opcode == NvmOpcode::Read) {
@@ -859,9 +935,13 @@ void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
 // ---------------------------------------------------------------------------
 
 void Controller::complete(const Command& command, Status status, std::uint32_t dw0, bool dnr) {
+  if (command.cancelled) return;  // a reset completed it already
   if (command.generation != generation_) {
     if (command.qid != kAdminQueueId) --active_;
     return;
+  }
+  if (track_commands_ && command.qid != kAdminQueueId) {
+    live_.erase(command_key(command.qid, command.sqe.cid()));
   }
   if (command.batch && --command.batch->left == 0) release_batch(*command.batch);
   SubmissionQueue& sq = sqs_[command.qid];
@@ -995,7 +1075,23 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"admin_commands", admin_completed_},
       {"errors", errors_},
       {"error_statuses", statuses},
-      {"faults_injected", {{"media", media_faults_}, {"command", command_faults_}}},
+      {"faults_injected",
+       {{"media", media_faults_},
+        {"command", command_faults_},
+        {"timeout", timeout_faults_},
+        {"reset", reset_faults_},
+        {"link_down", link_down_faults_}}},
+      // What the device events did: commands a reset aborted, lost commands
+      // an Abort completed, lost commands never aborted, time spent
+      // recovering from resets and with the link down.
+      {"fault_effects",
+       {{"reset_aborted", reset_aborted_},
+        {"lost_aborted", lost_aborted_},
+        {"abort_commands", aborts_received_},
+        {"lost_outstanding", lost_.size()},
+        {"reset_recovery_ns", ps_to_ns(reset_recovery_ps_)},
+        {"link_down_ns", ps_to_ns(link_down_ps_)},
+        {"link_retrain_waits", fabric_.retrain_waits(node_)}}},
       {"doorbell_writes", doorbell_writes_},
       {"shadow_doorbell_reads", shadow_reads_},
       {"event_idx_writes", event_idx_writes_},

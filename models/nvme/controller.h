@@ -136,6 +136,11 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t event_idx_writes() const { return event_idx_writes_; }
   std::uint64_t interrupts() const { return interrupts_; }
   std::uint64_t faults_injected() const { return media_faults_ + command_faults_; }
+  // Whether the fault schedule can leave a command without a completion
+  // until the host acts (timeout, reset, link_down): the host then arms its
+  // per-command timeout, io_timeout.
+  bool may_lose_commands() const { return faults_.may_lose_commands(); }
+  Picoseconds io_timeout() const { return io_timeout_; }
   const LatencyHistogram& fetch_wait() const { return fetch_wait_; }
   const LatencyHistogram& service() const { return service_; }
   const flash::FlashArray& flash() const { return flash_; }
@@ -166,11 +171,11 @@ class Controller : public Component, public pcie::RegisterTarget {
     static constexpr std::size_t kCidsPerPage = 256;
     using FetchPage = std::array<FetchRecord, kCidsPerPage>;
     std::vector<std::unique_ptr<FetchPage>> fetched_from;  // 65536 / kCidsPerPage pages
-    std::vector<Picoseconds> rung_at;        // per slot: when its doorbell arrived
+    std::vector<Picoseconds> rung_at;                      // per slot: when its doorbell arrived
     std::uint64_t fetched = 0;
     // A Delete I/O SQ waiting for the queue's commands to finish.
     std::function<void()> on_drained;
-    bool shadow_awake = false;  // EventIdx says "no MMIO needed"
+    bool shadow_awake = false;           // EventIdx says "no MMIO needed"
     bool waiting_for_processor = false;  // batch_service: listed in its Poller's waiting
   };
   struct CompletionQueue {
@@ -206,6 +211,9 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint64_t generation = 0;  // controller resets drop older commands
     std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
     FaultKind fault = FaultKind::None;
+    // Completed early by an injected reset: its own completion, when its
+    // work ends, is dropped.
+    bool cancelled = false;
     // With batch_service: when its batch's processing ends (booked for the
     // whole fetch at once); otherwise the command books a processor itself.
     std::optional<Picoseconds> batch_processed;
@@ -298,6 +306,18 @@ class Controller : public Component, public pcie::RegisterTarget {
   void on_shadow_write(DoorbellKind kind, std::uint16_t qid);
   void write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint32_t value);
   void update_sq_event_idx(std::uint16_t qid);
+  // --- injected device events (controller.cpp)
+  void device_event(FaultKind kind);
+  // Every outstanding I/O command completes with Command Aborted due to SQ
+  // Deletion; nothing is fetched until the controller is back.
+  void fault_reset();
+  void link_down();
+  // Abort (admin): whether the command (SQID, CID) was lost and is now
+  // completed with Command Abort Requested.
+  bool abort_lost(std::uint16_t sqid, std::uint16_t cid);
+  static std::uint32_t command_key(std::uint16_t qid, std::uint16_t cid) {
+    return (std::uint32_t{qid} << 16) | cid;
+  }
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
   void post(std::uint16_t cqid, const CompletionEntry& entry);
@@ -353,7 +373,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   double command_ps_per_byte_;
   bool batch_service_;
   Picoseconds batch_overhead_;
-  Picoseconds batch_gap_;  // processor time between two batches (batch_service)
+  Picoseconds batch_gap_;        // processor time between two batches (batch_service)
   double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
@@ -390,6 +410,23 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::vector<CommandPtr> held_aers_;
   Arbiter arbiter_;
   FaultInjector faults_;
+  // With faults that can lose commands: the I/O commands between fetch and
+  // completion (a reset aborts them) and those lost (an Abort finds them),
+  // by command_key.
+  bool track_commands_ = false;
+  std::unordered_map<std::uint32_t, CommandPtr> live_;
+  std::unordered_map<std::uint32_t, CommandPtr> lost_;
+  Picoseconds paused_until_ = 0;  // after an injected reset: back at this time
+  Picoseconds link_retrain_ = 0;
+  Picoseconds io_timeout_ = 0;
+  std::uint64_t timeout_faults_ = 0;
+  std::uint64_t reset_faults_ = 0;
+  std::uint64_t link_down_faults_ = 0;
+  std::uint64_t reset_aborted_ = 0;    // commands a reset completed
+  std::uint64_t lost_aborted_ = 0;     // lost commands an Abort completed
+  std::uint64_t aborts_received_ = 0;  // Abort admin commands, whatever they found
+  Picoseconds reset_recovery_ps_ = 0;
+  Picoseconds link_down_ps_ = 0;
 
   // Servers.
   std::vector<Picoseconds> processor_free_at_;

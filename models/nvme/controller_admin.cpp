@@ -86,9 +86,16 @@ void Controller::execute_admin(CommandPtr command) {
       });
       return;
     case AdminOpcode::Abort:
-      // Aborts are best effort; this controller aborts nothing and says so in
-      // DW0 bit 0 (1.4, 5.1).
-      schedule_at(processed, [this, command] { admin_done(command, Status::Success, 1); });
+      // Aborts are best effort (1.4, 5.1): this controller aborts only a
+      // command it lost (an injected timeout), which then completes with
+      // Command Abort Requested; DW0 bit 0 says whether it was aborted (0)
+      // or not (1: not found, or still being served and left to finish).
+      schedule_at(processed, [this, command] {
+        const std::uint32_t dw10 = command->sqe.cdw10;
+        const bool aborted = abort_lost(static_cast<std::uint16_t>(dw10 & 0xFFFFu),
+                                        static_cast<std::uint16_t>(dw10 >> 16));
+        admin_done(command, Status::Success, aborted ? 0u : 1u);
+      });
       return;
     case AdminOpcode::AsynchronousEventRequest:
       if (held_aers_.size() >= kAerLimit) {

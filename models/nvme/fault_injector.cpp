@@ -26,7 +26,8 @@ ScheduledFault parse_scheduled_fault(const std::string& text) {
   const auto at = text.find('@');
   const auto eq = text.find('=');
   if (at == std::string::npos || eq == std::string::npos || eq < at) {
-    throw std::invalid_argument("expected KIND@cmd=N or KIND@us=T, KIND media or command");
+    throw std::invalid_argument(
+        "expected KIND@cmd=N or KIND@us=T, KIND media, command, timeout, reset or link_down");
   }
   ScheduledFault fault;
   const std::string kind = text.substr(0, at);
@@ -34,8 +35,15 @@ ScheduledFault parse_scheduled_fault(const std::string& text) {
     fault.kind = FaultKind::Media;
   } else if (kind == "command") {
     fault.kind = FaultKind::Command;
+  } else if (kind == "timeout") {
+    fault.kind = FaultKind::Timeout;
+  } else if (kind == "reset") {
+    fault.kind = FaultKind::Reset;
+  } else if (kind == "link_down") {
+    fault.kind = FaultKind::LinkDown;
   } else {
-    throw std::invalid_argument("fault kind '" + kind + "' is not media or command");
+    throw std::invalid_argument("fault kind '" + kind +
+                                "' is not media, command, timeout, reset or link_down");
   }
   const std::string key = text.substr(at + 1, eq - at - 1);
   const std::string value = text.substr(eq + 1);
@@ -61,8 +69,17 @@ ScheduledFault parse_scheduled_fault(const std::string& text) {
 
 FaultInjector::FaultInjector(double media_rate, double command_rate, std::uint64_t seed,
                              std::vector<ScheduledFault> schedule)
-    : media_rate_(media_rate), command_rate_(command_rate), seed_(seed) {
-  for (const ScheduledFault& f : schedule) (f.by_time ? by_time_ : by_index_).push_back(f);
+    : media_rate_(media_rate), command_rate_(command_rate), seed_(seed), schedule_(schedule) {
+  for (const ScheduledFault& f : schedule) {
+    if (f.by_time && device_event(f.kind)) {
+      timed_events_.push_back(f);
+    } else {
+      (f.by_time ? by_time_ : by_index_).push_back(f);
+    }
+    if (f.kind == FaultKind::Timeout || device_event(f.kind)) may_lose_ = true;
+  }
+  std::stable_sort(timed_events_.begin(), timed_events_.end(),
+                   [](const auto& a, const auto& b) { return a.at < b.at; });
   std::stable_sort(by_index_.begin(), by_index_.end(),
                    [](const auto& a, const auto& b) { return a.command_index < b.command_index; });
   std::stable_sort(by_time_.begin(), by_time_.end(),
@@ -70,7 +87,17 @@ FaultInjector::FaultInjector(double media_rate, double command_rate, std::uint64
   active_ = media_rate_ > 0 || command_rate_ > 0 || !by_index_.empty() || !by_time_.empty();
 }
 
+std::uint64_t FaultInjector::scheduled(FaultKind kind) const {
+  return static_cast<std::uint64_t>(std::count_if(
+      schedule_.begin(), schedule_.end(), [&](const ScheduledFault& f) { return f.kind == kind; }));
+}
+
 FaultKind FaultInjector::decide(std::uint64_t command_index, Picoseconds now) {
+  return decide(command_index, now, nullptr);
+}
+
+FaultKind FaultInjector::decide(std::uint64_t command_index, Picoseconds now,
+                                std::vector<FaultKind>* events) {
   if (!active_) return FaultKind::None;
   FaultKind kind = FaultKind::None;
   // Each time entry fails one command: the first one fetched at or after its
@@ -81,7 +108,17 @@ FaultKind FaultInjector::decide(std::uint64_t command_index, Picoseconds now) {
   auto it = std::lower_bound(
       by_index_.begin(), by_index_.end(), command_index,
       [](const ScheduledFault& f, std::uint64_t index) { return f.command_index < index; });
-  if (it != by_index_.end() && it->command_index == command_index) kind = it->kind;
+  // Several entries may name one command: device events all happen; the
+  // first command fault applies.
+  bool named = false;
+  for (; it != by_index_.end() && it->command_index == command_index; ++it) {
+    if (device_event(it->kind)) {
+      if (events != nullptr) events->push_back(it->kind);
+    } else if (!named) {
+      kind = it->kind;
+      named = true;
+    }
+  }
   if (kind != FaultKind::None) return kind;
   if (command_rate_ > 0 && uniform(seed_, command_index, 1) < command_rate_) {
     return FaultKind::Command;

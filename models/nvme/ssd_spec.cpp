@@ -142,10 +142,26 @@ std::vector<ParamSpec> controller_params() {
                     "command's index)",
                     "user"),
       string_list_param("fault_schedule", {},
-                        "faults at given commands: \"media@cmd=N\" or \"command@cmd=N\" (the "
-                        "N-th I/O command fetched, from 0), \"media@us=T\" or "
-                        "\"command@us=T\" (the first fetched at or after T us)",
+                        "faults: KIND@cmd=N (the N-th I/O command fetched, from 0) or "
+                        "KIND@us=T (the first fetched at or after T us); KIND media, command, "
+                        "timeout (the command is lost until the host aborts it), reset (the "
+                        "controller aborts every outstanding command and recovers) or "
+                        "link_down (the SSD's link retrains for link_retrain_us)",
                         "user: fault injection, empty by default"),
+      real_param("link_retrain_us", "us", 50.0, 0.0, 1e6,
+                 "time the SSD's PCIe link takes to retrain after an injected link_down; "
+                 "traffic on the link waits meanwhile",
+                 "estimate: PCIe Base Spec 5.0 4.2.6.4 bounds each Recovery substate by a "
+                 "24 ms timeout; a retrain at the same rate (TS1/TS2 exchange, no "
+                 "equalization) takes tens of microseconds"),
+      real_param("io_timeout_us", "us", 10000.0, 1.0, 1e9,
+                 "the host's per-command timeout for this SSD: a command outstanding longer "
+                 "is aborted (NVMe Abort) and reported failed, on the host paths by the "
+                 "driver, on the GPU path as the warps' deadline; armed only when the "
+                 "fault_schedule can lose a command (timeout, reset, link_down)",
+                 "Linux nvme_core.io_timeout is 30 s; 10 ms here keeps a simulated run "
+                 "with a lost command short while staying far above any command's "
+                 "latency in the shipped scenarios (p99 < 1 ms)"),
       // --- datasheet figures the calibration tests hold the model to
       integer_param("datasheet_read_iops_4k", "IOPS", 0, 0, 1e9,
                     "datasheet 4 KiB random-read IOPS (0 = unknown); checked by the calibration "

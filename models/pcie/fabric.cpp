@@ -142,6 +142,32 @@ Credits Fabric::pool_capacity(std::size_t receiver, TlpClass cls) const {
           static_cast<std::uint64_t>(p.integer(std::string(prefix) + "_data_credits"))};
 }
 
+Picoseconds Fabric::hold_link(std::size_t node, Picoseconds until) {
+  const std::string& id = topology_.nodes[node].id;
+  for (std::size_t link = 0; link < topology_.links.size(); ++link) {
+    const LinkConfig& l = topology_.links[link];
+    if (l.from != id && l.to != id) continue;
+    for (int dir = 0; dir < 2; ++dir) {
+      Server& s = servers_[2 * link + static_cast<std::size_t>(dir)];
+      s.down_until = std::max(s.down_until, until);
+      s.busy_until = std::max(s.busy_until, until);
+    }
+    return until > now() ? until - now() : 0;
+  }
+  return 0;
+}
+
+std::uint64_t Fabric::retrain_waits(std::size_t node) const {
+  const std::string& id = topology_.nodes[node].id;
+  std::uint64_t waits = 0;
+  for (std::size_t link = 0; link < topology_.links.size(); ++link) {
+    const LinkConfig& l = topology_.links[link];
+    if (l.from != id && l.to != id) continue;
+    waits += servers_[2 * link].retrain_waits + servers_[2 * link + 1].retrain_waits;
+  }
+  return waits;
+}
+
 void Fabric::attach_registers(const Region& region, RegisterTarget* target) {
   register_targets_[region.base] = target;
 }
@@ -400,6 +426,7 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   const int c = static_cast<int>(t->cls);
   const Picoseconds ready = std::max(t->head_ps, s.busy_until);
   const Picoseconds start = std::max(ready, credits_free);
+  if (s.down_until > t->head_ps) ++s.retrain_waits;
   if (credits_free > ready) {
     s.credit_stall_ps[c] += credits_free - ready;
     ++s.credit_stalls[c];

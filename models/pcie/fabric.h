@@ -115,6 +115,13 @@ class Fabric : public Component {
   double link_tlp_bytes_per_ns(std::size_t link) const;
   // Credit stall accumulated on a link direction named "from->to" (0 when unknown).
   Picoseconds credit_stall_ps(const std::string& direction) const;
+  // The PCIe link of endpoint `node` goes down now and is retrained by `until`: neither
+  // direction starts a burst before then (bursts already on the wire are delivered, as the
+  // data link layer replays what it had not seen acknowledged). Returns how long the link
+  // is held down from now (0 when the node has no link).
+  Picoseconds hold_link(std::size_t node, Picoseconds until);
+  // Bursts that had to wait for a retrain on the link of endpoint `node`.
+  std::uint64_t retrain_waits(std::size_t node) const;
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
@@ -137,6 +144,8 @@ class Fabric : public Component {
     std::uint64_t payload_bytes[3] = {0, 0, 0};
     Picoseconds credit_stall_ps[3] = {0, 0, 0};
     std::uint64_t credit_stalls[3] = {0, 0, 0};
+    Picoseconds down_until = 0;       // link retraining (hold_link)
+    std::uint64_t retrain_waits = 0;  // bursts that waited for it
   };
   struct Transfer;
   // The receive buffer of one link direction for one TLP class.
@@ -200,7 +209,7 @@ class Fabric : public Component {
     Picoseconds tail_ps = 0;  // when the last byte has arrived where the transfer now is
     bool translated = false;
     std::size_t arbitrated = kNone;  // the stage whose egress arbitration the burst has passed
-    std::size_t held_pool = kNone;  // pool of the stage just crossed, until its credits return
+    std::size_t held_pool = kNone;   // pool of the stage just crossed, until its credits return
     Credits held;
     Picoseconds held_return = 0;
     Arrived arrived;
@@ -210,7 +219,7 @@ class Fabric : public Component {
   struct Arbiter {
     std::size_t server;
     std::map<std::size_t, std::deque<Transfer*>> queues;  // by ingress node
-    std::size_t last = kNone;  // ingress node served last
+    std::size_t last = kNone;                             // ingress node served last
     std::uint64_t queued = 0;
     Picoseconds wake_at = kNever;
   };

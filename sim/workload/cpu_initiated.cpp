@@ -72,6 +72,19 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
     dma_map_.push_back(map == "on" || (map == "auto" && translated));
   }
   queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+  for (std::size_t k = 0; k < ssds_.size(); ++k) {
+    if (!ssds_[k]->may_lose_commands()) {
+      watchdogs_.push_back(nullptr);
+      continue;
+    }
+    // The driver aborts a command that outlived io_timeout (Linux's
+    // nvme_timeout); the controller completes it if it had lost it.
+    watchdogs_.push_back(std::make_unique<CommandWatchdog>(
+        *this, ssds_[k]->io_timeout(), [this, k](std::uint32_t queue, std::uint16_t cid) {
+          drivers_[k]->admin(nvme::make_abort(0, queues_[queue].qid, cid),
+                             [](const nvme::CompletionEntry&) {});
+        }));
+  }
 }
 
 CpuInitiatedPath::~CpuInitiatedPath() {
@@ -288,6 +301,7 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
       write_command(q, cl.position % q.entries, cl.request);
       q.written[cl.position % q.entries] = true;
       requests_[cl.request].times[kSubmitted] = now();
+      if (watchdogs_[q.ssd]) watchdogs_[q.ssd]->started(cl.queue, cl.tag, now());
       if (std::find(touched.begin(), touched.end(), cl.queue) == touched.end()) {
         touched.push_back(cl.queue);
       }
@@ -350,6 +364,9 @@ void CpuInitiatedPath::arm_arrival(std::uint32_t qi) {
       const std::uint32_t expected = ((queue.arrived / queue.entries) & 1u) == 0 ? 1u : 0u;
       if (e.phase() != expected) break;
       requests_[queue.tag_request[e.cid % queue.entries]].times[kCqePosted] = now();
+      if (watchdogs_[queue.ssd]) {
+        watchdogs_[queue.ssd]->finished(qi, static_cast<std::uint16_t>(e.cid % queue.entries));
+      }
       ++queue.arrived;
     }
     arm_arrival(qi);
@@ -461,8 +478,14 @@ void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
   req.times[kDelivered] = now();
   const Queue& q = queues_[req.queue];
   stages_.record(req.times, ssds_[q.ssd]->id(), q.qid, static_cast<std::uint16_t>(req.slot));
-  if (status != 0) ++errors_;
-  bytes_ += std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  // A failed I/O moved no data the requester can use.
+  if (status != 0) {
+    ++errors_;
+    if (aborted_by_timeout(status)) ++timeouts_;
+    if (aborted_by_reset(status)) ++reset_aborted_;
+  } else {
+    bytes_ += std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  }
   IoDone done = std::move(req.done);
   req.done = nullptr;
   free_requests_.push_back(r);

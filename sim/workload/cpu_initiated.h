@@ -32,6 +32,7 @@
 #include "models/host/cpu_cores.h"
 #include "models/host/nvme_driver.h"
 #include "sim/kernel/component.h"
+#include "sim/workload/command_watchdog.h"
 #include "sim/workload/io_path.h"
 #include "sim/workload/path_stages.h"
 
@@ -55,6 +56,8 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::uint64_t completed() const override { return stages_.completed(); }
   std::uint64_t errors() const override { return errors_; }
   std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t timeouts() const override { return timeouts_; }
+  std::uint64_t reset_aborted() const override { return reset_aborted_; }
   const LatencyHistogram& end_to_end() const override { return stages_.end_to_end(); }
   nlohmann::json stages() const override { return stages_.stages_json(); }
   const platform::WarpCounters& counters() const override { return no_warps_; }
@@ -160,7 +163,12 @@ class CpuInitiatedPath : public Component, public IoPath {
   platform::WarpCounters no_warps_;
   std::uint64_t submitted_ = 0;
   std::uint64_t errors_ = 0;
+  std::uint64_t timeouts_ = 0;
+  std::uint64_t reset_aborted_ = 0;
   std::uint64_t bytes_ = 0;
+  // Per SSD: the driver's per-command timeout, when its faults can lose a
+  // command (null otherwise). Queue = index into queues_, CID = tag.
+  std::vector<std::unique_ptr<CommandWatchdog>> watchdogs_;
   std::uint64_t submit_passes_ = 0;
   std::uint64_t reap_passes_ = 0;
   std::uint64_t doorbells_ = 0;

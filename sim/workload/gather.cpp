@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "sim/config/config_error.h"
 
@@ -87,12 +87,21 @@ void GatherWorkload::next_batch() {
   const std::uint64_t count = std::min(batch_lookups_, lookups_ - lookups_done_);
   ++batches_;
   // The batch's extents, in lookup order; coalescing keeps the first of each.
+  // With it, how many lookups each extent's I/O serves.
   std::vector<std::uint64_t> extents;
-  std::unordered_set<std::uint64_t> seen;
+  std::vector<std::uint64_t> served;
+  std::unordered_map<std::uint64_t, std::size_t> seen;
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t extent = rows_.next().slot / layout_.rows_per_extent;
-    if (coalesce_ && !seen.insert(extent).second) continue;
+    if (coalesce_) {
+      const auto [it, first] = seen.emplace(extent, extents.size());
+      if (!first) {
+        ++served[it->second];
+        continue;
+      }
+    }
     extents.push_back(extent);
+    served.push_back(1);
   }
   lookups_done_ += count;
   outstanding_ = extents.size();
@@ -105,7 +114,11 @@ void GatherWorkload::next_batch() {
     request.buffer = buffers_ + std::uint64_t{i} * buffer_stride_;
     request.issuer = static_cast<std::uint32_t>(i % threads_);
     ++ios_;
-    io().submit(request, [this](std::uint16_t) {
+    io().submit(request, [this, lookups = served[i]](std::uint16_t status) {
+      if (status != 0) {
+        ++failed_ios_;
+        failed_lookups_ += lookups;
+      }
       if (--outstanding_ == 0) next_batch();
     });
   }
@@ -113,19 +126,27 @@ void GatherWorkload::next_batch() {
 
 nlohmann::json GatherWorkload::summary(Picoseconds) const {
   const double seconds = static_cast<double>(done_at() - began_at()) * 1e-12;
-  return {{"lookups_per_s",
-           seconds > 0 ? round_to(static_cast<double>(lookups_done_) / seconds, 0.001) : 0.0}};
+  const std::uint64_t served = lookups_done_ - failed_lookups_;
+  return {
+      {"lookups_per_s", seconds > 0 ? round_to(static_cast<double>(served) / seconds, 0.001) : 0.0},
+      {"data_complete", failed_lookups_ == 0}};
 }
 
 nlohmann::json GatherWorkload::sections(Picoseconds elapsed) const {
   nlohmann::json out = PathWorkload::sections(elapsed);
   const double seconds = static_cast<double>(done_at() - began_at()) * 1e-12;
-  const std::uint64_t useful = lookups_done_ * row_bytes_;
-  const std::uint64_t read = ios_ * layout_.extent_bytes;
+  // Only lookups whose extent arrived are served; only I/Os that succeeded read.
+  const std::uint64_t served = lookups_done_ - failed_lookups_;
+  const std::uint64_t useful = served * row_bytes_;
+  const std::uint64_t read = (ios_ - failed_ios_) * layout_.extent_bytes;
   out["gather"] = {
       {"lookups", lookups_done_},
+      {"failed_lookups", failed_lookups_},
+      {"data_complete", failed_lookups_ == 0},
       {"batches", batches_},
-      {"ios", ios_},
+      {"submitted_ios", ios_},
+      {"ios", ios_ - failed_ios_},
+      {"failed_ios", failed_ios_},
       {"rows_per_extent", layout_.rows_per_extent},
       {"extent_bytes", layout_.extent_bytes},
       {"useful_bytes", useful},
@@ -133,8 +154,7 @@ nlohmann::json GatherWorkload::sections(Picoseconds elapsed) const {
       {"read_amplification",
        useful == 0 ? 0.0 : round_to(static_cast<double>(read) / useful, 1e-6)},
       {"gather_time_ns", round_to(ps_to_ns(done_at() - began_at()), 0.001)},
-      {"lookups_per_s",
-       seconds > 0 ? round_to(static_cast<double>(lookups_done_) / seconds, 0.001) : 0.0},
+      {"lookups_per_s", seconds > 0 ? round_to(static_cast<double>(served) / seconds, 0.001) : 0.0},
       {"useful_gbps",
        seconds > 0 ? round_to(static_cast<double>(useful) / seconds / 1e9, 1e-6) : 0.0},
   };

@@ -8,6 +8,10 @@
 // one batch that hit the same extent share one I/O. The next batch starts
 // once every I/O of the batch is in. Reports lookups per second, bytes read
 // against bytes used (read amplification) and IOPS.
+//
+// A failed I/O fails every lookup it served (not retried): those lookups
+// count in failed_lookups, not in lookups_per_s or useful_bytes, and the
+// result says data_complete false.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@ class GatherWorkload : public PathWorkload {
   std::uint64_t lookups_done() const { return lookups_done_; }
   std::uint64_t batches() const { return batches_; }
   std::uint64_t gather_ios() const { return ios_; }
+  std::uint64_t failed_lookups() const { return failed_lookups_; }
 
  private:
   void begin() override;
@@ -55,6 +60,8 @@ class GatherWorkload : public PathWorkload {
   std::uint64_t lookups_done_ = 0;
   std::uint64_t batches_ = 0;
   std::uint64_t ios_ = 0;
+  std::uint64_t failed_ios_ = 0;
+  std::uint64_t failed_lookups_ = 0;
   std::uint64_t outstanding_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
 #include "sim/kernel/threads.h"
+#include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
 
 namespace gpunvme {
@@ -40,6 +41,11 @@ GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& confi
   iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
   warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
   poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
+  std::vector<nvme::Controller*> ssds;
+  for (const std::string& id : ssd_ids_) ssds.push_back(&machine.ssd(id));
+  deadlines_.arm(*this, ssds, [this](std::uint32_t ssd, std::uint16_t qid, std::uint16_t cid) {
+    drivers_[ssd]->admin(nvme::make_abort(0, qid, cid), [](const nvme::CompletionEntry&) {});
+  });
 }
 
 GpuIoPath::~GpuIoPath() = default;
@@ -165,7 +171,8 @@ void GpuIoPath::plan_warps() {
 }
 
 void GpuIoPath::prepare_queues() {
-  observer_ = std::make_unique<platform::CqArrivalObserver>(machine_.memory(), recorder_);
+  observer_ =
+      std::make_unique<platform::CqArrivalObserver>(machine_.memory(), deadlines_.sink(recorder_));
   for (algo::QueuePair& q : queues_) {
     algo::place_queue_state(
         q, cid_space_, plan_.agents,
@@ -214,8 +221,8 @@ void GpuIoPath::close() {
 
 void GpuIoPath::warp_main(std::uint32_t w) {
   const WarpPlan& plan = warps_[w];
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      plan.placement, poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, plan.placement, poll_backoff_);
   algo::WarpContext context = base_context_;
   context.cid_partition = plan.cid_partition;
   std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
@@ -235,8 +242,13 @@ void GpuIoPath::warp_main(std::uint32_t w) {
   for (;;) {
     if (pending_.empty()) {
       if (closed_) break;
-      // Sleep on the mailbox until submit() or close() writes it.
+      // Sleep on the mailbox until submit() or close() writes it. Reading
+      // the mailbox costs a load, during which a request (or close) may
+      // come; the warp is not yet listed as idle, so submit() did not wake
+      // it: it must look again before it sleeps, or that request would wait
+      // for a wake-up that never comes (with one warp, forever).
       const std::uint32_t seen = p.peek_u32(plan.mailbox);
+      if (!pending_.empty() || closed_) continue;
       idle_.push_back(w);
       p.wait_until([&] { return p.peek_u32(plan.mailbox) != seen; }, plan.mailbox, 4);
       continue;
@@ -289,8 +301,14 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       for (std::size_t lane = 0; lane < taken[d].size(); ++lane) {
         Pending& done = taken[d][lane];
         const std::uint16_t st = statuses[d][lane];
-        if (st != 0) ++errors_;
-        bytes_ += std::uint64_t{done.io.lbas} * machine_.ssd(ssd_ids_[done.io.ssd]).lba_bytes();
+        // A failed I/O moved no data the requester can use.
+        if (st != 0) {
+          ++errors_;
+          if (aborted_by_timeout(st)) ++timeouts_;
+          if (aborted_by_reset(st)) ++reset_aborted_;
+        } else {
+          bytes_ += std::uint64_t{done.io.lbas} * machine_.ssd(ssd_ids_[done.io.ssd]).lba_bytes();
+        }
         IoDone callback = std::move(done.done);
         if (callback) callback(st);
       }
@@ -305,15 +323,17 @@ void GpuIoPath::warp_main(std::uint32_t w) {
 
 void GpuIoPath::agent_main(std::uint32_t a) {
   const ParamValues& s = config_.scenario.params;
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      place(static_cast<std::uint32_t>(warps_.size()) + a), poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + a),
+                      poll_backoff_);
   algo::AgentContext context = service_.agent_context(a, base_context_, s, shutdown_word_);
   algo::agent_loop(p, context);
 }
 
 void GpuIoPath::poller_main(std::uint32_t i) {
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      place(static_cast<std::uint32_t>(warps_.size()) + i), poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + i),
+                      poll_backoff_);
   const std::vector<std::uint32_t>& watched = service_.poller_queues(i);
   algo::polling_warp(p, base_context_, watched.data(), static_cast<std::uint32_t>(watched.size()),
                      shutdown_word_);

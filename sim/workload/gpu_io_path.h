@@ -25,6 +25,7 @@
 #include "sim/algo/queue_pair.h"
 #include "sim/kernel/component.h"
 #include "sim/platform/cq_observer.h"
+#include "sim/workload/command_watchdog.h"
 #include "sim/workload/io_path.h"
 #include "sim/workload/microbenchmark.h"
 #include "sim/workload/service_warps.h"
@@ -48,6 +49,8 @@ class GpuIoPath : public Component, public IoPath {
   std::uint64_t completed() const override { return recorder_.completed(); }
   std::uint64_t errors() const override { return errors_; }
   std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t timeouts() const override { return timeouts_; }
+  std::uint64_t reset_aborted() const override { return reset_aborted_; }
   const LatencyHistogram& end_to_end() const override { return recorder_.end_to_end(); }
   nlohmann::json stages() const override { return recorder_.stages_json(); }
   const platform::WarpCounters& counters() const override { return counters_; }
@@ -120,7 +123,12 @@ class GpuIoPath : public Component, public IoPath {
 
   std::uint64_t submitted_ = 0;
   std::uint64_t errors_ = 0;
+  std::uint64_t timeouts_ = 0;
+  std::uint64_t reset_aborted_ = 0;
   std::uint64_t bytes_ = 0;
+  // The warps' deadline per command, armed when an SSD's faults can lose
+  // one (the warps then record their stages through it).
+  GpuDeadlines deadlines_;
 };
 
 }  // namespace gpunvme

@@ -182,7 +182,16 @@ void GraphWorkload::build_chunk() {
     request.buffer = cache_base_ + std::uint64_t{misses[i].second} * line_bytes_;
     request.issuer = static_cast<std::uint32_t>(i % threads_);
     ++ios_;
-    io().submit(request, [this](std::uint16_t) {
+    const std::uint64_t line = misses[i].first;
+    const std::uint32_t slot = misses[i].second;
+    io().submit(request, [this, line, slot](std::uint16_t status) {
+      if (status != 0) {
+        // The line never arrived: its edges cannot be scanned, and the slot
+        // must not serve it to a later chunk.
+        ++failed_ios_;
+        failed_lines_.insert(line);
+        cache_.invalidate(slot);
+      }
       if (--outstanding_ == 0) compute_chunk();
     });
   }
@@ -192,6 +201,7 @@ void GraphWorkload::compute_chunk() {
   std::uint64_t edges = 0;
   const std::uint64_t per_line = line_bytes_ / vertex_bytes_;
   for (const Item& item : items_) {
+    if (failed_lines_.count(item.line) != 0) continue;
     const std::uint64_t lo = std::max(graph_.offsets[item.vertex], item.line * per_line);
     const std::uint64_t hi = std::min(graph_.offsets[item.vertex + 1], (item.line + 1) * per_line);
     edges += hi - lo;
@@ -204,6 +214,10 @@ void GraphWorkload::process_chunk() {
   for (const Item& item : items_) {
     const std::uint64_t lo = std::max(graph_.offsets[item.vertex], item.line * per_line);
     const std::uint64_t hi = std::min(graph_.offsets[item.vertex + 1], (item.line + 1) * per_line);
+    if (failed_lines_.count(item.line) != 0) {
+      edges_unread_ += hi - lo;
+      continue;
+    }
     for (std::uint64_t e = lo; e < hi; ++e) {
       const std::uint32_t w = graph_.neighbors[e];
       ++edges_scanned_;
@@ -215,13 +229,16 @@ void GraphWorkload::process_chunk() {
   }
   for (std::uint32_t slot : held_) cache_.release(slot);
   held_.clear();
+  failed_lines_.clear();
   ++chunk_;
   build_chunk();
 }
 
 void GraphWorkload::end_level() {
   if (next_.empty()) {
-    verified_ = level_ == reference_bfs(graph_, source_);
+    // A traversal that skipped edges it could not read is no BFS of the
+    // graph, whatever its levels happen to be.
+    verified_ = data_complete() && level_ == reference_bfs(graph_, source_);
     done();
     return;
   }
@@ -237,6 +254,7 @@ void GraphWorkload::end_level() {
 nlohmann::json GraphWorkload::summary(Picoseconds) const {
   const std::uint64_t lookups = cache_.hits() + cache_.misses();
   return {{"traversal_time_ns", round_to(ps_to_ns(done_at() - began_at()), 0.001)},
+          {"data_complete", data_complete()},
           {"cache_hit_rate",
            lookups == 0 ? 0.0 : round_to(static_cast<double>(cache_.hits()) / lookups, 1e-6)}};
 }
@@ -259,8 +277,13 @@ nlohmann::json GraphWorkload::sections(Picoseconds elapsed) const {
       {"chunks", chunks_},
       {"traversal_time_ns", round_to(ps_to_ns(done_at() - began_at()), 0.001)},
       {"teps", seconds > 0 ? round_to(static_cast<double>(edges_scanned_) / seconds, 0.001) : 0.0},
-      {"ios", ios_},
-      {"iops", seconds > 0 ? round_to(static_cast<double>(ios_) / seconds, 0.001) : 0.0},
+      {"submitted_ios", ios_},
+      {"ios", ios_ - failed_ios_},
+      {"failed_ios", failed_ios_},
+      {"iops",
+       seconds > 0 ? round_to(static_cast<double>(ios_ - failed_ios_) / seconds, 0.001) : 0.0},
+      {"edges_unread", edges_unread_},
+      {"data_complete", data_complete()},
       {"matches_reference_bfs", verified_},
       {"cache",
        {{"slots", cache_.slots()},

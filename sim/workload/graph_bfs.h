@@ -9,9 +9,14 @@
 // through the scenario's path, and once a chunk's lines are in the GPU
 // scans its edges (edge_ns each) and marks new vertices for the next level.
 // A frontier whose lines do not fit in the cache is walked in chunks.
+//
+// A line whose read fails is not retried: its edges are not scanned (the
+// vertices only they lead to stay unreached), the cache forgets it, and the
+// result says data_complete false and matches_reference_bfs false.
 #pragma once
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/workload/csr_graph.h"
@@ -43,6 +48,8 @@ class GraphWorkload : public PathWorkload {
   // How many times a vertex was marked visited (each reachable one once).
   std::uint64_t visits() const { return visits_; }
   const SoftwareCache& cache() const { return cache_; }
+  // Every line the traversal needed arrived (no read failed).
+  bool data_complete() const { return failed_ios_ == 0; }
 
  private:
   struct Item {
@@ -85,6 +92,9 @@ class GraphWorkload : public PathWorkload {
   std::uint64_t chunks_ = 0;
   std::uint64_t levels_ = 0;
   std::uint64_t ios_ = 0;
+  std::uint64_t failed_ios_ = 0;                    // line reads that failed
+  std::uint64_t edges_unread_ = 0;                  // edges of lines that never arrived
+  std::unordered_set<std::uint64_t> failed_lines_;  // of the chunk in flight
   bool verified_ = false;
 };
 

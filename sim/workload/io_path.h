@@ -31,7 +31,8 @@ struct BlockIo {
   std::uint32_t issuer = 0;  // the GPU thread (or host job) asking: picks its queue or core
 };
 
-// Called with the NVMe status (0 = success) once the data is in place.
+// Called with the NVMe status (0 = success; SCT << 8 | SC, then CRD, More
+// and DNR above) once the data is in place.
 using IoDone = std::function<void(std::uint16_t status)>;
 
 class IoPath {
@@ -48,9 +49,14 @@ class IoPath {
   virtual std::string name() const = 0;      // gpu_initiated, gds or bounce
   virtual std::string strategy() const = 0;  // the GPU strategy, or the host completion mode
   virtual std::uint64_t submitted() const = 0;
-  virtual std::uint64_t completed() const = 0;
-  virtual std::uint64_t errors() const = 0;
-  virtual std::uint64_t bytes() const = 0;  // bytes the completed I/Os moved
+  virtual std::uint64_t completed() const = 0;  // I/Os finished, successfully or not
+  virtual std::uint64_t errors() const = 0;     // of those, I/Os that failed (status != 0)
+  virtual std::uint64_t bytes() const = 0;      // bytes the successful I/Os moved
+  // Of the failed I/Os: those the host's timeout aborted (Command Abort
+  // Requested) and those a controller reset aborted (Command Aborted due to
+  // SQ Deletion).
+  virtual std::uint64_t timeouts() const = 0;
+  virtual std::uint64_t reset_aborted() const = 0;
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;

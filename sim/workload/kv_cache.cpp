@@ -160,6 +160,7 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
   stalls_.assign(shape_.steps, 0);
   dram_step_bytes_.assign(shape_.steps, 0);
   nvme_step_bytes_.assign(shape_.steps, 0);
+  token_failed_.assign(shape_.steps * shape_.batch, false);
   place_blocks();
 }
 
@@ -258,7 +259,8 @@ std::int64_t KvCacheWorkload::cache_slot_for(std::uint64_t g, std::uint32_t bloc
       throw std::logic_error("kv_cache: no HBM slot free of layers in flight");
     }
     slot = *victim;
-    blocks_[static_cast<std::size_t>(slot_block_[slot])].cached = -1;
+    // A slot whose fetch failed holds no block.
+    if (slot_block_[slot] >= 0) blocks_[static_cast<std::size_t>(slot_block_[slot])].cached = -1;
     recency_.erase(victim);
   }
   slot_block_[slot] = block;
@@ -274,21 +276,22 @@ void KvCacheWorkload::start_fetch(std::uint64_t g) {
   layer.outstanding = 1;  // held until every block is asked for
   const std::uint64_t l = g % shape_.layers;
   for (std::uint64_t b = 0; b < shape_.batch; ++b) {
-    for (std::uint32_t id : blocks_of(l, b)) need_block(g, id);
+    for (std::uint32_t id : blocks_of(l, b)) need_block(g, id, b);
   }
   fetch_done(g);
 }
 
 // Layer g needs block `id` in HBM: nothing to do if it lives (pin) or is
 // cached (lru) there; otherwise a fetch into its staging buffer or cache slot.
-void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id) {
+void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id, std::uint64_t seq) {
   Layer& layer = layers_[g];
   Block& block = blocks_[id];
+  if (block.lost) fail_token(g / shape_.layers, seq);
   if (!lru_) {
     if (block.tier == kHbm) return;
     const std::uint64_t index = (g % (prefetch_ + 1)) * staging_per_layer_ + layer.streamed++;
     ++layer.outstanding;
-    fetch_block(g, id, staging_base_ + index * slot_bytes_);
+    fetch_block(g, id, seq, staging_base_ + index * slot_bytes_);
     return;
   }
   if (block.cached >= 0) {
@@ -304,10 +307,18 @@ void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id) {
   ++slot_pins_[slot];
   layer.pinned.push_back(slot);
   ++layer.outstanding;
-  fetch_block(g, id, hbm_base_ + std::uint64_t{slot} * slot_bytes_);
+  fetch_block(g, id, seq, hbm_base_ + std::uint64_t{slot} * slot_bytes_);
 }
 
-void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64_t dest) {
+void KvCacheWorkload::fail_token(std::uint64_t step, std::uint64_t seq) {
+  const std::uint64_t index = step * shape_.batch + seq;
+  if (index >= token_failed_.size() || token_failed_[index]) return;
+  token_failed_[index] = true;
+  ++failed_tokens_;
+}
+
+void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64_t seq,
+                                  std::uint64_t dest) {
   const Block& block = blocks_[id];
   const std::uint64_t step = g / shape_.layers;
   if (block.tier == kDram) {
@@ -321,23 +332,36 @@ void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64
     return;
   }
   const std::uint32_t issuer = next_issuer_++ % threads_;
-  read_nvme(block.home, dest, issuer, [this, g, step] {
-    const std::uint64_t bytes =
-        round_up(shape_.block_bytes, machine_.ssd(ssd_ids_.front()).lba_bytes());
+  read_nvme(block.home, dest, issuer, [this, g, id, seq, step](std::uint64_t bytes, bool failed) {
     bytes_from_nvme_ += bytes;
     nvme_step_bytes_[step] += bytes;
+    if (failed) {
+      ++failed_block_reads_;
+      fail_token(step, seq);
+      // Under lru the slot holds no valid copy: a later layer must not hit it.
+      Block& b = blocks_[id];
+      if (b.cached >= 0) {
+        slot_block_[static_cast<std::size_t>(b.cached)] = -1;
+        b.cached = -1;
+      }
+    }
     fetch_done(g);
   });
 }
 
 void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
-                                std::function<void()> done) {
+                                std::function<void(std::uint64_t, bool)> done) {
   const std::uint64_t ssds = ssd_ids_.size();
   const auto ssd = static_cast<std::uint32_t>(slot % ssds);
   const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
   const std::uint64_t bytes = round_up(shape_.block_bytes, lba);
   const std::uint64_t first = slot / ssds * (slot_bytes_ / lba);
-  auto left = std::make_shared<std::uint64_t>((bytes + io_bytes_ - 1) / io_bytes_);
+  struct Join {
+    std::uint64_t left;
+    std::uint64_t arrived = 0;
+    bool failed = false;
+  };
+  auto join = std::make_shared<Join>(Join{(bytes + io_bytes_ - 1) / io_bytes_});
   for (std::uint64_t offset = 0; offset < bytes; offset += io_bytes_) {
     BlockIo request;
     request.ssd = ssd;
@@ -345,13 +369,20 @@ void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uin
     request.lbas = static_cast<std::uint32_t>(std::min(io_bytes_, bytes - offset) / lba);
     request.buffer = dest + offset;
     request.issuer = issuer;
-    io().submit(request, [left, done](std::uint16_t) {
-      if (--*left == 0) done();
+    const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
+    io().submit(request, [join, done, io_bytes](std::uint16_t status) {
+      if (status != 0) {
+        join->failed = true;
+      } else {
+        join->arrived += io_bytes;
+      }
+      if (--join->left == 0) done(join->arrived, join->failed);
     });
   }
 }
 
-void KvCacheWorkload::write_nvme(std::uint64_t slot, std::uint64_t src, std::uint32_t issuer) {
+void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std::uint64_t src,
+                                 std::uint32_t issuer) {
   const std::uint64_t ssds = ssd_ids_.size();
   const auto ssd = static_cast<std::uint32_t>(slot % ssds);
   const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
@@ -366,8 +397,14 @@ void KvCacheWorkload::write_nvme(std::uint64_t slot, std::uint64_t src, std::uin
     request.buffer = src + offset;
     request.issuer = issuer;
     ++outstanding_writes_;
-    bytes_to_nvme_ += std::uint64_t{request.lbas} * lba;
-    io().submit(request, [this](std::uint16_t) {
+    const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
+    io().submit(request, [this, block_id, io_bytes](std::uint16_t status) {
+      if (status != 0) {
+        if (!blocks_[block_id].lost) ++failed_block_writes_;
+        blocks_[block_id].lost = true;
+      } else {
+        bytes_to_nvme_ += io_bytes;
+      }
       --outstanding_writes_;
       maybe_finish();
     });
@@ -444,20 +481,20 @@ void KvCacheWorkload::end_step(std::uint64_t step) {
         Layer& layer = layers_[next];
         ++layer.outstanding;
         layer.data_ready = false;
-        need_block(next, static_cast<std::uint32_t>(id));
+        need_block(next, static_cast<std::uint32_t>(id), b);
         fetch_done(next);
       }
       const Block& block = blocks_[id];
       if (block.tier == kDram) {
         ++outstanding_writes_;
-        machine_.copy_engine(gpu_.id()).write(dram_address(block.home), shape_.block_bytes,
-                                              [this] {
-                                                bytes_to_dram_ += shape_.block_bytes;
-                                                --outstanding_writes_;
-                                                maybe_finish();
-                                              });
+        machine_.copy_engine(gpu_.id()).write(dram_address(block.home), shape_.block_bytes, [this] {
+          bytes_to_dram_ += shape_.block_bytes;
+          --outstanding_writes_;
+          maybe_finish();
+        });
       } else if (block.tier == kNvme) {
-        write_nvme(block.home, hbm_base_, next_issuer_++ % threads_);
+        write_nvme(static_cast<std::uint32_t>(id), block.home, hbm_base_,
+                   next_issuer_++ % threads_);
       }
     }
   }
@@ -488,9 +525,24 @@ void KvCacheWorkload::reload(Tier from) {
       machine_.copy_engine(gpu_.id()).read(dram_address(i), shape_.block_bytes, finished);
     } else {
       read_nvme(i % std::max<std::uint64_t>(shape_.nvme_blocks, 1), dest,
-                static_cast<std::uint32_t>(i % threads_), finished);
+                static_cast<std::uint32_t>(i % threads_),
+                [this, finished](std::uint64_t, bool failed) {
+                  if (failed) ++failed_reload_blocks_;
+                  finished();
+                });
     }
   }
+}
+
+// Tokens whose every block arrived: a token decoded from missing data is no
+// throughput.
+std::uint64_t KvCacheWorkload::complete_tokens() const {
+  return shape_.batch * shape_.steps - failed_tokens_;
+}
+
+bool KvCacheWorkload::data_complete() const {
+  return failed_tokens_ == 0 && failed_block_reads_ == 0 && failed_block_writes_ == 0 &&
+         failed_reload_blocks_ == 0;
 }
 
 nlohmann::json KvCacheWorkload::summary(Picoseconds) const {
@@ -498,9 +550,10 @@ nlohmann::json KvCacheWorkload::summary(Picoseconds) const {
   Picoseconds stall = 0;
   for (Picoseconds s : stalls_) stall += s;
   return {{"tokens_per_s",
-           seconds > 0 ? round_to(static_cast<double>(shape_.batch * shape_.steps) / seconds, 0.001)
-                       : 0.0},
-          {"mean_stall_ns", round_to(ps_to_ns(stall) / static_cast<double>(shape_.steps), 0.001)}};
+           seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
+          {"mean_stall_ns", round_to(ps_to_ns(stall) / static_cast<double>(shape_.steps), 0.001)},
+          {"failed_tokens", failed_tokens_},
+          {"data_complete", data_complete()}};
 }
 
 nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
@@ -544,7 +597,12 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
       {"eviction", lru_ ? "lru" : "pin"},
       {"steps", steps},
       {"tokens_per_s",
-       seconds > 0 ? round_to(static_cast<double>(k.batch * k.steps) / seconds, 0.001) : 0.0},
+       seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
+      {"tokens", k.batch * k.steps},
+      {"failed_tokens", failed_tokens_},
+      {"failed_block_reads", failed_block_reads_},
+      {"failed_block_writes", failed_block_writes_},
+      {"data_complete", data_complete()},
       {"mean_step_ns", round_to(ps_to_ns(total_step) / static_cast<double>(k.steps), 0.001)},
       {"mean_stall_ns", round_to(ps_to_ns(total_stall) / static_cast<double>(k.steps), 0.001)},
       {"bytes",
@@ -556,6 +614,7 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
       {"lru", {{"hits", hits_}, {"misses", misses_}}},
       {"reload",
        {{"bytes", reload_bytes_},
+        {"failed_blocks", failed_reload_blocks_},
         {"hbm_ns", measured ? nlohmann::json(0.0) : nlohmann::json(nullptr)},
         {"dram_ns", reload_ns(reload_dram_)},
         {"nvme_ns", reload_ns(reload_nvme_)}}},

@@ -27,6 +27,12 @@
 // for data), bytes moved per tier, and (measure_reload) the time to bring one
 // sequence's whole context into HBM from DRAM and from NVMe (and from HBM:
 // zero, since an HBM-resident context needs no reload).
+//
+// A failed NVMe read leaves its block's data missing: the token that
+// sequence decodes in that step is computed from incomplete data and is
+// counted as failed, not in tokens_per_s (a failed block is not retried; its
+// cache slot, under lru, holds nothing valid). A failed write of a block moved
+// down to NVMe loses it: every later token that reads it fails too.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +81,7 @@ class KvCacheWorkload : public PathWorkload {
     Tier tier;                 // pin: where it lives; lru: its home (DRAM or NVMe)
     std::uint64_t home;        // DRAM: host address; NVMe: slot index on the SSDs
     std::int64_t cached = -1;  // lru: HBM cache slot
+    bool lost = false;         // its write to NVMe failed: its data is gone
   };
   struct Layer {  // one layer of one decode step, g = step * layers + l
     std::uint64_t outstanding = 0;
@@ -89,18 +96,24 @@ class KvCacheWorkload : public PathWorkload {
   void place_blocks();
   std::uint64_t new_block(Tier preferred_home);
   void start_fetch(std::uint64_t g);
-  void need_block(std::uint64_t g, std::uint32_t block);
-  void fetch_block(std::uint64_t g, std::uint32_t block, std::uint64_t dest);
+  void need_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq);
+  void fetch_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq, std::uint64_t dest);
+  // The token sequence `seq` decodes in `step` lacks data.
+  void fail_token(std::uint64_t step, std::uint64_t seq);
   void fetch_done(std::uint64_t g);
   void try_compute(std::uint64_t g);
   void layer_done(std::uint64_t g);
   void end_step(std::uint64_t step);
   void reload(Tier from);
   void maybe_finish();
+  // Calls `done` with the bytes that arrived and whether any of the block's
+  // I/Os failed.
   void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
-                 std::function<void()> done);
-  void write_nvme(std::uint64_t slot, std::uint64_t src, std::uint32_t issuer);
+                 std::function<void(std::uint64_t bytes, bool failed)> done);
+  void write_nvme(std::uint32_t block, std::uint64_t slot, std::uint64_t src, std::uint32_t issuer);
   std::int64_t cache_slot_for(std::uint64_t g, std::uint32_t block);
+  std::uint64_t complete_tokens() const;
+  bool data_complete() const;
   std::uint64_t dram_address(std::uint64_t home) const;
   std::vector<std::uint32_t>& blocks_of(std::uint64_t layer, std::uint64_t seq) {
     return blocks_by_layer_[layer * shape_.batch + seq];
@@ -153,6 +166,12 @@ class KvCacheWorkload : public PathWorkload {
   std::uint64_t reload_outstanding_ = 0;
   bool reloading_ = false;
   Picoseconds reload_started_ = 0;
+  // Failures: per (step, sequence) whether its token lacked data.
+  std::vector<bool> token_failed_;
+  std::uint64_t failed_tokens_ = 0;
+  std::uint64_t failed_block_reads_ = 0;   // blocks whose read failed (decoding)
+  std::uint64_t failed_block_writes_ = 0;  // blocks lost moving down to NVMe
+  std::uint64_t failed_reload_blocks_ = 0;
 };
 
 }  // namespace gpunvme

@@ -14,6 +14,7 @@
 #include "sim/algo/strategy.h"
 #include "sim/config/config_error.h"
 #include "sim/kernel/threads.h"
+#include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
 
 namespace gpunvme {
@@ -353,6 +354,12 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
   const bool shadow = s.boolean("shadow_doorbells");
   queues_.resize(per_ssd * ssd_ids.size());
   queue_span_lbas_.resize(queues_.size());
+  std::vector<nvme::Controller*> controllers;
+  for (const std::string& id : ssd_ids) controllers.push_back(&machine.ssd(id));
+  deadlines_.arm(
+      *this, controllers, [this](std::uint32_t ssd, std::uint16_t qid, std::uint16_t cid) {
+        drivers_[ssd]->admin(nvme::make_abort(0, qid, cid), [](const nvme::CompletionEntry&) {});
+      });
   for (std::size_t k = 0; k < ssd_ids.size(); ++k) {
     nvme::Controller& ssd = machine.ssd(ssd_ids[k]);
     const double span_gib = s.real("span_gib");
@@ -505,7 +512,8 @@ void Microbenchmark::plan_warps() {
 void Microbenchmark::prepare_queues() {
   const std::uint32_t entries =
       static_cast<std::uint32_t>(config_.scenario.params.integer("queue_entries"));
-  observer_ = std::make_unique<platform::CqArrivalObserver>(machine_.memory(), recorder_);
+  observer_ =
+      std::make_unique<platform::CqArrivalObserver>(machine_.memory(), deadlines_.sink(recorder_));
   for (algo::QueuePair& q : queues_) {
     q.entries = entries;
     algo::place_queue_state(
@@ -565,8 +573,8 @@ void Microbenchmark::warp_main(std::size_t index) {
                           : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
     next_block[lane] = thread;  // spaced out below, once the span is known
   }
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      plan.placement, poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, plan.placement, poll_backoff_);
   algo::WarpContext context = base_context_;
   context.cid_partition = plan.cid_partition;
   std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
@@ -644,6 +652,8 @@ void Microbenchmark::warp_main(std::size_t index) {
       }
       algo::for_each_lane(masks[d], [&](int lane) {
         if (status[lane] != 0) ++errors_;
+        if (aborted_by_timeout(status[lane])) ++timeouts_;
+        if (aborted_by_reset(status[lane])) ++reset_aborted_;
       });
     }
     for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
@@ -653,15 +663,17 @@ void Microbenchmark::warp_main(std::size_t index) {
 
 void Microbenchmark::agent_main(std::uint32_t a) {
   const ParamValues& s = config_.scenario.params;
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      place(static_cast<std::uint32_t>(warps_.size()) + a), poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + a),
+                      poll_backoff_);
   algo::AgentContext context = service_.agent_context(a, base_context_, s, shutdown_word_);
   algo::agent_loop(p, context);
 }
 
 void Microbenchmark::poller_main(std::uint32_t i) {
-  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), recorder_, counters_,
-                      place(static_cast<std::uint32_t>(warps_.size()) + i), poll_backoff_);
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + i),
+                      poll_backoff_);
   const std::vector<std::uint32_t>& watched = service_.poller_queues(i);
   algo::polling_warp(p, base_context_, watched.data(), static_cast<std::uint32_t>(watched.size()),
                      shutdown_word_);

@@ -17,6 +17,7 @@
 #include "sim/platform/cq_observer.h"
 #include "sim/platform/sim_warp.h"
 #include "sim/run/machine.h"
+#include "sim/workload/command_watchdog.h"
 #include "sim/workload/service_warps.h"
 #include "sim/workload/stage_recorder.h"
 
@@ -47,6 +48,9 @@ class Microbenchmark : public Component {
   std::uint32_t compute_warps() const { return static_cast<std::uint32_t>(warps_.size()); }
   std::uint32_t service_warps() const { return service_warps_; }
   std::uint64_t errors() const { return errors_; }
+  // Of those, aborted by the deadline (timeout) and by a controller reset.
+  std::uint64_t timeouts() const { return timeouts_; }
+  std::uint64_t reset_aborted() const { return reset_aborted_; }
   // I/Os issued: `ios` unless runtime_us cut the run short (or, time_based,
   // as many as the runtime allowed).
   std::uint64_t ios() const { return issued_; }
@@ -95,6 +99,11 @@ class Microbenchmark : public Component {
   std::uint64_t buffer_stride_;
   std::uint64_t buffers_;
   std::uint64_t errors_ = 0;
+  std::uint64_t timeouts_ = 0;
+  std::uint64_t reset_aborted_ = 0;
+  // The warps' deadline per command, armed when an SSD's faults can lose
+  // one (the warps then record their stages through it).
+  GpuDeadlines deadlines_;
 
   StrategyPlan plan_;
   algo::WarpContext base_context_;

@@ -41,6 +41,14 @@ std::optional<SoftwareCache::Hold> SoftwareCache::acquire(std::uint64_t line) {
   return std::nullopt;
 }
 
+void SoftwareCache::invalidate(std::uint32_t slot) {
+  Slot& s = slots_.at(slot);
+  if (s.line == kEmpty) return;
+  index_.erase(s.line);
+  s.line = kEmpty;
+  s.referenced = false;
+}
+
 void SoftwareCache::release(std::uint32_t slot) {
   if (slots_.at(slot).users == 0) throw std::logic_error("cache slot released more than held");
   --slots_[slot].users;

@@ -24,6 +24,10 @@ class SoftwareCache {
   // nullopt when every slot is in use (all reference counts above zero).
   std::optional<Hold> acquire(std::uint64_t line);
   void release(std::uint32_t slot);
+  // The slot's line never arrived (its read failed): it no longer holds the
+  // line, so the next acquire of the line misses and reads it again. Holders
+  // keep their reference until they release it.
+  void invalidate(std::uint32_t slot);
 
   std::uint32_t slots() const { return static_cast<std::uint32_t>(slots_.size()); }
   std::uint32_t users(std::uint32_t slot) const { return slots_[slot].users; }

@@ -29,9 +29,9 @@ const std::map<std::string, std::vector<std::string>>& kind_table() {
     auto add = [&](const std::string& kind, std::vector<std::string> fields) {
       for (const std::string& f : fields) t[f].push_back(kind);
     };
-    add("microbenchmark", {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based",
-                           "distribution", "zipf_theta", "span_gib", "queue_memory",
-                           "sq_placement", "shadow_doorbells"});
+    add("microbenchmark",
+        {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based", "distribution",
+         "zipf_theta", "span_gib", "queue_memory", "sq_placement", "shadow_doorbells"});
     add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
                      "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
                      "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",
@@ -161,7 +161,11 @@ class MicrobenchmarkWorkload : public Workload {
   std::uint64_t ios() const override { return bench_.ios(); }
   std::uint64_t completed() const override { return bench_.stages().completed(); }
   std::uint64_t errors() const override { return bench_.errors(); }
-  std::uint64_t bytes() const override { return completed() * bench_.bytes_per_io(); }
+  std::uint64_t timeouts() const override { return bench_.timeouts(); }
+  std::uint64_t reset_aborted() const override { return bench_.reset_aborted(); }
+  std::uint64_t bytes() const override {
+    return (completed() - bench_.errors()) * bench_.bytes_per_io();
+  }
   const LatencyHistogram& end_to_end() const override { return bench_.stages().end_to_end(); }
   nlohmann::json stages() const override { return bench_.stages().stages_json(); }
   const platform::WarpCounters& counters() const override { return bench_.counters(); }

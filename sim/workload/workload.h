@@ -32,9 +32,12 @@ class Workload {
   virtual std::string path() const = 0;
   virtual std::string strategy() const = 0;
   virtual std::uint64_t ios() const = 0;        // I/Os issued
-  virtual std::uint64_t completed() const = 0;  // I/Os completed
-  virtual std::uint64_t errors() const = 0;
-  virtual std::uint64_t bytes() const = 0;  // bytes the completed I/Os moved
+  virtual std::uint64_t completed() const = 0;  // I/Os finished, successfully or not
+  virtual std::uint64_t errors() const = 0;     // of those, I/Os that failed (status != 0)
+  virtual std::uint64_t bytes() const = 0;      // bytes the successful I/Os moved
+  // Of the failed I/Os: aborted by the host's timeout, aborted by a reset.
+  virtual std::uint64_t timeouts() const = 0;
+  virtual std::uint64_t reset_aborted() const = 0;
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;
@@ -80,6 +83,8 @@ class PathWorkload : public Component, public Workload {
   std::uint64_t completed() const override { return io_->completed(); }
   std::uint64_t errors() const override { return io_->errors(); }
   std::uint64_t bytes() const override { return io_->bytes(); }
+  std::uint64_t timeouts() const override { return io_->timeouts(); }
+  std::uint64_t reset_aborted() const override { return io_->reset_aborted(); }
   const LatencyHistogram& end_to_end() const override { return io_->end_to_end(); }
   nlohmann::json stages() const override { return io_->stages(); }
   const platform::WarpCounters& counters() const override { return io_->counters(); }

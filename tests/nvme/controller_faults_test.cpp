@@ -28,6 +28,35 @@ TEST(FaultSchedule, ParsesEntries) {
   }
 }
 
+TEST(FaultSchedule, ParsesDeviceFaults) {
+  ScheduledFault f = parse_scheduled_fault("timeout@cmd=7");
+  EXPECT_EQ(f.kind, FaultKind::Timeout);
+  EXPECT_EQ(f.command_index, 7u);
+  f = parse_scheduled_fault("reset@us=300");
+  EXPECT_EQ(f.kind, FaultKind::Reset);
+  EXPECT_TRUE(f.by_time);
+  EXPECT_EQ(f.at, 300'000'000u);
+  f = parse_scheduled_fault("link_down@cmd=4");
+  EXPECT_EQ(f.kind, FaultKind::LinkDown);
+  for (const char* bad : {"timeout", "reset@", "reset@us=", "link-down@us=1", "linkdown@cmd=1"}) {
+    EXPECT_THROW(parse_scheduled_fault(bad), std::invalid_argument) << bad;
+  }
+  // Device events by time are not command faults; a timeout can lose a
+  // command; media and command faults cannot.
+  FaultInjector injector(
+      0, 0, 1,
+      {parse_scheduled_fault("reset@us=5"), parse_scheduled_fault("timeout@cmd=2"),
+       parse_scheduled_fault("link_down@cmd=2")});
+  EXPECT_TRUE(injector.may_lose_commands());
+  EXPECT_EQ(injector.timed_events().size(), 1u);
+  EXPECT_EQ(injector.scheduled(FaultKind::Reset), 1u);
+  std::vector<FaultKind> events;
+  EXPECT_EQ(injector.decide(2, 10'000'000, &events), FaultKind::Timeout);
+  EXPECT_EQ(events, std::vector<FaultKind>{FaultKind::LinkDown});
+  EXPECT_FALSE(
+      FaultInjector(0.5, 0.5, 1, {parse_scheduled_fault("media@cmd=1")}).may_lose_commands());
+}
+
 TEST(FaultSchedule, MalformedEntryIsAConfigError) {
   const BenchOptions options{"samsung-pm1743", {{"fault_schedule", {"media@cmd=3", "oops"}}}};
   try {

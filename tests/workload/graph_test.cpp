@@ -134,5 +134,22 @@ TEST(GraphBfs, RmatIsDeterministicAndHasTheRequestedSize) {
   }
 }
 
+// A warp that finds no request reads its mailbox (a load) before it sleeps;
+// a request submitted during that load must not be left waiting. With one
+// warp (32 threads or fewer) it was: the BFS stopped with I/Os pending. The
+// other request-driven kinds run on one warp too.
+TEST(GraphBfs, CompletesOnOneWarpAndJustAboveIt) {
+  for (int threads : {1, 32, 33, 64}) {
+    const nlohmann::json r =
+        run(test::scenario("graph-bfs-gpu", {"scenario.threads=" + std::to_string(threads)}));
+    EXPECT_TRUE(r["graph"]["matches_reference_bfs"].get<bool>()) << threads;
+    EXPECT_EQ(r["summary"]["ios"], r["graph"]["ios"]) << threads;
+  }
+  for (const char* name : {"kv-cache-gpu", "gather-gpu"}) {
+    const nlohmann::json r = run(test::scenario(name, {"scenario.threads=1"}));
+    EXPECT_TRUE(r["summary"]["data_complete"].get<bool>()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace gpunvme

@@ -52,5 +52,20 @@ TEST(SoftwareCache, ClockGivesReferencedLinesASecondChance) {
   EXPECT_TRUE(cache.contains(5));
 }
 
+TEST(SoftwareCache, AnInvalidatedLineMissesAgainAndItsSlotIsReused) {
+  SoftwareCache cache(2);
+  const auto hold = cache.acquire(7);
+  ASSERT_TRUE(hold && !hold->hit);
+  cache.invalidate(hold->slot);  // its read failed
+  EXPECT_FALSE(cache.contains(7));
+  EXPECT_EQ(cache.users(hold->slot), 1u);  // the holder still holds the slot
+  cache.release(hold->slot);
+  const auto again = cache.acquire(7);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->hit);
+  EXPECT_EQ(cache.misses(), 2u);
+  EXPECT_EQ(cache.evictions(), 0u);  // nothing valid was evicted
+}
+
 }  // namespace
 }  // namespace gpunvme
