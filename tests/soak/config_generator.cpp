@@ -181,8 +181,7 @@ GeneratedConfig generate(Choices& c, int kind_index, int path_index) {
     assign("edge_factor", std::to_string(pick(c, std::vector<int>{2, 4, 8, 16})));
     assign("undirected", c.below(2) == 0 ? "true" : "false");
     assign("bs", std::to_string(pick(c, std::vector<int>{4096, 8192})));
-    // Not less: a cache of 16 lines stalls a lone warp's BFS (reported apart).
-    assign("cache_mib", pick(c, std::vector<std::string>{"0.25", "1"}));
+    assign("cache_mib", pick(c, std::vector<std::string>{"0.0625", "0.25", "1"}));
   } else {
     assign("rows", std::to_string(pick(c, std::vector<int>{1000, 100000, 10000000})));
     assign("row_bytes", std::to_string(pick(c, std::vector<int>{64, 256, 1024, 4096})));
