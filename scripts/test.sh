@@ -5,7 +5,7 @@
 # real-concurrency tests (host threads against the software NVMe target).
 # Both CTest runs include the soak test (tests/soak: random valid
 # configurations through every result invariant; 600 in the release build,
-# 48 in the sanitizer build; GPUNVME_SOAK_CONFIGS sets another count).
+# 96 in the sanitizer build; GPUNVME_SOAK_CONFIGS sets another count).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"
