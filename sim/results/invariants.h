@@ -37,7 +37,7 @@ struct Violation {
 // rounding of the printed figures: iops to 0.001/s, the mean latency to
 // 0.001 ns and mean_in_flight to 1e-6. A relative 1e-4 covers that rounding
 // for latencies above 10 ns and still catches one I/O counted in ios but not
-// timed (or timed and not counted) in runs of up to 10,000 I/Os.
+// timed (or timed and not counted) in runs of up to 5,000 I/Os.
 inline constexpr double kLittleRelative = 1e-4;
 inline constexpr double kLittleAbsolute = 1e-5;
 
