@@ -191,7 +191,7 @@ std::string known_defect(const std::exception& e) {
 bool tolerate_known(const std::exception& e, const std::uint8_t* data, std::size_t size) {
   const char* dir = std::getenv("GPUNVME_FUZZ_KNOWN_DIR");
   const std::string known = known_defect(e);
-  if (dir == nullptr || known.empty()) return false;
+  if (dir == nullptr || *dir == '\0' || known.empty()) return false;
   static std::map<std::string, int> seen;
   if (++seen[known] > 5) return true;
   std::uint64_t hash = 0xcbf29ce484222325ull;
