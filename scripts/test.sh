@@ -3,6 +3,9 @@
 # notebooks, distributed sweeps, latency budgets), then the AddressSanitizer +
 # UndefinedBehaviorSanitizer build, then the ThreadSanitizer build of the
 # real-concurrency tests (host threads against the software NVMe target).
+# Both CTest runs include the soak test (tests/soak: random valid
+# configurations through every result invariant; 600 in the release build,
+# 96 in the sanitizer build; GPUNVME_SOAK_CONFIGS sets another count).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"

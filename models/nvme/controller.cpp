@@ -604,6 +604,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (word & bit) {
       // A reused CID completes with Command ID Conflict; the original stays
       // outstanding (NVMe base spec 1.4, 4.2 and generic status 03h).
+      ++cid_conflicts_;
       schedule_in(command_overhead_, [this, command] {
         if (command->generation != generation_) {
           if (command->qid != kAdminQueueId) --active_;
@@ -1092,6 +1093,7 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
         {"reset_recovery_ns", ps_to_ns(reset_recovery_ps_)},
         {"link_down_ns", ps_to_ns(link_down_ps_)},
         {"link_retrain_waits", fabric_.retrain_waits(node_)}}},
+      {"cid_conflicts", cid_conflicts_},
       {"doorbell_writes", doorbell_writes_},
       {"shadow_doorbell_reads", shadow_reads_},
       {"event_idx_writes", event_idx_writes_},

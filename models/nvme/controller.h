@@ -468,6 +468,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t errors_ = 0;
   std::uint64_t media_faults_ = 0;
   std::uint64_t command_faults_ = 0;
+  // Commands fetched with a CID already outstanding on their SQ (the host
+  // broke NVMe's rule; each completed with Command ID Conflict).
+  std::uint64_t cid_conflicts_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t bytes_written_ = 0;
   Picoseconds first_io_doorbell_ = 0;

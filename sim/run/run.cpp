@@ -142,6 +142,8 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
       {"simulated_time_ns", round_to(ps_to_ns(elapsed), 0.001)},
       {"bring_up_ns", round_to(ps_to_ns(io_start), 0.001)},
       {"io_time_ns", round_to(ps_to_ns(io_end - io_start), 0.001)},
+      {"mean_in_flight", round_to(workload->mean_in_flight(io_end - io_start), 1e-6)},
+      {"bytes", workload->bytes()},
       {"events", Simulation::events()},
       {"events_by_kind", events_by_kind()},
       {"wall_time_s", round_to(wall, 1e-6)},

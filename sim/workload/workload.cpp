@@ -206,6 +206,12 @@ void resolve_run_length(const std::string& file, nlohmann::json& values) {
 nlohmann::json Workload::summary(Picoseconds) const { return nlohmann::json::object(); }
 nlohmann::json Workload::sections(Picoseconds) const { return nlohmann::json::object(); }
 
+double Workload::mean_in_flight(Picoseconds io_time) const {
+  const LatencyHistogram& latency = end_to_end();
+  if (io_time == 0) return 0.0;
+  return latency.mean() * static_cast<double>(latency.count()) / static_cast<double>(io_time);
+}
+
 const std::vector<std::string>& field_kinds(const std::string& field) {
   static const std::vector<std::string> every;
   auto it = kind_table().find(field);

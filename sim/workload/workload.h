@@ -53,6 +53,11 @@ class Workload {
   // result ("cpu", "kv_cache", "graph", "gather").
   virtual nlohmann::json summary(Picoseconds elapsed) const;
   virtual nlohmann::json sections(Picoseconds elapsed) const;
+  // The time-average over `io_time` of the I/Os requested and not yet
+  // delivered. The integral of that count over time is the sum of every
+  // I/O's time in flight (end_to_end), so Little's law holds for it:
+  // mean_in_flight = iops x mean end-to-end latency.
+  double mean_in_flight(Picoseconds io_time) const;
 };
 
 // The workload the scenario asks for, built on `machine` (it starts when the

@@ -601,6 +601,8 @@ TEST(ControllerInvariants, ReusedCidCompletesWithConflict) {
   EXPECT_EQ(first, Status::CommandIdConflict);
   EXPECT_EQ(second, Status::Success);
   EXPECT_NO_THROW(bench.ssd().check_drained());
+  // The result counts the host's rule broken once.
+  EXPECT_EQ(bench.ssd().statistics(Simulation::now()).at("cid_conflicts"), 1u);
 }
 
 }  // namespace
