@@ -2,15 +2,16 @@
 // result that breaks one is wrong however plausible its figures look. The
 // soak test and the simulation fuzzer run every result through these checks.
 //
-//   io_accounting        summary.submitted = summary.ios + summary.errors; without
-//                        summary.submitted, a microbenchmark that is neither time-based
-//                        nor capped by runtime_us has ios + errors = its configured ios
+//   io_accounting        summary.submitted = summary.ios + summary.errors, and a
+//                        microbenchmark that is neither time-based nor capped by
+//                        runtime_us submitted its configured ios
 //   cid_conflicts        no SSD fetched a command whose CID was outstanding on its SQ
 //                        (ssds.<id>.cid_conflicts = 0)
 //   bytes_delivered_once the SSDs' data DMA engines moved exactly summary.bytes (the
 //                        workload's bytes) when no I/O failed, and never more than those
 //                        plus the bytes of writes (a failed write may have moved its data)
-//   littles_law          summary.mean_in_flight = summary.iops x latency_ns.mean, within
+//   littles_law          summary.mean_in_flight = (ios + errors) / io_time_ns x
+//                        latency_ns.mean (failed I/Os were in flight too), within
 //                        kLittleRelative of the larger side plus kLittleAbsolute
 //   utilization_range    every figure under a key naming a utilization or hit rate lies
 //                        in [0, 1]

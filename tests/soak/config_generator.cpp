@@ -119,15 +119,10 @@ GeneratedConfig generate(Choices& c, int kind_index, int path_index) {
   for (const std::string& id : ssds) list += (list.empty() ? "" : ",") + quoted(id);
   assign("ssds", "[" + list + "]");
 
-  // One warp (32 threads) stalls the request-driven GPU path of kv_cache and
-  // graph runs (reported apart: `gpunvme run --scenario
-  // scenarios/graph-bfs-gpu.json --set scenario.threads=32`); they get two
-  // or more.
-  const bool request_driven_gpu =
-      g.path == "gpu_initiated" && (g.kind == "kv_cache" || g.kind == "graph");
-  assign("threads",
-         std::to_string(request_driven_gpu ? pick(c, std::vector<int>{64, 128, 256, 1024})
-                                           : pick(c, std::vector<int>{32, 64, 128, 256, 1024})));
+  // 32 threads is one warp: the request-driven GPU path (kv_cache, graph) on
+  // a single warp is where a request submitted while that warp read its
+  // mailbox once went unserved.
+  assign("threads", std::to_string(pick(c, std::vector<int>{32, 64, 128, 256, 1024})));
   assign("iodepth", std::to_string(pick(c, std::vector<int>{1, 1, 2, 4, 8})));
   assign("queues", std::to_string(pick(c, std::vector<int>{1, 2, 4, 8, 16})));
   assign("queue_entries", std::to_string(pick(c, std::vector<int>{16, 64, 256, 1024})));
