@@ -197,6 +197,33 @@ std::optional<std::size_t> parse_index(const std::string& digits) {
 }
 }  // namespace
 
+namespace {
+// Parses JSON without building it or throwing, and says why it failed: a
+// number beyond a double is the parser's only out-of-range error.
+struct JsonErrorProbe : nlohmann::json_sax<nlohmann::json> {
+  bool out_of_range = false;
+  std::string what;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::json::exception& error) override {
+    out_of_range = dynamic_cast<const nlohmann::json::out_of_range*>(&error) != nullptr;
+    what = error.what();
+    return false;
+  }
+};
+}  // namespace
+
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& origin) {
   const std::string encoding = utf8_problem(assignment);
   if (!encoding.empty()) throw ConfigError(origin, "", "", "the assignment is " + encoding);
@@ -208,13 +235,21 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
   const std::string text = assignment.substr(eq + 1);
   // VALUE is JSON when it parses as JSON, else a string; JSON that is refused
   // for another reason (too deep, a number beyond a double) is an error.
-  nlohmann::json value;
+  // Telling the two apart throws nothing: most values are plain strings, and
+  // an exception thrown and caught for each would be the common path.
   try {
-    value = parse_json_text(text, origin);
+    check_json_text(text, origin);
   } catch (const ConfigError& e) {
-    if (e.problem().rfind("not valid JSON", 0) != 0) {
-      throw ConfigError(origin, path, "", e.problem());
-    }
+    throw ConfigError(origin, path, "", e.problem());
+  }
+  nlohmann::json value;
+  JsonErrorProbe probe;
+  if (nlohmann::json::sax_parse(text, &probe)) {
+    value = nlohmann::json::parse(text);
+  } else if (probe.out_of_range) {
+    throw ConfigError(origin, path, "",
+                      "a number is beyond the range of a double (about 1.8e308): " + probe.what);
+  } else {
     value = text;
   }
   const std::string shown = render_value(value);
