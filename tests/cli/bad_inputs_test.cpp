@@ -2,7 +2,6 @@
 // input) and name where the mistake is: the file and JSON path, the --set
 // assignment and the field in it, or the option.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -10,22 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/run_cli.h"
+
 namespace {
 
-struct Outcome {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome gpunvme(const std::string& args) {
-  const std::string command = std::string(GPUNVME_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using gpunvme::cli_test::gpunvme;
+using gpunvme::cli_test::Outcome;
 
 const std::string kSource = GPUNVME_SOURCE_DIR;
 const std::string kScenario = kSource + "/scenarios/randread-4k.json";

@@ -1,30 +1,19 @@
 // The gpunvme program: exit codes and what each subcommand prints or writes.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <sys/wait.h>
+#include "tests/cli/run_cli.h"
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome gpunvme(const std::string& args) {
-  const std::string command = std::string(GPUNVME_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using gpunvme::cli_test::gpunvme;
+using gpunvme::cli_test::Outcome;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("gpunvme_cli_test_" + name)).string();
