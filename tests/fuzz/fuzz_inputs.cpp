@@ -39,6 +39,7 @@
 
 #include "sim/budgets/budgets.h"
 #include "sim/config/config_error.h"
+#include "sim/config/resource_limits.h"
 #include "sim/run/run.h"
 #include "sim/sweep/sweep_spec.h"
 #include "sim/workload/csr_graph.h"
@@ -207,6 +208,15 @@ bool tolerate_known(const std::exception& e, const std::uint8_t* data, std::size
 }
 
 }  // namespace
+
+// Inputs are held to a memory cap well below libFuzzer's -rss_limit_mb (2 GB
+// in scripts/fuzz.sh): a graph file or configuration that needs more must be
+// refused with a ConfigError, as the default cap (half the machine) refuses
+// it in a run, rather than allocate until the fuzzer reports an OOM.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  set_max_memory_bytes(std::uint64_t{256} << 20);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
