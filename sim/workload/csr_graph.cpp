@@ -121,9 +121,10 @@ CsrGraph read_graph_file(const std::string& path, bool undirected) {
       const std::uint64_t entries = std::min(static_cast<std::uint64_t>(nnz), max_entries + 1);
       const std::uint64_t declared = graph_bytes(vertices, entries) * (symmetric ? 2 : 1);
       if (declared > cap) {
-        fail(fmt::format("the graph it declares ({} vertices, {} entries) needs more than the "
-                         "memory cap of {} MiB (--max-memory-gib)",
-                         vertices, nnz, cap >> 20));
+        fail(
+            fmt::format("the graph it declares ({} vertices, {} entries) needs more than the "
+                        "memory cap of {} MiB (--max-memory-gib)",
+                        vertices, nnz, cap >> 20));
       }
       size_seen = true;
       continue;
