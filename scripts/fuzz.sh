@@ -27,6 +27,9 @@ case "$target" in
   *) echo "usage: $0 config|set|sweep|graph|budget|sim [SECONDS] [JOBS]" >&2; exit 2 ;;
 esac
 
+# clang-14 with libFuzzer and its sanitizer runtimes, beside the usual packages.
+"$root/scripts/install-deps.sh" clang-14 libclang-rt-14-dev
+
 build="$root/build-fuzz"
 if [ ! -f "$build/build.ninja" ]; then
   launcher=()

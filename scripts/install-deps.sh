@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project builds and tests with; a no-op when
-# they are all present.
+# Installs the Debian packages the project builds and tests with, and any
+# further packages named as arguments (scripts/fuzz.sh: clang-14 and its
+# sanitizer runtimes); a no-op when they are all present.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   python3-dev python3-pytest python3-pandas python3-matplotlib python3-nbclient
   python3-nbconvert python3-nbformat python3-ipykernel python3-distributed
 )
+packages+=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -64,17 +64,21 @@ std::string shipped_configs_dir() { return source_dir() + "/configs"; }
 std::string default_topology_file() { return shipped_configs_dir() + "/topologies/default.json"; }
 std::string default_scenario_file() { return source_dir() + "/scenarios/randread-4k.json"; }
 
-nlohmann::json read_json_file(const std::string& path) {
+void require_readable_input(const std::string& path, const std::string& what) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (std::filesystem::is_directory(status)) {
-    throw ConfigError(path, "", "", "is a directory, not a JSON file");
+    throw ConfigError(path, "", "", "is a directory, not a " + what);
   }
   // A device (/dev/zero, a terminal) never ends; pipes and regular files do.
   if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
       std::filesystem::is_socket(status)) {
-    throw ConfigError(path, "", "", "is a device or socket, not a JSON file");
+    throw ConfigError(path, "", "", "is a device or socket, not a " + what);
   }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  require_readable_input(path, "JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "", "cannot open file");
   std::stringstream buffer;

@@ -66,6 +66,11 @@ std::string source_dir();
 // first, then the shipped `configs/` tree.
 std::string shipped_configs_dir();
 
+// ConfigError when `path` is a directory, a device or a socket, which a
+// reader would take for an empty or a never-ending input; `what` names the
+// kind of file expected ("JSON file", "graph file").
+void require_readable_input(const std::string& path, const std::string& what);
+
 // Reads and parses a JSON file; ConfigError on I/O or syntax errors.
 nlohmann::json read_json_file(const std::string& path);
 

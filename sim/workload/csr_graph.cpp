@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -12,6 +11,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/resource_limits.h"
+#include "sim/config/run_config.h"
 
 namespace gpunvme {
 
@@ -65,15 +65,7 @@ CsrGraph generate_rmat(std::uint32_t scale, std::uint32_t edge_factor, double a,
 }
 
 CsrGraph read_graph_file(const std::string& path, bool undirected) {
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (std::filesystem::is_directory(status)) {
-    throw ConfigError(path, "", "", "is a directory, not a graph file");
-  }
-  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
-      std::filesystem::is_socket(status)) {
-    throw ConfigError(path, "", "", "is a device or socket, not a graph file");
-  }
+  require_readable_input(path, "graph file");
   std::ifstream in(path);
   if (!in) throw ConfigError(path, "", "", "cannot open graph file");
   // Memory grows with the vertices and edges the file declares or holds;
