@@ -5,6 +5,42 @@
 
 namespace gpunvme::host {
 
+const char* to_string(HostCost cost) {
+  switch (cost) {
+    case HostCost::syscall: return "syscall";
+    case HostCost::cufile: return "cufile";
+    case HostCost::buffer_lookup: return "buffer_lookup";
+    case HostCost::file_system: return "file_system";
+    case HostCost::driver_submit: return "driver_submit";
+    case HostCost::dma_map: return "dma_map";
+    case HostCost::interrupt: return "interrupt";
+    case HostCost::completion: return "completion";
+    case HostCost::request: return "request";
+    case HostCost::notify: return "notify";
+    case HostCost::copy_launch: return "copy_launch";
+    case HostCost::copy_sync: return "copy_sync";
+    case HostCost::kCount: break;
+  }
+  return "?";
+}
+
+Picoseconds HostCostLedger::total() const {
+  Picoseconds t = 0;
+  for (Picoseconds s : spent_) t += s;
+  return t;
+}
+
+nlohmann::json HostCostLedger::per_io_ns(std::uint64_t ios) const {
+  nlohmann::json out = nlohmann::json::object();
+  const double n = static_cast<double>(std::max<std::uint64_t>(ios, 1));
+  auto ns = [&](Picoseconds t) { return std::round(ps_to_ns(t) / n * 1000.0) / 1000.0; };
+  for (std::size_t i = 0; i < spent_.size(); ++i) {
+    if (spent_[i] != 0) out[to_string(static_cast<HostCost>(i))] = ns(spent_[i]);
+  }
+  out["total"] = ns(total());
+  return out;
+}
+
 CpuIoCosts cpu_io_costs(const ParamValues& cpu) {
   CpuIoCosts c;
   c.interrupts = cpu.string("completion") == "interrupt";
@@ -14,19 +50,29 @@ CpuIoCosts cpu_io_costs(const ParamValues& cpu) {
   c.interrupt = ns_to_ps(cpu.real("interrupt_ns"));
   c.complete_irq = ns_to_ps(cpu.real("complete_irq_ns"));
   c.dma_map = ns_to_ps(cpu.real("dma_map_ns"));
+  c.file_system = ns_to_ps(cpu.real("fs_ns"));
+  c.cufile = ns_to_ps(cpu.real("cufile_ns"));
+  c.buffer_lookup = ns_to_ps(cpu.real("gpu_buffer_lookup_ns"));
   c.request_notice = ns_to_ps(cpu.real("request_notice_ns"));
+  c.poll_period = ns_to_ps(cpu.real("poll_period_ns"));
   c.request = ns_to_ps(cpu.real("request_ns"));
   c.notify = ns_to_ps(cpu.real("notify_ns"));
   c.copy_launch = ns_to_ps(cpu.real("copy_launch_ns"));
+  c.copy_sync = ns_to_ps(cpu.real("copy_sync_ns"));
+  c.coalescing_threshold = static_cast<std::uint32_t>(cpu.integer("irq_coalescing_threshold"));
+  c.coalescing_time_units = static_cast<std::uint32_t>(cpu.integer("irq_coalescing_time_100us"));
   return c;
 }
 
-Picoseconds CpuIoCosts::per_io(std::uint32_t batch, bool mapped, bool from_gpu, bool bounce) const {
-  batch = std::max<std::uint32_t>(batch, 1);
-  Picoseconds t = submit + syscall / batch + (mapped ? dma_map : 0);
-  t += interrupts ? complete_irq + interrupt / batch : complete_poll;
+Picoseconds CpuIoCosts::per_io(double ios_per_syscall, double ios_per_interrupt, bool mapped,
+                               bool from_gpu, bool bounce) const {
+  auto share = [](Picoseconds cost, double ios) {
+    return static_cast<Picoseconds>(std::llround(static_cast<double>(cost) / std::max(ios, 1.0)));
+  };
+  Picoseconds t = submit + share(syscall, ios_per_syscall) + (mapped ? dma_map : 0) + file_system;
+  t += interrupts ? complete_irq + share(interrupt, ios_per_interrupt) : complete_poll;
   if (from_gpu) t += request + (bounce ? 0 : notify);
-  if (bounce) t += copy_launch;
+  t += bounce ? copy_launch + copy_sync : cufile + buffer_lookup;
   return t;
 }
 

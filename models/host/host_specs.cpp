@@ -12,39 +12,44 @@ const ComponentSpec& cpu_spec() {
                         "Intel Xeon Platinum 8480+ has 56; 32 is a common partition"),
           real_param("clock_ghz", "GHz", 2.0, 0.1, 10.0, "core clock",
                      "Intel Xeon Platinum 8480+ base clock 2.0 GHz (Intel ARK)"),
-          // Per-I/O costs of the CPU-initiated paths (gds, bounce). With the
-          // defaults a polling core spends submit + complete_poll + syscall /
-          // 32 = 100 ns per I/O: 10 M IOPS per core, the figure CALIBRATION.md
-          // gives for io_uring polled and the Linux driver in passthrough.
-          enum_param("completion", "polling", {"polling", "interrupt"},
-                     "how a core learns that a command completed: it polls the CQ (io_uring "
-                     "IOPOLL, SPDK) or the SSD's MSI-X interrupt wakes it",
-                     "io_uring IORING_SETUP_IOPOLL and SPDK poll; the Linux default is interrupts"),
-          real_param("submit_ns", "ns", 50.0, 0.0, 1e6,
-                     "core time to turn one request into an NVMe command and place it in the SQ "
-                     "(block layer, driver, SQE)",
-                     "estimate: with complete_poll_ns and syscall_ns / 32 this is 100 ns per "
-                     "I/O, ~10 M IOPS per core: io_uring polled, 512 B (CALIBRATION.md, io_uring "
-                     "author's 2021 results) and the Linux driver's 8-12 M per core in IOMMU "
-                     "passthrough (seed 000)"),
+          // Per-I/O costs of the CPU-initiated paths (gds, bounce), stage by
+          // stage of the real stack. With the defaults a 4 KiB GDS read costs
+          // a core ~6.3 us (cuFile ~4.5 us of it); a bounce read ~4.4 us.
+          enum_param("completion", "interrupt", {"polling", "interrupt"},
+                     "how a core learns that a command completed: the SSD's MSI-X interrupt wakes "
+                     "it, or it polls the CQ (io_uring IOPOLL, SPDK, cuFile use_poll_mode)",
+                     "Linux's nvme driver completes through interrupts unless poll queues are "
+                     "configured (nvme.poll_queues) and the I/O asks for polling; cuFile's "
+                     "use_poll_mode is false by default (GDS cufile.json)"),
+          real_param("submit_ns", "ns", 550.0, 0.0, 1e6,
+                     "core time of the block layer and NVMe driver to turn one request into an NVMe "
+                     "command in the SQ (tag, request setup, SQE, doorbell)",
+                     "fitted with complete_irq_ns: fio 4 KiB random reads of an Optane P5800X, 6 "
+                     "jobs QD32, 2.589 M IOPS at 60.26 % system CPU of 6 cores = 1.40 us of kernel "
+                     "time per I/O (Level1Techs forum, 'Toward 20 Million I/Ops', 2021), with fio's "
+                     "4 I/Os per submit and per reap: 550 + 400 + (syscall_ns + interrupt_ns) / 4 "
+                     "= 1.40 us. io_uring polled with registered files and buffers is leaner: "
+                     "2.58 M IOPS per core, 388 ns per I/O (J. Axboe, linux-block, Aug 2020)"),
           real_param("syscall_ns", "ns", 300.0, 0.0, 1e6,
-                     "core time of one submission system call (io_uring_enter), paid once per "
-                     "batch of commands a core submits together",
+                     "core time of one submission system call (io_uring_enter, ioctl), paid once "
+                     "per batch of commands a core submits together",
                      "estimate: system call entry and exit with speculative-execution "
-                     "mitigations costs a few hundred ns on current x86 servers"),
+                     "mitigations costs a few hundred ns on current x86 servers; the page-cache "
+                     "pread of 4 KiB measured 852 ns in all (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
           real_param("complete_poll_ns", "ns", 40.0, 0.0, 1e6,
                      "core time to reap one completion entry by polling (CQE, request "
                      "completion, CQ head)",
-                     "estimate: the rest of the 100 ns per I/O of a 10 M IOPS polling core "
-                     "(CALIBRATION.md, CPU-side I/O cost)"),
+                     "estimate: io_uring polled at 10 M IOPS per core spends ~100 ns per I/O in "
+                     "all (io_uring author's results, 2021; CALIBRATION.md)"),
           real_param("interrupt_ns", "ns", 1500.0, 0.0, 1e6,
-                     "core time of one interrupt: MSI-X delivery, hard and soft interrupt, "
-                     "waking the waiting task (completion = interrupt)",
+                     "core time of one interrupt handler run: MSI-X delivery, hard and soft "
+                     "interrupt, waking the waiting task (completion = interrupt)",
                      "estimate: interrupt entry plus a task wake-up and context switch, ~1-2 us "
                      "on Linux (lmbench lat_ctx class measurements)"),
-          real_param("complete_irq_ns", "ns", 60.0, 0.0, 1e6,
-                     "core time per completion entry handled in an interrupt",
-                     "estimate: complete_poll_ns plus the block layer's softirq completion"),
+          real_param("complete_irq_ns", "ns", 400.0, 0.0, 1e6,
+                     "core time per completion entry handled in an interrupt (CQE, block-layer "
+                     "completion in softirq, the waiter's completion event)",
+                     "fitted with submit_ns to fio's 1.40 us of kernel time per I/O (see submit_ns)"),
           real_param("dma_map_ns", "ns", 400.0, 0.0, 1e6,
                      "core time to map and unmap one command's buffer in the IOMMU",
                      "seed 000: ~8-12 M IOPS per core in IOMMU passthrough, ~2 M with DMA "
@@ -54,23 +59,66 @@ const ComponentSpec& cpu_spec() {
                      "complex whose IOMMU translates (root_complex iommu = translate)",
                      "Linux DMA API: streaming mappings cost an IOMMU map only when the device "
                      "is translated (not with iommu=pt)"),
-          real_param("request_notice_ns", "ns", 100.0, 0.0, 1e6,
-                     "time a polling core takes to see a request the GPU posted to host memory",
-                     "estimate: one DRAM cache miss, ~100 ns (as the NVMe driver's admin CQ "
-                     "notice)"),
+          real_param("fs_ns", "ns", 450.0, 0.0, 1e6,
+                     "core time of the file system per I/O (O_DIRECT read or write: file to "
+                     "block mapping, bio set-up), on the gds and bounce paths",
+                     "measured: pread of 4 KiB from the page cache of ext4, median 852 ns, minus "
+                     "syscall_ns and a 4 KiB copy (~100 ns), H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("cufile_ns", "ns", 4500.0, 0.0, 1e7,
+                     "core time of the cuFile library per I/O on the gds path (cuFileRead or "
+                     "cuFileBatchIOSubmit: argument checks, handle and buffer look-ups, dispatch "
+                     "to the kernel)",
+                     "measured: cuFileRead of 4 KiB (compatibility mode, unregistered buffer) "
+                     "42.6 us minus pread O_DIRECT 30.9 us minus a 4 KiB pinned copy with its "
+                     "synchronisation 7.1 us = 4.5 us; cuFileBatchIOSubmit costs 4.2 us per 4 KiB "
+                     "read in batches of 16; H100 machine without nvidia-fs, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("gpu_buffer_lookup_ns", "ns", 200.0, 0.0, 1e6,
+                     "core time per gds I/O to resolve the registered GPU buffer to bus addresses "
+                     "for the command (nvidia-fs or P2PDMA page look-up)",
+                     "estimate: a look-up in the registration table plus one GPU page (64 KiB) "
+                     "per 4 KiB I/O; not measurable on the lent machines, which have no "
+                     "nvidia-fs (cuFile ran in compatibility mode)"),
+          real_param("request_notice_ns", "ns", 280.0, 0.0, 1e6,
+                     "time from a GPU request landing in host memory to a polling core having "
+                     "it: the cache-line transfer of the GPU's flag to the CPU",
+                     "measured: GPU->CPU->GPU flag round trip 1936 ns minus the GPU's poll read of "
+                     "host memory 1051 ns and the host's store 80 ns = 806 ns one way, minus the "
+                     "model's 529 ns PCIe flight of the 64 B posted write; H100 machine, "
+                     "2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("poll_period_ns", "ns", 0.0, 0.0, 1e7,
+                     "period of the host thread's poll loop over its request rings; a request "
+                     "waits half a period on average before the loop reaches its ring",
+                     "measured setup: one thread spinning on one flag, whose loop adds nothing "
+                     "beyond request_notice_ns (configs/measurements/host-software-costs-h100-2026-11-26.json); a thread that scans n rings has a period "
+                     "of about n x request_notice_ns"),
           real_param("request_ns", "ns", 50.0, 0.0, 1e6,
                      "core time to take one GPU request from its ring (read the descriptor, find "
                      "the blocks)",
                      "estimate: one 64 B descriptor already in cache plus a table lookup"),
-          real_param("notify_ns", "ns", 20.0, 0.0, 1e6,
-                     "core time to post a completion flag to GPU memory (a store to the GPU's "
-                     "BAR)",
-                     "estimate: an uncached posted store issues in tens of ns"),
-          real_param("copy_launch_ns", "ns", 2000.0, 0.0, 1e7,
+          real_param("notify_ns", "ns", 80.0, 0.0, 1e6,
+                     "core time to post a completion flag to the GPU (the store and its fence)",
+                     "measured: host store of the reply word plus fence, median 80 ns, H100 "
+                     "machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("copy_launch_ns", "ns", 2200.0, 0.0, 1e7,
                      "core time to start one copy between a pinned bounce buffer and GPU memory "
                      "(cudaMemcpyAsync)",
-                     "estimate: small cudaMemcpyAsync calls cost a few us of host time; the low "
-                     "end of the commonly measured 2-5 us"),
+                     "measured: cudaMemcpyAsync per call, medians 1.4-2.4 us over sizes 4 KiB-1 MiB "
+                     "and directions, median of medians 2.2 us, H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("copy_sync_ns", "ns", 330.0, 0.0, 1e7,
+                     "core time to learn that such a copy has finished (cudaStreamSynchronize or "
+                     "an event query once the copy engine is done)",
+                     "measured: cudaStreamSynchronize of a stream whose copy had finished, median "
+                     "329 ns, H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          integer_param("irq_coalescing_threshold", "entries", 1, 1, 256,
+                        "NVMe Interrupt Coalescing (Set Features 08h) Aggregation Threshold as the "
+                        "driver programs it: completion entries per interrupt (THR + 1)",
+                        "NVMe Base Specification 2.0, Interrupt Coalescing; Linux's nvme driver "
+                        "leaves the feature at its reset value (off)"),
+          integer_param("irq_coalescing_time_100us", "100 us", 0, 0, 255,
+                        "NVMe Interrupt Coalescing Aggregation Time: the longest a completion "
+                        "waits for its interrupt, in 100 us units (0 = no delay: coalescing off)",
+                        "NVMe Base Specification 2.0, Interrupt Coalescing (TIME, 100 us units); "
+                        "off by default as in Linux"),
       }};
   return spec;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/pcie/routing.h"
@@ -88,10 +89,7 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
 }
 
 CpuInitiatedPath::~CpuInitiatedPath() {
-  for (Queue& q : queues_) {
-    machine_.memory().cancel(q.arrival_watch);
-    machine_.memory().cancel(q.irq_watch);
-  }
+  for (Queue& q : queues_) machine_.memory().cancel(q.arrival_watch);
 }
 
 std::string CpuInitiatedPath::strategy() const {
@@ -151,16 +149,16 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
               drivers_[k]->allocate(host::QueuePlacement::host, std::uint64_t{c.entries} * kPage);
         }
         if (costs_.interrupts) {
-          // The MSI-X message of this queue's vector lands in a word the
-          // queue's core is woken by.
+          // The controller posts this queue's MSI-X messages to a host word
+          // (PCIe traffic as on a real platform); when the core is
+          // interrupted follows the driver's Interrupt Coalescing setting,
+          // applied to the entries as they land (arm_arrival).
           q.irq_word = drivers_[k]->allocate(host::QueuePlacement::host, 64, 64);
           const auto vector = static_cast<std::uint16_t>(
               std::min<std::uint32_t>(c.qid, ssds_[k]->msix_vectors() - 1));
           ssds_[k]->set_msix_vector(vector, q.irq_word, c.qid);
-          q.irq_watch = machine_.memory().watch(q.irq_word, 4, [this, index] {
-            queues_[index].irq_watch = 0;
-            schedule_reap(index);
-          });
+          q.coalescer =
+              host::InterruptCoalescer(costs_.coalescing_threshold, costs_.coalescing_time_units);
         }
         arm_arrival(index);
       }
@@ -210,7 +208,7 @@ void CpuInitiatedPath::submit(const BlockIo& io, IoDone done) {
   Core& c = core_state_[core];
   const std::uint64_t slot = c.ring + (c.posted++ % kRingSlots) * kRequestBytes;
   machine_.fabric().write(gpu_.node(), slot, kRequestBytes, nullptr, [this, r] {
-    schedule_in(costs_.request_notice, [this, r] {
+    schedule_in(costs_.request_wait(), [this, r] {
       requests_[r].times[kNoticed] = now();
       noticed(r);
     });
@@ -224,18 +222,27 @@ void CpuInitiatedPath::noticed(std::uint32_t r) {
     // first, and submits once the data is in host memory.
     const std::uint32_t core = req.io.issuer % cores_.size();
     const Picoseconds launched = cores_.book(core, now(), costs_.copy_launch);
+    ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
     ++copies_;
-    schedule_at(launched, [this, r] {
+    schedule_at(launched, [this, r, core] {
       const Request& q = requests_[r];
       const std::uint64_t bytes = std::uint64_t{q.io.lbas} * ssds_[q.io.ssd]->lba_bytes();
-      machine_.copy_engine(gpu_.id()).write(bounce_buffer(r), bytes, [this, r] {
+      machine_.copy_engine(gpu_.id()).write(bounce_buffer(r), bytes, [this, r, core] {
         requests_[r].times[kCopiedIn] = now();
-        ready_to_submit(r);
+        copy_done(core, [this, r] { ready_to_submit(r); });
       });
     });
     return;
   }
   ready_to_submit(r);
+}
+
+// The core learns that a bounce copy has finished (an event query or stream
+// synchronisation once the copy engine is done) before it acts on it.
+void CpuInitiatedPath::copy_done(std::uint32_t core, std::function<void()> then) {
+  const Picoseconds known = cores_.book(core, now(), costs_.copy_sync);
+  ledger_.add(host::HostCost::copy_sync, costs_.copy_sync);
+  schedule_at(known, std::move(then));
 }
 
 void CpuInitiatedPath::ready_to_submit(std::uint32_t r) {
@@ -282,15 +289,30 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
     const std::uint32_t position = q.sq_tail++;
     q.tag_request[tag] = r;
     claims.push_back({r, qi, position, tag});
-    work += costs_.submit + (from_gpu_ ? costs_.request : 0);
+    // The stack's per-command costs: the cuFile call and the GPU buffer's
+    // look-up (gds), the file system, the driver's submit, the DMA map.
+    work += costs_.file_system + costs_.submit;
+    ledger_.add(host::HostCost::file_system, costs_.file_system);
+    ledger_.add(host::HostCost::driver_submit, costs_.submit);
+    if (mode_ == Mode::Gds) {
+      work += costs_.cufile + costs_.buffer_lookup;
+      ledger_.add(host::HostCost::cufile, costs_.cufile);
+      ledger_.add(host::HostCost::buffer_lookup, costs_.buffer_lookup);
+    }
+    if (from_gpu_) {
+      work += costs_.request;
+      ledger_.add(host::HostCost::request, costs_.request);
+    }
     if (mapped(req.io.ssd)) {
       work += costs_.dma_map;
+      ledger_.add(host::HostCost::dma_map, costs_.dma_map);
       ++mapped_commands_;
     }
   }
   c.waiting = std::move(blocked);
   if (claims.empty()) return;  // a completion will kick this core again
   ++submit_passes_;
+  ledger_.add(host::HostCost::syscall, costs_.syscall);
   const Picoseconds end = cores_.book(core, now(), work);
   schedule_at(end, [this, claims = std::move(claims)] {
     std::vector<std::uint32_t> touched;
@@ -368,9 +390,39 @@ void CpuInitiatedPath::arm_arrival(std::uint32_t qi) {
         watchdogs_[queue.ssd]->finished(qi, static_cast<std::uint16_t>(e.cid % queue.entries));
       }
       ++queue.arrived;
+      if (costs_.interrupts && queue.coalescer.post(now())) raise_interrupt(qi);
     }
     arm_arrival(qi);
-    if (!costs_.interrupts) schedule_reap(qi);
+    if (!costs_.interrupts) {
+      schedule_reap(qi);
+    } else if (queue.coalescer.pending() > 0) {
+      schedule_expiry(qi);
+    }
+  });
+}
+
+void CpuInitiatedPath::raise_interrupt(std::uint32_t qi) {
+  queues_[qi].irq_pending = true;
+  schedule_reap(qi);
+}
+
+// The aggregation time of the oldest entry still waiting for an interrupt;
+// one expiry event per queue at a time, re-aimed when it finds a younger
+// group waiting.
+void CpuInitiatedPath::schedule_expiry(std::uint32_t qi) {
+  Queue& q = queues_[qi];
+  if (q.expiry_scheduled) return;
+  q.expiry_scheduled = true;
+  schedule_at(q.coalescer.deadline(), [this, qi] {
+    Queue& queue = queues_[qi];
+    queue.expiry_scheduled = false;
+    if (queue.coalescer.pending() == 0) return;
+    if (queue.coalescer.deadline() > now()) {
+      schedule_expiry(qi);
+      return;
+    }
+    queue.coalescer.expire(now());
+    raise_interrupt(qi);
   });
 }
 
@@ -384,28 +436,37 @@ void CpuInitiatedPath::schedule_reap(std::uint32_t qi) {
 void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
   Queue& q = queues_[qi];
   const std::uint32_t count = q.arrived - q.cq_head;
-  if (count == 0) {
+  // With interrupts a pass is the handler's run: it pays for the interrupt
+  // (all that arrived while it was pending merge into one) and drains every
+  // entry that has landed, whether or not it was counted towards this
+  // interrupt yet.
+  const bool handler = costs_.interrupts && q.irq_pending;
+  q.irq_pending = false;
+  if (count == 0 && !handler) {
     q.reap_scheduled = false;
-    if (costs_.interrupts && q.irq_watch == 0) {
-      q.irq_watch = machine_.memory().watch(q.irq_word, 4, [this, qi] {
-        queues_[qi].irq_watch = 0;
-        schedule_reap(qi);
-      });
-    }
     return;
   }
-  // The pass handles the entries that have landed; each completed read
-  // then costs a completion flag (gds from the GPU) or a copy launch (bounce).
-  Picoseconds work = costs_.interrupts ? costs_.interrupt : 0;
+  // Each completed read then costs a completion flag (gds from the GPU) or
+  // a copy launch (bounce).
+  Picoseconds work = 0;
+  if (handler) {
+    work += costs_.interrupt;
+    ledger_.add(host::HostCost::interrupt, costs_.interrupt);
+    ++handler_runs_;
+  }
+  const Picoseconds complete = costs_.interrupts ? costs_.complete_irq : costs_.complete_poll;
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto e = machine_.memory().load<nvme::CompletionEntry>(
         q.cq_base + std::uint64_t{(q.cq_head + i) % q.entries} * nvme::kCqEntrySize);
     const Request& req = requests_[q.tag_request[e.cid % q.entries]];
-    work += costs_.interrupts ? costs_.complete_irq : costs_.complete_poll;
+    work += complete;
+    ledger_.add(host::HostCost::completion, complete);
     if (mode_ == Mode::Bounce && !req.io.write) {
       work += costs_.copy_launch;
+      ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
     } else if (from_gpu_) {
       work += costs_.notify;
+      ledger_.add(host::HostCost::notify, costs_.notify);
     }
   }
   ++reap_passes_;
@@ -425,18 +486,17 @@ void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
       --queue.reserved;
       finished.emplace_back(r, static_cast<std::uint16_t>(e.status_field >> 1));
     }
-    const std::uint32_t head = queue.cq_head % queue.entries;
-    ++doorbells_;
-    machine_.fabric().write(cpu_node_, queue.cq_doorbell, 4, &head, nullptr);
+    if (count > 0) {
+      const std::uint32_t head = queue.cq_head % queue.entries;
+      ++doorbells_;
+      machine_.fabric().write(cpu_node_, queue.cq_doorbell, 4, &head, nullptr);
+    }
     for (const auto& [r, status] : finished) after_reap(r, status);
     queue.reap_scheduled = false;
-    if (queue.arrived != queue.cq_head) {
+    // Polling: entries that landed during the pass start the next one at
+    // once; with interrupts, the next handler run waits for an interrupt.
+    if (costs_.interrupts ? queue.irq_pending : queue.arrived != queue.cq_head) {
       schedule_reap(qi);
-    } else if (costs_.interrupts && queue.irq_watch == 0) {
-      queue.irq_watch = machine_.memory().watch(queue.irq_word, 4, [this, qi] {
-        queues_[qi].irq_watch = 0;
-        schedule_reap(qi);
-      });
     }
     // Freed tags let waiting requests go.
     for (std::uint32_t core = 0; core < core_state_.size(); ++core) kick(core);
@@ -452,8 +512,15 @@ void CpuInitiatedPath::after_reap(std::uint32_t r, std::uint16_t status) {
     const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
     machine_.copy_engine(gpu_.id()).read(bounce_buffer(r), bytes, [this, r, status] {
       requests_[r].times[kCopiedOut] = now();
-      const Picoseconds notice = from_gpu_ ? gpu_.costs().load_latency : 0;
-      schedule_in(notice, [this, r, status] { finish(r, status); });
+      const std::uint32_t core = queues_[requests_[r].queue].core;
+      if (from_gpu_) {
+        // The GPU thread sees the copy's completion one load later (a
+        // stream-ordered flag); the core learns it too, to reuse the buffer.
+        copy_done(core, [] {});
+        schedule_in(gpu_.costs().load_latency, [this, r, status] { finish(r, status); });
+      } else {
+        copy_done(core, [this, r, status] { finish(r, status); });
+      }
     });
     return;
   }
@@ -502,14 +569,40 @@ nlohmann::json CpuInitiatedPath::sections(Picoseconds elapsed) const {
   cpu["doorbells"] = doorbells_;
   cpu["copies"] = copies_;
   cpu["dma_mapped_commands"] = mapped_commands_;
-  // The most I/Os per second one core could carry at the batch sizes seen.
-  const double batch = submit_passes_ == 0
-                           ? 1.0
-                           : static_cast<double>(completed()) / static_cast<double>(submit_passes_);
+  // Where the host's core time went, per completed I/O and stage.
+  cpu["host_cost_per_io_ns"] = ledger_.per_io_ns(completed());
+  if (costs_.interrupts) {
+    std::uint64_t raised = 0;
+    std::uint64_t by_threshold = 0;
+    std::uint64_t by_time = 0;
+    for (const Queue& q : queues_) {
+      raised += q.coalescer.interrupts();
+      by_threshold += q.coalescer.by_threshold();
+      by_time += q.coalescer.by_time();
+    }
+    cpu["interrupts"] = {
+        {"raised", raised},
+        {"handler_runs", handler_runs_},
+        {"completions_per_handler_run",
+         handler_runs_ == 0 ? 0.0
+                            : std::round(static_cast<double>(completed()) /
+                                         static_cast<double>(handler_runs_) * 1000.0) /
+                                  1000.0},
+        {"coalescing_threshold", costs_.coalescing_threshold},
+        {"coalescing_time_us", costs_.coalescing_time_units * 100},
+        {"raised_by_threshold", by_threshold},
+        {"raised_by_time", by_time}};
+  }
+  // The most I/Os per second one core could carry at the batch sizes seen
+  // (commands per system call; with interrupts, completions per handler run).
+  auto ratio = [](std::uint64_t n, std::uint64_t d) {
+    return d == 0 ? 1.0 : std::max(1.0, static_cast<double>(n) / static_cast<double>(d));
+  };
   bool any_mapped = false;
   for (bool m : dma_map_) any_mapped = any_mapped || m;
-  const Picoseconds per_io = costs_.per_io(static_cast<std::uint32_t>(std::max(1.0, batch)),
-                                           any_mapped, from_gpu_, mode_ == Mode::Bounce);
+  const Picoseconds per_io =
+      costs_.per_io(ratio(completed(), submit_passes_), ratio(completed(), handler_runs_),
+                    any_mapped, from_gpu_, mode_ == Mode::Bounce);
   cpu["core_time_per_io_ns"] = ps_to_ns(per_io);
   cpu["iops_per_core_ceiling"] = per_io == 0 ? 0.0 : std::round(1e12 / static_cast<double>(per_io));
   return {{"cpu", cpu}};

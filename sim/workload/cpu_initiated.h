@@ -16,11 +16,18 @@
 //
 // Cores are next-available-time servers (models/host/cpu_cores.h). A core
 // takes every request waiting for it in one pass (one system call for the
-// batch, submit and DMA-map costs per command, one doorbell per queue), and
+// batch; per command the cuFile call and GPU buffer look-up (gds), the file
+// system, the driver's submit and the DMA map; one doorbell per queue), and
 // reaps completions in passes: polling passes start when an entry lands;
-// interrupt passes start at the MSI-X write and pay interrupt_ns. Core c
-// submits to queue c mod queues of each SSD; the queue's own core reaps it.
-// Queues live in host memory (CID = SQ slot).
+// with interrupts, each queue's vector fires by the NVMe Interrupt
+// Coalescing rule (models/host/interrupt_coalescing.h; every entry when it
+// is off) and each handler run pays interrupt_ns, however many interrupts
+// arrived while it was pending or running (they merge, as a latched MSI-X
+// vector does). The bounce path pays a copy launch per copy and, once the
+// copy engine is done, the cost of learning so. Core time is booked per
+// stage (HostCost) for the results' breakdown. Core c submits to queue
+// c mod queues of each SSD; the queue's own core reaps it. Queues live in
+// host memory (CID = SQ slot).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +37,7 @@
 #include <vector>
 
 #include "models/host/cpu_cores.h"
+#include "models/host/interrupt_coalescing.h"
 #include "models/host/nvme_driver.h"
 #include "sim/kernel/component.h"
 #include "sim/workload/command_watchdog.h"
@@ -110,9 +118,13 @@ class CpuInitiatedPath : public Component, public IoPath {
     std::vector<std::uint16_t> tags;         // free CIDs
     std::vector<std::uint32_t> tag_request;  // request index per CID
     bool reap_scheduled = false;
-    bool tail_dirty = false;
+    // With interrupts: the vector's coalescing state, whether an interrupt
+    // waits for the handler, and whether an aggregation-time expiry is
+    // scheduled.
+    host::InterruptCoalescer coalescer{1, 0};
+    bool irq_pending = false;
+    bool expiry_scheduled = false;
     MemorySpace::WatchId arrival_watch = 0;
-    MemorySpace::WatchId irq_watch = 0;
   };
   struct Core {
     std::deque<std::uint32_t> waiting;  // requests to submit, in arrival order
@@ -131,6 +143,9 @@ class CpuInitiatedPath : public Component, public IoPath {
   void arm_arrival(std::uint32_t queue);
   void schedule_reap(std::uint32_t queue);
   void reap_pass(std::uint32_t queue);
+  void raise_interrupt(std::uint32_t queue);
+  void schedule_expiry(std::uint32_t queue);
+  void copy_done(std::uint32_t core, std::function<void()> then);
   void after_reap(std::uint32_t request, std::uint16_t status);
   void deliver_to_gpu(std::uint32_t request, std::uint16_t status);
   void finish(std::uint32_t request, std::uint16_t status);
@@ -174,6 +189,8 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::uint64_t doorbells_ = 0;
   std::uint64_t copies_ = 0;
   std::uint64_t mapped_commands_ = 0;
+  std::uint64_t handler_runs_ = 0;
+  host::HostCostLedger ledger_;
 };
 
 }  // namespace gpunvme
