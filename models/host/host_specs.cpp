@@ -13,29 +13,32 @@ const ComponentSpec& cpu_spec() {
           real_param("clock_ghz", "GHz", 2.0, 0.1, 10.0, "core clock",
                      "Intel Xeon Platinum 8480+ base clock 2.0 GHz (Intel ARK)"),
           // Per-I/O costs of the CPU-initiated paths (gds, bounce), stage by
-          // stage of the real stack. With the defaults a 4 KiB GDS read costs
-          // a core ~6.3 us (cuFile ~4.5 us of it); a bounce read ~4.4 us.
+          // stage of the real stack. With the defaults and one interrupt per
+          // completion a 4 KiB read from the GPU costs a core ~4.7 us on the
+          // gds path and ~6.0 us on the bounce path.
           enum_param("completion", "interrupt", {"polling", "interrupt"},
                      "how a core learns that a command completed: the SSD's MSI-X interrupt wakes "
                      "it, or it polls the CQ (io_uring IOPOLL, SPDK, cuFile use_poll_mode)",
                      "Linux's nvme driver completes through interrupts unless poll queues are "
                      "configured (nvme.poll_queues) and the I/O asks for polling; cuFile's "
                      "use_poll_mode is false by default (GDS cufile.json)"),
-          real_param("submit_ns", "ns", 550.0, 0.0, 1e6,
-                     "core time of the block layer and NVMe driver to turn one request into an NVMe "
-                     "command in the SQ (tag, request setup, SQE, doorbell)",
-                     "fitted with complete_irq_ns: fio 4 KiB random reads of an Optane P5800X, 6 "
-                     "jobs QD32, 2.589 M IOPS at 60.26 % system CPU of 6 cores = 1.40 us of kernel "
-                     "time per I/O (Level1Techs forum, 'Toward 20 Million I/Ops', 2021), with fio's "
-                     "4 I/Os per submit and per reap: 550 + 400 + (syscall_ns + interrupt_ns) / 4 "
-                     "= 1.40 us. io_uring polled with registered files and buffers is leaner: "
-                     "2.58 M IOPS per core, 388 ns per I/O (J. Axboe, linux-block, Aug 2020)"),
+          real_param(
+              "submit_ns", "ns", 550.0, 0.0, 1e6,
+              "core time of the block layer and NVMe driver to turn one request into an NVMe "
+              "command in the SQ (tag, request setup, SQE, doorbell)",
+              "fitted with complete_irq_ns: fio 4 KiB random reads of an Optane P5800X, 6 "
+              "jobs QD32, 2.589 M IOPS at 60.26 % system CPU of 6 cores = 1.40 us of kernel "
+              "time per I/O (Level1Techs forum, 'Toward 20 Million I/Ops', 2021), with fio's "
+              "4 I/Os per submit and per reap: 550 + 400 + (syscall_ns + interrupt_ns) / 4 "
+              "= 1.40 us. io_uring polled with registered files and buffers is leaner: "
+              "2.58 M IOPS per core, 388 ns per I/O (J. Axboe, linux-block, Aug 2020)"),
           real_param("syscall_ns", "ns", 300.0, 0.0, 1e6,
                      "core time of one submission system call (io_uring_enter, ioctl), paid once "
                      "per batch of commands a core submits together",
                      "estimate: system call entry and exit with speculative-execution "
                      "mitigations costs a few hundred ns on current x86 servers; the page-cache "
-                     "pread of 4 KiB measured 852 ns in all (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+                     "pread of 4 KiB measured 852 ns in all "
+                     "(configs/measurements/host-software-costs-h100-2026-11-26.json)"),
           real_param("complete_poll_ns", "ns", 40.0, 0.0, 1e6,
                      "core time to reap one completion entry by polling (CQE, request "
                      "completion, CQ head)",
@@ -46,10 +49,11 @@ const ComponentSpec& cpu_spec() {
                      "interrupt, waking the waiting task (completion = interrupt)",
                      "estimate: interrupt entry plus a task wake-up and context switch, ~1-2 us "
                      "on Linux (lmbench lat_ctx class measurements)"),
-          real_param("complete_irq_ns", "ns", 400.0, 0.0, 1e6,
-                     "core time per completion entry handled in an interrupt (CQE, block-layer "
-                     "completion in softirq, the waiter's completion event)",
-                     "fitted with submit_ns to fio's 1.40 us of kernel time per I/O (see submit_ns)"),
+          real_param(
+              "complete_irq_ns", "ns", 400.0, 0.0, 1e6,
+              "core time per completion entry handled in an interrupt (CQE, block-layer "
+              "completion in softirq, the waiter's completion event)",
+              "fitted with submit_ns to fio's 1.40 us of kernel time per I/O (see submit_ns)"),
           real_param("dma_map_ns", "ns", 400.0, 0.0, 1e6,
                      "core time to map and unmap one command's buffer in the IOMMU",
                      "seed 000: ~8-12 M IOPS per core in IOMMU passthrough, ~2 M with DMA "
@@ -63,15 +67,22 @@ const ComponentSpec& cpu_spec() {
                      "core time of the file system per I/O (O_DIRECT read or write: file to "
                      "block mapping, bio set-up), on the gds and bounce paths",
                      "measured: pread of 4 KiB from the page cache of ext4, median 852 ns, minus "
-                     "syscall_ns and a 4 KiB copy (~100 ns), H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
-          real_param("cufile_ns", "ns", 4500.0, 0.0, 1e7,
+                     "syscall_ns and a 4 KiB copy (~100 ns), H100 machine, 2026-11-26 "
+                     "(configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param("cufile_ns", "ns", 1000.0, 0.0, 1e7,
                      "core time of the cuFile library per I/O on the gds path (cuFileRead or "
-                     "cuFileBatchIOSubmit: argument checks, handle and buffer look-ups, dispatch "
-                     "to the kernel)",
-                     "measured: cuFileRead of 4 KiB (compatibility mode, unregistered buffer) "
-                     "42.6 us minus pread O_DIRECT 30.9 us minus a 4 KiB pinned copy with its "
-                     "synchronisation 7.1 us = 4.5 us; cuFileBatchIOSubmit costs 4.2 us per 4 KiB "
-                     "read in batches of 16; H100 machine without nvidia-fs, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+                     "cuFileBatchIOSubmit with nvidia-fs: argument checks, handle and buffer "
+                     "look-ups, the call into the kernel, the completion's return)",
+                     "fitted: gdsio GPU_BATCH 4 KiB random reads, 1 thread, I/O depth 128, 1.33 "
+                     "GiB/s = 348 K IOPS on a Samsung PM983 (540 K IOPS) with nvidia-fs (NVIDIA "
+                     "developer forum, 'Getting the best performance from NVIDIA GPUDirect "
+                     "Storage APIs: batch IO', 2023): 2.87 us of that thread per I/O, minus this "
+                     "model's driver, file system, look-up and completion costs at that depth "
+                     "(~1.9 us) = ~1.0 us. Measured without nvidia-fs (compatibility mode) on the "
+                     "lent H100: 4.5 us per cuFileRead beyond the pread and the copy it makes, "
+                     "4.2 us per read through cuFileBatchIOSubmit (configs/measurements/"
+                     "host-software-costs-h100-2026-11-26.json): use 4500 for cuFile in "
+                     "compatibility mode"),
           real_param("gpu_buffer_lookup_ns", "ns", 200.0, 0.0, 1e6,
                      "core time per gds I/O to resolve the registered GPU buffer to bus addresses "
                      "for the command (nvidia-fs or P2PDMA page look-up)",
@@ -89,7 +100,9 @@ const ComponentSpec& cpu_spec() {
                      "period of the host thread's poll loop over its request rings; a request "
                      "waits half a period on average before the loop reaches its ring",
                      "measured setup: one thread spinning on one flag, whose loop adds nothing "
-                     "beyond request_notice_ns (configs/measurements/host-software-costs-h100-2026-11-26.json); a thread that scans n rings has a period "
+                     "beyond request_notice_ns "
+                     "(configs/measurements/host-software-costs-h100-2026-11-26.json); a thread "
+                     "that scans n rings has a period "
                      "of about n x request_notice_ns"),
           real_param("request_ns", "ns", 50.0, 0.0, 1e6,
                      "core time to take one GPU request from its ring (read the descriptor, find "
@@ -98,17 +111,21 @@ const ComponentSpec& cpu_spec() {
           real_param("notify_ns", "ns", 80.0, 0.0, 1e6,
                      "core time to post a completion flag to the GPU (the store and its fence)",
                      "measured: host store of the reply word plus fence, median 80 ns, H100 "
-                     "machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
-          real_param("copy_launch_ns", "ns", 2200.0, 0.0, 1e7,
-                     "core time to start one copy between a pinned bounce buffer and GPU memory "
-                     "(cudaMemcpyAsync)",
-                     "measured: cudaMemcpyAsync per call, medians 1.4-2.4 us over sizes 4 KiB-1 MiB "
-                     "and directions, median of medians 2.2 us, H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+                     "machine, 2026-11-26 "
+                     "(configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+          real_param(
+              "copy_launch_ns", "ns", 2200.0, 0.0, 1e7,
+              "core time to start one copy between a pinned bounce buffer and GPU memory "
+              "(cudaMemcpyAsync)",
+              "measured: cudaMemcpyAsync per call, medians 1.4-2.4 us over sizes 4 KiB-1 MiB "
+              "and directions, median of medians 2.2 us, H100 machine, 2026-11-26 "
+              "(configs/measurements/host-software-costs-h100-2026-11-26.json)"),
           real_param("copy_sync_ns", "ns", 330.0, 0.0, 1e7,
                      "core time to learn that such a copy has finished (cudaStreamSynchronize or "
                      "an event query once the copy engine is done)",
                      "measured: cudaStreamSynchronize of a stream whose copy had finished, median "
-                     "329 ns, H100 machine, 2026-11-26 (configs/measurements/host-software-costs-h100-2026-11-26.json)"),
+                     "329 ns, H100 machine, 2026-11-26 "
+                     "(configs/measurements/host-software-costs-h100-2026-11-26.json)"),
           integer_param("irq_coalescing_threshold", "entries", 1, 1, 256,
                         "NVMe Interrupt Coalescing (Set Features 08h) Aggregation Threshold as the "
                         "driver programs it: completion entries per interrupt (THR + 1)",

@@ -5,7 +5,8 @@
 namespace gpunvme::host {
 
 InterruptCoalescer::InterruptCoalescer(std::uint32_t threshold, std::uint32_t time_units)
-    : threshold_(std::max<std::uint32_t>(threshold, 1)), time_(Picoseconds{time_units} * kTimeUnit) {}
+    : threshold_(std::max<std::uint32_t>(threshold, 1)),
+      time_(Picoseconds{time_units} * kTimeUnit) {}
 
 bool InterruptCoalescer::post(Picoseconds at) {
   ++entries_;

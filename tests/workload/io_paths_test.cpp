@@ -20,10 +20,13 @@ double iops(const nlohmann::json& r) { return r["summary"]["iops"].get<double>()
 // complex, so all three paths share the rc0 -> sw0 uplink; it is wide enough
 // (Gen5 x16) not to be what limits them. What does:
 //   gpu_initiated: the GPU's threads and the SSDs; no host core per I/O.
-//   gds: the two cores, each 50 + 50 + 400 (DMA map) + 40 + 20 = 560 ns per
-//        read plus a share of the system calls: ~3.6 M IOPS at most.
-//   bounce: the two cores again, with a 2 us copy launch per read instead of
-//        the 20 ns flag: ~0.8 M IOPS at most.
+//   gds: the two cores, each 50 (request) + 450 (file system) + 550 (driver)
+//        + 1000 (cuFile) + 200 (GPU buffer look-up) + 400 (DMA map) + 400
+//        (completion) + 80 (flag) = 3130 ns per read plus shares of system
+//        calls and interrupts: ~0.64 M IOPS at most.
+//   bounce: the two cores again, with a 2.2 us copy launch and a 330 ns
+//        copy sync per read instead of cuFile, the look-up and the flag:
+//        4380 ns, ~0.46 M IOPS at most.
 RunConfig control_path_bound(const std::string& path, std::uint64_t seed) {
   return load_config(test::multi_ssd_topology(4), test::scenario_file("randread-4k"),
                      {test::ssds_override(4), "scenario.threads=4096", "scenario.ios=8192",
@@ -50,13 +53,16 @@ TEST(IoPaths, CpuControlPathBoundOrdersGpuInitiatedThenGdsThenBounceOnEverySeed)
       EXPECT_GT((*r)["cpu"]["max_utilization"].get<double>(), 0.85) << seed;
       EXPECT_EQ((*r)["cpu"]["dma_mapped_commands"].get<std::uint64_t>(), 8192u) << seed;
     }
-    EXPECT_LE(iops(gds), 2 * 1e9 / 560.0) << seed;
-    EXPECT_LE(iops(bounce), 2 * 1e9 / 2540.0) << seed;
+    EXPECT_LE(iops(gds), 2 * 1e9 / 3130.0) << seed;
+    // (Bounce reads reach the GPU with the copy; the cores' copy syncs of
+    // the last ones run after it, so the rate over the run may pass the
+    // bound by that backlog, a few percent.)
+    EXPECT_LE(iops(bounce), 2 * 1e9 / 4380.0 * 1.03) << seed;
     EXPECT_FALSE(gpu.contains("cpu"));
     // The seeds' order, with margins far above seed-to-seed variation
-    // (measured: ~6.3 M, ~3.3 M and ~0.78 M IOPS).
+    // (4380 / 3130 = 1.40 between the CPU paths).
     EXPECT_GT(iops(gpu), 1.5 * iops(gds)) << seed;
-    EXPECT_GT(iops(gds), 2.0 * iops(bounce)) << seed;
+    EXPECT_GT(iops(gds), 1.3 * iops(bounce)) << seed;
     // Data of the direct paths never touches host memory; the bounce path
     // copies every read.
     EXPECT_EQ(gds["cpu"]["copies"].get<std::uint64_t>(), 0u);
@@ -65,7 +71,8 @@ TEST(IoPaths, CpuControlPathBoundOrdersGpuInitiatedThenGdsThenBounceOnEverySeed)
 }
 
 // The regime where the order does not hold, and why: one SSD, 32 cores with
-// no IOMMU (10 M IOPS of host capacity against 2.5 M of flash), 1,024 threads.
+// no IOMMU (~2.7 us per read: ~12 M IOPS of host capacity against 2.5 M of
+// flash), 1,024 threads.
 // GDS's control path then has capacity to spare, both direct paths sit at the
 // SSD's ceiling and differ only by where random reads land on its dies: GDS
 // comes out ahead at some seeds, GPU-initiated at others. Seed 001 says as
@@ -74,13 +81,13 @@ TEST(IoPaths, CpuControlPathBoundOrdersGpuInitiatedThenGdsThenBounceOnEverySeed)
 TEST(IoPaths, WithCoresToSpareGdsAndGpuInitiatedShareTheSsdCeiling) {
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     auto with = [&](const std::string& path) {
-      return run(test::scenario("randread-4k", {"scenario.ios=2048", "scenario.path=" + path},
-                                seed));
+      return run(
+          test::scenario("randread-4k", {"scenario.ios=2048", "scenario.path=" + path}, seed));
     };
     const nlohmann::json gpu = with("gpu_initiated");
     const nlohmann::json gds = with("gds");
     EXPECT_NEAR(iops(gds) / iops(gpu), 1.0, 0.12) << seed;
-    EXPECT_LT(gds["cpu"]["max_utilization"].get<double>(), 0.2) << seed;
+    EXPECT_LT(gds["cpu"]["mean_utilization"].get<double>(), 0.4) << seed;
     EXPECT_EQ(gds["cpu"]["dma_mapped_commands"].get<std::uint64_t>(), 0u) << seed;
   }
 }
@@ -93,11 +100,9 @@ TEST(IoPaths, CpuPathsSpreadOverSeveralSsds) {
   for (const char* path : {"gds", "bounce"}) {
     for (int n = 2; n <= 4; ++n) {
       const std::string what = std::string(path) + " over " + std::to_string(n);
-      const nlohmann::json r =
-          run(load_config(topology, test::scenario_file("randread-4k"),
-                          {test::ssds_override(n), "scenario.ios=1200",
-                           std::string("scenario.path=") + path},
-                          1));
+      const nlohmann::json r = run(load_config(
+          topology, test::scenario_file("randread-4k"),
+          {test::ssds_override(n), "scenario.ios=1200", std::string("scenario.path=") + path}, 1));
       EXPECT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 1200u) << what;
       EXPECT_EQ(r["summary"]["errors"].get<std::uint64_t>(), 0u) << what;
       std::uint64_t commands = 0;
@@ -116,17 +121,18 @@ TEST(IoPaths, CpuPathsSpreadOverSeveralSsds) {
         EXPECT_GT(ssd["admin_commands"].get<std::uint64_t>(), 0u) << what << " ssd" << k;
       }
       EXPECT_EQ(commands, 1200u) << what;
-      EXPECT_EQ(r["cpu"]["copies"].get<std::uint64_t>(),
-                std::string(path) == "bounce" ? 1200u : 0u)
+      EXPECT_EQ(r["cpu"]["copies"].get<std::uint64_t>(), std::string(path) == "bounce" ? 1200u : 0u)
           << what;
     }
   }
 }
 
 TEST(IoPaths, CpuPathsBecomeCoreBoundWithOneCore) {
-  // One core, IOMMU translating: each read costs the core 50 ns to take the
-  // GPU's request, 50 ns to submit, 400 ns to map, 40 ns to reap and 20 ns
-  // to post the flag, plus its share of a 300 ns system call per batch.
+  // One core, IOMMU translating: each gds read costs the core 50 ns to take
+  // the GPU's request, 450 ns in the file system, 550 ns in the driver,
+  // 1000 ns in cuFile, 200 ns to look the GPU buffer up, 400 ns to map,
+  // 400 ns to complete and 80 ns to post the flag, plus its share of a
+  // 300 ns system call per batch and a 1500 ns interrupt per handler run.
   const std::vector<std::string> one_core{"scenario.ios=2000", "topology.nodes.cpu0.cores=1",
                                           "topology.nodes.rc0.iommu=translate"};
   auto with = [&](const std::string& path) {
@@ -139,17 +145,35 @@ TEST(IoPaths, CpuPathsBecomeCoreBoundWithOneCore) {
   auto core_bound = [](const nlohmann::json& r, double per_io_ns) {
     const double busy_per_io = r["cpu"]["busy_ns"].get<double>() / 2000.0;
     EXPECT_GE(busy_per_io, per_io_ns);
-    EXPECT_LE(busy_per_io, per_io_ns + 300.0);  // + at most one system call per read
+    // + at most one system call and one interrupt per read
+    EXPECT_LE(busy_per_io, per_io_ns + 300.0 + 1500.0);
     EXPECT_GT(r["cpu"]["max_utilization"].get<double>(), 0.75);
-    EXPECT_LE(iops(r), 1e9 / per_io_ns * 1.001);
+    EXPECT_LE(iops(r), 1e9 / per_io_ns * 1.03);  // bounce: copy syncs after the last reads
     EXPECT_GE(iops(r), 0.75e9 / per_io_ns);
   };
   const nlohmann::json gds = with("gds");
-  core_bound(gds, 50 + 50 + 400 + 40 + 20);  // 1.79 M IOPS, system calls aside
+  core_bound(gds, 50 + 450 + 550 + 1000 + 200 + 400 + 400 + 80);  // 0.32 M IOPS
   EXPECT_EQ(gds["cpu"]["dma_mapped_commands"].get<std::uint64_t>(), 2000u);
-  // The bounce path pays a 2 us copy launch per read instead of the flag.
+  // Each stage's share per read is its parameter (one each per read).
+  const nlohmann::json& stages = gds["cpu"]["host_cost_per_io_ns"];
+  for (const auto& [stage, ns] : std::vector<std::pair<std::string, double>>{{"request", 50},
+                                                                             {"file_system", 450},
+                                                                             {"driver_submit", 550},
+                                                                             {"cufile", 1000},
+                                                                             {"buffer_lookup", 200},
+                                                                             {"dma_map", 400},
+                                                                             {"completion", 400},
+                                                                             {"notify", 80}}) {
+    EXPECT_DOUBLE_EQ(stages[stage].get<double>(), ns) << stage;
+  }
+  EXPECT_FALSE(stages.contains("copy_launch"));
+  // The bounce path pays a 2.2 us copy launch and a 330 ns copy sync per
+  // read instead of cuFile, the look-up and the flag.
   const nlohmann::json bounce = with("bounce");
-  core_bound(bounce, 50 + 50 + 400 + 40 + 2000);
+  core_bound(bounce, 50 + 450 + 550 + 400 + 400 + 2200 + 330);
+  EXPECT_DOUBLE_EQ(bounce["cpu"]["host_cost_per_io_ns"]["copy_launch"].get<double>(), 2200.0);
+  EXPECT_DOUBLE_EQ(bounce["cpu"]["host_cost_per_io_ns"]["copy_sync"].get<double>(), 330.0);
+  EXPECT_FALSE(bounce["cpu"]["host_cost_per_io_ns"].contains("cufile"));
   // The GPU-initiated path does not use the host's cores at all; GDS with
   // 4 cores is no longer core bound either.
   const nlohmann::json gpu = with("gpu_initiated");
@@ -182,6 +206,78 @@ TEST(IoPaths, InterruptCompletionWakesTheCoreOncePerPass) {
   EXPECT_EQ(r["summary"]["strategy"], "host_interrupt");
   EXPECT_EQ(r["ssds"]["ssd0"]["interrupts"].get<std::uint64_t>() >= 500u, true);
   EXPECT_GT(r["cpu"]["completion_passes"].get<std::uint64_t>(), 0u);
+}
+
+// One read at a time from one host thread, completions by interrupt. By
+// hand: the handler run after each completion entry lands costs the core
+// 1500 ns (interrupt) + 400 ns (completion) = 1900 ns, so cpu_completion is
+// 1900 ns for every read; with Interrupt Coalescing at threshold 4 and
+// 100 us, a lone entry never reaches the threshold and waits the whole
+// aggregation time: 100,000 + 1,900 ns, one interrupt per read, by time.
+TEST(IoPaths, InterruptCoalescingHoldsALoneCompletionForTheAggregationTime) {
+  auto serial = [](bool coalesce) {
+    std::vector<std::string> o{"scenario.ios=40", "scenario.threads=1", "scenario.iodepth=1",
+                               "scenario.request_origin=cpu"};
+    if (coalesce) {
+      o.push_back("topology.nodes.cpu0.irq_coalescing_threshold=4");
+      o.push_back("topology.nodes.cpu0.irq_coalescing_time_100us=1");
+    }
+    return run(test::scenario("randread-4k-gds", o));
+  };
+  const nlohmann::json off = serial(false);
+  const nlohmann::json on = serial(true);
+  for (const char* q : {"min", "max"}) {
+    EXPECT_DOUBLE_EQ(off["stages"]["cpu_completion"][q].get<double>(), 1900.0) << q;
+    EXPECT_DOUBLE_EQ(on["stages"]["cpu_completion"][q].get<double>(), 101900.0) << q;
+  }
+  const nlohmann::json& irq = on["cpu"]["interrupts"];
+  EXPECT_EQ(irq["raised"].get<std::uint64_t>(), 40u);
+  EXPECT_EQ(irq["raised_by_time"].get<std::uint64_t>(), 40u);
+  EXPECT_EQ(irq["raised_by_threshold"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(irq["handler_runs"].get<std::uint64_t>(), 40u);
+  EXPECT_EQ(irq["coalescing_time_us"].get<std::uint64_t>(), 100u);
+  EXPECT_EQ(off["cpu"]["interrupts"]["raised_by_time"].get<std::uint64_t>(), 0u);
+}
+
+// Under load (1,024 threads, 2,000 reads) a threshold of 8 takes interrupts
+// from one per entry to at most one per 8 entries plus those the time
+// forces, and the handler runs fewer times.
+TEST(IoPaths, InterruptCoalescingUnderLoadRaisesAtMostOneInterruptPerThresholdEntries) {
+  auto with = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> o{"scenario.ios=2000", "topology.nodes.cpu0.cores=4"};
+    o.insert(o.end(), extra.begin(), extra.end());
+    return run(test::scenario("randread-4k-gds", o));
+  };
+  const nlohmann::json off = with({});
+  const nlohmann::json on = with({"topology.nodes.cpu0.irq_coalescing_threshold=8",
+                                  "topology.nodes.cpu0.irq_coalescing_time_100us=2"});
+  EXPECT_EQ(on["summary"]["ios"].get<std::uint64_t>(), 2000u);
+  EXPECT_EQ(off["cpu"]["interrupts"]["raised"].get<std::uint64_t>(), 2000u);
+  const nlohmann::json& irq = on["cpu"]["interrupts"];
+  const auto by_threshold = irq["raised_by_threshold"].get<std::uint64_t>();
+  const auto by_time = irq["raised_by_time"].get<std::uint64_t>();
+  EXPECT_EQ(irq["raised"].get<std::uint64_t>(), by_threshold + by_time);
+  EXPECT_LE(8 * by_threshold, 2000u);
+  EXPECT_GT(by_threshold, 0u);
+  EXPECT_LE(by_time, 8u);  // one per queue at the end of the run, at most
+  EXPECT_LT(irq["handler_runs"].get<std::uint64_t>(),
+            off["cpu"]["interrupts"]["handler_runs"].get<std::uint64_t>());
+}
+
+// The host thread's reaction to a GPU request: the PCIe flight of the
+// 64 B posted write, the cache-line transfer (request_notice_ns) and, on
+// average, half the poll loop's period: a 1 us period adds exactly 500 ns to
+// every request's signal time.
+TEST(IoPaths, APollLoopPeriodAddsHalfAPeriodToEveryRequestSignal) {
+  auto with = [](const std::string& period) {
+    return run(test::scenario(
+        "randread-4k-gds", {"scenario.ios=300", "topology.nodes.cpu0.poll_period_ns=" + period}));
+  };
+  const nlohmann::json base = with("0");
+  const nlohmann::json slow = with("1000");
+  EXPECT_NEAR(slow["stages"]["request_signal"]["min"].get<double>() -
+                  base["stages"]["request_signal"]["min"].get<double>(),
+              500.0, 0.01);
 }
 
 TEST(IoPaths, WritesAndMixedPatternsCompleteOnEveryPath) {
