@@ -13,9 +13,9 @@ const ComponentSpec& cpu_spec() {
           real_param("clock_ghz", "GHz", 2.0, 0.1, 10.0, "core clock",
                      "Intel Xeon Platinum 8480+ base clock 2.0 GHz (Intel ARK)"),
           // Per-I/O costs of the CPU-initiated paths (gds, bounce), stage by
-          // stage of the real stack. With the defaults and one interrupt per
-          // completion a 4 KiB read from the GPU costs a core ~4.7 us on the
-          // gds path and ~6.0 us on the bounce path.
+          // stage of the real stack. With the defaults a 4 KiB read from the
+          // GPU with a system call and an interrupt to itself costs a core
+          // 4.5 us on the gds path and 5.8 us on the bounce path.
           enum_param("completion", "interrupt", {"polling", "interrupt"},
                      "how a core learns that a command completed: the SSD's MSI-X interrupt wakes "
                      "it, or it polls the CQ (io_uring IOPOLL, SPDK, cuFile use_poll_mode)",
