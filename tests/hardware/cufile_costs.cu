@@ -7,6 +7,7 @@
 #include <cufile.h>
 #include <fcntl.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,27 +15,45 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
-#define FK(x) do { CUfileError_t e_ = (x); if (e_.err != CU_FILE_SUCCESS) { \
-  fprintf(stderr, "%s:%d %s: cufile err %d cuda %d\n", __FILE__, __LINE__, #x, (int)e_.err, (int)e_.cu_err); exit(1);} } while (0)
+#define CK(x)                                                                            \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                           \
+    }                                                                                    \
+  } while (0)
+#define FK(x)                                                                                   \
+  do {                                                                                          \
+    CUfileError_t e_ = (x);                                                                     \
+    if (e_.err != CU_FILE_SUCCESS) {                                                            \
+      fprintf(stderr, "%s:%d %s: cufile err %d cuda %d\n", __FILE__, __LINE__, #x, (int)e_.err, \
+              (int)e_.cu_err);                                                                  \
+      exit(1);                                                                                  \
+    }                                                                                           \
+  } while (0)
 
 static double now_ns() {
   return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
-struct Stats { double p50, p10, p90, p99, mean; };
+struct Stats {
+  double p50, p10, p90, p99, mean;
+};
 static Stats stats(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  double s = 0; for (double x : v) s += x;
+  double s = 0;
+  for (double x : v) s += x;
   auto q = [&](double p) { return v[std::min(v.size() - 1, (size_t)(p * v.size()))]; };
   return {q(0.5), q(0.1), q(0.9), q(0.99), s / v.size()};
 }
 static void print(const char* name, const char* param, double value, const std::vector<double>& v) {
   Stats s = stats(v);
-  printf("{\"measurement\":\"%s\",\"%s\":%g,\"samples\":%zu,\"median_ns\":%.1f,\"p10_ns\":%.1f,"
-         "\"p90_ns\":%.1f,\"p99_ns\":%.1f,\"mean_ns\":%.1f}\n",
-         name, param, value, v.size(), s.p50, s.p10, s.p90, s.p99, s.mean);
+  printf(
+      "{\"measurement\":\"%s\",\"%s\":%g,\"samples\":%zu,\"median_ns\":%.1f,\"p10_ns\":%.1f,"
+      "\"p90_ns\":%.1f,\"p99_ns\":%.1f,\"mean_ns\":%.1f}\n",
+      name, param, value, v.size(), s.p50, s.p10, s.p90, s.p99, s.mean);
   fflush(stdout);
 }
 
@@ -47,19 +66,30 @@ int main(int argc, char** argv) {
   const size_t file_bytes = 256ul << 20;
   {
     int fd = open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-    if (fd < 0) { perror("open"); return 1; }
+    if (fd < 0) {
+      perror("open");
+      return 1;
+    }
     std::vector<char> buf(1 << 20, 5);
     for (size_t off = 0; off < file_bytes; off += buf.size())
-      if (write(fd, buf.data(), buf.size()) < 0) { perror("write"); return 1; }
-    fsync(fd); close(fd);
+      if (write(fd, buf.data(), buf.size()) < 0) {
+        perror("write");
+        return 1;
+      }
+    fsync(fd);
+    close(fd);
   }
   double t0 = now_ns();
   FK(cuFileDriverOpen());
   double t1 = now_ns();
   print("cuFileDriverOpen", "calls", 1, {t1 - t0});
   int fd = open(path.c_str(), direct ? O_RDONLY | O_DIRECT : O_RDONLY);
-  printf("{\"measurement\":\"setup\",\"file\":\"%s\",\"o_direct\":%d}\n", path.c_str(), direct ? 1 : 0);
-  if (fd < 0) { perror("open O_DIRECT"); return 1; }
+  printf("{\"measurement\":\"setup\",\"file\":\"%s\",\"o_direct\":%d}\n", path.c_str(),
+         direct ? 1 : 0);
+  if (fd < 0) {
+    perror("open O_DIRECT");
+    return 1;
+  }
   std::vector<double> hreg;
   CUfileHandle_t fh;
   for (int i = 0; i < 200; ++i) {
@@ -80,25 +110,35 @@ int main(int argc, char** argv) {
   const size_t maxb = 1 << 20;
   std::vector<double> breg, bdereg;
   for (size_t bytes : {4096ul, 65536ul, 1048576ul}) {
-    breg.clear(); bdereg.clear();
+    breg.clear();
+    bdereg.clear();
     for (int i = 0; i < 100; ++i) {
-      void* p; CK(cudaMalloc(&p, bytes));
+      void* p;
+      CK(cudaMalloc(&p, bytes));
       double a = now_ns();
       FK(cuFileBufRegister(p, bytes, 0));
       double b = now_ns();
       FK(cuFileBufDeregister(p));
       double c = now_ns();
-      breg.push_back(b - a); bdereg.push_back(c - b);
+      breg.push_back(b - a);
+      bdereg.push_back(c - b);
       CK(cudaFree(p));
     }
     print("cuFileBufRegister", "bytes", bytes, breg);
     print("cuFileBufDeregister", "bytes", bytes, bdereg);
   }
-  void* reg; CK(cudaMalloc(&reg, maxb));
+  void* reg;
+  CK(cudaMalloc(&reg, maxb));
   FK(cuFileBufRegister(reg, maxb, 0));
-  void* unreg; CK(cudaMalloc(&unreg, maxb));
+  void* unreg;
+  CK(cudaMalloc(&unreg, maxb));
   unsigned long long x = 88172645463325252ull;
-  auto rnd = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+  auto rnd = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
   for (int registered = 1; registered >= 0; --registered) {
     for (size_t bytes : {4096ul, 16384ul, 65536ul, 262144ul, 1048576ul}) {
       std::vector<double> v;
@@ -108,11 +148,14 @@ int main(int argc, char** argv) {
         double a = now_ns();
         ssize_t got = cuFileRead(fh, registered ? reg : unreg, bytes, off, 0);
         double b = now_ns();
-        if (got != (ssize_t)bytes) { fprintf(stderr, "cuFileRead returned %zd\n", got); return 1; }
+        if (got != (ssize_t)bytes) {
+          fprintf(stderr, "cuFileRead returned %zd\n", got);
+          return 1;
+        }
         if (i >= n / 10) v.push_back(b - a);
       }
-      print(registered ? "cuFileRead_registered_buffer" : "cuFileRead_unregistered_buffer",
-            "bytes", bytes, v);
+      print(registered ? "cuFileRead_registered_buffer" : "cuFileRead_unregistered_buffer", "bytes",
+            bytes, v);
     }
   }
   // Batch API: 16 reads of 4 KiB per batch.
@@ -141,18 +184,30 @@ int main(int argc, char** argv) {
         double a = now_ns();
         e = cuFileBatchIOSubmit(batch, nr, params.data(), 0);
         double b = now_ns();
-        if (e.err != CU_FILE_SUCCESS) { printf("{\"measurement\":\"cuFileBatchIOSubmit\",\"error\":%d}\n", (int)e.err); break; }
+        if (e.err != CU_FILE_SUCCESS) {
+          printf("{\"measurement\":\"cuFileBatchIOSubmit\",\"error\":%d}\n", (int)e.err);
+          break;
+        }
         unsigned done = 0;
         while (done < nr) {
           unsigned got = nr - done;
-          struct timespec ts{1, 0};
+          struct timespec ts {
+            1, 0
+          };
           e = cuFileBatchIOGetStatus(batch, 1, &got, events.data(), &ts);
-          if (e.err != CU_FILE_SUCCESS) { printf("{\"measurement\":\"cuFileBatchIOGetStatus\",\"error\":%d}\n", (int)e.err); done = nr + 1; break; }
+          if (e.err != CU_FILE_SUCCESS) {
+            printf("{\"measurement\":\"cuFileBatchIOGetStatus\",\"error\":%d}\n", (int)e.err);
+            done = nr + 1;
+            break;
+          }
           done += got;
         }
         double c = now_ns();
         if (done > nr) break;
-        if (rep >= 30) { submit.push_back((b - a) / nr); complete.push_back((c - a) / nr); }
+        if (rep >= 30) {
+          submit.push_back((b - a) / nr);
+          complete.push_back((c - a) / nr);
+        }
       }
       if (!submit.empty()) {
         print("cuFileBatchIOSubmit_per_io_4KiB_batch16", "batch", nr, submit);
@@ -164,7 +219,8 @@ int main(int argc, char** argv) {
   FK(cuFileBufDeregister(reg));
   cuFileHandleDeregister(fh);
   close(fd);
-  CK(cudaFree(reg)); CK(cudaFree(unreg));
+  CK(cudaFree(reg));
+  CK(cudaFree(unreg));
   double c0 = now_ns();
   cuFileDriverClose();
   print("cuFileDriverClose", "calls", 1, {now_ns() - c0});

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,43 +22,58 @@
 #include <thread>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
+#define CK(x)                                                                            \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                           \
+    }                                                                                    \
+  } while (0)
 
 static double now_ns() {
   return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 __device__ unsigned long long gtime() {
-  unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
 }
-__global__ void round_trip(volatile unsigned* flag, volatile unsigned* reply, unsigned long long* rt, int n) {
+__global__ void round_trip(volatile unsigned* flag, volatile unsigned* reply,
+                           unsigned long long* rt, int n) {
   for (int i = 1; i <= n; ++i) {
     unsigned long long t0 = gtime();
     *flag = i;
     __threadfence_system();
-    while (*reply != (unsigned)i) {}
+    while (*reply != (unsigned)i) {
+    }
     rt[i - 1] = gtime() - t0;
   }
 }
 __global__ void host_load_latency(volatile unsigned* word, unsigned long long* out, int n) {
   unsigned sum = 0;
   unsigned long long t0 = gtime();
-  for (int i = 0; i < n; ++i) sum += *word;   // dependent through volatile
+  for (int i = 0; i < n; ++i) sum += *word;  // dependent through volatile
   out[0] = gtime() - t0;
   out[1] = sum;
 }
-struct Stats { double p50, p10, p90, p99, mean; };
+struct Stats {
+  double p50, p10, p90, p99, mean;
+};
 static Stats stats(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  double s = 0; for (double x : v) s += x;
+  double s = 0;
+  for (double x : v) s += x;
   auto q = [&](double p) { return v[std::min(v.size() - 1, (size_t)(p * v.size()))]; };
   return {q(0.5), q(0.1), q(0.9), q(0.99), s / v.size()};
 }
 static void print(const char* name, const char* param, double value, Stats s, size_t n) {
-  printf("{\"measurement\":\"%s\",\"%s\":%g,\"samples\":%zu,\"median_ns\":%.1f,\"p10_ns\":%.1f,"
-         "\"p90_ns\":%.1f,\"p99_ns\":%.1f,\"mean_ns\":%.1f}\n",
-         name, param, value, n, s.p50, s.p10, s.p90, s.p99, s.mean);
+  printf(
+      "{\"measurement\":\"%s\",\"%s\":%g,\"samples\":%zu,\"median_ns\":%.1f,\"p10_ns\":%.1f,"
+      "\"p90_ns\":%.1f,\"p99_ns\":%.1f,\"mean_ns\":%.1f}\n",
+      name, param, value, n, s.p50, s.p10, s.p90, s.p99, s.mean);
   fflush(stdout);
 }
 
@@ -70,19 +86,24 @@ int main(int argc, char** argv) {
     unsigned *flag, *reply, *dflag, *dreply;
     CK(cudaHostAlloc(&flag, 64, cudaHostAllocMapped));
     CK(cudaHostAlloc(&reply, 64, cudaHostAllocMapped));
-    *flag = 0; *reply = 0;
+    *flag = 0;
+    *reply = 0;
     CK(cudaHostGetDevicePointer(&dflag, flag, 0));
     CK(cudaHostGetDevicePointer(&dreply, reply, 0));
     const int n = 20000;
-    unsigned long long* drt; CK(cudaMalloc(&drt, n * 8));
-    std::vector<double> host_gap;   // host: seeing flag i -> seeing flag i+1
-    std::vector<double> host_react; // host: seeing flag -> reply stored
-    host_gap.reserve(n); host_react.reserve(n);
+    unsigned long long* drt;
+    CK(cudaMalloc(&drt, n * 8));
+    std::vector<double> host_gap;    // host: seeing flag i -> seeing flag i+1
+    std::vector<double> host_react;  // host: seeing flag -> reply stored
+    host_gap.reserve(n);
+    host_react.reserve(n);
     std::thread host([&] {
-      volatile unsigned* f = flag; volatile unsigned* r = reply;
+      volatile unsigned* f = flag;
+      volatile unsigned* r = reply;
       double last = 0;
       for (unsigned i = 1; i <= (unsigned)n; ++i) {
-        while (*f != i) {}
+        while (*f != i) {
+        }
         double t = now_ns();
         *r = i;
         std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -116,16 +137,21 @@ int main(int argc, char** argv) {
     }
     print("gpu_load_of_pinned_host_word", "loads_per_sample", 2000, stats(lat), lat.size());
     CK(cudaFree(drt));
-    CK(cudaFreeHost(flag)); CK(cudaFreeHost(reply));
+    CK(cudaFreeHost(flag));
+    CK(cudaFreeHost(reply));
   }
   // ---- (c) cudaMemcpyAsync launch and sync costs
   {
-    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     const size_t maxb = 1 << 20;
-    char* pinned; CK(cudaHostAlloc(&pinned, maxb, 0));
+    char* pinned;
+    CK(cudaHostAlloc(&pinned, maxb, 0));
     char* pageable = (char*)malloc(maxb);
-    memset(pinned, 1, maxb); memset(pageable, 2, maxb);
-    char* dev; CK(cudaMalloc(&dev, maxb));
+    memset(pinned, 1, maxb);
+    memset(pageable, 2, maxb);
+    char* dev;
+    CK(cudaMalloc(&dev, maxb));
     for (size_t bytes : {4096ul, 65536ul, 1048576ul}) {
       for (int dir2 = 0; dir2 < 2; ++dir2) {
         cudaMemcpyKind kind = dir2 == 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -134,20 +160,28 @@ int main(int argc, char** argv) {
         std::vector<double> launch, sync_after, total, idle_sync, pageable_total;
         for (int i = 0; i < 2200; ++i) {
           double t0 = now_ns();
-          if (dir2 == 0) CK(cudaMemcpyAsync(dev, pinned, bytes, kind, s));
-          else CK(cudaMemcpyAsync(pinned, dev, bytes, kind, s));
+          if (dir2 == 0)
+            CK(cudaMemcpyAsync(dev, pinned, bytes, kind, s));
+          else
+            CK(cudaMemcpyAsync(pinned, dev, bytes, kind, s));
           double t1 = now_ns();
           CK(cudaStreamSynchronize(s));
           double t2 = now_ns();
           CK(cudaStreamSynchronize(s));
           double t3 = now_ns();
-          if (i >= 200) { launch.push_back(t1 - t0); sync_after.push_back(t2 - t1);
-                          total.push_back(t2 - t0); idle_sync.push_back(t3 - t2); }
+          if (i >= 200) {
+            launch.push_back(t1 - t0);
+            sync_after.push_back(t2 - t1);
+            total.push_back(t2 - t0);
+            idle_sync.push_back(t3 - t2);
+          }
         }
         for (int i = 0; i < 1100; ++i) {
           double t0 = now_ns();
-          if (dir2 == 0) CK(cudaMemcpy(dev, pageable, bytes, kind));
-          else CK(cudaMemcpy(pageable, dev, bytes, kind));
+          if (dir2 == 0)
+            CK(cudaMemcpy(dev, pageable, bytes, kind));
+          else
+            CK(cudaMemcpy(pageable, dev, bytes, kind));
           double t1 = now_ns();
           if (i >= 100) pageable_total.push_back(t1 - t0);
         }
@@ -169,14 +203,17 @@ int main(int argc, char** argv) {
       std::vector<double> per;
       for (int rep = 0; rep < 20; ++rep) {
         double t0 = now_ns();
-        for (int i = 0; i < 500; ++i) CK(cudaMemcpyAsync(dev, pinned, 4096, cudaMemcpyHostToDevice, s));
+        for (int i = 0; i < 500; ++i)
+          CK(cudaMemcpyAsync(dev, pinned, 4096, cudaMemcpyHostToDevice, s));
         double t1 = now_ns();
         CK(cudaStreamSynchronize(s));
         if (rep >= 2) per.push_back((t1 - t0) / 500);
       }
       print("cudaMemcpyAsync_launch_back_to_back_h2d", "bytes", 4096, stats(per), per.size());
     }
-    CK(cudaFree(dev)); CK(cudaFreeHost(pinned)); free(pageable);
+    CK(cudaFree(dev));
+    CK(cudaFreeHost(pinned));
+    free(pageable);
     CK(cudaStreamDestroy(s));
   }
   // ---- (d) pread: page-cache hot and O_DIRECT
@@ -184,16 +221,32 @@ int main(int argc, char** argv) {
     std::string path = std::string(dir) + "/gpunvme_pread.bin";
     const size_t file_bytes = 256ul << 20;
     int fd = open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-    if (fd < 0) { perror("open"); return 1; }
+    if (fd < 0) {
+      perror("open");
+      return 1;
+    }
     std::vector<char> buf(1 << 20, 7);
-    for (size_t off = 0; off < file_bytes; off += buf.size()) if (write(fd, buf.data(), buf.size()) < 0) { perror("write"); return 1; }
+    for (size_t off = 0; off < file_bytes; off += buf.size())
+      if (write(fd, buf.data(), buf.size()) < 0) {
+        perror("write");
+        return 1;
+      }
     fsync(fd);
-    void* aligned; if (posix_memalign(&aligned, 4096, 1 << 20)) return 1;
+    void* aligned;
+    if (posix_memalign(&aligned, 4096, 1 << 20)) return 1;
     unsigned long long x = 88172645463325252ull;
-    auto rnd = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+    auto rnd = [&] {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x;
+    };
     for (int direct = 0; direct < 2; ++direct) {
       int rfd = direct ? open(path.c_str(), O_RDONLY | O_DIRECT) : fd;
-      if (rfd < 0) { perror("open O_DIRECT"); continue; }
+      if (rfd < 0) {
+        perror("open O_DIRECT");
+        continue;
+      }
       for (size_t bytes : {4096ul, 16384ul, 65536ul, 262144ul, 1048576ul}) {
         std::vector<double> v;
         const int n = bytes >= 262144 ? 600 : 3000;
@@ -202,10 +255,14 @@ int main(int argc, char** argv) {
           double t0 = now_ns();
           ssize_t got = pread(rfd, aligned, bytes, off);
           double t1 = now_ns();
-          if (got != (ssize_t)bytes) { perror("pread"); break; }
+          if (got != (ssize_t)bytes) {
+            perror("pread");
+            break;
+          }
           if (i >= n / 10) v.push_back(t1 - t0);
         }
-        if (!v.empty()) print(direct ? "pread_o_direct" : "pread_page_cache", "bytes", bytes, stats(v), v.size());
+        if (!v.empty())
+          print(direct ? "pread_o_direct" : "pread_page_cache", "bytes", bytes, stats(v), v.size());
       }
       if (direct) close(rfd);
     }
