@@ -281,6 +281,38 @@ TEST(ProfileCalibration, OptaneSmallReadsReachTheMeasuredCeiling) {
   EXPECT_NEAR(r.iops, target, 0.05 * target);
 }
 
+// The device side of a command (doorbell, SQE fetch round trip, processing,
+// media, data and CQE writes) against a published end-to-end figure: 512 B
+// QD1 reads on one polled io_uring core take 3.4 us (Axboe, linux-block
+// 2020-08; configs/measurements/published-ssd-reads.json), host software
+// included. The simulated device side, without host software, must not be
+// cheaper than that figure less a polled host's share (at most 30 %), nor
+// dearer than the whole.
+TEST(ProfileCalibration, OptaneQd1DeviceSideFitsTheMeasuredLatency) {
+  Bench bench({"intel-optane-p5800x", nlohmann::json::object(), 4, 4});
+  TestHost host("host", bench);
+  host.attach(bench.bring_up_one(64));
+  const std::uint64_t buffer = bench.driver().allocate(host::QueuePlacement::host, 4096);
+  Picoseconds latency = 0;
+  host.submit(make_read(0, 1, 4096, 0, buffer, 0), [&](const CompletionEntry& cqe, Picoseconds l) {
+    EXPECT_TRUE(cqe.ok());
+    latency = l;
+  });
+  bench.run();
+  double measured_us = 0;
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) +
+                   "/configs/measurements/published-ssd-reads.json");
+  for (const auto& point : nlohmann::json::parse(in).at("points")) {
+    if (point.at("drive") == "intel-optane-p5800x" && point.at("bs") == 512 &&
+        point.at("qd") == 1) {
+      measured_us = point.at("latency_us").get<double>();
+    }
+  }
+  ASSERT_NEAR(measured_us, 3.4, 1e-9);
+  EXPECT_GE(ps_to_ns(latency) / 1000.0, 0.7 * measured_us);
+  EXPECT_LE(ps_to_ns(latency) / 1000.0, 1.02 * measured_us);
+}
+
 INSTANTIATE_TEST_SUITE_P(Profiles, ProfileTiming, ::testing::ValuesIn(kProfiles),
                          [](const auto& info) {
                            std::string s = info.param.name;
