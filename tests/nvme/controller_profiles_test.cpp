@@ -302,9 +302,11 @@ TEST(ProfileCalibration, OptaneQd1DeviceSideFitsTheMeasuredLatency) {
   double measured_us = 0;
   std::ifstream in(std::string(GPUNVME_SOURCE_DIR) +
                    "/configs/measurements/published-ssd-reads.json");
-  for (const auto& point : nlohmann::json::parse(in).at("points")) {
-    if (point.at("drive") == "intel-optane-p5800x" && point.at("bs") == 512 &&
-        point.at("qd") == 1) {
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (const nlohmann::json& point : doc.at("points")) {
+    if (point.at("drive").get<std::string>() == "intel-optane-p5800x" &&
+        point.at("bs").get<int>() == 512 && point.at("qd").is_number() &&
+        point.at("qd").get<int>() == 1) {
       measured_us = point.at("latency_us").get<double>();
     }
   }
