@@ -519,7 +519,12 @@ void Controller::kick_fetch() {
     const std::uint32_t io_room =
         active_ + entries_fetching_ >= max_active_ ? 0 : max_active_ - active_ - entries_fetching_;
     const std::optional<std::uint16_t> next = arbiter_.next(io_room > 0);
-    if (!next) return;
+    if (!next) {
+      // Only I/O SQs are left ready (the admin SQ is served regardless): they
+      // wait for a command slot to free.
+      if (io_room == 0 && arbiter_.any_ready() && !slot_stall_since_) slot_stall_since_ = now();
+      return;
+    }
     const std::uint16_t qid = *next;
     SubmissionQueue& sq = sqs_[qid];
     std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
@@ -544,13 +549,29 @@ void Controller::kick_fetch() {
       const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
       const std::uint32_t count = std::min({turn, fetch_burst_, sq.entries - from});
       sq.fetching += count;
-      if (qid != kAdminQueueId) entries_fetching_ += count;
+      if (qid != kAdminQueueId) {
+        account_slots();
+        entries_fetching_ += count;
+        slots_busy_max_ = std::max(slots_busy_max_, active_ + entries_fetching_);
+        if (slot_stall_since_) {
+          // A stall counts once time passed in it: a slot freed and taken in
+          // the same instant held nothing back.
+          if (now() > *slot_stall_since_) {
+            ++slot_stalls_;
+            slot_stall_ps_ += now() - *slot_stall_since_;
+          }
+          slot_stall_since_.reset();
+        }
+      }
       ++fetches_in_flight_;
       turn = polled ? 0 : turn - count;
       auto arrived = [this, qid, from, count, generation, polled](const std::uint8_t* data,
                                                                   std::uint32_t) {
         --fetches_in_flight_;
-        if (qid != kAdminQueueId) entries_fetching_ -= count;
+        if (qid != kAdminQueueId) {
+          account_slots();
+          entries_fetching_ -= count;
+        }
         if (polled && generation == generation_) pollers_[processor_of(qid)].fetching = false;
         on_entries(qid, from, data, count, generation);
         if (polled && generation == generation_) wake_when_free(processor_of(qid));
@@ -596,6 +617,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (qid != kAdminQueueId) {
       fetch_wait_.record(now() - sq.rung_at[slot]);
       command->io_index = io_fetched_++;
+      account_slots();
       ++active_;
     }
     const std::uint16_t cid = command->sqe.cid();
@@ -607,7 +629,10 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       ++cid_conflicts_;
       schedule_in(command_overhead_, [this, command] {
         if (command->generation != generation_) {
-          if (command->qid != kAdminQueueId) --active_;
+          if (command->qid != kAdminQueueId) {
+            account_slots();
+            --active_;
+          }
           return;
         }
         ++errors_;
@@ -938,7 +963,10 @@ void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
 void Controller::complete(const Command& command, Status status, std::uint32_t dw0, bool dnr) {
   if (command.cancelled) return;  // a reset completed it already
   if (command.generation != generation_) {
-    if (command.qid != kAdminQueueId) --active_;
+    if (command.qid != kAdminQueueId) {
+      account_slots();
+      --active_;
+    }
     return;
   }
   if (track_commands_ && command.qid != kAdminQueueId) {
@@ -979,7 +1007,10 @@ void Controller::finish_sq_command(std::uint16_t qid) {
   SubmissionQueue& sq = sqs_[qid];
   --sq.in_flight;
   const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
-  if (qid != kAdminQueueId) --active_;
+  if (qid != kAdminQueueId) {
+    account_slots();
+    --active_;
+  }
   if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 &&
       unfetched(sq.head, sq.fetching, sq.tail, sq.entries) == 0) {
     auto drained = std::move(sq.on_drained);
@@ -1024,6 +1055,15 @@ void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
   }
 }
 
+void Controller::account_slots() {
+  const Picoseconds elapsed = now() - slots_since_;
+  if (elapsed != 0) {
+    slot_ps_ += static_cast<long double>(active_) * elapsed;
+    reserved_slot_ps_ += static_cast<long double>(active_ + entries_fetching_) * elapsed;
+  }
+  slots_since_ = now();
+}
+
 void Controller::check_drained() const {
   for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
     const SubmissionQueue& sq = sqs_[qid];
@@ -1066,6 +1106,15 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   }
   const Picoseconds io_span =
       last_io_completion_ > first_io_doorbell_ ? last_io_completion_ - first_io_doorbell_ : 0;
+  // Occupancy is averaged over the I/O span (first I/O doorbell to last I/O
+  // completion), outside which no I/O command holds a slot.
+  auto over_span = [io_span](long double integral) {
+    return io_span == 0 ? 0.0 : static_cast<double>(integral / static_cast<long double>(io_span));
+  };
+  const auto pending = static_cast<long double>(now() - slots_since_);
+  const long double command_ps = slot_ps_ + pending * active_;
+  const long double reserved_ps = reserved_slot_ps_ + pending * (active_ + entries_fetching_);
+  const Picoseconds open_stall = slot_stall_since_ ? now() - *slot_stall_since_ : 0;
   nlohmann::json processors = nlohmann::json::array();
   for (const Poller& p : pollers_) {
     processors.push_back(
@@ -1105,6 +1154,13 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"first_io_doorbell_ns", ps_to_ns(first_io_doorbell_)},
       {"fetch_wait_ns", fetch_wait_.summary_ns()},
       {"service_ns", service_.summary_ns()},
+      {"slots",
+       {{"count", max_active_},
+        {"busy_mean", over_span(reserved_ps)},
+        {"busy_max", slots_busy_max_},
+        {"commands_mean", over_span(command_ps)},
+        {"fetch_stalls", slot_stalls_ + (open_stall > 0 ? 1 : 0)},
+        {"stalled_ns", ps_to_ns(slot_stall_ps_ + open_stall)}}},
       {"flash", {{"page_reads", f.page_reads}, {"page_programs", f.page_programs}}},
       {"io_iops",
        io_span == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(io_span)},

@@ -428,6 +428,19 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds reset_recovery_ps_ = 0;
   Picoseconds link_down_ps_ = 0;
 
+  // Command slots (max_active_commands): an I/O command holds one from the
+  // moment its SQE is requested (entries_fetching_) until its completion is
+  // posted (active_). Occupancy is integrated over simulated time so that
+  // results can report the mean alongside the maximum.
+  void account_slots();
+  Picoseconds slots_since_ = 0;                  // last change of active_ or entries_fetching_
+  long double slot_ps_ = 0;                      // integral of active_ over time
+  long double reserved_slot_ps_ = 0;             // integral of active_ + entries_fetching_
+  std::uint32_t slots_busy_max_ = 0;             // max of active_ + entries_fetching_
+  std::uint64_t slot_stalls_ = 0;                // times the fetch engine found no free slot
+  std::optional<Picoseconds> slot_stall_since_;  // while an I/O SQ waits for a slot
+  Picoseconds slot_stall_ps_ = 0;
+
   // Servers.
   std::vector<Picoseconds> processor_free_at_;
   std::vector<double> processor_scale_;  // per processor: its time / the nominal (1 = nominal)

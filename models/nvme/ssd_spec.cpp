@@ -119,10 +119,17 @@ std::vector<ParamSpec> controller_params() {
                  "by reads and writes (0 = not a limit)",
                  "estimate: 0 unless a profile's datasheet sequential figure lies below its "
                  "flash and link limits (see samsung-pm1743)"),
-      integer_param("max_active_commands", "", 8192, 1, 1e6,
-                    "commands the controller holds between fetch and completion; the fetch "
-                    "engine waits (and arbitrates) while all are busy",
-                    "seed 003: typical SSDs keep 8K-128K I/Os outstanding; low end"),
+      integer_param("max_active_commands", "", 256, 1, 1e6,
+                    "command slots: I/O commands the controller holds at once, each from the "
+                    "request for its SQE until its completion is posted; the fetch engine reads "
+                    "an SQE only into a free slot, so with every slot busy further commands wait "
+                    "in their SQ (ssd_fetch_wait) and the arbiter picks the SQ served when one "
+                    "frees (results: ssds.*.slots)",
+                    "estimate: drives do not publish their internal command queue depth; by "
+                    "Little's law a drive needs at least its peak IOPS x QD1 latency commands in "
+                    "flight, about 130 for a 2.5 M IOPS NAND drive at 52 us, and 256 leaves about "
+                    "2x headroom; device profiles set their own "
+                    "(configs/measurements/published-ssd-reads.json)"),
       integer_param("sq_fetch_burst", "entries", 8, 1, 64,
                     "submission entries one SQ fetch reads at most (one PCIe read request)",
                     "estimate: 8 x 64 B = one 512 B read request at the common MRRS"),

@@ -67,7 +67,7 @@ def decimal_numbers(text):
 def test_there_are_notebooks():
     names = {os.path.basename(n) for n in NOTEBOOKS}
     assert {"queue-and-cid-strategies.ipynb", "topology.ipynb", "kv-cache-tiering.ipynb",
-            "graph-traversal.ipynb"} <= names
+            "graph-traversal.ipynb", "devices-as-measured.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: os.path.basename(p)[:-6])
