@@ -13,6 +13,10 @@
 //    it deadlock-free; a completion passing a waiting posted burst is a simplification, only
 //    possible while posted credits are exhausted). Time spent waiting is reported per link
 //    direction as credit stall;
+//  * transaction limits: a root complex's memory fabric (in, out) turns every TLP into
+//    cache-line transactions, one per `line_bytes` of data and at least one per TLP, and serves
+//    `lines_per_ns` of them each way; a switch egress port forwards at most `tlps_per_ns` TLPs.
+//    A stage is busy for the longer of its byte time and its transaction time;
 //  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags;
 //  * the IOMMU of a translating root complex looks every request up in its IOTLB where the
 //    request enters the root complex; misses delay it (one page walk after another), and one
@@ -137,6 +141,15 @@ class Fabric : public Component {
     // PcieLink: tlp_bytes_per_ns at the fabric's MPS and DLLP intervals, computed once rather
     // than for every burst booked.
     double tlp_bytes_per_ns = 0;
+    // Transaction-processing limits besides the byte rate; 0 = none. A root complex's memory
+    // fabric (in, out) turns each TLP into cache-line transactions and serves `lines_per_ns` of
+    // them; a switch's egress port forwards at most `tlps_per_ns` TLPs. A burst takes the
+    // longest of its byte time and these.
+    double lines_per_ns = 0;
+    std::uint32_t line_bytes = 64;
+    double tlps_per_ns = 0;
+    std::uint64_t lines = 0;               // cache-line transactions served (root complex)
+    Picoseconds transaction_bound_ps = 0;  // busy time beyond the byte time, from the limits
     Picoseconds busy_until = 0;
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
@@ -254,7 +267,11 @@ class Fabric : public Component {
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
                   std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);
-  Picoseconds serialization(const Server& server, std::uint64_t wire_bytes) const;
+  // Busy time of `server` for a burst of `cost.tlps` TLPs, `wire_bytes` on the wire and
+  // `cost.payload_bytes` of data: the byte time, or longer where a transaction limit binds.
+  // `lines` receives the burst's cache-line transactions at a root complex's memory fabric.
+  Picoseconds serialization(const Server& server, std::uint64_t wire_bytes, const WireCost& cost,
+                            std::uint64_t& lines, Picoseconds& transaction_bound) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;
