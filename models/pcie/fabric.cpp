@@ -591,6 +591,47 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
   PairTraffic& pair = pair_traffic(src, dst);
   ++pair.reads;
   pair.read_bytes += len;
+  // Hardware frees a tag as each request's completions arrive; the model frees a read's tags
+  // when its last completion arrives. So that a long read does not hold every tag until its
+  // end (which would cap a stream of them at one read per round trip plus serialization), a
+  // read of more than read_tags / kTagShares requests is issued as reads of at most that many,
+  // cut at multiples of that many MRRS blocks. No request crosses an MRRS-aligned address, so
+  // the cut adds no TLP and changes no byte on the wire; each part frees its tags as it ends.
+  const std::uint64_t part_bytes =
+      std::uint64_t{std::max<std::uint32_t>(1, read_tags_ / kTagShares)} * rules_.mrrs;
+  const std::uint64_t first_end = (addr / part_bytes + 1) * part_bytes;
+  if (len == 0 || addr + len <= first_end) {
+    read_part(src, dst, addr, len, std::move(done));
+    return;
+  }
+  struct Gather {
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t pending = 0;
+    ReadDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->bytes.resize(len);
+  gather->done = std::move(done);
+  gather->pending =
+      static_cast<std::uint32_t>(1 + (addr + len - first_end + part_bytes - 1) / part_bytes);
+  for (std::uint64_t at = addr; at < addr + len;) {
+    const std::uint64_t end =
+        std::min<std::uint64_t>(addr + len, (at / part_bytes + 1) * part_bytes);
+    const std::uint64_t offset = at - addr;
+    read_part(src, dst, at, static_cast<std::uint32_t>(end - at),
+              [gather, offset](const std::uint8_t* data, std::uint32_t n) {
+                std::memcpy(gather->bytes.data() + offset, data, n);
+                if (--gather->pending == 0) {
+                  gather->done(gather->bytes.data(),
+                               static_cast<std::uint32_t>(gather->bytes.size()));
+                }
+              });
+    at = end;
+  }
+}
+
+void Fabric::read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                       ReadDone done) {
   const ReadAccounting accounting = account_read(rules_, addr, len);
   const auto need = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(accounting.cost.requests.tlps, read_tags_));

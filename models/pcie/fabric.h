@@ -17,7 +17,9 @@
 //    cache-line transactions, one per `line_bytes` of data and at least one per TLP, and serves
 //    `lines_per_ns` of them each way; a switch egress port forwards at most `tlps_per_ns` TLPs.
 //    A stage is busy for the longer of its byte time and its transaction time;
-//  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags;
+//  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags.
+//    A read longer than a quarter of the tags' requests is issued in parts that free their
+//    tags as each ends, as hardware frees a tag per request;
 //  * the IOMMU of a translating root complex looks every request up in its IOTLB where the
 //    request enters the root complex; misses delay it (one page walk after another), and one
 //    requester's requests stay in order behind its walks;
@@ -130,6 +132,8 @@ class Fabric : public Component {
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   static constexpr Picoseconds kNever = static_cast<Picoseconds>(-1);
+  // A read holds at most this share of the requester's tags (see Fabric::read).
+  static constexpr std::uint32_t kTagShares = 4;
 
   enum class ServerKind { PcieLink, InterSocket, RootComplexIn, RootComplexOut, RootComplexPeer };
   struct Server {
@@ -264,6 +268,9 @@ class Fabric : public Component {
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
   void arrive(Transfer* t);
+  // A read short enough to hold its tags until it ends (Fabric::read cuts longer ones).
+  void read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                 ReadDone done);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
                   std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -192,16 +194,14 @@ double gbps(std::uint64_t bytes, Picoseconds from, Picoseconds to) {
   return static_cast<double>(bytes) / ps_to_ns(to - from);
 }
 
-TEST(H100Measurement, CopiesInBothDirectionsAtOnce) {
-  // Measured: 64 MiB each way on two streams, 49.87 GB/s each way (one direction alone: 55.1).
-  // Closed form: the root complex's inbound side carries each 4 KiB written (64 lines) and the
-  // read requests of each 4 KiB read (8), so each way gets 0.861 x 64 x 64 / 72 = 48.98 GB/s;
-  // the link up carries 4096 x 280 / 256 + 8 x 24 B per 4 KiB each way (54.6 GB/s), not
-  // binding. A prediction: lines_per_ns was fitted to one direction alone.
-  Bench b(root_port(5, 16));
-  DmaEngine h2d("ce0", b.fabric, b.memory, b.node("dev0"), gpu_copy_engine_config());
-  DmaEngine d2h("ce1", b.fabric, b.memory, b.node("dev0"), gpu_copy_engine_config());
-  const std::uint64_t bytes = 16ull << 20;
+// Both copy directions at once on `machine`, one copy of `bytes` each way: the payload of one
+// direction over the time both took (as measured), and each direction's own rate.
+struct BothWays {
+  double each_way, h2d, d2h;
+};
+BothWays copy_both_ways(Bench& b, const DmaEngineConfig& config, std::uint64_t bytes) {
+  DmaEngine h2d("ce0", b.fabric, b.memory, b.node("dev0"), config);
+  DmaEngine d2h("ce1", b.fabric, b.memory, b.node("dev0"), config);
   Picoseconds h2d_done = 0, d2h_done = 0;
   b.at(0, [&] {
     h2d.copy(b.base["dram0"], b.base["dev0"], bytes, [&] { h2d_done = Simulation::now(); });
@@ -209,13 +209,36 @@ TEST(H100Measurement, CopiesInBothDirectionsAtOnce) {
              [&] { d2h_done = Simulation::now(); });
   });
   b.run();
+  return {gbps(bytes, 0, std::max(h2d_done, d2h_done)), gbps(bytes, 0, h2d_done),
+          gbps(bytes, 0, d2h_done)};
+}
+
+TEST(H100Measurement, CopiesInBothDirectionsAtOnce) {
+  // Measured: 64 MiB each way on two streams, 49.87 GB/s each way (one direction alone: 55.1).
+  // Closed form: the root complex's inbound side carries each 4 KiB written (64 lines) and the
+  // read requests of each 4 KiB read (8), so each way gets 0.861 x 64 x 64 / 72 = 48.98 GB/s;
+  // the link up carries 4096 x 280 / 256 + 8 x 24 B per 4 KiB each way (54.6 GB/s), not
+  // binding. A prediction: lines_per_ns was fitted to one direction alone. The fabric serves
+  // the inbound lines first come first served, burst by burst: with 4 KiB bursts the two
+  // directions interleave finely and reach the closed form.
+  const std::uint64_t bytes = 16ull << 20;
+  Bench fine(root_port(5, 16));
+  const BothWays f = copy_both_ways(fine, gpu_copy_engine_config(), bytes);
   const double closed_form = kLinesPerNs * kLineBytes * 64 / 72;
-  // As measured: each way, the bytes of one direction over the time both took. The model
-  // serves the inbound lines first come first served, so one direction may finish first; the
-  // lines both need bound the time both take.
-  const double each_way = gbps(bytes, 0, std::max(h2d_done, d2h_done));
-  EXPECT_NEAR(each_way, closed_form, 0.01 * closed_form);
-  EXPECT_NEAR(each_way, 49.87, 0.03 * 49.87);
+  EXPECT_NEAR(f.each_way, closed_form, 0.01 * closed_form);
+  EXPECT_NEAR(f.each_way, 49.87, 0.03 * 49.87);
+  // With the GPU's declared 128 KiB copy-engine bursts, D2H bursts queue ahead of H2D's read
+  // requests and the slower direction falls to ~44.6 GB/s, 11 % under the measurement: a
+  // known shortfall of burst-granular sharing, held here so that it cannot grow unnoticed.
+  Bench coarse(root_port(5, 16));
+  const BothWays c = copy_both_ways(
+      coarse, dma_engine_config(coarse.topology.node("dev0")->params, "copy_engine_"), bytes);
+  std::printf(
+      "both ways, 4 KiB bursts: H2D %.3f D2H %.3f GB/s; 128 KiB bursts: H2D %.3f D2H "
+      "%.3f GB/s; measured 49.87 each way\n",
+      f.h2d, f.d2h, c.h2d, c.d2h);
+  EXPECT_GT(c.each_way, 0.85 * 49.87);
+  EXPECT_LT(c.each_way, closed_form * 1.01);
 }
 
 TEST(H100Measurement, ZeroCopyStoresOfOneHundredTwentyEightBytes) {
@@ -228,6 +251,57 @@ TEST(H100Measurement, ZeroCopyStoresOfOneHundredTwentyEightBytes) {
   const double closed_form = kGen5x16Tlp * 128 / 152;
   EXPECT_NEAR(payload_gbps(s.writes, 128), closed_form, 1e-3 * closed_form);
   EXPECT_NEAR(payload_gbps(s.writes, 128), 52.38, 0.02 * 52.38);
+}
+
+TEST(H100Measurement, PinnedCopyBandwidthAgainstSize) {
+  // The shipped default topology (an H100-class GPU behind a Gen5 switch, Gen5 x16 links) with
+  // the GPU's declared copy engine, one copy of each measured size, from the call to the last
+  // byte landed, against the measured pinned cudaMemcpyAsync (a batch of back-to-back copies,
+  // CUDA events). lines_per_ns was fitted to the median at 16-256 MiB, so those sizes must agree
+  // within 1.5 % (H2D; D2H see below). Below that the model is a prediction; it has no per-copy
+  // setup of the copy engine (the measurement's ~2.5 us per 4 KiB copy), so it must not be slower
+  // than measured.
+  std::ifstream file(std::string(GPUNVME_SOURCE_DIR) +
+                     "/configs/measurements/pcie-copy-bandwidth-h100-2026-11-26.json");
+  ASSERT_TRUE(file.good());
+  const nlohmann::json measured = nlohmann::json::parse(file);
+  std::ifstream topology_file(std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/default.json");
+  const std::string topology((std::istreambuf_iterator<char>(topology_file)),
+                             std::istreambuf_iterator<char>());
+  int compared = 0;
+  for (const nlohmann::json& row : measured["rows"]) {
+    if (row["test"] != "copy" || row["host_memory"] != "pinned") continue;
+    const bool h2d = row["direction"] == "H2D";
+    const std::uint64_t bytes = row["bytes"].get<std::uint64_t>();
+    Bench b(topology);
+    const DmaEngineConfig config =
+        dma_engine_config(b.topology.node("gpu0")->params, "copy_engine_");
+    DmaEngine engine("ce0", b.fabric, b.memory, b.node("gpu0"), config);
+    Picoseconds done = 0;
+    b.at(0, [&] {
+      const std::uint64_t host = b.base["dram0"], device = b.base["gpu0"];
+      engine.copy(h2d ? host : device, h2d ? device : host, bytes,
+                  [&] { done = Simulation::now(); });
+    });
+    b.run();
+    const double model = gbps(bytes, 0, done);
+    const double real = row["bandwidth_GBps_median"].get<double>();
+    std::printf("copy %s %10llu B: model %7.3f GB/s, measured %7.3f GB/s, error %+6.1f %%\n",
+                h2d ? "H2D" : "D2H", static_cast<unsigned long long>(bytes), model, real,
+                (model / real - 1) * 100);
+    SCOPED_TRACE(fmt::format("{} {} B", h2d ? "H2D" : "D2H", bytes));
+    if (bytes >= (16u << 20)) {
+      // D2H through the default switch loses ~4 % more: its 128 KiB posted bursts exceed the
+      // root port's 64 KiB posted buffer (posted_data_credits), and the fabric holds a
+      // burst's credits until its tail has left the receiver (the root complex serving lines
+      // slower than the link delivers them), so bursts do not overlap there.
+      EXPECT_NEAR(model, real, (h2d ? 0.015 : 0.045) * real);
+    } else {
+      EXPECT_GE(model, real * (h2d ? 1.0 : 0.955));
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 34);
 }
 
 }  // namespace
