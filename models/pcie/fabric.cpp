@@ -58,6 +58,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
   rules_.rcb = static_cast<std::uint32_t>(p.integer("rcb"));
   rules_.addr64 = true;  // every modelled BAR and buffer sits above 4 GB
   rules_.ecrc = p.boolean("ecrc");
+  rules_.rcb_chunks = p.string("completion_size") == "rcb";
   dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
                                                                : DllpIntervals::kSymbolTimes;
   read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
@@ -79,6 +80,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
         s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
         s.tlp_bytes_per_ns = tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
+        if (transmitter.kind == "switch") s.tlps_per_ns = transmitter.params.real("tlps_per_ns");
         // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
         // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
@@ -112,6 +114,12 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         s.name = node.id + suffix;
         s.kind = kind;
         s.bytes_per_ns = rate;
+        // Traffic to and from memory becomes cache-line transactions; peer traffic turned
+        // between root ports does not touch the memory fabric's line tracking.
+        if (kind != ServerKind::RootComplexPeer) {
+          s.lines_per_ns = node.params.real("lines_per_ns");
+          s.line_bytes = static_cast<std::uint32_t>(node.params.integer("line_bytes"));
+        }
         servers_.push_back(std::move(s));
       }
       if (node.params.string("iommu") == "translate") {
@@ -280,11 +288,27 @@ std::size_t Fabric::owner_of(std::uint64_t addr, std::uint32_t len) const {
   return region->owner;
 }
 
-Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes) const {
-  if (server.kind == ServerKind::PcieLink) {
-    return serialization_ps_at(server.tlp_bytes_per_ns, wire_bytes);
+Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes,
+                                  const WireCost& cost, std::uint64_t& lines,
+                                  Picoseconds& transaction_bound) const {
+  const Picoseconds byte_time = server.kind == ServerKind::PcieLink
+                                    ? serialization_ps_at(server.tlp_bytes_per_ns, wire_bytes)
+                                    : bytes_at_rate(wire_bytes, server.bytes_per_ns);
+  Picoseconds limit = 0;
+  lines = 0;
+  if (server.lines_per_ns > 0) {
+    // Every TLP is at least one transaction (a read request, a doorbell write), and a TLP with
+    // data one per line it carries. From the burst's totals: exact when each TLP carries whole
+    // lines or at most one line, as MPS-sized DMA of line-aligned buffers and small register
+    // and queue-entry accesses do.
+    const std::uint64_t data_lines =
+        (cost.payload_bytes + server.line_bytes - 1) / server.line_bytes;
+    lines = std::max(cost.tlps, data_lines);
+    limit = bytes_at_rate(lines, server.lines_per_ns);
   }
-  return bytes_at_rate(wire_bytes, server.bytes_per_ns);
+  if (server.tlps_per_ns > 0) limit = std::max(limit, bytes_at_rate(cost.tlps, server.tlps_per_ns));
+  transaction_bound = limit > byte_time ? limit - byte_time : 0;
+  return std::max(byte_time, limit);
 }
 
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
@@ -435,7 +459,11 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   const std::uint64_t wire = s.kind == ServerKind::PcieLink
                                  ? link_wire_bytes(s.gen, dllp_intervals_, t->cost, rules_)
                                  : t->cost.wire_bytes;
-  const Picoseconds burst = serialization(s, wire);
+  std::uint64_t lines = 0;
+  Picoseconds transaction_bound = 0;
+  const Picoseconds burst = serialization(s, wire, t->cost, lines, transaction_bound);
+  s.lines += lines;
+  s.transaction_bound_ps += transaction_bound;
   const Picoseconds first_tlp = t->cost.tlps == 0 ? burst : burst / t->cost.tlps;
   s.busy_until = start + burst;
   s.busy_ps += burst;
@@ -563,6 +591,47 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
   PairTraffic& pair = pair_traffic(src, dst);
   ++pair.reads;
   pair.read_bytes += len;
+  // Hardware frees a tag as each request's completions arrive; the model frees a read's tags
+  // when its last completion arrives. So that a long read does not hold every tag until its
+  // end (which would cap a stream of them at one read per round trip plus serialization), a
+  // read of more than read_tags / kTagShares requests is issued as reads of at most that many,
+  // cut at multiples of that many MRRS blocks. No request crosses an MRRS-aligned address, so
+  // the cut adds no TLP and changes no byte on the wire; each part frees its tags as it ends.
+  const std::uint64_t part_bytes =
+      std::uint64_t{std::max<std::uint32_t>(1, read_tags_ / kTagShares)} * rules_.mrrs;
+  const std::uint64_t first_end = (addr / part_bytes + 1) * part_bytes;
+  if (len == 0 || addr + len <= first_end) {
+    read_part(src, dst, addr, len, std::move(done));
+    return;
+  }
+  struct Gather {
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t pending = 0;
+    ReadDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->bytes.resize(len);
+  gather->done = std::move(done);
+  gather->pending =
+      static_cast<std::uint32_t>(1 + (addr + len - first_end + part_bytes - 1) / part_bytes);
+  for (std::uint64_t at = addr; at < addr + len;) {
+    const std::uint64_t end =
+        std::min<std::uint64_t>(addr + len, (at / part_bytes + 1) * part_bytes);
+    const std::uint64_t offset = at - addr;
+    read_part(src, dst, at, static_cast<std::uint32_t>(end - at),
+              [gather, offset](const std::uint8_t* data, std::uint32_t n) {
+                std::memcpy(gather->bytes.data() + offset, data, n);
+                if (--gather->pending == 0) {
+                  gather->done(gather->bytes.data(),
+                               static_cast<std::uint32_t>(gather->bytes.size()));
+                }
+              });
+    at = end;
+  }
+}
+
+void Fabric::read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                       ReadDone done) {
   const ReadAccounting accounting = account_read(rules_, addr, len);
   const auto need = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(accounting.cost.requests.tlps, read_tags_));
@@ -642,16 +711,32 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
                                   {"credit_stalls", s.credit_stalls[c]}};
     }
     if (tlp_count == 0) continue;
-    links.push_back({{"direction", s.name},
-                     {"type", s.kind == ServerKind::PcieLink ? "pcie" : "inter_socket"},
-                     {"utilization", share(s.busy_ps, elapsed)},
-                     {"tlps", tlp_count},
-                     {"wire_bytes", wire},
-                     {"payload_bytes", payload},
-                     {"overhead_bytes", wire - payload},
-                     {"credit_stall_ns", ns(stall)},
-                     {"credit_stalls", stalls},
-                     {"by_class", std::move(by_class)}});
+    // Raw: the signalling rate (GT/s x lanes / 8) of a PCIe link, before line encoding,
+    // DLLPs, SKP ordered sets and TLP overheads; an inter-socket link's declared bandwidth.
+    const double raw_bytes_per_ns = s.kind == ServerKind::PcieLink
+                                        ? lane_gtps(s.gen) * static_cast<int>(s.width) / 8.0
+                                        : s.bytes_per_ns;
+    const double payload_bytes = static_cast<double>(payload);
+    links.push_back(
+        {{"direction", s.name},
+         {"type", s.kind == ServerKind::PcieLink ? "pcie" : "inter_socket"},
+         {"utilization", share(s.busy_ps, elapsed)},
+         {"raw_gbps", round_to(raw_bytes_per_ns, 1e-6)},
+         {"achieved_gbps", elapsed == 0 ? 0.0 : round_to(payload_bytes / ps_to_ns(elapsed), 1e-6)},
+         {"achieved_fraction",
+          elapsed == 0 ? 0.0
+                       : round_to(payload_bytes / ps_to_ns(elapsed) / raw_bytes_per_ns, 1e-6)},
+         {"achieved_fraction_busy",
+          s.busy_ps == 0 ? 0.0
+                         : round_to(payload_bytes / ps_to_ns(s.busy_ps) / raw_bytes_per_ns, 1e-6)},
+         {"transaction_bound_ns", ns(s.transaction_bound_ps)},
+         {"tlps", tlp_count},
+         {"wire_bytes", wire},
+         {"payload_bytes", payload},
+         {"overhead_bytes", wire - payload},
+         {"credit_stall_ns", ns(stall)},
+         {"credit_stalls", stalls},
+         {"by_class", std::move(by_class)}});
   }
   return links;
 }
@@ -672,7 +757,9 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
       fabric[k == 0   ? "in"
              : k == 1 ? "out"
                       : "peer"] = {{"utilization", share(s.busy_ps, elapsed)},
-                                   {"wire_bytes", wire}};
+                                   {"wire_bytes", wire},
+                                   {"lines", s.lines},
+                                   {"line_bound_ns", ns(s.transaction_bound_ps)}};
     }
     nlohmann::json entry = {
         {"id", rc.id}, {"iommu", rc.params.string("iommu")}, {"fabric", fabric}};

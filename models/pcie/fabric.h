@@ -13,7 +13,13 @@
 //    it deadlock-free; a completion passing a waiting posted burst is a simplification, only
 //    possible while posted credits are exhausted). Time spent waiting is reported per link
 //    direction as credit stall;
-//  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags;
+//  * transaction limits: a root complex's memory fabric (in, out) turns every TLP into
+//    cache-line transactions, one per `line_bytes` of data and at least one per TLP, and serves
+//    `lines_per_ns` of them each way; a switch egress port forwards at most `tlps_per_ns` TLPs.
+//    A stage is busy for the longer of its byte time and its transaction time;
+//  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags.
+//    A read longer than a quarter of the tags' requests is issued in parts that free their
+//    tags as each ends, as hardware frees a tag per request;
 //  * the IOMMU of a translating root complex looks every request up in its IOTLB where the
 //    request enters the root complex; misses delay it (one page walk after another), and one
 //    requester's requests stay in order behind its walks;
@@ -126,6 +132,8 @@ class Fabric : public Component {
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   static constexpr Picoseconds kNever = static_cast<Picoseconds>(-1);
+  // A read holds at most this share of the requester's tags (see Fabric::read).
+  static constexpr std::uint32_t kTagShares = 4;
 
   enum class ServerKind { PcieLink, InterSocket, RootComplexIn, RootComplexOut, RootComplexPeer };
   struct Server {
@@ -137,6 +145,15 @@ class Fabric : public Component {
     // PcieLink: tlp_bytes_per_ns at the fabric's MPS and DLLP intervals, computed once rather
     // than for every burst booked.
     double tlp_bytes_per_ns = 0;
+    // Transaction-processing limits besides the byte rate; 0 = none. A root complex's memory
+    // fabric (in, out) turns each TLP into cache-line transactions and serves `lines_per_ns` of
+    // them; a switch's egress port forwards at most `tlps_per_ns` TLPs. A burst takes the
+    // longest of its byte time and these.
+    double lines_per_ns = 0;
+    std::uint32_t line_bytes = 64;
+    double tlps_per_ns = 0;
+    std::uint64_t lines = 0;               // cache-line transactions served (root complex)
+    Picoseconds transaction_bound_ps = 0;  // busy time beyond the byte time, from the limits
     Picoseconds busy_until = 0;
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
@@ -251,10 +268,17 @@ class Fabric : public Component {
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
   void arrive(Transfer* t);
+  // A read short enough to hold its tags until it ends (Fabric::read cuts longer ones).
+  void read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
+                 ReadDone done);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
                   std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
   void return_tags(std::size_t src, std::uint32_t tags);
-  Picoseconds serialization(const Server& server, std::uint64_t wire_bytes) const;
+  // Busy time of `server` for a burst of `cost.tlps` TLPs, `wire_bytes` on the wire and
+  // `cost.payload_bytes` of data: the byte time, or longer where a transaction limit binds.
+  // `lines` receives the burst's cache-line transactions at a root complex's memory fabric.
+  Picoseconds serialization(const Server& server, std::uint64_t wire_bytes, const WireCost& cost,
+                            std::uint64_t& lines, Picoseconds& transaction_bound) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;

@@ -65,7 +65,8 @@ std::vector<ParamSpec> endpoint_credit_params(const std::string& owner) {
       "credits a real line-rate endpoint would not. No GPU or SSD vendor publishes its buffers; "
       "a measured endpoint for comparison: Intel P-tile Gen4 x16 RX buffer 127 PH / 750 PD / 115 "
       "NPH (Intel P-tile Avalon-ST user guide). Non-posted: the switch figure "
-      "(" + std::string(kLineRateBufferSource) + ")",
+      "(" +
+          std::string(kLineRateBufferSource) + ")",
       "PCIe Base Spec r5.0 §2.6.1: endpoints advertise infinite completion credits; a "
       "requester bounds its completions by its outstanding tags");
 }
@@ -144,6 +145,13 @@ const ComponentSpec& switch_spec() {
                          "unless a VC capability selects a scheme (hardware-fixed round robin "
                          "is the common one); fcfs keeps the first come first served egress "
                          "queue of earlier releases of this model"),
+              real_param("tlps_per_ns", "1/ns", 0.0, 0.0, 1e4,
+                         "TLPs each egress port of the switch forwards per ns (its "
+                         "header-processing limit), whatever their size; 0 = no limit below "
+                         "the links' own rates",
+                         "0: Broadcom's PEX88000 / PEX89000 briefs claim non-blocking line rate "
+                         "on every port and publish no per-TLP figure; set it to model a switch "
+                         "measured to forward small TLPs below line rate"),
               enum_param("peer_routing", "route", {"route", "upstream", "block"},
                          "what the switch firmware does with traffic between two of its "
                          "downstream ports: route it inside the switch, send it to the upstream "
@@ -183,6 +191,28 @@ const ComponentSpec& root_complex_spec() {
                          "root ports (one direction of a port pair, shared by all pairs)",
                          "estimate: half a Gen5 x16 link; seed 000: P2P between root ports is "
                          "limited by the root complex's internal fabric"),
+              integer_choice_param(
+                  "line_bytes", "B", 64, {64, 128},
+                  "size of the coherent transactions the root complex turns DMA into: a TLP "
+                  "to or from memory is one transaction per line of data it carries, at least "
+                  "one (a read request, a small write)",
+                  "Intel Xeon Scalable: the IIO issues inbound PCIe writes and reads to the "
+                  "mesh as 64 B cache-line requests (Intel Xeon Processor Scalable Memory "
+                  "Family Uncore Performance Monitoring Reference Manual, IIO and IRP "
+                  "units); AMD Zen's I/O die likewise moves DMA in 64 B lines"),
+              real_param("lines_per_ns", "1/ns", 0.861, 0.001, 1e4,
+                         "cache-line transactions the root complex serves per ns each way "
+                         "between its root ports and memory (fabric in and fabric out "
+                         "separately); with line_bytes it caps DMA to and from memory at "
+                         "lines_per_ns x line_bytes GB/s, and small TLPs at lines_per_ns per ns",
+                         "calibrated: 55.1 GB/s / 64 B, the plateau (median at 16-256 MiB) of "
+                         "pinned cudaMemcpy on the lent H100, Gen5 x16: H2D 55.11, D2H 55.12 "
+                         "GB/s (configs/measurements/"
+                         "pcie-copy-bandwidth-h100-2026-11-26.json; the H200's 55.11 / 55.25 "
+                         "agree), 4-5 % below what the link carries; both directions at once "
+                         "reached 49.9 GB/s each way there; this limit predicts 49.0 (read "
+                         "requests take lines too) with 4 KiB bursts, 44.6 with the copy "
+                         "engine's 128 KiB bursts"),
               enum_param("peer_to_peer", "forward", {"forward", "same_root_complex", "block"},
                          "how the root complex treats traffic between two devices: forward it "
                          "between its root ports and to other root complexes; forward it only "
@@ -249,6 +279,15 @@ const ComponentSpec& topology_spec() {
                         "for free tags",
                         "PCIe Base Spec r5.0 §2.2.6.2: 8-bit tags (256) with Extended Tag Field "
                         "Enable, the common default; 10-bit tags allow 768 on Gen4+ devices"),
+          enum_param("completion_size", "mps", {"mps", "rcb"},
+                     "how completers split read completions: as large as MPS allows (split only "
+                     "at RCB-aligned addresses), or one completion per RCB (64 or 128 B), as "
+                     "pcie-bench observed on several older chipsets",
+                     "PCIe Base Spec r5.0 §2.3.1.1; pcie-bench (Neugebauer et al., SIGCOMM 2018, "
+                     "§3; model option rcb_chunks). mps: pinned H2D copies on the lent H100 "
+                     "(Gen5 x16) reach 55.1 GB/s, above the 47.5 / 53.9 GB/s the link would "
+                     "carry in 64 / 128 B completions "
+                     "(configs/measurements/pcie-copy-bandwidth-h100-2026-11-26.json)"),
           bool_param("ecrc", false,
                      "end-to-end CRC: every TLP carries a 4 B TLP digest (ECRC), on every link "
                      "it crosses",

@@ -4,6 +4,7 @@
 // link rates recomputed from the PCIe spec's figures, not from the model's code.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,13 @@ inline double tlp_bytes_per_ns(double gtps, int lanes, bool pcie_bench = false) 
   const double raw = gtps * lanes * (128.0 / 130.0) / 8.0;
   const double interval = dllp_interval_mps256(lanes) * (pcie_bench ? 1.0 : lanes);
   return raw * (1.0 - 16.0 / interval - 4.0 / 1538.0);
+}
+
+// Picoseconds one TLP of `wire_bytes` carrying `lines` cache lines (at least one) spends in a
+// root complex's memory fabric with the declared defaults: 128 GB/s of wire bytes, 0.861 line
+// transactions per ns (root_complex.fabric_bandwidth_gbps, lines_per_ns), whichever is longer.
+inline double root_complex_ps(double wire_bytes, double lines = 1) {
+  return std::max(wire_bytes / 128.0, lines / 0.861) * 1000.0;
 }
 
 // Picoseconds `bytes` take at `bytes_per_ns`.
