@@ -469,9 +469,10 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
       if (pid == 0) {
         // A point process dies with the sweep, even one killed by SIGKILL
         // (no handler runs to stop it), rather than run on unobserved. If the
-        // sweep died before prctl took effect, the parent is already another.
+        // sweep died before prctl took effect, the parent is already another:
+        // end the same way the death signal would have ended it.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != sweep_pid) _exit(1);
+        if (::getppid() != sweep_pid) ::raise(SIGKILL);
         ::close(fds[0]);
         ::close(out);
         signal(SIGINT, SIG_DFL);
