@@ -103,9 +103,11 @@ Location FlashArray::locate(std::uint64_t byte_offset) const {
   return loc;
 }
 
-Location FlashArray::where(std::uint64_t pos, std::uint64_t end, std::uint64_t* seg_end) const {
+Location FlashArray::where(std::uint64_t pos, std::uint64_t end, std::uint64_t now,
+                           std::uint64_t* seg_end, bool* buffered) const {
   const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
   const bool mapped_reads = ftl_ != nullptr && ftl_->allocated();
+  *buffered = false;
   if (mapped_reads) {
     const std::uint32_t phys = ftl_->lookup(pos / slot_bytes);
     if (phys != Ftl::kUnmapped) {
@@ -114,6 +116,8 @@ Location FlashArray::where(std::uint64_t pos, std::uint64_t end, std::uint64_t* 
       const std::uint32_t offset = ftl_->offset_of(phys);
       const std::uint32_t slots_per_chunk =
           p_.program_chunk_bytes() / static_cast<std::uint32_t>(slot_bytes);
+      const std::size_t page = phys / slots_per_chunk;
+      *buffered = page < page_programmed_at_.size() && page_programmed_at_[page] > now;
       const std::uint32_t slots_per_page = p_.page_bytes / static_cast<std::uint32_t>(slot_bytes);
       Location loc{};
       std::uint32_t d = unit;
@@ -161,7 +165,14 @@ std::uint64_t FlashArray::read_media(std::uint64_t now, std::uint64_t ready,
   const std::uint64_t end = byte_offset + bytes;
   while (pos < end) {
     std::uint64_t seg_end = end;
-    const Location loc = where(pos, end, &seg_end);
+    bool buffered = false;
+    const Location loc = where(pos, end, now, &seg_end, &buffered);
+    if (buffered) {
+      // Still in the write buffer: the controller returns it from there.
+      ++stats_.buffer_read_hits;
+      pos = seg_end;
+      continue;
+    }
 
     const std::uint32_t d = die_index(loc);
     const std::uint32_t plane = d * p_.planes_per_die + loc.plane;
@@ -230,6 +241,18 @@ void FlashArray::schedule_program(std::uint64_t now, std::uint64_t data_ready,
   stats_.die_busy_ps[d] += p_.program_ps;
   stats_.page_programs += ceil_div(bytes, p_.page_bytes);
 
+  // The FTL pages this program carries are readable from the array once it
+  // ends.
+  while (waiting_head_ < waiting_pages_.size() &&
+         waiting_pages_[waiting_head_].program == programs_scheduled_) {
+    page_programmed_at_[waiting_pages_[waiting_head_].page] = prog_end;
+    ++waiting_head_;
+  }
+  if (waiting_head_ == waiting_pages_.size()) {
+    waiting_pages_.clear();
+    waiting_head_ = 0;
+  }
+  ++programs_scheduled_;
   pending_.push_back(Pending{prog_end, bytes});
   std::push_heap(pending_.begin(), pending_.end(), ReleaseLater{});
   last_release_ = std::max(last_release_, prog_end);
@@ -277,16 +300,30 @@ void FlashArray::book_gc(std::uint64_t now, const GcJob& job) {
 void FlashArray::place_in_ftl(std::uint64_t now, std::uint64_t byte_offset, std::uint32_t bytes) {
   const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
   const std::uint64_t chunk = p_.program_chunk_bytes();
+  const std::uint64_t slots_per_chunk = chunk / slot_bytes;
   const std::uint64_t first = byte_offset / slot_bytes;
   const std::uint64_t last = (byte_offset + bytes - 1) / slot_bytes;
   for (std::uint64_t slot = first; slot <= last; ++slot) {
-    const std::uint64_t at = std::max(slot * slot_bytes, byte_offset) - byte_offset;
+    // Whole units enter the buffer (see write()).
+    const std::uint64_t at = (slot - first) * slot_bytes;
     const std::uint64_t chunk_index = (open_fill_ + at) / chunk;
     const std::uint32_t unit =
         program_order_[(write_pointer_ + chunk_index) % program_order_.size()];
     gc_jobs_.clear();
     ftl_->write(slot, unit, units_[unit].last_end() <= now, gc_jobs_);
     for (const GcJob& job : gc_jobs_) book_gc(now, job);
+    if (page_programmed_at_.empty()) {
+      const FtlLayout& l = ftl_->layout();
+      page_programmed_at_.assign(
+          std::uint64_t{l.units} * l.blocks_per_unit * l.slots_per_block / slots_per_chunk, 0);
+    }
+    const auto page = static_cast<std::uint32_t>(ftl_->lookup(slot) / slots_per_chunk);
+    page_programmed_at_[page] = kNotProgrammed;
+    const std::uint64_t program = programs_scheduled_ + chunk_index;
+    if (waiting_pages_.empty() || waiting_pages_.back().page != page ||
+        waiting_pages_.back().program != program) {
+      waiting_pages_.push_back(WaitingPage{program, page});
+    }
   }
 }
 
@@ -329,9 +366,13 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
   if (last_slot != first_slot) read_old(last_slot);
   if (ftl_ != nullptr) place_in_ftl(now, byte_offset, bytes);
 
+  // The buffer holds, and the array programs, whole mapping units: the
+  // host's bytes merged into the old (or, never written, blank) rest of each
+  // unit. Admission runs at the host's bytes.
+  const std::uint64_t media_bytes = (last_slot - first_slot + 1) * slot_bytes;
   const std::uint64_t chunk = p_.program_chunk_bytes();
   std::uint64_t cursor = std::max(now, admit_free_);
-  std::uint64_t remaining = bytes;
+  std::uint64_t remaining = media_bytes;
   while (remaining > 0) {
     const std::uint64_t piece = std::min(remaining, chunk - open_fill_);
     release_until(cursor);
@@ -345,7 +386,7 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
         release_until(cursor);
       }
     }
-    cursor += admit_ps(piece);
+    cursor += admit_ps(media_bytes == bytes ? piece : piece * bytes / media_bytes);
     buffered_ += piece;
     open_fill_ += piece;
     stats_.buffer_high_water_bytes = std::max(stats_.buffer_high_water_bytes, buffered_);
@@ -441,6 +482,7 @@ nlohmann::json FlashArray::write_path_statistics() const {
   j["foreground_gc"] = f.foreground_gc;
   j["background_gc"] = f.background_gc;
   j["trimmed_slots"] = f.trimmed_slots;
+  j["buffer_read_hits"] = stats_.buffer_read_hits;
   j["gc_page_reads"] = stats_.gc_page_reads;
   j["gc_page_programs"] = stats_.gc_page_programs;
   j["gc_busy_ns"] = static_cast<double>(stats_.gc_busy_ps) / ps_per_ns;

@@ -18,8 +18,10 @@
 // collection's reads, programs and erases are booked on the units, ahead of
 // the host programs they hold up. A write covering part of a written mapping
 // unit reads the unit first (read-modify-write); its program waits for the
-// read. What is not: read hits in the write buffer, and the controller's own
-// command processing (the NVMe controller model owns that cap).
+// read. Reads of data whose program has not ended are served from the write
+// buffer (NAND), without array or channel time. What is not: the
+// controller's own command processing (the NVMe controller model owns that
+// cap).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +64,7 @@ struct FlashStats {
   // programs waited behind foreground garbage collection.
   std::uint64_t host_slots_written = 0;  // mapping units host writes touched
   std::uint64_t rmw_reads = 0;
+  std::uint64_t buffer_read_hits = 0;  // read segments served from the write buffer
   std::uint64_t gc_page_reads = 0;
   std::uint64_t gc_page_programs = 0;
   std::uint64_t gc_busy_ps = 0;
@@ -140,7 +143,9 @@ class FlashArray {
                            std::uint64_t bytes);
   // Where the byte at `pos` lives, and the end of the segment that shares
   // its page (at most `end`).
-  Location where(std::uint64_t pos, std::uint64_t end, std::uint64_t* seg_end) const;
+  // `buffered`: the data is in the write buffer, its program not ended.
+  Location where(std::uint64_t pos, std::uint64_t end, std::uint64_t now, std::uint64_t* seg_end,
+                 bool* buffered) const;
   void place_in_ftl(std::uint64_t now, std::uint64_t byte_offset, std::uint32_t bytes);
   void book_gc(std::uint64_t now, const GcJob& job);
   void release_until(std::uint64_t t);
@@ -190,6 +195,18 @@ class FlashArray {
   std::unique_ptr<Ftl> ftl_;
   std::vector<std::uint64_t> gc_until_;  // per unit: end of its foreground GC
   std::vector<GcJob> gc_jobs_;
+  // Per flash page (program chunk) of the FTL: when its program ends, or
+  // kNotProgrammed while its chunk waits in the buffer; and the pages of
+  // chunks not yet scheduled, by the sequence number of their program.
+  static constexpr std::uint64_t kNotProgrammed = ~std::uint64_t{0};
+  std::vector<std::uint64_t> page_programmed_at_;
+  struct WaitingPage {
+    std::uint64_t program;
+    std::uint32_t page;
+  };
+  std::vector<WaitingPage> waiting_pages_;  // FIFO from waiting_head_
+  std::size_t waiting_head_ = 0;
+  std::uint64_t programs_scheduled_ = 0;
 
   FlashStats stats_;
 };

@@ -255,7 +255,7 @@ void Ftl::precondition(bool random_overwrite) {
     const std::uint64_t round = std::max<std::uint64_t>(1, layout_.logical_slots / 4);
     const std::uint64_t physical =
         std::uint64_t{layout_.units} * layout_.blocks_per_unit * layout_.slots_per_block;
-    const std::uint64_t min_rounds = (2 * physical + round - 1) / round;
+    const std::uint64_t min_rounds = (physical + round - 1) / round;
     std::uint64_t rng = kPreconditionSeed;
     double previous = 0.0;
     for (int r = 0; r < kMaxPreconditionRounds; ++r) {

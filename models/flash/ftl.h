@@ -127,9 +127,9 @@ class Ftl {
 
   // Sequential fill of the whole logical space, round robin over the units;
   // then, if `random_overwrite`, uniform random overwrites (seeded, so runs
-  // are reproducible) in rounds of a quarter of the logical space until the
-  // write amplification of a round differs from the previous round's by
-  // under 1 % (at most 16 rounds). Counts the work in preconditioning()
+  // are reproducible) in rounds of a quarter of the logical space, at least
+  // one physical capacity of them, until the write amplification of a round
+  // differs from the previous round's by under 1 % (at most 32 rounds). Counts the work in preconditioning()
   // and starts stats() from zero.
   void precondition(bool random_overwrite);
   const FtlStats& preconditioning() const { return precondition_stats_; }

@@ -270,9 +270,17 @@ TEST(FlashWritePath, SubUnitWritesReadModifyWrite) {
   EXPECT_EQ(f.stats().rmw_reads, 0u);  // never written
   f.write(0, 4096, 4096);
   EXPECT_EQ(f.stats().rmw_reads, 0u);  // whole unit
-  const std::uint64_t reads_before = f.stats().page_reads;
+  // While the unit waits in the buffer, the old data comes from there.
+  std::uint64_t reads_before = f.stats().page_reads;
   f.write(0, 4096 + 512, 512);
   EXPECT_EQ(f.stats().rmw_reads, 1u);
+  EXPECT_EQ(f.stats().page_reads, reads_before);
+  EXPECT_EQ(f.stats().buffer_read_hits, 1u);
+  // Once programmed, from the array: one page read.
+  const std::uint64_t programmed = f.flush(0);
+  reads_before = f.stats().page_reads;
+  f.write(programmed, 4096 + 1024, 512);
+  EXPECT_EQ(f.stats().rmw_reads, 2u);
   EXPECT_EQ(f.stats().page_reads, reads_before + 1);
 
   FlashParams x = array_params();
