@@ -116,6 +116,44 @@ TEST(Ftl, VictimsOfBothPolicies) {
   }
 }
 
+// Where the policies part, traced by hand, on 6 blocks of 4 slots (blocks
+// 1, 2, 3, 4 open in turn, 5 stays free). After the fill (block 0 = L0-L3
+// at writes 1-4, block 1 = L4-L7 at 5-8) the writes L5 L6 L5 L0 fill block 2
+// ([L5 stale, L6, L5, L0], appended last at write 12) and leave block 0 with
+// 3 valid, block 1 with 2 (L4, L7); L6 four times fills block 3 with one
+// valid copy (last appended at 16) and leaves block 2 with 2 (L5, L0).
+// Block 4 opens with one free block left: collect at write 16.
+// Greedy: fewest valid, block 3 (1 valid), moves L6.
+// Cost-benefit, (1 - u) age / 2u: block 0 0.25 x 12 / 1.5 = 2, block 1
+// 0.5 x 8 / 1 = 4, block 2 0.5 x 4 / 1 = 2, block 3 0.75 x 0 / 0.5 = 0:
+// block 1, moves L4 and L7.
+TEST(Ftl, PoliciesPartOnAge) {
+  const std::uint64_t tail[] = {5, 6, 5, 0, 6, 6, 6, 6};
+  for (GcPolicy policy : {GcPolicy::greedy, GcPolicy::cost_benefit}) {
+    FtlGeometry g = tiny_geometry(policy);
+    g.over_provisioning = 2.0;  // 24 physical slots: 6 blocks
+    Ftl ftl(g);
+    ASSERT_EQ(ftl.layout().blocks_per_unit, 6u);
+    std::vector<GcJob> jobs;
+    for (std::uint64_t s = 0; s < 8; ++s) ftl.write(s, 0, false, jobs);
+    for (std::uint64_t s : tail) ftl.write(s, 0, false, jobs);
+    ASSERT_EQ(jobs.size(), 1u) << to_string(policy);
+    EXPECT_EQ(ftl.open_block(0), 4u);
+    if (policy == GcPolicy::greedy) {
+      EXPECT_EQ(jobs[0].moved_slots, 1u);
+      EXPECT_EQ(ftl.erase_count(0, 3), 1u);
+      EXPECT_EQ(ftl.lookup(6), phys(4, 0));
+      EXPECT_EQ(ftl.valid_slots(0, 1), 2u);
+    } else {
+      EXPECT_EQ(jobs[0].moved_slots, 2u);
+      EXPECT_EQ(ftl.erase_count(0, 1), 1u);
+      EXPECT_EQ(ftl.lookup(4), phys(4, 0));
+      EXPECT_EQ(ftl.lookup(7), phys(4, 1));
+      EXPECT_EQ(ftl.valid_slots(0, 3), 1u);
+    }
+  }
+}
+
 // Fraction of valid slots in the victim under uniform random writes in the
 // large-block limit, where greedy cleans the oldest block as FIFO does
 // (Bux and Iliadis 2010; Desnoyers 2012, eq. for LRU/FIFO; Van Houdt 2013):
