@@ -56,6 +56,14 @@ FlashArray::FlashArray(const FlashParams& params) : p_(params) {
   pending_.reserve(std::min<std::uint64_t>(kPendingReserveCap,
                                            p_.write_buffer_bytes / p_.program_chunk_bytes() + 2));
 
+  gc_until_.assign(units, 0);
+  if (p_.has_ftl()) {
+    ftl_ = std::make_unique<Ftl>(p_.ftl_geometry());
+    if (p_.precondition != Precondition::none) {
+      ftl_->precondition(p_.precondition == Precondition::steady_state);
+    }
+  }
+
   stats_.die_busy_ps.assign(p_.dies(), 0);
   stats_.channel_busy_ps.assign(p_.channels, 0);
 }
@@ -95,6 +103,50 @@ Location FlashArray::locate(std::uint64_t byte_offset) const {
   return loc;
 }
 
+Location FlashArray::where(std::uint64_t pos, std::uint64_t end, std::uint64_t now,
+                           std::uint64_t* seg_end, bool* buffered) const {
+  const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
+  const bool mapped_reads = ftl_ != nullptr && ftl_->allocated();
+  *buffered = false;
+  if (mapped_reads) {
+    const std::uint32_t phys = ftl_->lookup(pos / slot_bytes);
+    if (phys != Ftl::kUnmapped) {
+      *seg_end = std::min(end, (pos / slot_bytes + 1) * slot_bytes);
+      const std::uint32_t unit = ftl_->unit_of(phys);
+      const std::uint32_t offset = ftl_->offset_of(phys);
+      const std::uint32_t slots_per_chunk =
+          p_.program_chunk_bytes() / static_cast<std::uint32_t>(slot_bytes);
+      const std::size_t page = phys / slots_per_chunk;
+      *buffered = page < page_programmed_at_.size() && page_programmed_at_[page] > now;
+      const std::uint32_t slots_per_page = p_.page_bytes / static_cast<std::uint32_t>(slot_bytes);
+      Location loc{};
+      std::uint32_t d = unit;
+      if (p_.independent_plane_reads) {
+        d = unit / p_.planes_per_die;
+        loc.plane = unit % p_.planes_per_die;
+      } else {
+        loc.plane = (offset % slots_per_chunk) / slots_per_page;
+      }
+      loc.channel = d / p_.dies_per_channel;
+      loc.die = d % p_.dies_per_channel;
+      const std::uint64_t chunks_per_block = ftl_->layout().slots_per_block / slots_per_chunk;
+      loc.page = ftl_->block_of(phys) * chunks_per_block + offset / slots_per_chunk;
+      return loc;
+    }
+  }
+  // Never written (or trimmed): the striped location. The segment ends at
+  // the stripe unit's end or the page's end, whichever comes first, and at
+  // the mapping unit's end once some units are mapped elsewhere.
+  const std::uint64_t unit_end = (pos / p_.stripe_bytes + 1) * p_.stripe_bytes;
+  const std::uint64_t within_unit = pos % p_.stripe_bytes;
+  const std::uint64_t plane_offset =
+      (pos / p_.stripe_bytes / p_.planes()) * p_.stripe_bytes + within_unit;
+  const std::uint64_t page_left = p_.page_bytes - plane_offset % p_.page_bytes;
+  *seg_end = std::min({end, unit_end, pos + page_left});
+  if (mapped_reads) *seg_end = std::min(*seg_end, (pos / slot_bytes + 1) * slot_bytes);
+  return locate(pos);
+}
+
 std::uint64_t FlashArray::read(std::uint64_t now_ps, std::uint64_t ready_ps,
                                std::uint64_t byte_offset, std::uint32_t bytes) {
   const std::uint64_t now = clamp_now(now_ps);
@@ -102,21 +154,25 @@ std::uint64_t FlashArray::read(std::uint64_t now_ps, std::uint64_t ready_ps,
   check_range(byte_offset, bytes);
   ++stats_.read_commands;
   stats_.bytes_read += bytes;
-  ++epoch_;
+  return read_media(now, ready, byte_offset, bytes);
+}
 
+std::uint64_t FlashArray::read_media(std::uint64_t now, std::uint64_t ready,
+                                     std::uint64_t byte_offset, std::uint64_t bytes) {
+  ++epoch_;
   std::uint64_t done = ready;
   std::uint64_t pos = byte_offset;
   const std::uint64_t end = byte_offset + bytes;
   while (pos < end) {
-    const Location loc = locate(pos);
-    // The segment ends at the stripe unit's end or the page's end, whichever
-    // comes first.
-    const std::uint64_t unit_end = (pos / p_.stripe_bytes + 1) * p_.stripe_bytes;
-    const std::uint64_t within_unit = pos % p_.stripe_bytes;
-    const std::uint64_t plane_offset =
-        (pos / p_.stripe_bytes / p_.planes()) * p_.stripe_bytes + within_unit;
-    const std::uint64_t page_left = p_.page_bytes - plane_offset % p_.page_bytes;
-    const std::uint64_t seg_end = std::min({end, unit_end, pos + page_left});
+    std::uint64_t seg_end = end;
+    bool buffered = false;
+    const Location loc = where(pos, end, now, &seg_end, &buffered);
+    if (buffered) {
+      // Still in the write buffer: the controller returns it from there.
+      ++stats_.buffer_read_hits;
+      pos = seg_end;
+      continue;
+    }
 
     const std::uint32_t d = die_index(loc);
     const std::uint32_t plane = d * p_.planes_per_die + loc.plane;
@@ -162,11 +218,19 @@ void FlashArray::release_until(std::uint64_t t) {
   }
 }
 
-void FlashArray::schedule_program(std::uint64_t now, std::uint64_t ready, std::uint64_t bytes) {
+void FlashArray::schedule_program(std::uint64_t now, std::uint64_t data_ready,
+                                  std::uint64_t bytes) {
   const std::uint32_t unit = program_order_[write_pointer_];
   write_pointer_ = (write_pointer_ + 1) % static_cast<std::uint32_t>(program_order_.size());
   const std::uint32_t d = p_.independent_plane_reads ? unit / p_.planes_per_die : unit;
   const std::uint32_t ch = d / p_.dies_per_channel;
+  // The program waits for the old data of a read-modify-write and for the
+  // unit's foreground garbage collection.
+  std::uint64_t ready = std::max(data_ready, open_chunk_ready_);
+  if (gc_until_[unit] > ready) {
+    stats_.gc_program_wait_ps += gc_until_[unit] - ready;
+    ready = gc_until_[unit];
+  }
 
   // Data crosses the channel into the page register(s), then the array
   // programs it.
@@ -177,9 +241,102 @@ void FlashArray::schedule_program(std::uint64_t now, std::uint64_t ready, std::u
   stats_.die_busy_ps[d] += p_.program_ps;
   stats_.page_programs += ceil_div(bytes, p_.page_bytes);
 
+  // The FTL pages this program carries are readable from the array once it
+  // ends.
+  while (waiting_head_ < waiting_pages_.size() &&
+         waiting_pages_[waiting_head_].program == programs_scheduled_) {
+    page_programmed_at_[waiting_pages_[waiting_head_].page] = prog_end;
+    ++waiting_head_;
+  }
+  if (waiting_head_ == waiting_pages_.size()) {
+    waiting_pages_.clear();
+    waiting_head_ = 0;
+  }
+  ++programs_scheduled_;
   pending_.push_back(Pending{prog_end, bytes});
   std::push_heap(pending_.begin(), pending_.end(), ReleaseLater{});
   last_release_ = std::max(last_release_, prog_end);
+}
+
+void FlashArray::book_gc(std::uint64_t now, const GcJob& job) {
+  const std::uint32_t unit = job.unit;
+  const std::uint32_t d = p_.independent_plane_reads ? unit / p_.planes_per_die : unit;
+  const std::uint32_t ch = d / p_.dies_per_channel;
+  const std::uint64_t chunk = p_.program_chunk_bytes();
+  const std::uint64_t moved_bytes = std::uint64_t{job.moved_slots} * p_.mapping_unit_bytes;
+  const std::uint64_t ops = ceil_div(moved_bytes, chunk);
+  const std::uint64_t pages_per_op = chunk / p_.page_bytes;
+  // The victim's valid pages are read, cross the channel to the controller
+  // (ECC) and back, and are programmed at the unit's frontier; then the
+  // victim is erased. All on the victim's unit, one step after the other.
+  std::uint64_t t = now;
+  std::uint64_t busy = 0;
+  if (ops > 0) {
+    const std::uint64_t reading = ops * p_.read_ps;
+    t = units_[unit].book(now, t, reading) + reading;
+    const std::uint64_t xfer = transfer_ps(2 * moved_bytes);
+    t = channels_[ch].book(now, t, xfer) + xfer;
+    stats_.channel_busy_ps[ch] += xfer;
+    const std::uint64_t programming = ops * p_.program_ps;
+    t = units_[unit].book(now, t, programming) + programming;
+    busy += reading + programming;
+    stats_.gc_page_reads += ops * pages_per_op;
+    stats_.gc_page_programs += ops * pages_per_op;
+    stats_.page_reads += ops * pages_per_op;
+    stats_.page_programs += ops * pages_per_op;
+  }
+  const auto erase = static_cast<std::uint64_t>(
+      std::llround(static_cast<double>(p_.erase_ps) * ftl_->erase_scale()));
+  t = units_[unit].book(now, t, erase) + erase;
+  busy += erase;
+  stats_.die_busy_ps[d] += busy;
+  stats_.gc_busy_ps += busy;
+  if (job.foreground) gc_until_[unit] = std::max(gc_until_[unit], t);
+}
+
+// Maps each mapping unit the write touches in the FTL, at the unit whose
+// program will carry its bytes, and books the garbage collection that
+// triggers.
+void FlashArray::place_in_ftl(std::uint64_t now, std::uint64_t byte_offset, std::uint32_t bytes) {
+  const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
+  const std::uint64_t chunk = p_.program_chunk_bytes();
+  const std::uint64_t slots_per_chunk = chunk / slot_bytes;
+  const std::uint64_t first = byte_offset / slot_bytes;
+  const std::uint64_t last = (byte_offset + bytes - 1) / slot_bytes;
+  for (std::uint64_t slot = first; slot <= last; ++slot) {
+    // Whole units enter the buffer (see write()).
+    const std::uint64_t at = (slot - first) * slot_bytes;
+    const std::uint64_t chunk_index = (open_fill_ + at) / chunk;
+    const std::uint32_t unit =
+        program_order_[(write_pointer_ + chunk_index) % program_order_.size()];
+    gc_jobs_.clear();
+    ftl_->write(slot, unit, units_[unit].last_end() <= now, gc_jobs_);
+    for (const GcJob& job : gc_jobs_) book_gc(now, job);
+    if (page_programmed_at_.empty()) {
+      const FtlLayout& l = ftl_->layout();
+      page_programmed_at_.assign(
+          std::uint64_t{l.units} * l.blocks_per_unit * l.slots_per_block / slots_per_chunk, 0);
+    }
+    const auto page = static_cast<std::uint32_t>(ftl_->lookup(slot) / slots_per_chunk);
+    page_programmed_at_[page] = kNotProgrammed;
+    const std::uint64_t program = programs_scheduled_ + chunk_index;
+    if (waiting_pages_.empty() || waiting_pages_.back().page != page ||
+        waiting_pages_.back().program != program) {
+      waiting_pages_.push_back(WaitingPage{program, page});
+    }
+  }
+}
+
+void FlashArray::trim(std::uint64_t byte_offset, std::uint64_t bytes) {
+  if (ftl_ == nullptr || bytes == 0) return;
+  const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
+  const std::uint64_t first = (byte_offset + slot_bytes - 1) / slot_bytes;
+  const std::uint64_t end = std::min(byte_offset + bytes, p_.capacity_bytes) / slot_bytes;
+  if (end <= first) return;
+  // The model holds logical_slots slots, each standing for every logical
+  // slot congruent to it: a longer range trims each once.
+  const std::uint64_t count = std::min(end - first, ftl_->layout().logical_slots);
+  for (std::uint64_t i = 0; i < count; ++i) ftl_->trim(first + i);
 }
 
 std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
@@ -188,10 +345,34 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
   check_range(byte_offset, bytes);
   ++stats_.write_commands;
   stats_.bytes_written += bytes;
+  if (bytes == 0) return std::max(now, admit_free_);
 
+  // A mapping unit the write covers only in part is read first if it holds
+  // data (on XPoint, written in place, it always does); the program that
+  // carries it waits for the read.
+  const std::uint64_t slot_bytes = p_.mapping_unit_bytes;
+  auto read_old = [&](std::uint64_t slot) {
+    const std::uint64_t start = slot * slot_bytes;
+    if (byte_offset <= start && byte_offset + bytes >= start + slot_bytes) return;
+    if (ftl_ != nullptr && ftl_->lookup(slot) == Ftl::kUnmapped) return;
+    ++stats_.rmw_reads;
+    const std::uint64_t len = std::min(slot_bytes, p_.capacity_bytes - start);
+    open_chunk_ready_ = std::max(open_chunk_ready_, read_media(now, now, start, len));
+  };
+  const std::uint64_t first_slot = byte_offset / slot_bytes;
+  const std::uint64_t last_slot = (byte_offset + bytes - 1) / slot_bytes;
+  stats_.host_slots_written += last_slot - first_slot + 1;
+  read_old(first_slot);
+  if (last_slot != first_slot) read_old(last_slot);
+  if (ftl_ != nullptr) place_in_ftl(now, byte_offset, bytes);
+
+  // The buffer holds, and the array programs, whole mapping units: the
+  // host's bytes merged into the old (or, never written, blank) rest of each
+  // unit. Admission runs at the host's bytes.
+  const std::uint64_t media_bytes = (last_slot - first_slot + 1) * slot_bytes;
   const std::uint64_t chunk = p_.program_chunk_bytes();
   std::uint64_t cursor = std::max(now, admit_free_);
-  std::uint64_t remaining = bytes;
+  std::uint64_t remaining = media_bytes;
   while (remaining > 0) {
     const std::uint64_t piece = std::min(remaining, chunk - open_fill_);
     release_until(cursor);
@@ -205,7 +386,7 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
         release_until(cursor);
       }
     }
-    cursor += admit_ps(piece);
+    cursor += admit_ps(media_bytes == bytes ? piece : piece * bytes / media_bytes);
     buffered_ += piece;
     open_fill_ += piece;
     stats_.buffer_high_water_bytes = std::max(stats_.buffer_high_water_bytes, buffered_);
@@ -216,6 +397,7 @@ std::uint64_t FlashArray::write(std::uint64_t now_ps, std::uint64_t byte_offset,
     }
     remaining -= piece;
   }
+  if (open_fill_ == 0) open_chunk_ready_ = 0;
   admit_free_ = cursor;
   return cursor;
 }
@@ -226,6 +408,7 @@ std::uint64_t FlashArray::flush(std::uint64_t now_ps, std::uint64_t ready_ps) {
   if (open_fill_ > 0) {
     schedule_program(now, std::max(ready, admit_free_), open_fill_);
     open_fill_ = 0;
+    open_chunk_ready_ = 0;
   }
   return std::max(ready, last_release_);
 }
@@ -266,6 +449,57 @@ double FlashArray::saturated_program_bandwidth_gbps() const {
       static_cast<double>(p_.array_units()) * p_.program_chunk_bytes() / program_s;
   const double channel_bps = p_.channels * p_.channel_bytes_per_s();
   return std::min(array_bps, channel_bps) / 1e9;
+}
+
+}  // namespace gpunvme::flash
+
+namespace gpunvme::flash {
+
+nlohmann::json FlashArray::write_path_statistics() const {
+  const double ps_per_ns = 1e3;
+  nlohmann::json j = {
+      {"mapping_unit_bytes", p_.mapping_unit_bytes},
+      {"host_slots_written", stats_.host_slots_written},
+      {"rmw_reads", stats_.rmw_reads},
+      {"buffer_full_waits", stats_.buffer_full_waits},
+      {"buffer_high_water_bytes", stats_.buffer_high_water_bytes},
+  };
+  if (ftl_ == nullptr) {
+    // Written in place: every host slot is programmed once.
+    j["ftl"] = false;
+    j["media_slots_programmed"] = stats_.host_slots_written;
+    j["write_amplification"] = stats_.host_slots_written == 0 ? 0.0 : 1.0;
+    return j;
+  }
+  const FtlStats& f = ftl_->stats();
+  const FtlLayout& l = ftl_->layout();
+  j["ftl"] = true;
+  j["gc_policy"] = to_string(p_.gc_policy);
+  j["gc_slots_moved"] = f.gc_slots_moved;
+  j["media_slots_programmed"] = f.host_slots_written + f.gc_slots_moved;
+  j["write_amplification"] = f.write_amplification();
+  j["erases"] = f.erases;
+  j["foreground_gc"] = f.foreground_gc;
+  j["background_gc"] = f.background_gc;
+  j["trimmed_slots"] = f.trimmed_slots;
+  j["buffer_read_hits"] = stats_.buffer_read_hits;
+  j["gc_page_reads"] = stats_.gc_page_reads;
+  j["gc_page_programs"] = stats_.gc_page_programs;
+  j["gc_busy_ns"] = static_cast<double>(stats_.gc_busy_ps) / ps_per_ns;
+  j["gc_program_wait_ns"] = static_cast<double>(stats_.gc_program_wait_ps) / ps_per_ns;
+  j["layout"] = {{"units", l.units},
+                 {"blocks_per_unit", l.blocks_per_unit},
+                 {"slots_per_block", l.slots_per_block},
+                 {"real_slots_per_block", l.real_slots_per_block},
+                 {"logical_slots", l.logical_slots},
+                 {"sampled", l.sampled}};
+  const FtlStats& pre = ftl_->preconditioning();
+  j["precondition"] = {{"kind", to_string(p_.precondition)},
+                       {"host_slots_written", pre.host_slots_written},
+                       {"gc_slots_moved", pre.gc_slots_moved},
+                       {"write_amplification", pre.write_amplification()},
+                       {"steady_write_amplification", ftl_->preconditioned_write_amplification()}};
+  return j;
 }
 
 }  // namespace gpunvme::flash

@@ -10,19 +10,27 @@
 // need not be monotonic.
 //
 // What is modelled: the array time of each page (tR, tPROG) on its plane or
-// die, the channel time of the bytes moved, LBA striping, and a write buffer
-// that acknowledges writes at its fill rate and drains by programming pages.
-// What is not: the FTL's mapping (reads go to the striped location of their
-// LBA; writes are programmed wherever the write pointer is, as in a
-// log-structured FTL), garbage collection and erases, read hits in the write
-// buffer, and the controller's own command processing (the NVMe controller
-// model owns that cap).
+// die, the channel time of the bytes moved, LBA striping, a write buffer that
+// acknowledges writes at its fill rate and drains by programming pages, and
+// on NAND a page-mapped FTL (models/flash/ftl.h): writes go to the frontier
+// of the unit the program order gives, reads of written data go where the
+// map says (never-written data is read at its striped location), and garbage
+// collection's reads, programs and erases are booked on the units, ahead of
+// the host programs they hold up. A write covering part of a written mapping
+// unit reads the unit first (read-modify-write); its program waits for the
+// read. Reads of data whose program has not ended are served from the write
+// buffer (NAND), without array or channel time. What is not: the
+// controller's own command processing (the NVMe controller model owns that
+// cap).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "models/flash/flash_params.h"
+#include "models/flash/ftl.h"
 #include "models/flash/timeline.h"
 
 namespace gpunvme::flash {
@@ -50,6 +58,17 @@ struct FlashStats {
   std::uint64_t bytes_written = 0;
   std::uint64_t buffer_high_water_bytes = 0;
   std::uint64_t buffer_full_waits = 0;  // write pieces that had to wait for buffer space
+  // Write path: read-modify-write reads of partly written mapping units,
+  // pages read and programmed by garbage collection (also in page_reads and
+  // page_programs), array time garbage collection booked, and the time host
+  // programs waited behind foreground garbage collection.
+  std::uint64_t host_slots_written = 0;  // mapping units host writes touched
+  std::uint64_t rmw_reads = 0;
+  std::uint64_t buffer_read_hits = 0;  // read segments served from the write buffer
+  std::uint64_t gc_page_reads = 0;
+  std::uint64_t gc_page_programs = 0;
+  std::uint64_t gc_busy_ps = 0;
+  std::uint64_t gc_program_wait_ps = 0;
 };
 
 class FlashArray {
@@ -77,6 +96,11 @@ class FlashArray {
   // striping order, and frees its buffer space when its program ends.
   std::uint64_t write(std::uint64_t now_ps, std::uint64_t byte_offset, std::uint32_t bytes);
 
+  // Deallocates the mapping units that lie wholly inside the range (Dataset
+  // Management, Deallocate): later reads find no data there and garbage
+  // collection no longer moves them. No array time. XPoint: nothing to do.
+  void trim(std::uint64_t byte_offset, std::uint64_t bytes);
+
   // Programs any partly filled chunk (padded) and returns when every buffered
   // byte is programmed; `now_ps` if nothing is buffered.
   std::uint64_t flush(std::uint64_t now_ps) { return flush(now_ps, now_ps); }
@@ -102,6 +126,12 @@ class FlashArray {
 
   const FlashParams& params() const { return p_; }
   const FlashStats& stats() const { return stats_; }
+  // The write path's figures for a run's results: host and media writes,
+  // write amplification, garbage collection, read-modify-write, trim, the
+  // FTL's layout and the preconditioning done before the run.
+  nlohmann::json write_path_statistics() const;
+  // The FTL (NAND), or nullptr (XPoint).
+  const Ftl* ftl() const { return ftl_.get(); }
 
  private:
   std::uint64_t clamp_now(std::uint64_t now_ps);
@@ -109,6 +139,15 @@ class FlashArray {
     return loc.channel * p_.dies_per_channel + loc.die;
   }
   void schedule_program(std::uint64_t now, std::uint64_t ready, std::uint64_t bytes);
+  std::uint64_t read_media(std::uint64_t now, std::uint64_t ready, std::uint64_t byte_offset,
+                           std::uint64_t bytes);
+  // Where the byte at `pos` lives, and the end of the segment that shares
+  // its page (at most `end`).
+  // `buffered`: the data is in the write buffer, its program not ended.
+  Location where(std::uint64_t pos, std::uint64_t end, std::uint64_t now, std::uint64_t* seg_end,
+                 bool* buffered) const;
+  void place_in_ftl(std::uint64_t now, std::uint64_t byte_offset, std::uint32_t bytes);
+  void book_gc(std::uint64_t now, const GcJob& job);
   void release_until(std::uint64_t t);
   void check_range(std::uint64_t byte_offset, std::uint32_t bytes) const;
 
@@ -150,6 +189,24 @@ class FlashArray {
   std::vector<Pending> pending_;
   std::uint32_t write_pointer_ = 0;           // next entry of program_order_
   std::vector<std::uint32_t> program_order_;  // array units in striping order
+  // Read-modify-write reads the open chunk's program waits for.
+  std::uint64_t open_chunk_ready_ = 0;
+
+  std::unique_ptr<Ftl> ftl_;
+  std::vector<std::uint64_t> gc_until_;  // per unit: end of its foreground GC
+  std::vector<GcJob> gc_jobs_;
+  // Per flash page (program chunk) of the FTL: when its program ends, or
+  // kNotProgrammed while its chunk waits in the buffer; and the pages of
+  // chunks not yet scheduled, by the sequence number of their program.
+  static constexpr std::uint64_t kNotProgrammed = ~std::uint64_t{0};
+  std::vector<std::uint64_t> page_programmed_at_;
+  struct WaitingPage {
+    std::uint64_t program;
+    std::uint32_t page;
+  };
+  std::vector<WaitingPage> waiting_pages_;  // FIFO from waiting_head_
+  std::size_t waiting_head_ = 0;
+  std::uint64_t programs_scheduled_ = 0;
 
   FlashStats stats_;
 };

@@ -19,6 +19,38 @@ constexpr const char* kMediaNames[] = {"nand_slc", "nand_mlc", "nand_tlc", "nand
 
 const char* to_string(Media media) { return kMediaNames[static_cast<int>(media)]; }
 
+const char* to_string(Precondition precondition) {
+  switch (precondition) {
+    case Precondition::none: return "none";
+    case Precondition::sequential: return "sequential";
+    case Precondition::steady_state: return "steady_state";
+  }
+  return "none";
+}
+
+FtlGeometry FlashParams::ftl_geometry() const {
+  FtlGeometry g;
+  g.units = array_units();
+  g.slots_per_page = program_chunk_bytes() / mapping_unit_bytes;
+  g.pages_per_block = pages_per_block;
+  g.logical_slots = capacity_bytes / mapping_unit_bytes;
+  g.over_provisioning = over_provisioning;
+  g.max_slots = ftl_max_slots;
+  g.gc_foreground_free_blocks = gc_foreground_free_blocks;
+  g.gc_background_free_blocks = gc_background_free_blocks;
+  g.gc_policy = gc_policy;
+  return g;
+}
+
+std::uint64_t FlashParams::ftl_memory_bytes() const {
+  if (!has_ftl()) return 0;
+  const FtlLayout l = ftl_layout(ftl_geometry());
+  const std::uint64_t blocks = std::uint64_t{l.units} * l.blocks_per_unit;
+  // Map and reverse map at 4 B a slot, 24 B of state and 4 B of free list
+  // per block.
+  return 4 * (l.logical_slots + blocks * l.slots_per_block) + 28 * blocks;
+}
+
 Media media_from_string(const std::string& name) {
   for (int i = 0; i < 5; ++i) {
     if (name == kMediaNames[i]) return static_cast<Media>(i);
@@ -67,6 +99,20 @@ void FlashParams::validate() const {
          " B)");
   }
   if (capacity_bytes == 0) fail("capacity must be positive");
+  if (mapping_unit_bytes == 0 || (mapping_unit_bytes & (mapping_unit_bytes - 1)) != 0) {
+    fail("mapping_unit_bytes must be a power of two");
+  }
+  if (has_ftl()) {
+    if (program_chunk_bytes() % mapping_unit_bytes != 0 || page_bytes < mapping_unit_bytes) {
+      fail("mapping_unit_bytes (" + std::to_string(mapping_unit_bytes) +
+           ") must divide page_bytes (" + std::to_string(page_bytes) + ")");
+    }
+    try {
+      (void)ftl_layout(ftl_geometry());
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
 }
 
 const std::vector<ParamSpec>& flash_param_specs() {
@@ -101,8 +147,8 @@ const std::vector<ParamSpec>& flash_param_specs() {
                  "page program time tPROG; 0 selects the medium's typical figure",
                  "per-media table in models/flash/flash_params.cpp (CALIBRATION.md, FEMU, MQSim)"),
       real_param("erase_us", "us", 0.0, 0.0, 100000.0,
-                 "block erase time; carried for completeness, nothing erases until a garbage "
-                 "collection model exists; 0 selects the medium's typical figure",
+                 "block erase time, booked on the array unit when garbage collection erases a "
+                 "block; 0 selects the medium's typical figure",
                  "per-media table in models/flash/flash_params.cpp (FEMU, MQSim)"),
       real_param("channel_mts", "MT/s", 1200.0, 1.0, 10000.0,
                  "channel transfer rate in mega-transfers per second",
@@ -122,6 +168,45 @@ const std::vector<ParamSpec>& flash_param_specs() {
       real_param("capacity_gib", "GiB", 1024.0, 0.001, 1048576.0,
                  "addressable capacity; reads and writes must fall inside it",
                  "a 1 TiB drive, the middle of the profiles' range"),
+      integer_choice_param("mapping_unit_bytes", "B", 4096, {512, 1024, 2048, 4096, 8192, 16384},
+                           "unit the FTL maps (NAND) or the media writes in place (xpoint); a "
+                           "write covering part of a written unit reads it first "
+                           "(read-modify-write)",
+                           "page-level FTLs map 4 KiB (MQSim, FEMU, NVMeVirt's conventional "
+                           "SSD); enterprise drives are built for 4 KiB I/O"),
+      integer_param("pages_per_block", "pages", 256, 1, 65536,
+                    "pages per erase block (per plane; a die unit's block spans its planes)",
+                    "MQSim default (Page_No_Per_Block = 256)"),
+      real_param("over_provisioning", "", 0.07, 0.01, 4.0,
+                 "spare physical capacity as a fraction of the logical capacity "
+                 "(raw / user - 1)",
+                 "client drives: 2^30 / 10^9 - 1 = 7.4 % between a GiB of raw flash and a GB "
+                 "sold (MQSim default Overprovisioning_Ratio is 0.07)"),
+      enum_param("gc_policy", "greedy", {"greedy", "cost_benefit"},
+                 "garbage collection victim: fewest valid slots (greedy) or largest "
+                 "(1 - u) age / 2u (cost-benefit, LFS cleaner)",
+                 "MQSim and SimpleSSD default to greedy"),
+      integer_param("gc_foreground_free_blocks", "blocks", 2, 2, 1024,
+                    "free blocks per array unit below which garbage collection runs before the "
+                    "unit programs host data (host writes stall)",
+                    "MQSim GC_Hard_Threshold is a fraction of free blocks per plane; 2 blocks "
+                    "is the least that keeps a frontier open while a victim is moved"),
+      integer_param("gc_background_free_blocks", "blocks", 4, 2, 1024,
+                    "free blocks per array unit below which garbage collection runs on a unit "
+                    "with no work queued (background, no stall)",
+                    "estimate: twice the foreground threshold, as MQSim's soft and hard "
+                    "thresholds"),
+      enum_param("precondition", "none", {"none", "sequential", "steady_state"},
+                 "state at the start of a run: fresh, every unit written once in order, or "
+                 "that plus uniform random overwrites until the write amplification settles "
+                 "(the FTL's bookkeeping, no timing)",
+                 "SNIA SSS PTS (purge, workload-independent preconditioning, then steady "
+                 "state); none keeps the fresh-drive behaviour"),
+      integer_param("ftl_max_slots", "slots", 8388608, 1024, 2147483647,
+                    "physical mapping units the FTL models at most; a larger drive is modelled "
+                    "as a sample with the same over-provisioning (README, write path)",
+                    "estimate: 8 Mi slots keep the map near 64 MiB per SSD that writes; the "
+                    "write amplification of uniform random writes does not depend on size"),
   };
   return specs;
 }
@@ -157,6 +242,17 @@ FlashParams flash_params_from(const ParamValues& v) {
   p.write_buffer_gbps = v.real("write_buffer_gbps");
   p.capacity_bytes =
       static_cast<std::uint64_t>(std::llround(v.real("capacity_gib") * 1073741824.0));
+  p.mapping_unit_bytes = static_cast<std::uint32_t>(v.integer("mapping_unit_bytes"));
+  p.pages_per_block = static_cast<std::uint32_t>(v.integer("pages_per_block"));
+  p.over_provisioning = v.real("over_provisioning");
+  p.gc_policy = v.string("gc_policy") == "greedy" ? GcPolicy::greedy : GcPolicy::cost_benefit;
+  p.gc_foreground_free_blocks = static_cast<std::uint32_t>(v.integer("gc_foreground_free_blocks"));
+  p.gc_background_free_blocks = static_cast<std::uint32_t>(v.integer("gc_background_free_blocks"));
+  const std::string& pre = v.string("precondition");
+  p.precondition = pre == "none"         ? Precondition::none
+                   : pre == "sequential" ? Precondition::sequential
+                                         : Precondition::steady_state;
+  p.ftl_max_slots = static_cast<std::uint64_t>(v.integer("ftl_max_slots"));
   p.validate();
   return p;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/flash/ftl.h"
 #include "sim/params/param_spec.h"
 
 namespace gpunvme::flash {
@@ -19,6 +20,12 @@ namespace gpunvme::flash {
 // Intel/Micron 3D XPoint (Optane): written in place, so there is no erase and
 // no block structure, and reads take about a microsecond.
 enum class Media { nand_slc, nand_mlc, nand_tlc, nand_qlc, xpoint };
+
+// The state a run starts from: a fresh (erased) drive, every logical unit
+// written once in order, or that followed by random overwrites until the
+// write amplification settles (steady state).
+enum class Precondition { none, sequential, steady_state };
+const char* to_string(Precondition precondition);
 
 const char* to_string(Media media);
 // Throws std::invalid_argument for a name that is not one of the above.
@@ -56,8 +63,7 @@ struct FlashParams {
   // (synchronous multi-plane read).
   bool independent_plane_reads = false;
 
-  // Array timing, picoseconds. Erase is carried for completeness: there is no
-  // garbage collection model yet, so nothing issues an erase.
+  // Array timing, picoseconds. Garbage collection erases (NAND only).
   std::uint64_t read_ps = 81'000'000;
   std::uint64_t program_ps = 800'000'000;
   std::uint64_t erase_ps = 3'800'000'000;
@@ -74,6 +80,19 @@ struct FlashParams {
 
   std::uint64_t capacity_bytes = 1024ull << 30;
 
+  // Flash translation layer (NAND; 3D XPoint writes in place). The FTL maps
+  // mapping_unit_bytes at a time; a write that covers part of a mapped unit
+  // reads the unit first (read-modify-write), on XPoint too, where the unit
+  // is the media's write granule.
+  std::uint32_t mapping_unit_bytes = 4096;
+  std::uint32_t pages_per_block = 256;
+  double over_provisioning = 0.07;
+  GcPolicy gc_policy = GcPolicy::greedy;
+  std::uint32_t gc_foreground_free_blocks = 2;
+  std::uint32_t gc_background_free_blocks = 4;
+  Precondition precondition = Precondition::none;
+  std::uint64_t ftl_max_slots = 8u << 20;
+
   // Derived figures.
   std::uint32_t dies() const { return channels * dies_per_channel; }
   std::uint32_t planes() const { return dies() * planes_per_die; }
@@ -85,6 +104,12 @@ struct FlashParams {
     return page_bytes * (independent_plane_reads ? 1u : planes_per_die);
   }
   double channel_bytes_per_s() const { return channel_mts * 1e6 * channel_bus_bytes; }
+  bool has_ftl() const { return media != Media::xpoint; }
+  // The FTL's geometry: one frontier per array unit, a "page" being the
+  // bytes one program moves on a unit.
+  FtlGeometry ftl_geometry() const;
+  // Memory the FTL's map takes once a run writes (0 for XPoint).
+  std::uint64_t ftl_memory_bytes() const;
 
   // Throws std::invalid_argument when the geometry cannot be simulated (zero
   // sizes, a buffer smaller than one program chunk, ...).

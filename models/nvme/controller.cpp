@@ -795,6 +795,10 @@ void Controller::execute(CommandPtr command) {
     finish_at(vwc_enabled_ ? flash_.flush(now(), processed) : processed, Status::Success);
     return;
   }
+  if (opcode == NvmOpcode::DatasetManagement && sqe.nsid == 1) {
+    execute_dataset_management(std::move(command), processed);
+    return;
+  }
   Status status = Status::Success;
   if (!rw) {
     status = Status::InvalidCommandOpcode;
@@ -954,6 +958,57 @@ void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
   schedule_at(stored, [this, command, result] {
     complete(*command, result, 0, /*dnr=*/result == Status::WriteFault);
   });
+}
+
+// Dataset Management (NVMe base spec 1.4, 6.7): CDW10 bits 7:0 hold the
+// number of 16 B ranges less one, CDW11 bit 2 (AD) asks to deallocate them.
+// The range list is read from the data pointer; each range (context
+// attributes, length in LBAs, starting LBA) is deallocated in the flash back
+// end, which unmaps the mapping units it covers wholly.
+void Controller::execute_dataset_management(CommandPtr command, Picoseconds processed) {
+  constexpr std::uint32_t kRangeBytes = 16;
+  const std::uint32_t ranges = (command->sqe.cdw10 & 0xFFu) + 1;
+  const bool deallocate = (command->sqe.cdw11 & (1u << 2)) != 0;
+  const std::uint64_t bytes = std::uint64_t{ranges} * kRangeBytes;
+  resolve_data_pointer(
+      command, bytes, /*to_host=*/false, processed,
+      [this, command, bytes, deallocate](Status status, std::vector<Segment> segments) {
+        if (status != Status::Success) {
+          complete(*command, status);
+          return;
+        }
+        check_segments(*command, segments, bytes);
+        struct Gather {
+          std::vector<std::uint8_t> list;
+          std::size_t left;
+        };
+        auto gather = std::make_shared<Gather>();
+        gather->list.resize(bytes);
+        gather->left = segments.size();
+        std::uint64_t at = 0;
+        for (const Segment& s : segments) {
+          mem_read(
+              s.addr, static_cast<std::uint32_t>(s.len),
+              [this, command, gather, at, deallocate](const std::uint8_t* data, std::uint32_t len) {
+                std::memcpy(gather->list.data() + at, data, len);
+                if (--gather->left != 0) return;
+                Status result = Status::Success;
+                for (std::size_t r = 0; r + 16 <= gather->list.size(); r += 16) {
+                  std::uint32_t nlb = 0;
+                  std::uint64_t slba = 0;
+                  std::memcpy(&nlb, gather->list.data() + r + 4, sizeof nlb);
+                  std::memcpy(&slba, gather->list.data() + r + 8, sizeof slba);
+                  if (slba + nlb > capacity_lbas() || slba + nlb < slba) {
+                    result = Status::LbaOutOfRange;
+                    break;
+                  }
+                  if (deallocate) flash_.trim(slba * lba_bytes_, std::uint64_t{nlb} * lba_bytes_);
+                }
+                complete(*command, result);
+              });
+          at += s.len;
+        }
+      });
 }
 
 // ---------------------------------------------------------------------------
@@ -1161,7 +1216,10 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
         {"commands_mean", over_span(command_ps)},
         {"fetch_stalls", slot_stalls_ + (open_stall > 0 ? 1 : 0)},
         {"stalled_ns", ps_to_ns(slot_stall_ps_ + open_stall)}}},
-      {"flash", {{"page_reads", f.page_reads}, {"page_programs", f.page_programs}}},
+      {"flash",
+       {{"page_reads", f.page_reads},
+        {"page_programs", f.page_programs},
+        {"write_path", flash_.write_path_statistics()}}},
       {"io_iops",
        io_span == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(io_span)},
       {"iops",

@@ -260,6 +260,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   void execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void store_write(CommandPtr command, std::uint64_t bytes);
+  void execute_dataset_management(CommandPtr command, Picoseconds processed);
   Picoseconds book_processor(std::uint64_t bytes);
   Picoseconds scaled(Picoseconds work, std::size_t processor) const;
   Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);

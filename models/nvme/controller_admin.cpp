@@ -262,8 +262,9 @@ void Controller::identify(CommandPtr command) {
     put<std::uint16_t>(
         data, 514,
         static_cast<std::uint16_t>(std::min<std::uint32_t>(max_active_, 0xFFFF)));  // MAXCMD
-    put<std::uint32_t>(data, 516, 1);  // NN: one namespace
-    data[525] = vwc_present_ ? 1 : 0;  // VWC
+    put<std::uint32_t>(data, 516, 1);        // NN: one namespace
+    put<std::uint16_t>(data, 520, 1u << 2);  // ONCS bit 2: Dataset Management
+    data[525] = vwc_present_ ? 1 : 0;        // VWC
     // SGLS: bits 1:0 = 01b (byte-aligned data blocks), bit 16 bit buckets.
     put<std::uint32_t>(data, kIdentifyCtrlSglsOffset, sgl_supported_ ? (1u | (1u << 16)) : 0u);
   } else if (cns == IdentifyCns::Namespace) {

@@ -47,6 +47,7 @@ enum class NvmOpcode : std::uint8_t {
   Flush = 0x00,
   Write = 0x01,
   Read = 0x02,
+  DatasetManagement = 0x09,
 };
 
 // Feature identifiers for Set/Get Features (section 5.21.1, "Feature

@@ -332,6 +332,15 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
                                                      node.params.integer("dies_per_channel") *
                                                      node.params.integer("planes_per_die"));
       models += 300 * 1024 + planes * 256;
+      // The FTL's map, allocated once the SSD is written or preconditioned:
+      // microbenchmarks that write, and KV caches (blocks move down to NVMe).
+      const flash::FlashParams flash_params = flash::flash_params_from(node.params);
+      const bool writes =
+          kind == "kv_cache" ||
+          (kind == "microbenchmark" && s.string("rw") != "randread" && s.string("rw") != "read");
+      if (flash_params.precondition != flash::Precondition::none || writes) {
+        models += flash_params.ftl_memory_bytes();
+      }
     }
   }
   add("program and device models", "$.nodes", models);

@@ -114,10 +114,14 @@ TEST(FlashWrite, ReadWaitsForProgramOnItsUnit) {
   const std::uint64_t prog_end = f.flush(admitted);
   EXPECT_NEAR(static_cast<double>(prog_end),
               static_cast<double>(admitted) + xfer_oracle_ps(p, 16384) + p.program_ps, 1.0);
-  // A read of that die issued during the program starts when it ends.
+  // A read of that die issued during the program starts when it ends:
+  // stripe unit 4 (2 channels x 2 dies) is never written and lies on
+  // channel 0, die 0. The data being programmed is read from the buffer.
   const std::uint64_t now = admitted + 50 * kUs;
-  EXPECT_NEAR(static_cast<double>(f.read(now, 0, 4096)),
+  EXPECT_NEAR(static_cast<double>(f.read(now, 4 * 16384, 4096)),
               static_cast<double>(prog_end + p.read_ps) + xfer_oracle_ps(p, 4096), 1.0);
+  EXPECT_EQ(f.read(now, 0, 4096), now);
+  EXPECT_EQ(f.stats().buffer_read_hits, 1u);
   // A read of another die is not held up.
   EXPECT_NEAR(static_cast<double>(f.read(now, 16384, 4096) - now),
               static_cast<double>(p.read_ps) + xfer_oracle_ps(p, 4096), 1.0);
