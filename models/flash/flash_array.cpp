@@ -481,6 +481,7 @@ nlohmann::json FlashArray::write_path_statistics() const {
   j["erases"] = f.erases;
   j["foreground_gc"] = f.foreground_gc;
   j["background_gc"] = f.background_gc;
+  j["gc_cross_unit_victims"] = f.gc_cross_unit_victims;
   j["trimmed_slots"] = f.trimmed_slots;
   j["buffer_read_hits"] = stats_.buffer_read_hits;
   j["gc_page_reads"] = stats_.gc_page_reads;

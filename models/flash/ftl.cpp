@@ -188,8 +188,25 @@ std::uint32_t Ftl::collect(std::uint32_t unit) {
   const std::uint32_t victim = choose_victim(unit);
   if (victim == kUnmapped) throw std::logic_error("ftl: no full block to collect");
   Block& v = block(unit, victim);
+  // Host writes are spread round robin while overwrites invalidate data
+  // wherever it lies, so one unit's valid data can drift above its share
+  // until every full block of it is valid. Collecting in place would then
+  // free nothing; the victim's data moves to the unit with the most free
+  // blocks instead (its time is still booked on the victim's unit).
+  std::uint32_t destination = unit;
   if (v.valid == layout_.slots_per_block) {
-    throw std::logic_error("ftl: every full block of a unit is valid; nothing to collect");
+    std::size_t most_free = 0;
+    for (std::uint32_t other = 0; other < layout_.units; ++other) {
+      if (other != unit && units_[other].free.size() > most_free) {
+        most_free = units_[other].free.size();
+        destination = other;
+      }
+    }
+    // Moving one block's slots opens at most two blocks there.
+    if (destination == unit || most_free < 2) {
+      throw std::logic_error("ftl: every block is valid and no other unit has room");
+    }
+    ++stats_.gc_cross_unit_victims;
   }
   std::uint32_t moved = 0;
   const std::uint32_t base = (unit * layout_.blocks_per_unit + victim) * layout_.slots_per_block;
@@ -197,7 +214,7 @@ std::uint32_t Ftl::collect(std::uint32_t unit) {
     const std::uint32_t logical = reverse_[base + i];
     if (logical == kUnmapped) continue;
     invalidate(base + i);
-    append(unit, logical);
+    append(destination, logical);
     ++moved;
   }
   v.full = false;

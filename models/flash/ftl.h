@@ -87,6 +87,8 @@ struct FtlStats {
   std::uint64_t foreground_gc = 0;  // victims collected while a host write waited
   std::uint64_t background_gc = 0;
   std::uint64_t trimmed_slots = 0;  // mapped slots a trim invalidated
+  // Victims whose every slot was valid, moved to another unit (see collect).
+  std::uint64_t gc_cross_unit_victims = 0;
   // (host + moved) / host: programmed slots per host slot.
   double write_amplification() const {
     return host_slots_written == 0 ? 0.0
@@ -129,8 +131,8 @@ class Ftl {
   // then, if `random_overwrite`, uniform random overwrites (seeded, so runs
   // are reproducible) in rounds of a quarter of the logical space, at least
   // one physical capacity of them, until the write amplification of a round
-  // differs from the previous round's by under 1 % (at most 32 rounds). Counts the work in preconditioning()
-  // and starts stats() from zero.
+  // differs from the previous round's by under 1 % (at most 32 rounds). Counts the work in
+  // preconditioning() and starts stats() from zero.
   void precondition(bool random_overwrite);
   const FtlStats& preconditioning() const { return precondition_stats_; }
   // Write amplification of the last round of random overwrites (0 without).

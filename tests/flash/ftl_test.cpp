@@ -34,6 +34,37 @@ FtlGeometry tiny_geometry(GcPolicy policy) {
 
 std::uint32_t phys(std::uint32_t block, std::uint32_t offset) { return block * 4 + offset; }
 
+// Two units of 5 blocks x 4 slots for 16 logical slots. Twelve writes, all
+// to unit 0 and none overwritten, fill its blocks 0-2 with valid data and
+// open block 3, leaving one free block: under the threshold of 2, and every
+// full block is valid. Collection moves block 0 (L0-L3) to unit 1, which has
+// the most free blocks, and erases it there in unit 0.
+TEST(Ftl, AUnitWhoseBlocksAreAllValidMovesAVictimToAnotherUnit) {
+  FtlGeometry g = tiny_geometry(GcPolicy::greedy);
+  g.units = 2;
+  g.logical_slots = 16;  // 40 physical slots = 2 units x 5 blocks x 4
+  Ftl ftl(g);
+  ASSERT_EQ(ftl.layout().blocks_per_unit, 5u);
+  std::vector<GcJob> jobs;
+  for (std::uint64_t s = 0; s < 11; ++s) ftl.write(s, 0, false, jobs);
+  EXPECT_TRUE(jobs.empty());
+  ftl.write(11, 0, false, jobs);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].unit, 0u);
+  EXPECT_EQ(jobs[0].moved_slots, 4u);
+  EXPECT_TRUE(jobs[0].foreground);
+  // Unit 1's block 0 holds L0-L3: physical (1 x 5 + 0) x 4 + k.
+  for (std::uint32_t k = 0; k < 4; ++k) EXPECT_EQ(ftl.lookup(k), 20u + k) << "L" << k;
+  EXPECT_EQ(ftl.lookup(4), phys(1, 0));
+  EXPECT_EQ(ftl.valid_slots(0, 0), 0u);
+  EXPECT_EQ(ftl.erase_count(0, 0), 1u);
+  EXPECT_EQ(ftl.free_blocks(0), 2u);
+  EXPECT_EQ(ftl.valid_slots(1, 0), 4u);
+  EXPECT_EQ(ftl.free_blocks(1), 3u);  // its block 0 filled, block 1 opened
+  EXPECT_EQ(ftl.stats().gc_cross_unit_victims, 1u);
+  EXPECT_EQ(ftl.stats().gc_slots_moved, 4u);
+}
+
 TEST(Ftl, HandTrace) {
   Ftl ftl(tiny_geometry(GcPolicy::greedy));
   ASSERT_EQ(ftl.layout().blocks_per_unit, 5u);
