@@ -572,8 +572,8 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   Picoseconds tail_out = std::max(finish, t->tail_ps);
   if (start + t->credit_paced_ps > tail_out) {
     // Fewer credits than the window: the receiver's buffer sets the pace (Fabric::window).
-    s.credit_stall_ps[c] += start + t->credit_paced_ps - tail_out;
-    ++s.credit_stalls[c];
+    s.credit_paced_ps[c] += start + t->credit_paced_ps - tail_out;
+    ++s.credit_paced[c];
     tail_out = start + t->credit_paced_ps;
   }
   const std::size_t held_pool = t->held_pool;
@@ -801,8 +801,8 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
   for (const Server& s : servers_) {
     if (s.kind != ServerKind::PcieLink && s.kind != ServerKind::InterSocket) continue;
     std::uint64_t wire = 0, payload = 0, tlp_count = 0;
-    Picoseconds stall = 0;
-    std::uint64_t stalls = 0;
+    Picoseconds stall = 0, paced = 0;
+    std::uint64_t stalls = 0, paced_bursts = 0;
     nlohmann::json by_class = nlohmann::json::object();
     for (int c = 0; c < 3; ++c) {
       wire += s.wire_bytes[c];
@@ -810,11 +810,15 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
       tlp_count += s.tlps[c];
       stall += s.credit_stall_ps[c];
       stalls += s.credit_stalls[c];
+      paced += s.credit_paced_ps[c];
+      paced_bursts += s.credit_paced[c];
       by_class[kClassNames[c]] = {{"tlps", s.tlps[c]},
                                   {"wire_bytes", s.wire_bytes[c]},
                                   {"payload_bytes", s.payload_bytes[c]},
                                   {"credit_stall_ns", ns(s.credit_stall_ps[c])},
-                                  {"credit_stalls", s.credit_stalls[c]}};
+                                  {"credit_stalls", s.credit_stalls[c]},
+                                  {"credit_paced_ns", ns(s.credit_paced_ps[c])},
+                                  {"credit_paced", s.credit_paced[c]}};
     }
     if (tlp_count == 0) continue;
     // Raw: the signalling rate (GT/s x lanes / 8) of a PCIe link, before line encoding,
@@ -842,6 +846,8 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
          {"overhead_bytes", wire - payload},
          {"credit_stall_ns", ns(stall)},
          {"credit_stalls", stalls},
+         {"credit_paced_ns", ns(paced)},
+         {"credit_paced", paced_bursts},
          {"by_class", std::move(by_class)}});
   }
   return links;

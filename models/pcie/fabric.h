@@ -176,6 +176,10 @@ class Fabric : public Component {
     std::uint64_t payload_bytes[3] = {0, 0, 0};
     Picoseconds credit_stall_ps[3] = {0, 0, 0};
     std::uint64_t credit_stalls[3] = {0, 0, 0};
+    // Bursts whose tail the receiver's credits held back (a window larger than the buffer), and
+    // the time added beyond their wire and arrival times.
+    Picoseconds credit_paced_ps[3] = {0, 0, 0};
+    std::uint64_t credit_paced[3] = {0, 0, 0};
     Picoseconds down_until = 0;       // link retraining (hold_link)
     std::uint64_t retrain_waits = 0;  // bursts that waited for it
   };
