@@ -207,7 +207,7 @@ const ComponentSpec& root_complex_spec() {
                          "pcie-copy-bandwidth-h100-2026-11-26.json; the H200's 55.11 / 55.25 "
                          "agree), 4-5 % below what the link carries; both directions at once "
                          "reached 49.9 GB/s each way there; this limit predicts 49.0 (read "
-                         "requests take lines too) with 4 KiB bursts, 44.6 with the copy "
+                         "requests take lines too) with 4 KiB bursts, 48.8 with the copy "
                          "engine's 128 KiB bursts"),
               enum_param("peer_to_peer", "forward", {"forward", "same_root_complex", "block"},
                          "how the root complex treats traffic between two devices: forward it "
