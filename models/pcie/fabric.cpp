@@ -159,6 +159,7 @@ Picoseconds Fabric::hold_link(std::size_t node, Picoseconds until) {
       Server& s = servers_[2 * link + static_cast<std::size_t>(dir)];
       s.down_until = std::max(s.down_until, until);
       s.busy_until = std::max(s.busy_until, until);
+      for (Picoseconds& class_busy : s.class_busy_until) class_busy = std::max(class_busy, until);
     }
     return until > now() ? until - now() : 0;
   }
@@ -311,6 +312,15 @@ Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes
   return std::max(byte_time, limit);
 }
 
+Picoseconds Fabric::burst_time(const Server& server, const WireCost& cost) const {
+  const std::uint64_t wire = server.kind == ServerKind::PcieLink
+                                 ? link_wire_bytes(server.gen, dllp_intervals_, cost, rules_)
+                                 : cost.wire_bytes;
+  std::uint64_t lines = 0;
+  Picoseconds transaction_bound = 0;
+  return serialization(server, wire, cost, lines, transaction_bound);
+}
+
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
                   const Credits& credits, std::size_t requester, std::uint64_t addr,
                   std::uint64_t len, Picoseconds data_ready, Arrived arrived) {
@@ -394,15 +404,91 @@ void Fabric::advance(Transfer* t) {
     book(t, 0);
     return;
   }
-  const std::size_t index = stage.pool + static_cast<std::size_t>(t->cls);
-  Pool& pool = pools_[index];
-  if (pool.waiters.empty() &&
-      pool.credits.earliest(pool.credits.clamp(t->credits), now()) == now()) {
+  if (has_room(t)) {
     book(t, now());
     return;
   }
-  pool.waiters.push_back(t);
+  const std::size_t index = stage.pool + static_cast<std::size_t>(t->cls);
+  pools_[index].waiters.push_back(t);
   admit(index);
+}
+
+// The credits a burst holds in the receiver of its current stage, per TLP flow control in
+// closed form. Each TLP's room comes back one credit loop after the TLP started: its
+// serialization, the flight and traversal into the receiver and the UpdateFC flight back. A
+// burst that sends a TLP every `span / tlps` therefore has the TLPs of one loop (and the one
+// being sent) outstanding. A receiver that forwards the burst (a switch port, a root port)
+// drains it at the next stage's pace; where that is slower than the burst arrives, the backlog
+// grows to the share 1 - span / out_span of the burst by its tail. A receiver with less room
+// than the window paces the burst: credits / loop, or the next stage's drain plus the buffer.
+// The pace is taken when the head reaches the stage, from the servers' bookings then.
+void Fabric::window(Transfer* t) {
+  if (t->window_stage == t->stage) return;
+  t->window_stage = t->stage;
+  t->credit_paced_ps = 0;
+  const Route& r = *t->route;
+  const Stage& stage = r.stages[t->stage];
+  const CreditPool& pool = pools_[stage.pool + static_cast<std::size_t>(t->cls)].credits;
+  if (pool.infinite()) {
+    t->window = {};
+    return;
+  }
+  const std::uint64_t tlps = std::max<std::uint64_t>(1, t->cost.tlps);
+  const Server& s = servers_[stage.server];
+  const Picoseconds burst = burst_time(s, t->cost);
+  const Picoseconds start =
+      std::max({now(), t->head_ps, s.class_busy_until[static_cast<int>(t->cls)]});
+  const Picoseconds span = std::max(burst, t->tail_ps > start ? t->tail_ps - start : 0);
+  Picoseconds loop = burst / tlps + stage.latency_after + stage.credit_return;
+  // A forwarding receiver drains the burst onto the next stage from `drain_wait` after `start`
+  // (that stage's earlier bursts of this class first) for `drain_burst`.
+  Picoseconds drain_wait = 0, drain_burst = 0;
+  if (t->stage + 1 < r.stages.size()) {
+    // It frees a TLP's room once the TLP has left on the next stage.
+    const Server& out = servers_[r.stages[t->stage + 1].server];
+    drain_burst = burst_time(out, t->cost);
+    loop += drain_burst / tlps;
+    const Picoseconds head_there = start + burst / tlps + stage.latency_after;
+    drain_wait = std::max(head_there, out.class_busy_until[static_cast<int>(t->cls)]) - start;
+  }
+  const std::uint64_t in_loop =
+      span == 0 ? tlps : std::min<std::uint64_t>(tlps, loop * tlps / span + 1);
+  double share = static_cast<double>(in_loop) / static_cast<double>(tlps);
+  if (drain_burst > 0 && drain_wait + drain_burst > span) {
+    // The backlog peaks when the tail has arrived: all of the burst less what has drained by
+    // then.
+    const double drained = span > drain_wait
+                               ? std::min(1.0, static_cast<double>(span - drain_wait) /
+                                                   static_cast<double>(drain_burst))
+                               : 0.0;
+    share = std::max(share, 1.0 - drained);
+  }
+  // At least one full TLP's room (the largest TLP, MPS of data).
+  const auto part = [share](std::uint64_t total, std::uint64_t least) {
+    const auto of_share =
+        static_cast<std::uint64_t>(std::ceil(share * static_cast<double>(total) - 1e-9));
+    return std::min(total, std::max(of_share, least));
+  };
+  const Credits want{part(t->credits.header, 1), part(t->credits.data, rules_.mps / 16)};
+  t->window = pool.clamp(want);
+  // A window larger than the buffer: its room goes round once per loop, so the burst runs at
+  // room / loop. (Where the backlog behind a slow drain is what overflows, the burst then holds
+  // the whole buffer until its tail has drained, and the bursts behind it wait for that.)
+  const auto paced = [&](std::uint64_t total, std::uint64_t wanted, std::uint64_t room) {
+    if (room == 0 || wanted <= room) return Picoseconds{0};
+    return static_cast<Picoseconds>(static_cast<double>(loop) * static_cast<double>(total) /
+                                    static_cast<double>(room));
+  };
+  t->credit_paced_ps = std::max(paced(t->credits.header, want.header, t->window.header),
+                                paced(t->credits.data, want.data, t->window.data));
+}
+
+bool Fabric::has_room(Transfer* t) {
+  const Stage& stage = t->route->stages[t->stage];
+  if (stage.pool == kNone) return true;
+  window(t);
+  Pool& pool = pools_[stage.pool + static_cast<std::size_t>(t->cls)];
+  return pool.waiters.empty() && pool.credits.earliest(t->window, now()) == now();
 }
 
 void Fabric::wake_arbiter(std::size_t index, Picoseconds when) {
@@ -426,11 +512,18 @@ void Fabric::arbitrate(std::size_t index) {
       wake_arbiter(index, free);
       return;
     }
-    auto next = a.queues.upper_bound(a.last);
-    for (int pass = 0; pass < 2; ++pass) {
-      while (next != a.queues.end() && next->second.empty()) ++next;
-      if (next != a.queues.end()) break;
-      next = a.queues.begin();
+    // Ports in turn after the one served last; the first whose oldest burst has room in the
+    // receiver, else the first with a burst at all.
+    auto next = a.queues.end();
+    auto start = a.queues.upper_bound(a.last);
+    for (std::size_t looked = 0; looked < a.queues.size(); ++looked, ++start) {
+      if (start == a.queues.end()) start = a.queues.begin();
+      if (start->second.empty()) continue;
+      if (next == a.queues.end()) next = start;
+      if (has_room(start->second.front())) {
+        next = start;
+        break;
+      }
     }
     Transfer* t = next->second.front();
     next->second.pop_front();
@@ -448,7 +541,7 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   const Stage& stage = r.stages[t->stage];
   Server& s = servers_[stage.server];
   const int c = static_cast<int>(t->cls);
-  const Picoseconds ready = std::max(t->head_ps, s.busy_until);
+  const Picoseconds ready = std::max(t->head_ps, s.class_busy_until[c]);
   const Picoseconds start = std::max(ready, credits_free);
   if (s.down_until > t->head_ps) ++s.retrain_waits;
   if (credits_free > ready) {
@@ -465,19 +558,32 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   s.lines += lines;
   s.transaction_bound_ps += transaction_bound;
   const Picoseconds first_tlp = t->cost.tlps == 0 ? burst : burst / t->cost.tlps;
-  s.busy_until = start + burst;
+  // Work of other classes booked beyond `start`: the server alternates their TLPs with this
+  // burst's, which then ends later by as much of it as its own length (one of theirs per one of
+  // its own); the server's total work is conserved.
+  const Picoseconds others_ahead = s.busy_until > start ? s.busy_until - start : 0;
+  const Picoseconds finish = start + burst + std::min(burst, others_ahead);
+  s.busy_until = std::max(s.busy_until, start) + burst;
+  s.class_busy_until[c] = std::max(finish, start + t->credit_paced_ps);
   s.busy_ps += burst;
   s.tlps[c] += t->cost.tlps;
   s.wire_bytes[c] += wire;
   s.payload_bytes[c] += t->cost.payload_bytes;
-  const Picoseconds tail_out = std::max(start + burst, t->tail_ps);
+  Picoseconds tail_out = std::max(finish, t->tail_ps);
+  if (start + t->credit_paced_ps > tail_out) {
+    // Fewer credits than the window: the receiver's buffer sets the pace (Fabric::window).
+    s.credit_paced_ps[c] += start + t->credit_paced_ps - tail_out;
+    ++s.credit_paced[c];
+    tail_out = start + t->credit_paced_ps;
+  }
   const std::size_t held_pool = t->held_pool;
   const Credits held = t->held;
   const Picoseconds held_return = t->held_return;
   t->held_pool = kNone;
   if (stage.pool != kNone) {
     Pool& pool = pools_[stage.pool + static_cast<std::size_t>(c)];
-    t->held = pool.credits.clamp(t->credits);
+    window(t);
+    t->held = t->window;
     pool.credits.take(t->held);
     t->held_pool = stage.pool + static_cast<std::size_t>(c);
     t->held_return = stage.credit_return;
@@ -503,7 +609,7 @@ void Fabric::admit(std::size_t index) {
   if (pool.admitting) return;
   pool.admitting = true;
   while (!pool.waiters.empty()) {
-    const Credits need = pool.credits.clamp(pool.waiters.front()->credits);
+    const Credits need = pool.waiters.front()->window;
     const std::optional<Picoseconds> free = pool.credits.earliest(need, now());
     if (!free) break;  // waits until a burst in the receiver books its next hop
     if (*free > now()) {
@@ -695,8 +801,8 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
   for (const Server& s : servers_) {
     if (s.kind != ServerKind::PcieLink && s.kind != ServerKind::InterSocket) continue;
     std::uint64_t wire = 0, payload = 0, tlp_count = 0;
-    Picoseconds stall = 0;
-    std::uint64_t stalls = 0;
+    Picoseconds stall = 0, paced = 0;
+    std::uint64_t stalls = 0, paced_bursts = 0;
     nlohmann::json by_class = nlohmann::json::object();
     for (int c = 0; c < 3; ++c) {
       wire += s.wire_bytes[c];
@@ -704,11 +810,15 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
       tlp_count += s.tlps[c];
       stall += s.credit_stall_ps[c];
       stalls += s.credit_stalls[c];
+      paced += s.credit_paced_ps[c];
+      paced_bursts += s.credit_paced[c];
       by_class[kClassNames[c]] = {{"tlps", s.tlps[c]},
                                   {"wire_bytes", s.wire_bytes[c]},
                                   {"payload_bytes", s.payload_bytes[c]},
                                   {"credit_stall_ns", ns(s.credit_stall_ps[c])},
-                                  {"credit_stalls", s.credit_stalls[c]}};
+                                  {"credit_stalls", s.credit_stalls[c]},
+                                  {"credit_paced_ns", ns(s.credit_paced_ps[c])},
+                                  {"credit_paced", s.credit_paced[c]}};
     }
     if (tlp_count == 0) continue;
     // Raw: the signalling rate (GT/s x lanes / 8) of a PCIe link, before line encoding,
@@ -736,6 +846,8 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
          {"overhead_bytes", wire - payload},
          {"credit_stall_ns", ns(stall)},
          {"credit_stalls", stalls},
+         {"credit_paced_ns", ns(paced)},
+         {"credit_paced", paced_bursts},
          {"by_class", std::move(by_class)}});
   }
   return links;

@@ -6,9 +6,16 @@
 //  * cut-through: a stage starts when the burst's head arrives and the server is free; the head
 //    moves on after the first TLP, the tail after the whole burst (and never before it arrived);
 //  * credits: a stage on a PCIe link also needs room in the receiver's buffer for the burst's
-//    TLP class (flow_control.h); the room comes back when the burst's tail has left the
-//    receiver plus the UpdateFC flight. A burst without room waits (one wake-up event when its
-//    room is due back). Bursts of one class on one link direction keep their order; another
+//    TLP class (flow_control.h). Credits flow per TLP: each TLP's room comes back one credit
+//    loop after it was sent (its serialization, the flight and traversal into the receiver, the
+//    UpdateFC flight back), so a burst streaming at its pace holds only the TLPs of one loop,
+//    not the whole burst; where the receiver is a switch whose egress drains slower than the
+//    burst arrives, it also holds the backlog that builds up there. A burst books that window
+//    and holds it until its tail has left the receiver plus the UpdateFC flight. A receiver
+//    with fewer credits than the window throttles the burst to credits per loop (its tail is
+//    stretched; the link stays free for other traffic meanwhile). A burst without room waits
+//    (one wake-up event when its room is due back). Bursts of one class on one link direction
+//    keep their order; another
 //    class may pass a burst that waits for credits (PCIe lets posted traffic pass, which keeps
 //    it deadlock-free; a completion passing a waiting posted burst is a simplification, only
 //    possible while posted credits are exhausted). Time spent waiting is reported per link
@@ -17,6 +24,10 @@
 //    cache-line transactions, one per `line_bytes` of data and at least one per TLP, and serves
 //    `lines_per_ns` of them each way; a switch egress port forwards at most `tlps_per_ns` TLPs.
 //    A stage is busy for the longer of its byte time and its transaction time;
+//  * classes interleave: a burst waits only for earlier bursts of its own TLP class on a stage;
+//    where another class's work is booked ahead of it, their TLPs alternate (the burst ends
+//    later by up to its own length) and the stage's total work is conserved, as a transmitter
+//    or root complex arbitrating per TLP between its posted, non-posted and completion queues;
 //  * tags: a requester has at most `read_tags` read requests outstanding; a read waits for tags.
 //    A read longer than a quarter of the tags' requests is issued in parts that free their
 //    tags as each ends, as hardware frees a tag per request;
@@ -28,8 +39,9 @@
 //    first served egress queue, at no extra event. round_robin books a burst at once only when
 //    the egress is idle and nothing waits; otherwise it waits in its ingress port's queue and
 //    the egress, when free, takes the next non-empty ingress port in turn: one wake-up event
-//    per contended burst, none without contention. Credits are checked after arbitration, so a
-//    burst picked while its receiver is full waits for credits as under fcfs;
+//    per contended burst, none without contention. The egress skips an ingress port whose
+//    oldest burst has no room in the receiver while another port's has; where none has, the
+//    next port in turn is picked and waits for credits as under fcfs;
 //  * targets: host memory serves at its bandwidth after `dma_latency_ns`, a GPU's BAR after
 //    `bar_access_ns`, an SSD's registers at once.
 // Paths come from the Router (routing.h): ACS, IOMMU and peer-to-peer policies applied to the
@@ -154,13 +166,20 @@ class Fabric : public Component {
     double tlps_per_ns = 0;
     std::uint64_t lines = 0;               // cache-line transactions served (root complex)
     Picoseconds transaction_bound_ps = 0;  // busy time beyond the byte time, from the limits
-    Picoseconds busy_until = 0;
+    Picoseconds busy_until = 0;            // all classes' work
+    // Per TLP class: when its last booked burst has left. A burst waits for its own class's
+    // bursts only; another class's work interleaves with it TLP by TLP (Fabric::book).
+    Picoseconds class_busy_until[3] = {0, 0, 0};
     Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
     std::uint64_t wire_bytes[3] = {0, 0, 0};
     std::uint64_t payload_bytes[3] = {0, 0, 0};
     Picoseconds credit_stall_ps[3] = {0, 0, 0};
     std::uint64_t credit_stalls[3] = {0, 0, 0};
+    // Bursts whose tail the receiver's credits held back (a window larger than the buffer), and
+    // the time added beyond their wire and arrival times.
+    Picoseconds credit_paced_ps[3] = {0, 0, 0};
+    std::uint64_t credit_paced[3] = {0, 0, 0};
     Picoseconds down_until = 0;       // link retraining (hold_link)
     std::uint64_t retrain_waits = 0;  // bursts that waited for it
   };
@@ -218,7 +237,13 @@ class Fabric : public Component {
     std::size_t stage = 0;
     TlpClass cls = TlpClass::PostedWrite;
     WireCost cost;
-    Credits credits;            // what the whole burst needs in its class
+    Credits credits;  // what the whole burst needs in its class
+    // The credit window of the current stage (Fabric::window): what the burst holds in the
+    // receiver, and the shortest time its tail may take when the receiver's buffer is smaller
+    // than the window and credits set the pace (0 when they do not).
+    std::size_t window_stage = kNone;
+    Credits window;
+    Picoseconds credit_paced_ps = 0;
     std::size_t requester = 0;  // whose IOMMU context translates it
     std::uint64_t addr = 0;     // what a request asks for: translated, and served by memory
     std::uint64_t len = 0;
@@ -264,6 +289,11 @@ class Fabric : public Component {
   void advance(Transfer* t);
   void arbitrate(std::size_t arbiter);
   void wake_arbiter(std::size_t arbiter, Picoseconds when);
+  // Computes t->window and t->credit_paced_ps for the stage the burst's head is at (once).
+  void window(Transfer* t);
+  // Whether the receiver of the burst's current stage has its window free now, no burst of its
+  // class waiting before it.
+  bool has_room(Transfer* t);
   void book(Transfer* t, Picoseconds credits_free);
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
@@ -279,6 +309,8 @@ class Fabric : public Component {
   // `lines` receives the burst's cache-line transactions at a root complex's memory fabric.
   Picoseconds serialization(const Server& server, std::uint64_t wire_bytes, const WireCost& cost,
                             std::uint64_t& lines, Picoseconds& transaction_bound) const;
+  // serialization() of a burst on `server`, its wire bytes as book() counts them.
+  Picoseconds burst_time(const Server& server, const WireCost& cost) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;

@@ -4,14 +4,15 @@
 // PCIe (r5.0 §2.6) lets a transmitter start a TLP only when the receiver has advertised room for
 // its header (one header credit) and its data (one data credit per 16 B). The receiver returns
 // credits with UpdateFC DLLPs once it has forwarded or consumed the TLP. The fabric moves a burst
-// of TLPs as one event per hop, so the pool works per burst: a burst takes all its credits when
-// it starts on the link and gives them back, all at once, when its last byte has left the
-// receiver plus the UpdateFC flight. That release is known only once the burst has been booked
-// on its next hop; until then its credits are "pending" and a burst that needs them waits.
-// Holding a burst's credits until its tail leaves is conservative by at most one burst's
-// serialization on the next hop (the fabric's bursts are at most a few KB).
+// of TLPs as one event per hop and works out per-TLP flow control in closed form
+// (Fabric::window): a burst takes the credits of the TLPs it has outstanding at once (one credit
+// loop's worth at its pace, plus any backlog behind a slower drain) when it starts on the link
+// and gives them back, all at once, when its last byte has left the receiver plus the UpdateFC
+// flight. That release is known only once the burst has been booked on its next hop; until then
+// its credits are "pending" and a burst that needs them waits.
 //
-// A burst larger than the whole buffer is charged the whole buffer: it streams through it.
+// A request larger than the whole buffer is charged the whole buffer (clamp): it streams
+// through it, and the fabric paces it at the buffer per credit loop.
 #pragma once
 
 #include <cstddef>
@@ -54,8 +55,8 @@ class CreditPool {
   void forget_past(Picoseconds now);
 
   Credits capacity_;
-  Credits pending_;                               // held, release time not yet known
-  Credits scheduled_;                             // held, release time known (sum of releases_)
+  Credits pending_;    // held, release time not yet known
+  Credits scheduled_;  // held, release time known (sum of releases_)
   // Known future releases in time order (ties in insertion order, as a multimap keeps them),
   // from index `first_release_` on. A sorted vector rather than a multimap: releases are nearly
   // always added at the back and dropped from the front, and a tree node per release was the

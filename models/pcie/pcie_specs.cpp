@@ -35,40 +35,36 @@ std::vector<ParamSpec> join(std::vector<ParamSpec> a, const std::vector<ParamSpe
   return a;
 }
 
-// Buffers that keep a Gen5 x16 port at line rate: bandwidth x credit loop. A 4 KB burst from a
-// Gen5 x16 port to a Gen5 x4 port of a 115 ns switch holds its room from its start on the way in
-// until its tail has left plus the UpdateFC flight: serialization in (~70 ns), link (30 ns),
-// switch, serialization out on x4 (~280 ns), UpdateFC back (30 ns): ~530 ns, i.e. ~33 KB at
-// 63 GB/s. Twice that as headroom. Intel's IIO advertised 64 PH / 320 PD per Gen2 x16 root port
-// (Xeon C5500/C3500 datasheet vol. 1, Table 76); Intel's Gen4 x16 P-tile endpoint holds 127 PH /
-// 750 PD / 115 NPH (Intel P-tile Avalon-ST user guide, RX buffer). Switch vendors claim line
-// rate on every port, which needs at least the bandwidth-delay product.
+// Buffers that keep a Gen5 x16 port at line rate: bandwidth x credit loop. A TLP's room in a
+// switch port comes back after its serialization in (~4.4 ns at x16), the link (30 ns), the
+// switch (115 ns), its serialization out on an x4 port (~18 ns) and the UpdateFC flight back
+// (30 ns): ~200 ns, i.e. ~13 KB at 63 GB/s. Several times that as headroom for a congested
+// egress. Intel's IIO advertised 64 PH / 320 PD per Gen2 x16 root port (Xeon C5500/C3500
+// datasheet vol. 1, Table 76); Intel's Gen5 x16 R-Tile port 784 PH / 1456 PD (R-Tile Avalon-ST
+// user guide, RX flow control interface). Switch vendors claim line rate on every port, which
+// needs at least the bandwidth-delay product.
 const char* kLineRateBufferSource =
-    "estimate: bandwidth x credit loop of a Gen5 x16 port fanning out to x4 ports (~63 GB/s x "
-    "~530 ns = ~33 KB), twice that as headroom, as vendors' line-rate claims need; cf. Intel IIO "
-    "64 PH / 320 PD per Gen2 x16 port (Xeon C5500 datasheet Table 76) at an 8x lower rate";
+    "estimate: bandwidth x per-TLP credit loop of a Gen5 x16 port fanning out to x4 ports "
+    "(~63 GB/s x ~200 ns = ~13 KB), about five times that as headroom for a congested egress, as "
+    "vendors' line-rate claims need; cf. Intel IIO 64 PH / 320 PD per Gen2 x16 port (Xeon C5500 "
+    "datasheet Table 76) at an 8x lower rate, Intel R-Tile Gen5 x16 784 PH / 1456 PD (R-Tile "
+    "Avalon-ST IP for PCIe user guide, 683501, RX flow control interface)";
 
 }  // namespace
 
 std::vector<ParamSpec> endpoint_credit_params(const std::string& owner) {
-  // The fabric reserves a burst's room from when the burst starts on the link until its tail
-  // has been absorbed plus the UpdateFC flight, for the whole burst at once. An endpoint that
-  // sinks into its memory at line rate (a GPU's HBM, an SSD's buffer) must then hold two of the
-  // largest bursts the model sends, the 128 KiB DMA chunks (copy_engine_chunk_bytes,
-  // dma_chunk_bytes), to take them back to back, as a real receiver with a
-  // bandwidth-delay-sized buffer freeing credits per TLP does.
+  // Credits flow per TLP, so an endpoint that sinks into its memory at line rate (a GPU's HBM,
+  // an SSD's buffer) needs only the bandwidth-delay product of its link: ~63 GB/s x ~70 ns
+  // (TLP, 30 ns flight, 30 ns UpdateFC back) = ~4.4 KB at Gen5 x16. No GPU or SSD vendor
+  // publishes its buffers; the defaults are a published Gen5 x16 endpoint's.
   return credit_params(
-      owner, 1024, 16384, 256, 64, 0, 0,
-      "estimate: two 128 KiB DMA chunks (2 x 512 TLPs at MPS 256, 2 x 8192 data credits), what "
-      "a receiver that never back-pressures needs in a model that holds a burst's credits for "
-      "the whole burst; with less, back-to-back 64 KiB GDS writes into GPU memory stall on "
-      "credits a real line-rate endpoint would not. No GPU or SSD vendor publishes its buffers; "
-      "a measured endpoint for comparison: Intel P-tile Gen4 x16 RX buffer 127 PH / 750 PD / 115 "
-      "NPH (Intel P-tile Avalon-ST user guide). Non-posted: the switch figure "
-      "(" +
-          std::string(kLineRateBufferSource) + ")",
+      owner, 784, 1456, 784, 392, 0, 0,
+      "Intel R-Tile Avalon-ST IP for PCIe user guide (683501), RX flow control interface: a Gen5 "
+      "x16 endpoint port advertises 784 PH / 1456 PD (23 KB) / 784 NPH / 392 NPD; 5x the "
+      "~4.4 KB bandwidth-delay product of a Gen5 x16 link's per-TLP credit loop. No GPU or SSD "
+      "vendor publishes its buffers",
       "PCIe Base Spec r5.0 §2.6.1: endpoints advertise infinite completion credits; a "
-      "requester bounds its completions by its outstanding tags");
+      "requester bounds its completions by its outstanding tags (R-Tile: 0 = infinite)");
 }
 
 const ComponentSpec& link_spec() {
@@ -211,7 +207,7 @@ const ComponentSpec& root_complex_spec() {
                          "pcie-copy-bandwidth-h100-2026-11-26.json; the H200's 55.11 / 55.25 "
                          "agree), 4-5 % below what the link carries; both directions at once "
                          "reached 49.9 GB/s each way there; this limit predicts 49.0 (read "
-                         "requests take lines too) with 4 KiB bursts, 44.6 with the copy "
+                         "requests take lines too) with 4 KiB bursts, 48.8 with the copy "
                          "engine's 128 KiB bursts"),
               enum_param("peer_to_peer", "forward", {"forward", "same_root_complex", "block"},
                          "how the root complex treats traffic between two devices: forward it "
