@@ -9,7 +9,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 flavour="${1:-release}"
 case "$flavour" in
   release) dir="$root/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
-  sanitize) dir="$root/build-sanitize"; args=(-DCMAKE_BUILD_TYPE=Debug -DGPUNVME_SANITIZE=ON) ;;
+  # The sanitizer flavour builds what its CTest run needs: not the Python
+  # module (pytest runs against the release build) nor the benchmarks.
+  sanitize) dir="$root/build-sanitize"
+            args=(-DCMAKE_BUILD_TYPE=Debug -DGPUNVME_SANITIZE=ON -DGPUNVME_PYTHON=OFF
+                  -DGPUNVME_BENCHMARKS=OFF) ;;
   # Optimised with debug info: TSan's reports need line numbers, and the
   # real-concurrency tests run many threads through it.
   tsan) dir="$root/build-tsan"; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUNVME_TSAN=ON) ;;
