@@ -20,14 +20,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t err_ = (call);                                                        \
-    if (err_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,              \
-                   cudaGetErrorString(err_));                                         \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
   } while (0)
 
 namespace {
@@ -71,15 +70,15 @@ Stat stat(const std::vector<double>& v) {
 bool first_row = true;
 void row(const char* group, const char* dir, const char* host_mem, size_t bytes, int batch,
          int reps, const Stat& ev_us, const Stat& wall_us, double single_us) {
-  std::printf("%s    {\"test\": \"%s\", \"direction\": \"%s\", \"host_memory\": \"%s\", "
-              "\"bytes\": %zu, \"batch\": %d, \"reps\": %d, "
-              "\"event_us_per_copy_median\": %.4f, \"event_us_per_copy_min\": %.4f, "
-              "\"event_us_per_copy_max\": %.4f, \"bandwidth_GBps_median\": %.4f, "
-              "\"wall_us_per_copy_median\": %.4f, \"wall_bandwidth_GBps_median\": %.4f, "
-              "\"single_copy_wall_us_median\": %.4f}",
-              first_row ? "" : ",\n", group, dir, host_mem, bytes, batch, reps, ev_us.med,
-              ev_us.min, ev_us.max, bytes / (ev_us.med * 1e3), wall_us.med,
-              bytes / (wall_us.med * 1e3), single_us);
+  std::printf(
+      "%s    {\"test\": \"%s\", \"direction\": \"%s\", \"host_memory\": \"%s\", "
+      "\"bytes\": %zu, \"batch\": %d, \"reps\": %d, "
+      "\"event_us_per_copy_median\": %.4f, \"event_us_per_copy_min\": %.4f, "
+      "\"event_us_per_copy_max\": %.4f, \"bandwidth_GBps_median\": %.4f, "
+      "\"wall_us_per_copy_median\": %.4f, \"wall_bandwidth_GBps_median\": %.4f, "
+      "\"single_copy_wall_us_median\": %.4f}",
+      first_row ? "" : ",\n", group, dir, host_mem, bytes, batch, reps, ev_us.med, ev_us.min,
+      ev_us.max, bytes / (ev_us.med * 1e3), wall_us.med, bytes / (wall_us.med * 1e3), single_us);
   first_row = false;
 }
 
@@ -111,18 +110,19 @@ int main() {
                   u[14], u[15]);
   }
   std::printf("{\n  \"program\": \"scripts/hw/pcie_copy_bandwidth.cu\",\n");
-  std::printf("  \"device\": {\"name\": \"%s\", \"uuid\": \"%s\", \"pci_bus_id\": \"%s\", "
-              "\"sms\": %d, \"cuda_driver_api\": %d, \"cuda_runtime\": %d, \"hostname\": \"%s\", "
-              "\"async_engines\": %d},\n",
-              prop.name, uuid, bus, prop.multiProcessorCount, driver, runtime, host,
-              prop.asyncEngineCount);
-  std::printf("  \"method\": \"per size: one warm-up then %d repetitions; a repetition is a batch "
-              "of back-to-back copies (or kernel launches) on one stream so that it moves >= 64 "
-              "MiB (at least one); event_us_per_copy = CUDA-event time of the batch / batch; "
-              "wall = host steady clock around the batch and cudaStreamSynchronize; "
-              "single_copy_wall_us = one copy (or one kernel) issued and synchronised, median; "
-              "bandwidth = bytes / time (10^9 B/s)\",\n",
-              reps);
+  std::printf(
+      "  \"device\": {\"name\": \"%s\", \"uuid\": \"%s\", \"pci_bus_id\": \"%s\", "
+      "\"sms\": %d, \"cuda_driver_api\": %d, \"cuda_runtime\": %d, \"hostname\": \"%s\", "
+      "\"async_engines\": %d},\n",
+      prop.name, uuid, bus, prop.multiProcessorCount, driver, runtime, host, prop.asyncEngineCount);
+  std::printf(
+      "  \"method\": \"per size: one warm-up then %d repetitions; a repetition is a batch "
+      "of back-to-back copies (or kernel launches) on one stream so that it moves >= 64 "
+      "MiB (at least one); event_us_per_copy = CUDA-event time of the batch / batch; "
+      "wall = host steady clock around the batch and cudaStreamSynchronize; "
+      "single_copy_wall_us = one copy (or one kernel) issued and synchronised, median; "
+      "bandwidth = bytes / time (10^9 B/s)\",\n",
+      reps);
   std::printf("  \"rows\": [\n");
 
   void* dbuf;
@@ -175,8 +175,10 @@ int main() {
     void* buf;
   };
   const Mode modes[] = {
-      {"copy", "H2D", "pinned", 0, pinned},     {"copy", "D2H", "pinned", 1, pinned},
-      {"copy", "H2D", "pageable", 0, pageable}, {"copy", "D2H", "pageable", 1, pageable},
+      {"copy", "H2D", "pinned", 0, pinned},
+      {"copy", "D2H", "pinned", 1, pinned},
+      {"copy", "H2D", "pageable", 0, pageable},
+      {"copy", "D2H", "pageable", 1, pageable},
       {"zero_copy_kernel", "load_host_to_gpu", "pinned_mapped", 2, pinned_dev},
       {"zero_copy_kernel", "store_gpu_to_host", "pinned_mapped", 3, pinned_dev},
   };
@@ -226,11 +228,12 @@ int main() {
       if (r > 0) wall.push_back((now_us() - t0) / 4);
     }
     const Stat w = stat(wall);
-    std::printf(",\n    {\"test\": \"bidirectional_copy\", \"direction\": \"H2D+D2H\", "
-                "\"host_memory\": \"pinned\", \"bytes\": %zu, \"batch\": 4, \"reps\": %d, "
-                "\"wall_us_per_pair_median\": %.4f, \"wall_us_per_pair_min\": %.4f, "
-                "\"each_way_GBps_median\": %.4f}",
-                bytes, reps, w.med, w.min, bytes / (w.med * 1e3));
+    std::printf(
+        ",\n    {\"test\": \"bidirectional_copy\", \"direction\": \"H2D+D2H\", "
+        "\"host_memory\": \"pinned\", \"bytes\": %zu, \"batch\": 4, \"reps\": %d, "
+        "\"wall_us_per_pair_median\": %.4f, \"wall_us_per_pair_min\": %.4f, "
+        "\"each_way_GBps_median\": %.4f}",
+        bytes, reps, w.med, w.min, bytes / (w.med * 1e3));
     CHECK(cudaFree(dbuf2));
   }
   std::printf("\n  ]\n}\n");
