@@ -15,14 +15,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                           \
-    }                                                                                    \
-  } while (0)
+#include "host_cost_timing.h"
+
 #define FK(x)                                                                                   \
   do {                                                                                          \
     CUfileError_t e_ = (x);                                                                     \
@@ -33,28 +27,8 @@
     }                                                                                           \
   } while (0)
 
-static double now_ns() {
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-struct Stats {
-  double p50, p10, p90, p99, mean;
-};
-static Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  double s = 0;
-  for (double x : v) s += x;
-  auto q = [&](double p) { return v[std::min(v.size() - 1, (size_t)(p * v.size()))]; };
-  return {q(0.5), q(0.1), q(0.9), q(0.99), s / v.size()};
-}
 static void print(const char* name, const char* param, double value, const std::vector<double>& v) {
-  Stats s = stats(v);
-  printf(
-      "{\"measurement\":\"%s\",\"%s\":%g,\"samples\":%zu,\"median_ns\":%.1f,\"p10_ns\":%.1f,"
-      "\"p90_ns\":%.1f,\"p99_ns\":%.1f,\"mean_ns\":%.1f}\n",
-      name, param, value, v.size(), s.p50, s.p10, s.p90, s.p99, s.mean);
-  fflush(stdout);
+  print(name, param, value, stats(v), v.size());
 }
 
 int main(int argc, char** argv) {
@@ -65,18 +39,8 @@ int main(int argc, char** argv) {
   std::string path = std::string(dir) + "/gpunvme_cufile.bin";
   const size_t file_bytes = 256ul << 20;
   {
-    int fd = open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-    if (fd < 0) {
-      perror("open");
-      return 1;
-    }
-    std::vector<char> buf(1 << 20, 5);
-    for (size_t off = 0; off < file_bytes; off += buf.size())
-      if (write(fd, buf.data(), buf.size()) < 0) {
-        perror("write");
-        return 1;
-      }
-    fsync(fd);
+    int fd = write_test_file(path, file_bytes, 5);
+    if (fd < 0) return 1;
     close(fd);
   }
   double t0 = now_ns();
