@@ -97,12 +97,7 @@ int main(int argc, char** argv) {
   void* unreg;
   CK(cudaMalloc(&unreg, maxb));
   unsigned long long x = 88172645463325252ull;
-  auto rnd = [&] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  auto rnd = [&] { return xorshift64(x); };
   for (int registered = 1; registered >= 0; --registered) {
     for (size_t bytes : {4096ul, 16384ul, 65536ul, 262144ul, 1048576ul}) {
       std::vector<double> v;

@@ -49,6 +49,14 @@ static void print(const char* name, const char* param, double value, Stats s, si
   fflush(stdout);
 }
 
+// Marsaglia's xorshift64: the random offsets the programs read at.
+static unsigned long long xorshift64(unsigned long long& x) {
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return x;
+}
+
 // Creates `path` holding `bytes` bytes of `fill`, written through and synced,
 // and returns its descriptor open for reading and writing (-1 on failure,
 // with the reason printed).

@@ -195,12 +195,7 @@ int main(int argc, char** argv) {
     void* aligned;
     if (posix_memalign(&aligned, 4096, 1 << 20)) return 1;
     unsigned long long x = 88172645463325252ull;
-    auto rnd = [&] {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      return x;
-    };
+    auto rnd = [&] { return xorshift64(x); };
     for (int direct = 0; direct < 2; ++direct) {
       int rfd = direct ? open(path.c_str(), O_RDONLY | O_DIRECT) : fd;
       if (rfd < 0) {
