@@ -1,8 +1,13 @@
 // Checking a topology costs time linear in its size: thousands of SSDs
 // behind switches are checked in about the time it takes to read them.
+//
+// The measure is the ratio of two sizes' CPU time on this thread, the least of
+// three tries each: a complexity check, not a speed figure, and one that other
+// processes on a loaded machine cannot inflate the way they inflate wall time.
 #include <gtest/gtest.h>
+#include <time.h>
 
-#include <chrono>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -40,11 +45,22 @@ RawConfig wide_config(int ssds) {
   return raw;
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double seconds_to_check(int ssds) {
   const RawConfig raw = wide_config(ssds);
-  const auto start = std::chrono::steady_clock::now();
-  resolve_config(raw);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double least = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const double start = thread_cpu_seconds();
+    resolve_config(raw);
+    const double spent = thread_cpu_seconds() - start;
+    least = attempt == 0 ? spent : std::min(least, spent);
+  }
+  return least;
 }
 
 TEST(CheckScaling, FourTimesTheSsdsTakeAboutFourTimesAsLong) {
