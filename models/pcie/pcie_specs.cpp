@@ -194,7 +194,7 @@ const ComponentSpec& root_complex_spec() {
                          "bandwidth of peer-to-peer traffic the root complex turns between its "
                          "root ports (one direction of a port pair, shared by all pairs)",
                          "estimate: half a Gen5 x16 link; seed 000: P2P between root ports is "
-                         "limited by the root complex's internal fabric"),
+                         "limited by the root complex's internal fabric [seed-000]"),
               integer_choice_param(
                   "line_bytes", "B", 64, {64, 128},
                   "size of the coherent transactions the root complex turns DMA into: a TLP "
