@@ -140,6 +140,15 @@ std::vector<std::string> source_problems(const std::string& source,
       problems.push_back("names " + file + ", which is not a file of the repository");
     }
   }
+  // A seed document named in words must be cited by its key as well.
+  static const std::regex seed(R"(seed (00[0-9]))");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), seed);
+       it != std::sregex_iterator(); ++it) {
+    const std::string key = "seed-" + std::string((*it)[1]);
+    if (source.find("[" + key + "]") == std::string::npos) {
+      problems.push_back("names " + std::string((*it)[0]) + " without its key [" + key + "]");
+    }
+  }
   for (const char* outside : {"CALIBRATION.md", "ARCHITECTURE.md", "/work/", "shared/design"}) {
     if (source.find(outside) != std::string::npos) {
       problems.push_back(std::string("points outside the repository (") + outside + ")");
@@ -295,14 +304,17 @@ TEST(SourcesCheck, ReportsEachBadSourceOfAComponent) {
       param_with_source("unknown_key", "a datasheet [spec-b]"),
       param_with_source("missing_file", "measured (configs/measurements/nowhere.json)"),
       param_with_source("nothing", "a vendor datasheet"),
+      param_with_source("seed_in_words", "estimate: seed 003, P2P truth table"),
+      param_with_source("good_seed", "seed 001: batch submission [seed-001]"),
   };
-  const std::set<std::string> keys = {"spec-a", "spec-c"};
+  const std::set<std::string> keys = {"spec-a", "spec-c", "seed-001"};
   std::set<std::string> cited;
   const std::vector<std::string> problems = spec_problems(spec, keys, cited);
   // outside: outside the repository and no citation (2); unknown_key: the
   // unknown key and no citation (2); missing_file: the missing file and no
-  // citation (2); nothing: no citation (1).
-  ASSERT_EQ(problems.size(), 7u) << joined(problems);
+  // citation (2); nothing: no citation (1); seed_in_words: the seed named without
+  // its key (1; an estimate needs no citation).
+  ASSERT_EQ(problems.size(), 8u) << joined(problems);
   const std::string text = joined(problems);
   EXPECT_NE(text.find("probe.outside: points outside the repository (CALIBRATION.md)"),
             std::string::npos);
@@ -310,8 +322,10 @@ TEST(SourcesCheck, ReportsEachBadSourceOfAComponent) {
   EXPECT_NE(text.find("probe.missing_file: names configs/measurements/nowhere.json, which is not"),
             std::string::npos);
   EXPECT_NE(text.find("probe.nothing: cites no entry"), std::string::npos);
+  EXPECT_NE(text.find("probe.seed_in_words: names seed 003 without its key [seed-003]"),
+            std::string::npos);
   EXPECT_EQ(text.find("probe.good_"), std::string::npos);
-  EXPECT_EQ(cited, std::set<std::string>{"spec-a"});  // spec-c is left uncited
+  EXPECT_EQ(cited, (std::set<std::string>{"spec-a", "seed-001"}));  // spec-c is left uncited
 }
 
 TEST(SourcesCheck, ReportsMalformedAndRepeatedEntries) {
