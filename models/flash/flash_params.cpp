@@ -120,42 +120,47 @@ const std::vector<ParamSpec>& flash_param_specs() {
       enum_param("media", "nand_tlc", {"nand_slc", "nand_mlc", "nand_tlc", "nand_qlc", "xpoint"},
                  "storage medium; selects the typical timings used when read_us, program_us or "
                  "erase_us is 0",
-                 "TLC is the mainstream NAND of current data-centre and client SSDs "
-                 "(CALIBRATION.md drive table)"),
+                 "TLC is the mainstream NAND of current data-centre and client SSDs (drive table "
+                 "of the calibration notes) [calibration-notes]"),
       integer_param("channels", "", 8, 1, 64, "flash channels (independent NAND buses)",
-                    "CALIBRATION.md SSD internals: 8-18 channels; 8 is FEMU's default"),
+                    "calibration notes, SSD internals: 8-18 channels; 8 is FEMU's default [femu] "
+                    "[calibration-notes] [mqsim]"),
       integer_param("dies_per_channel", "", 4, 1, 64, "dies (LUNs) on each channel",
-                    "CALIBRATION.md SSD internals: 2-16 dies per channel"),
+                    "calibration notes, SSD internals: 2-16 dies per channel [calibration-notes] "
+                    "[femu] [mqsim]"),
       integer_param("planes_per_die", "", 2, 1, 16, "planes per die, each with a page register",
-                    "MQSim default (Plane_No_Per_Die = 2)"),
+                    "MQSim default (Plane_No_Per_Die = 2) [mqsim]"),
       integer_param("page_bytes", "B", 16384, 512, 65536,
                     "bytes one array read or program moves into or out of a plane's page register",
-                    "CALIBRATION.md SSD internals: 16-32 KiB pages"),
+                    "calibration notes, SSD internals: 16-32 KiB pages [calibration-notes] [femu] "
+                    "[mqsim]"),
       integer_param("stripe_bytes", "B", 16384, 512, 16 << 20,
                     "striping unit: consecutive units go to consecutive channels, then dies, then "
                     "planes",
                     "one page per unit, so a sequential stream reads whole pages (page-level "
-                    "striping as in MQSim's default allocation)"),
+                    "striping as in MQSim's default allocation) [mqsim]"),
       bool_param("independent_plane_reads", false,
                  "true: each plane is an independent read unit; false: one array operation per "
                  "die at a time, pages of one command in different planes share one tR",
-                 "MQSim and FEMU model synchronous multi-plane operation only"),
+                 "MQSim and FEMU model synchronous multi-plane operation only [mqsim] [femu]"),
       real_param("read_us", "us", 0.0, 0.0, 10000.0,
                  "page read time tR; 0 selects the medium's typical figure",
-                 "per-media table in models/flash/flash_params.cpp (CALIBRATION.md, FEMU, MQSim)"),
+                 "per-media table in models/flash/flash_params.cpp (calibration notes, FEMU, "
+                 "MQSim) [mqsim] [femu] [calibration-notes]"),
       real_param("program_us", "us", 0.0, 0.0, 100000.0,
                  "page program time tPROG; 0 selects the medium's typical figure",
-                 "per-media table in models/flash/flash_params.cpp (CALIBRATION.md, FEMU, MQSim)"),
+                 "per-media table in models/flash/flash_params.cpp (calibration notes, FEMU, "
+                 "MQSim) [mqsim] [femu] [calibration-notes]"),
       real_param("erase_us", "us", 0.0, 0.0, 100000.0,
                  "block erase time, booked on the array unit when garbage collection erases a "
                  "block; 0 selects the medium's typical figure",
-                 "per-media table in models/flash/flash_params.cpp (FEMU, MQSim)"),
+                 "per-media table in models/flash/flash_params.cpp (FEMU, MQSim) [mqsim] [femu]"),
       real_param("channel_mts", "MT/s", 1200.0, 1.0, 10000.0,
                  "channel transfer rate in mega-transfers per second",
-                 "CALIBRATION.md SSD internals: NAND interface 1200-2400 MT/s (ONFI 4-5); low "
-                 "end"),
+                 "calibration notes, SSD internals: NAND interface 1200-2400 MT/s (ONFI 4-5); low "
+                 "end [onfi] [calibration-notes] [femu] [mqsim]"),
       integer_param("channel_bus_bytes", "B", 1, 1, 8, "bytes per channel transfer (bus width)",
-                    "ONFI and Toggle NAND buses are 8 bits wide"),
+                    "ONFI and Toggle NAND buses are 8 bits wide [onfi]"),
       real_param("write_buffer_mib", "MiB", 64.0, 0.0625, 1048576.0,
                  "write buffer (controller DRAM or SLC cache) that acknowledges writes before "
                  "they are programmed",
@@ -167,41 +172,41 @@ const std::vector<ParamSpec>& flash_param_specs() {
                  "limit writes unless a profile says so"),
       real_param("capacity_gib", "GiB", 1024.0, 0.001, 1048576.0,
                  "addressable capacity; reads and writes must fall inside it",
-                 "a 1 TiB drive, the middle of the profiles' range"),
+                 "a 1 TiB drive, the middle of the shipped profiles' range [device-profiles]"),
       integer_choice_param("mapping_unit_bytes", "B", 4096, {512, 1024, 2048, 4096, 8192, 16384},
                            "unit the FTL maps (NAND) or the media writes in place (xpoint); a "
                            "write covering part of a written unit reads it first "
                            "(read-modify-write)",
-                           "page-level FTLs map 4 KiB (MQSim, FEMU, NVMeVirt's conventional "
-                           "SSD); enterprise drives are built for 4 KiB I/O"),
+                           "page-level FTLs map 4 KiB (MQSim, FEMU, NVMeVirt's conventional SSD); "
+                           "enterprise drives are built for 4 KiB I/O [mqsim] [femu] [nvmevirt]"),
       integer_param("pages_per_block", "pages", 256, 1, 65536,
                     "pages per erase block (per plane; a die unit's block spans its planes)",
-                    "MQSim default (Page_No_Per_Block = 256)"),
+                    "MQSim default (Page_No_Per_Block = 256) [mqsim]"),
       real_param("over_provisioning", "", 0.07, 0.01, 4.0,
                  "spare physical capacity as a fraction of the logical capacity "
                  "(raw / user - 1)",
-                 "client drives: 2^30 / 10^9 - 1 = 7.4 % between a GiB of raw flash and a GB "
-                 "sold (MQSim default Overprovisioning_Ratio is 0.07)"),
+                 "client drives: 2^30 / 10^9 - 1 = 7.4 % between a GiB of raw flash and a GB sold "
+                 "(MQSim default Overprovisioning_Ratio is 0.07) [mqsim]"),
       enum_param("gc_policy", "greedy", {"greedy", "cost_benefit"},
                  "garbage collection victim: fewest valid slots (greedy) or largest "
                  "(1 - u) age / 2u (cost-benefit, LFS cleaner)",
-                 "MQSim and SimpleSSD default to greedy"),
+                 "MQSim and SimpleSSD default to greedy [mqsim] [simplessd]"),
       integer_param("gc_foreground_free_blocks", "blocks", 2, 2, 1024,
                     "free blocks per array unit below which garbage collection runs before the "
                     "unit programs host data (host writes stall)",
-                    "MQSim GC_Hard_Threshold is a fraction of free blocks per plane; 2 blocks "
-                    "is the least that keeps a frontier open while a victim is moved"),
+                    "MQSim GC_Hard_Threshold is a fraction of free blocks per plane; 2 blocks is "
+                    "the least that keeps a frontier open while a victim is moved [mqsim]"),
       integer_param("gc_background_free_blocks", "blocks", 4, 2, 1024,
                     "free blocks per array unit below which garbage collection runs on a unit "
                     "with no work queued (background, no stall)",
-                    "estimate: twice the foreground threshold, as MQSim's soft and hard "
-                    "thresholds"),
+                    "estimate: twice the foreground threshold, as MQSim's soft and hard thresholds "
+                    "[mqsim]"),
       enum_param("precondition", "none", {"none", "sequential", "steady_state"},
                  "state at the start of a run: fresh, every unit written once in order, or "
                  "that plus uniform random overwrites until the write amplification settles "
                  "(the FTL's bookkeeping, no timing)",
-                 "SNIA SSS PTS (purge, workload-independent preconditioning, then steady "
-                 "state); none keeps the fresh-drive behaviour"),
+                 "SNIA SSS PTS (purge, workload-independent preconditioning, then steady state); "
+                 "none keeps the fresh-drive behaviour [snia-pts]"),
       integer_param("ftl_max_slots", "slots", 8388608, 1024, 2147483647,
                     "physical mapping units the FTL models at most; a larger drive is modelled "
                     "as a sample with the same over-provisioning (README, write path)",

@@ -35,13 +35,14 @@ const ComponentSpec& gpu_spec() {
       "by peers through its BAR. Defaults describe an H100 SXM; configs/gpu/ holds profiles.",
       {
           integer_param("sms", "", 132, 1, 1024, "streaming multiprocessors",
-                        "NVIDIA H100 SXM5 datasheet: 132 SMs"),
+                        "NVIDIA H100 SXM5 datasheet: 132 SMs [nvidia-h100-datasheet]"),
           integer_param("max_warps_per_sm", "", 64, 1, 64, "resident warps per SM",
-                        "CUDA C Programming Guide, compute capability 9.0: 2048 threads per SM"),
+                        "CUDA C Programming Guide, compute capability 9.0: 2048 threads per SM "
+                        "[cuda-guide]"),
           integer_param("schedulers_per_sm", "", 4, 1, 8,
                         "warp schedulers per SM, each issuing one warp instruction per cycle",
                         "NVIDIA H100 architecture whitepaper (2022): four SM sub-partitions, each "
-                        "with one warp scheduler"),
+                        "with one warp scheduler [nvidia-h100-whitepaper]"),
           integer_list_param(
               "block_sm_order", "", {}, 0, 1023,
               "the SM each thread block goes to, by block index: block b runs on entry b mod "
@@ -57,17 +58,17 @@ const ComponentSpec& gpu_spec() {
               "latency on a word is near or far alike share a partition); none where not "
               "measured"),
           real_param("sm_clock_ghz", "GHz", 1.98, 0.1, 5.0, "SM clock",
-                     "NVIDIA H100 SXM5 datasheet: up to 1.98 GHz boost"),
+                     "NVIDIA H100 SXM5 datasheet: up to 1.98 GHz boost [nvidia-h100-datasheet]"),
           real_param("memory_gib", "GiB", 80.0, 1.0, 1024.0, "device memory exposed by the BAR",
-                     "NVIDIA H100 SXM5 datasheet: 80 GB HBM3"),
+                     "NVIDIA H100 SXM5 datasheet: 80 GB HBM3 [nvidia-h100-datasheet]"),
           real_param("atomic_latency_ns", "ns", 140.0, 1.0, 1e5,
                      "uncontended global atomic on a line in the issuing SM's near L2 "
                      "partition, issue to result",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): ~140 ns"),
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: ~140 ns"),
           real_param("atomic_far_latency_ns", "ns", 245.0, 1.0, 1e5,
                      "the same on a line in the far L2 partition (half of the lines, by "
                      "address hash, for any SM)",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): one instance read "
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: one instance read "
                      "~245 ns; the H200 map (" +
                          std::string(kH200) +
                          ", atomic_add_latency_by_sm_and_address) shows the same two modes"),
@@ -79,42 +80,43 @@ const ComponentSpec& gpu_spec() {
                             "H100 figure"),
           real_param("load_latency_ns", "ns", 134.0, 1.0, 1e5,
                      "global load that hits in L2 (a poll of a queue entry or a flag)",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): ~134 ns"),
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: ~134 ns"),
           real_param("store_issue_ns", "ns", 3.82, 0.1, 1e4,
                      "issue time of one 16 B-per-lane store instruction to GPU memory",
                      h200 + ", global_store_issue_sustained); no H100 figure"),
           real_param("pcie_store_issue_ns", "ns", 18.0, 0.1, 1e4,
                      "issue time of a posted store that leaves the GPU over PCIe: a doorbell "
                      "(MMIO) or a store to pinned host memory",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): a store to host memory "
-                     "issues in ~18 ns"),
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: a store to host "
+                     "memory issues in ~18 ns"),
           real_param("pcie_load_overhead_ns", "ns", 588.9, 0.0, 1e5,
                      "GPU-internal part of a load that crosses PCIe (SM to the PCIe endpoint "
                      "and back); the fabric adds the links, switches and the target",
-                     "derived: H100 zero-copy read ~1150 ns (CALIBRATION.md) minus the "
-                     "fabric's modelled round trip for a 4 B read of host memory from a "
-                     "Gen5 x16 GPU on the root complex (561.1 ns, tests/gpu/gpu_model_test.cpp)"),
+                     "derived: H100 zero-copy read ~1150 ns measured on a lent H100, 2026-11 "
+                     "[h100-probe-2026-11] minus the fabric's modelled round trip for a 4 B read "
+                     "of host memory from a Gen5 x16 GPU on the root complex (561.1 ns, "
+                     "tests/gpu/gpu_model_test.cpp)"),
           real_param("fence_block_ns", "ns", 6.11, 0.0, 1e5, "__threadfence_block()",
                      h200 + ", fence_block_idle); no H100 figure"),
           real_param("fence_gpu_ns", "ns", 330.0, 1.0, 1e5,
                      "__threadfence() with nothing outstanding",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): ~330 ns"),
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: ~330 ns"),
           real_param("fence_gpu_after_store_ns", "ns", 475.5, 1.0, 1e5,
                      "__threadfence() after a store to GPU memory that it must order",
-                     "estimate: the H100 idle figure (330 ns) plus the increment measured on "
-                     "the H200 (fence_gpu_after_global_store 289.3 - store 7.9 - idle 135.9 = "
-                     "145.5 ns, " +
+                     "estimate: the H100 idle figure (330 ns [h100-probe-2026-11]) plus the "
+                     "increment measured on the H200 (fence_gpu_after_global_store 289.3 - store "
+                     "7.9 - idle 135.9 = 145.5 ns, " +
                          std::string(kH200) + ")"),
           real_param("fence_system_ns", "ns", 700.0, 1.0, 1e5,
                      "__threadfence_system() with nothing outstanding (or only stores to GPU "
                      "memory: the H200 shows no difference)",
-                     "measured on a lent H100, 2026-11 (CALIBRATION.md): ~700 ns"),
+                     "measured on a lent H100, 2026-11 [h100-probe-2026-11]: ~700 ns"),
           real_param("fence_system_after_pcie_store_ns", "ns", 778.2, 1.0, 1e5,
                      "__threadfence_system() after a posted store over PCIe (host memory, a "
                      "BAR, an SQ in a CMB)",
-                     "estimate: the H100 idle figure (700 ns) plus the increment measured on "
-                     "the H200 (fence_system_after_host_store 603.6 - store 7.9 - idle 517.5 = "
-                     "78.2 ns, " +
+                     "estimate: the H100 idle figure (700 ns [h100-probe-2026-11]) plus the "
+                     "increment measured on the H200 (fence_system_after_host_store 603.6 - store "
+                     "7.9 - idle 517.5 = 78.2 ns, " +
                          std::string(kH200) + ")"),
           real_param("lane_loop_iteration_ns", "ns", 101.5, 0.0, 1e5,
                      "one iteration of a warp-uniform loop over a warp's lanes in the "
@@ -127,8 +129,8 @@ const ComponentSpec& gpu_spec() {
                      "(96.5-107.6 ns each)"),
           real_param("bar_access_ns", "ns", 250.0, 0.0, 1e5,
                      "time the GPU takes to serve a peer's read of its memory through the BAR",
-                     "estimate: an L2 access (~134-245 ns measured for loads and atomics) plus "
-                     "the PCIe endpoint's own pipeline"),
+                     "estimate: an L2 access (~134-245 ns measured for loads and atomics "
+                     "[h100-probe-2026-11]) plus the PCIe endpoint's own pipeline"),
       }};
     // The copy engine and the receive buffers of the GPU's PCIe endpoint.
     std::vector<ParamSpec>& params = s.params;
@@ -140,9 +142,11 @@ const ComponentSpec& gpu_spec() {
              "at link rate: the H200's measured 55.1 GB/s H2D is reached within 6 % "
              "(tests/pcie/dma_engine_test.cpp)",
              64,
-             "estimate: 64 chunks in flight cover the bandwidth-delay product of Gen5 x16 "
-             "(63 GB/s x ~1.2 us host-read round trip measured on the lent H200, 2026-11) many "
-             "times over, so the fabric's read_tags limit is what binds, as on hardware")) {
+             "estimate: 64 chunks in flight cover the bandwidth-delay product of Gen5 x16 (63 GB/s "
+             "x ~1.2 us host-read round trip measured on the lent H200, "
+             "configs/measurements/gpu-microbench-h200-2026-11-22.json, "
+             "zero_copy.host_read_latency_64KiB) many times over, so the fabric's read_tags limit "
+             "is what binds, as on hardware")) {
       params.push_back(std::move(p));
     }
     for (ParamSpec& p : pcie::endpoint_credit_params("GPU")) params.push_back(std::move(p));
