@@ -174,7 +174,8 @@ const ComponentSpec& scenario_spec() {
                         "Graph500: roots drawn among vertices of nonzero degree [graph500]"),
           integer_choice_param("vertex_bytes", "B", 4, {4, 8},
                                "(graph) bytes per neighbour id in the edge array on the SSDs",
-                               "BaM's graph benchmarks store 4 or 8 B ids [bam]"),
+                               "GAP Benchmark Suite's CSR graphs store 4 B (int32_t) vertex ids, "
+                               "src/benchmark.h [gapbs]; 8 B for graphs past 2^31 vertices"),
           real_param("cache_mib", "MiB", 64.0, 0.0, 1e7,
                      "(graph) GPU software cache for edge-array lines (line = bs)",
                      "BaM (ASPLOS 2023): a GPU-memory cache of SSD lines [bam]"),
