@@ -311,7 +311,7 @@ void Controller::enable() {
   sq.base = asq_;
   sq.entries = aqa.sq_entries;
   sq.in_cmb = sq_in_cmb;
-  sq.outstanding.assign(65536 / 64, 0);
+  sq.cids.open();
   sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
   sq.rung_at.assign(sq.entries, 0);
   CompletionQueue& cq = cqs_[kAdminQueueId];
@@ -458,21 +458,21 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
                 std::nullopt, std::nullopt);
     }
     SubmissionQueue& sq = sqs_[qid];
-    if (value >= sq.entries) {
+    const SqTailCheck check = check_sq_tail(sq.head, sq.tail, value, sq.entries);
+    if (check.error == QueueError::ValueBeyondRing) {
       violation(
           fmt::format("SQ tail doorbell value {} for a queue of {} entries", value, sq.entries),
           qid, std::nullopt, std::nullopt);
     }
-    const std::uint32_t occupied = ring_occupied(sq.head, sq.tail, sq.entries);
-    if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= occupied) return;
+    if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= check.unfetched) return;
     // Entries between the old and the new tail are new; they must fit in the
     // free part of the ring (one slot always stays empty).
-    const std::uint32_t added = ring_occupied(sq.tail, value, sq.entries);
-    if (occupied + added > sq.entries - 1) {
+    if (check.error == QueueError::SqOverrun) {
       violation(fmt::format("SQ overrun: tail {} -> {} adds {} entries to {} not yet fetched",
-                            sq.tail, value, added, occupied),
+                            sq.tail, value, check.added, check.unfetched),
                 qid, std::nullopt, std::nullopt);
     }
+    const std::uint32_t added = check.added;
     if (added == 0) return;
     if (qid != kAdminQueueId && first_io_doorbell_ == 0) {
       first_io_doorbell_ = std::max<Picoseconds>(now(), 1);
@@ -489,15 +489,14 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
               std::nullopt, std::nullopt);
   }
   CompletionQueue& cq = cqs_[qid];
-  if (value >= cq.entries) {
+  const CqHeadCheck check = check_cq_head(cq.head, cq.tail, value, cq.entries);
+  if (check.error == QueueError::ValueBeyondRing) {
     violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value, cq.entries),
               qid, std::nullopt, std::nullopt);
   }
   // The new head may not pass the tail: the host cannot consume entries the
   // controller has not posted.
-  const std::uint32_t posted = ring_occupied(cq.head, cq.tail, cq.entries);
-  const std::uint32_t consumed = ring_occupied(cq.head, value, cq.entries);
-  if (consumed > posted) {
+  if (check.error == QueueError::CqHeadPassesTail) {
     if (tolerate_stale) return;
     violation(fmt::format("CQ head {} -> {} passes the tail {}", cq.head, value, cq.tail), qid,
               std::nullopt, std::nullopt);
@@ -621,9 +620,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       ++active_;
     }
     const std::uint16_t cid = command->sqe.cid();
-    std::uint64_t& word = sq.outstanding[cid / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-    if (word & bit) {
+    if (sq.cids.claim(cid) == QueueError::CidInUse) {
       // A reused CID completes with Command ID Conflict; the original stays
       // outstanding (NVMe base spec 1.4, 4.2 and generic status 03h).
       ++cid_conflicts_;
@@ -647,7 +644,6 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       });
       continue;
     }
-    word |= bit;
     std::unique_ptr<SubmissionQueue::FetchPage>& page =
         sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
     if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
@@ -1030,10 +1026,9 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   if (command.batch && --command.batch->left == 0) release_batch(*command.batch);
   SubmissionQueue& sq = sqs_[command.qid];
   const std::uint16_t cid = command.sqe.cid();
-  std::uint64_t& word = sq.outstanding[cid / 64];
-  const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-  if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
-  word &= ~bit;
+  if (sq.cids.release(cid) == QueueError::CidNotOutstanding) {
+    violation("command completed twice", command.qid, command.slot, cid);
+  }
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -1089,7 +1084,7 @@ void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
   // first lap: anything else means the host freed a slot it had not
   // consumed, or handed over a CQ it had not zeroed.
   const auto previous = memory_.load<std::uint16_t>(addr + offsetof(CompletionEntry, status_field));
-  if ((previous & 1u) == (cq.phase ? 1u : 0u)) {
+  if (check_cq_post(previous, cq.phase) == QueueError::CqSlotNotConsumed) {
     violation(fmt::format("CQ {} slot {} still holds an entry of the current phase {} when a "
                           "completion is posted there",
                           cqid, cq.tail, cq.phase ? 1 : 0),
@@ -1123,26 +1118,21 @@ void Controller::check_drained() const {
   for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
     const SubmissionQueue& sq = sqs_[qid];
     if (!sq.exists) continue;
-    for (std::size_t w = 0; w < sq.outstanding.size(); ++w) {
-      std::uint64_t bits = sq.outstanding[w];
-      while (bits != 0) {
-        const auto cid = static_cast<std::uint16_t>(w * 64 + __builtin_ctzll(bits));
-        bits &= bits - 1;
-        // Asynchronous Event Requests wait for an event by design.
-        const bool held = qid == kAdminQueueId &&
-                          std::any_of(held_aers_.begin(), held_aers_.end(),
-                                      [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
-        if (held) continue;
-        const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
-        if (!page) {
-          violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
-                    std::nullopt, cid);
-        }
-        const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
-        violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
-                  static_cast<std::uint16_t>(qid), from.slot, cid);
+    sq.cids.for_each([&](std::uint16_t cid) {
+      // Asynchronous Event Requests wait for an event by design.
+      const bool held = qid == kAdminQueueId &&
+                        std::any_of(held_aers_.begin(), held_aers_.end(),
+                                    [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
+      if (held) return;
+      const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+      if (!page) {
+        violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
+                  std::nullopt, cid);
       }
-    }
+      const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
+      violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
+                static_cast<std::uint16_t>(qid), from.slot, cid);
+    });
     if (sq.head != sq.tail) {
       violation(fmt::format("{} entries rung but never fetched",
                             ring_occupied(sq.head, sq.tail, sq.entries)),

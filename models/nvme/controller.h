@@ -52,6 +52,7 @@
 #include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
 #include "sim/protocol/nvme_registers.h"
+#include "sim/protocol/queue_invariants.h"
 #include "sim/results/latency_histogram.h"
 
 namespace gpunvme::nvme {
@@ -154,15 +155,15 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint16_t cqid = 0;
     QueuePriority priority = QueuePriority::Medium;
     bool in_cmb = false;
-    std::uint32_t tail = 0;                  // from the doorbell
-    std::uint32_t head = 0;                  // next entry to fetch
-    std::uint32_t fetching = 0;              // entries requested, not yet arrived
-    std::uint32_t in_flight = 0;             // fetched, not yet completed
-    std::vector<std::uint64_t> outstanding;  // CID bitmap
+    std::uint32_t tail = 0;       // from the doorbell
+    std::uint32_t head = 0;       // next entry to fetch
+    std::uint32_t fetching = 0;   // entries requested, not yet arrived
+    std::uint32_t in_flight = 0;  // fetched, not yet completed
+    OutstandingCids cids;
     // Per outstanding CID: the slot it was fetched from and when, so that a
     // command that never completes can be reported by slot and fetch time
     // (the slot itself may be reused meanwhile, so it cannot be the key).
-    // Valid where `outstanding` has the CID's bit. In pages of CIDs made on
+    // Valid while `cids` holds the CID. In pages of CIDs made on
     // first use: a hash map's node per command was an allocation per command.
     struct FetchRecord {
       std::uint32_t slot = 0;

@@ -133,12 +133,10 @@ bool Controller::queue_memory_ok(std::uint64_t base, std::uint64_t bytes, bool* 
 // Create I/O Completion Queue (1.4, 5.3).
 Status Controller::create_cq(const SubmissionEntry& sqe) {
   const CreateIoCqFields f = decode_create_io_cq(sqe);
-  if (f.qid == 0 || f.qid > granted_cqs_ || cqs_[f.qid].exists) {
-    return Status::InvalidQueueIdentifier;
-  }
-  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
-    return Status::InvalidQueueSize;
-  }
+  const bool exists = f.qid != 0 && f.qid <= granted_cqs_ && cqs_[f.qid].exists;
+  const QueueError refused =
+      check_queue_create(f.qid, granted_cqs_, exists, f.queue_entries, max_entries_);
+  if (refused != QueueError::None) return status_for(refused);
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
@@ -163,12 +161,10 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
 // Create I/O Submission Queue (1.4, 5.4).
 Status Controller::create_sq(const SubmissionEntry& sqe) {
   const CreateIoSqFields f = decode_create_io_sq(sqe);
-  if (f.qid == 0 || f.qid > granted_sqs_ || sqs_[f.qid].exists) {
-    return Status::InvalidQueueIdentifier;
-  }
-  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
-    return Status::InvalidQueueSize;
-  }
+  const bool exists = f.qid != 0 && f.qid <= granted_sqs_ && sqs_[f.qid].exists;
+  const QueueError refused =
+      check_queue_create(f.qid, granted_sqs_, exists, f.queue_entries, max_entries_);
+  if (refused != QueueError::None) return status_for(refused);
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iosqes != kSqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (f.cqid == 0 || f.cqid >= cqs_.size() || !cqs_[f.cqid].exists) {
@@ -187,7 +183,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.cqid = f.cqid;
   sq.priority = f.priority;
   sq.in_cmb = in_cmb;
-  sq.outstanding.assign(65536 / 64, 0);
+  sq.cids.open();
   sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
   sq.rung_at.assign(sq.entries, 0);
   ++cqs_[f.cqid].bound_sqs;
