@@ -50,10 +50,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   max_fetches_ = static_cast<std::uint32_t>(p.integer("max_outstanding_fetches"));
   max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
   command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
-  command_ps_per_byte_ = p.real("command_ns_per_kib") * 1000.0 / 1024.0;
-  batch_service_ = p.boolean("batch_service");
-  batch_overhead_ = ns_to_ps(p.real("batch_overhead_ns"));
-  batch_gap_ = ns_to_ps(p.real("batch_gap_ns"));
+  cost_ =
+      CommandCost{command_overhead_, p.real("command_ns_per_kib") * 1000.0 / 1024.0, lba_bytes_};
   const double datapath_gbps = p.real("datapath_gbps");
   datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
@@ -67,17 +65,28 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   vwc_enabled_ = vwc_present_;
   default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
   arbiter_ = Arbiter(default_burst_log2_);
-  processor_free_at_.assign(static_cast<std::size_t>(p.integer("controller_cores")), 0);
-  processor_scale_ = p.real_list("processor_time_scale");
-  if (processor_scale_.empty()) {
-    processor_scale_.assign(processor_free_at_.size(), 1.0);
-  } else if (processor_scale_.size() != processor_free_at_.size()) {
+  const auto cores = static_cast<std::size_t>(p.integer("controller_cores"));
+  std::vector<double> processor_scale = p.real_list("processor_time_scale");
+  if (!processor_scale.empty() && processor_scale.size() != cores) {
     throw ConfigError("", fmt::format("$.nodes[{}].processor_time_scale", node),
                       render_value(p.json().at("processor_time_scale")),
-                      fmt::format("expected one entry per controller core ({}), or none",
-                                  processor_free_at_.size()));
+                      fmt::format("expected one entry per controller core ({}), or none", cores));
   }
-  pollers_.assign(batch_service_ ? processor_free_at_.size() : 0, Poller{});
+  cores_ = std::make_unique<ProcessorCores>(cores, std::move(processor_scale));
+  if (p.boolean("batch_service")) {
+    ProcessorHooks hooks;
+    hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
+      schedule_at(when, std::move(callback));
+    };
+    hooks.queue_ready = [this](std::uint16_t qid) { arbiter_.mark_ready(qid); };
+    hooks.kick_fetch = [this] { kick_fetch(); };
+    hooks.generation = [this] { return generation_; };
+    processors_ = std::make_unique<BatchServiceProcessing>(
+        *cores_, cost_, ns_to_ps(p.real("batch_overhead_ns")), ns_to_ps(p.real("batch_gap_ns")),
+        max_io_queues_, std::move(hooks));
+  } else {
+    processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
+  }
   const auto vectors = p.integer("msix_vectors");
   msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -348,14 +357,11 @@ void Controller::reset() {
       }
     }
     sqs_[qid] = SubmissionQueue{};
+    processors_->forget_queue(qid);
     cqs_[qid] = CompletionQueue{};
   }
   index_rings();
-  for (Poller& poller : pollers_) {
-    poller.fetching = false;
-    poller.batches_held = 0;
-    poller.waiting.clear();
-  }
+  processors_->reset();
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -530,18 +536,11 @@ void Controller::kick_fetch() {
     if (turn == 0) continue;
     turn = std::min(turn, arbiter_.burst());
     if (qid != kAdminQueueId) turn = std::min(turn, io_room);
-    const bool polled = batch_service_ && qid != kAdminQueueId;
-    if (polled) {
-      // The queue's processor fetches one batch (one read) when it is free.
-      const std::size_t processor = processor_of(qid);
-      if (pollers_[processor].fetching || pollers_[processor].batches_held > 0 ||
-          processor_free_at_[processor] > now()) {
-        wait_for_processor(processor, qid);
-        continue;
-      }
-      pollers_[processor].fetching = true;
-      pollers_[processor].fetch_started = now();
-      turn = std::min(turn, fetch_burst_);
+    // The processor policy may hold an I/O SQ back or shorten its turn.
+    const bool polled = qid != kAdminQueueId && processors_->one_read_per_turn();
+    if (qid != kAdminQueueId) {
+      turn = processors_->fetch_turn(qid, turn, fetch_burst_, now());
+      if (turn == 0) continue;
     }
     const std::uint64_t generation = generation_;
     while (turn > 0 && fetches_in_flight_ < max_fetches_) {
@@ -564,16 +563,16 @@ void Controller::kick_fetch() {
       }
       ++fetches_in_flight_;
       turn = polled ? 0 : turn - count;
-      auto arrived = [this, qid, from, count, generation, polled](const std::uint8_t* data,
-                                                                  std::uint32_t) {
+      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
         --fetches_in_flight_;
         if (qid != kAdminQueueId) {
           account_slots();
           entries_fetching_ -= count;
         }
-        if (polled && generation == generation_) pollers_[processor_of(qid)].fetching = false;
+        const bool current = qid != kAdminQueueId && generation == generation_;
+        if (current) processors_->read_arrived(qid);
         on_entries(qid, from, data, count, generation);
-        if (polled && generation == generation_) wake_when_free(processor_of(qid));
+        if (current) processors_->read_dispatched(qid, now());
         kick_fetch();
       };
       mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
@@ -587,17 +586,8 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
                             std::uint32_t count, std::uint64_t generation) {
   if (generation != generation_) return;  // fetched before a controller reset
   SubmissionQueue& sq = sqs_[qid];
-  std::optional<Picoseconds> batch_processed;
-  std::shared_ptr<BatchHold> batch;
-  if (batch_service_ && qid != kAdminQueueId) {
-    batch_processed = book_batch(qid, data, count);
-    // As the software controller's thread waits for the batch's copies
-    // before posting its CQEs, the processor takes no other batch until
-    // this one's completions are all posted.
-    batch = std::make_shared<BatchHold>(BatchHold{
-        processor_of(qid), count, generation_, pollers_[processor_of(qid)].fetch_started, count});
-    ++pollers_[batch->processor].batches_held;
-  }
+  FetchedWork work;
+  if (qid != kAdminQueueId) work = processors_->fetched(qid, data, count, now());
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint32_t slot = (first + i) % sq.entries;
     auto command = std::make_shared<Command>();
@@ -606,8 +596,8 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     std::memcpy(&command->sqe, data + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     command->fetched_at = now();
     command->generation = generation_;
-    command->batch_processed = batch_processed;
-    command->batch = batch;
+    command->batch_processed = work.processed;
+    command->batch = work.batch;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
@@ -639,7 +629,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
         post(sqs_[command->qid].cqid, entry);
-        if (command->batch && --command->batch->left == 0) release_batch(*command->batch);
+        processors_->command_done(command->batch.get(), now());
         finish_sq_command(command->qid);
       });
       continue;
@@ -662,109 +652,13 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
 // I/O commands
 // ---------------------------------------------------------------------------
 
-// batch_service: processor t polls queues t+1, t+1+cores, ... (as the
-// software controller's threads do).
-std::size_t Controller::processor_of(std::uint16_t qid) const {
-  return (qid - 1u) % processor_free_at_.size();
-}
-
-// The queue waits until its processor is free; the processor then marks its
-// waiting queues ready again.
-void Controller::wait_for_processor(std::size_t processor, std::uint16_t qid) {
-  SubmissionQueue& sq = sqs_[qid];
-  if (!sq.waiting_for_processor) {
-    sq.waiting_for_processor = true;
-    pollers_[processor].waiting.push_back(qid);
-  }
-  if (!pollers_[processor].fetching) wake_when_free(processor);
-}
-
-void Controller::wake_when_free(std::size_t processor) {
-  Poller& poller = pollers_[processor];
-  if (poller.batches_held > 0) return;  // the batch's last completion wakes it
-  const Picoseconds at = std::max(now(), processor_free_at_[processor]);
-  if (poller.waiting.empty() || poller.wake_at == at) return;
-  poller.wake_at = at;
-  const std::uint64_t generation = generation_;
-  schedule_at(at, [this, processor, generation, at] {
-    Poller& p = pollers_[processor];
-    if (generation != generation_ || p.wake_at != at) return;
-    p.wake_at = Poller::kNoWake;
-    for (std::uint16_t qid : p.waiting) {
-      sqs_[qid].waiting_for_processor = false;
-      arbiter_.mark_ready(qid);
-    }
-    p.waiting.clear();
-    kick_fetch();
-  });
-}
-
-// The last completion of a batch_service batch: its processor is free a gap
-// later (its pass on to the next queue).
-void Controller::release_batch(const BatchHold& batch) {
-  if (batch.generation != generation_) return;
-  Poller& poller = pollers_[batch.processor];
-  --poller.batches_held;
-  ++poller.batches;
-  poller.commands += batch.commands;
-  poller.busy += now() - batch.fetch_started;
-  Picoseconds& free_at = processor_free_at_[batch.processor];
-  free_at = std::max(free_at, now() + batch_gap_);
-  wake_when_free(batch.processor);
-}
-
-// The data a read or write moves (commands without data: 0).
-std::uint64_t Controller::data_bytes(const SubmissionEntry& sqe) const {
-  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
-  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
-  return rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes_ : 0;
-}
-
-// A command's processor time: the fixed overhead plus the per-byte cost of
-// its data.
-Picoseconds Controller::processing_time(std::uint64_t bytes) const {
-  return command_overhead_ +
-         static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
-}
-
-Picoseconds Controller::book_processor(std::uint64_t bytes) {
-  auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
-  const Picoseconds start = std::max(now(), *earliest);
-  *earliest = start + scaled(processing_time(bytes),
-                             static_cast<std::size_t>(earliest - processor_free_at_.begin()));
-  return *earliest;
-}
-
-// A processor's time for `work` at nominal speed (processor_time_scale).
-Picoseconds Controller::scaled(Picoseconds work, std::size_t processor) const {
-  const double scale = processor_scale_[processor];
-  return scale == 1.0 ? work
-                      : static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
-}
-
-// batch_service: the entries of one fetch are processed together on one
-// processor and finish together (one data synchronisation for the batch).
-Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entries,
-                                   std::uint32_t count) {
-  Picoseconds work = batch_overhead_;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    SubmissionEntry sqe;
-    std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
-    work += processing_time(data_bytes(sqe));
-  }
-  const std::size_t processor = processor_of(qid);
-  Picoseconds& free_at = processor_free_at_[processor];
-  free_at = std::max(now(), free_at) + scaled(work, processor);
-  return free_at;
-}
-
 // The data path limits throughput only: a transfer starts once the path is
 // free and occupies it for its bytes, while the data flows on cut-through.
 Picoseconds Controller::book_datapath(Picoseconds ready, std::uint64_t bytes) {
   if (datapath_ps_per_byte_ <= 0) return ready;
-  const Picoseconds start = std::max(ready, datapath_free_at_);
-  datapath_free_at_ = start + static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes));
-  return start;
+  return datapath_
+      .book(ready, static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes)))
+      .start;
 }
 
 void Controller::execute(CommandPtr command) {
@@ -772,9 +666,8 @@ void Controller::execute(CommandPtr command) {
   const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
   const ReadWriteFields fields = decode_read_write(sqe);
-  const std::uint64_t bytes = data_bytes(sqe);
-  const Picoseconds processed =
-      command->batch_processed ? *command->batch_processed : book_processor(bytes);
+  const std::uint64_t bytes = cost_.data_bytes(sqe);
+  const Picoseconds processed = processors_->processed(command->batch_processed, bytes, now());
   auto finish_at = [this, command](Picoseconds when, Status status) {
     schedule_at(when, [this, command, status] { complete(*command, status); });
   };
@@ -1023,7 +916,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   if (track_commands_ && command.qid != kAdminQueueId) {
     live_.erase(command_key(command.qid, command.sqe.cid()));
   }
-  if (command.batch && --command.batch->left == 0) release_batch(*command.batch);
+  processors_->command_done(command.batch.get(), now());
   SubmissionQueue& sq = sqs_[command.qid];
   const std::uint16_t cid = command.sqe.cid();
   if (sq.cids.release(cid) == QueueError::CidNotOutstanding) {
@@ -1160,11 +1053,6 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   const long double command_ps = slot_ps_ + pending * active_;
   const long double reserved_ps = reserved_slot_ps_ + pending * (active_ + entries_fetching_);
   const Picoseconds open_stall = slot_stall_since_ ? now() - *slot_stall_since_ : 0;
-  nlohmann::json processors = nlohmann::json::array();
-  for (const Poller& p : pollers_) {
-    processors.push_back(
-        {{"batches", p.batches}, {"commands", p.commands}, {"busy_ns", ps_to_ns(p.busy)}});
-  }
   nlohmann::json stats = {
       {"commands", completed_},
       {"admin_commands", admin_completed_},
@@ -1216,7 +1104,15 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
        elapsed == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(elapsed)}};
   // batch_service: per processor, as the software controller reports per
   // thread (gpunvme validate compares the two).
-  if (batch_service_) stats["batch_processors"] = std::move(processors);
+  if (const auto cores = processors_->per_core()) {
+    nlohmann::json processors = nlohmann::json::array();
+    for (const CoreStats& core : *cores) {
+      processors.push_back({{"batches", core.batches},
+                            {"commands", core.commands},
+                            {"busy_ns", ps_to_ns(core.busy)}});
+    }
+    stats["batch_processors"] = std::move(processors);
+  }
   return stats;
 }
 

@@ -44,11 +44,13 @@
 
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
+#include "models/nvme/command_processors.h"
 #include "models/nvme/fault_injector.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/server.h"
 #include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
 #include "sim/protocol/nvme_registers.h"
@@ -176,8 +178,7 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint64_t fetched = 0;
     // A Delete I/O SQ waiting for the queue's commands to finish.
     std::function<void()> on_drained;
-    bool shadow_awake = false;           // EventIdx says "no MMIO needed"
-    bool waiting_for_processor = false;  // batch_service: listed in its Poller's waiting
+    bool shadow_awake = false;  // EventIdx says "no MMIO needed"
   };
   struct CompletionQueue {
     bool exists = false;
@@ -191,13 +192,6 @@ class Controller : public Component, public pcie::RegisterTarget {
     std::uint16_t vector = 0;
     std::uint32_t bound_sqs = 0;
     std::deque<CompletionEntry> waiting;  // held back while the CQ is full
-  };
-  struct BatchHold {
-    std::size_t processor = 0;
-    std::uint32_t left = 0;  // commands of the batch not yet completed
-    std::uint64_t generation = 0;
-    Picoseconds fetch_started = 0;
-    std::uint32_t commands = 0;
   };
   struct Segment {
     std::uint64_t addr;
@@ -262,15 +256,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void store_write(CommandPtr command, std::uint64_t bytes);
   void execute_dataset_management(CommandPtr command, Picoseconds processed);
-  Picoseconds book_processor(std::uint64_t bytes);
-  Picoseconds scaled(Picoseconds work, std::size_t processor) const;
-  Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);
-  std::size_t processor_of(std::uint16_t qid) const;
-  std::uint64_t data_bytes(const SubmissionEntry& sqe) const;
-  Picoseconds processing_time(std::uint64_t bytes) const;
-  void wait_for_processor(std::size_t processor, std::uint16_t qid);
-  void wake_when_free(std::size_t processor);
-  void release_batch(const BatchHold& batch);
   Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
   // --- data pointers and DMA (controller_data.cpp)
   // Resolves the command's PRPs or SGL into data segments. List pages and
@@ -372,10 +357,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t max_fetches_;
   std::uint32_t max_active_;
   Picoseconds command_overhead_;
-  double command_ps_per_byte_;
-  bool batch_service_;
-  Picoseconds batch_overhead_;
-  Picoseconds batch_gap_;        // processor time between two batches (batch_service)
+  CommandCost cost_;
   double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
@@ -443,27 +425,13 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::optional<Picoseconds> slot_stall_since_;  // while an I/O SQ waits for a slot
   Picoseconds slot_stall_ps_ = 0;
 
-  // Servers.
-  std::vector<Picoseconds> processor_free_at_;
-  std::vector<double> processor_scale_;  // per processor: its time / the nominal (1 = nominal)
-  // batch_service: each processor polls its own queues and fetches a batch
-  // only when free; queues with entries wait for it here.
-  struct Poller {
-    bool fetching = false;
-    std::uint32_t batches_held = 0;  // batches whose completions are not all posted
-    std::vector<std::uint16_t> waiting;
-    static constexpr Picoseconds kNoWake = ~Picoseconds{0};
-    Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires
-    Picoseconds fetch_started = 0;  // of the batch being fetched
-    // Statistics: batches served and their time from the fetch's start to
-    // the last completion posted (the software controller's batch time).
-    std::uint64_t batches = 0;
-    std::uint64_t commands = 0;
-    Picoseconds busy = 0;
-  };
-  std::vector<Poller> pollers_;
-  Picoseconds admin_free_at_ = 0;
-  Picoseconds datapath_free_at_ = 0;
+  // Servers: the command processors (cores and the policy that drives
+  // them), the admin processor (one admin command at a time) and the data
+  // path.
+  std::unique_ptr<ProcessorCores> cores_;
+  std::unique_ptr<ProcessorPolicy> processors_;
+  NextFreeServer admin_processor_;
+  NextFreeServer datapath_;
   std::uint32_t fetches_in_flight_ = 0;
   std::uint32_t entries_fetching_ = 0;
   std::uint32_t active_ = 0;  // I/O commands between fetch and completion

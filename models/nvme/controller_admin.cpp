@@ -43,9 +43,7 @@ int log2_exact(std::uint32_t v) {
 // Admin commands run one at a time on their own processor; each takes
 // admin_command_ns, then its effect happens and its completion is posted.
 void Controller::execute_admin(CommandPtr command) {
-  const Picoseconds start = std::max(now(), admin_free_at_);
-  admin_free_at_ = start + admin_command_;
-  const Picoseconds processed = admin_free_at_;
+  const Picoseconds processed = admin_processor_.book(now(), admin_command_).end;
   const SubmissionEntry& sqe = command->sqe;
   auto finish = [this, command, processed](Status status) {
     schedule_at(processed, [this, command, status] { admin_done(command, status); });
@@ -177,6 +175,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   }
   SubmissionQueue& sq = sqs_[f.qid];
   sq = SubmissionQueue{};
+  processors_->forget_queue(f.qid);
   sq.exists = true;
   sq.base = f.base;
   sq.entries = f.queue_entries;
@@ -212,6 +211,7 @@ void Controller::delete_sq(CommandPtr command) {
     --cqs_[sqs_[qid].cqid].bound_sqs;
     const std::uint64_t base = sqs_[qid].base;
     sqs_[qid] = SubmissionQueue{};
+    processors_->forget_queue(qid);
     ring_deleted(base);
     admin_done(command, Status::Success);
   };
