@@ -137,8 +137,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   cap_.mpsmax = 0;
   cap_.cmbs = cmb_ != nullptr;
 
-  sqs_.resize(max_io_queues_ + 1);
-  cqs_.resize(max_io_queues_ + 1);
+  queues_ = QueueSet(max_io_queues_);
   shadow_polls_.resize(2 * (max_io_queues_ + 1));
   status_counts_.assign(0x800, 0);
   mirror_registers();
@@ -154,7 +153,7 @@ std::uint64_t Controller::capacity_lbas() const {
 }
 
 std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
-  return qid < sqs_.size() ? sqs_[qid].fetched : 0;
+  return qid < queues_.count() ? queues_.sq(qid).fetched : 0;
 }
 
 void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data) {
@@ -173,46 +172,6 @@ void Controller::violation(const std::string& what, std::optional<std::uint16_t>
       fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
                   "{}, CID {})",
                   id(), ps_to_ns(now()), what, shown(qid), shown(slot), shown(cid)));
-}
-
-Controller::Ring Controller::sq_ring(std::uint16_t qid) const {
-  const SubmissionQueue& sq = sqs_[qid];
-  return Ring{sq.base + std::uint64_t{sq.entries} * kSqEntrySize, qid, true, kSqEntrySize};
-}
-
-Controller::Ring Controller::cq_ring(std::uint16_t qid) const {
-  const CompletionQueue& cq = cqs_[qid];
-  return Ring{cq.base + std::uint64_t{cq.entries} * kCqEntrySize, qid, false, kCqEntrySize};
-}
-
-void Controller::index_rings() {
-  rings_.clear();
-  rings_share_a_base_ = false;
-  const auto add = [this](std::uint64_t base, const Ring& ring) {
-    auto [it, added] = rings_.emplace(base, ring);
-    if (!added) {
-      it->second = ring;
-      rings_share_a_base_ = true;
-    }
-  };
-  for (std::size_t i = 0; i < sqs_.size(); ++i) {
-    const auto qid = static_cast<std::uint16_t>(i);
-    if (sqs_[qid].exists) add(sqs_[qid].base, sq_ring(qid));
-    if (cqs_[qid].exists) add(cqs_[qid].base, cq_ring(qid));
-  }
-}
-
-void Controller::ring_created(std::uint64_t base, const Ring& ring) {
-  if (!rings_share_a_base_ && rings_.emplace(base, ring).second) return;
-  index_rings();
-}
-
-void Controller::ring_deleted(std::uint64_t base) {
-  if (rings_share_a_base_) {
-    index_rings();
-    return;
-  }
-  rings_.erase(base);
 }
 
 // ---------------------------------------------------------------------------
@@ -314,16 +273,11 @@ void Controller::enable() {
   arbiter_.set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
                              ? ArbitrationMechanism::WeightedRoundRobinUrgent
                              : ArbitrationMechanism::RoundRobin);
-  SubmissionQueue& sq = sqs_[kAdminQueueId];
+  SubmissionQueue& sq = queues_.sq(kAdminQueueId);
   sq = SubmissionQueue{};
-  sq.exists = true;
-  sq.base = asq_;
-  sq.entries = aqa.sq_entries;
+  sq.open(asq_, aqa.sq_entries);
   sq.in_cmb = sq_in_cmb;
-  sq.cids.open();
-  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
-  sq.rung_at.assign(sq.entries, 0);
-  CompletionQueue& cq = cqs_[kAdminQueueId];
+  CompletionQueue& cq = queues_.cq(kAdminQueueId);
   cq = CompletionQueue{};
   cq.exists = true;
   cq.base = acq_;
@@ -332,7 +286,7 @@ void Controller::enable() {
   cq.irq_enabled = true;  // the admin CQ always signals vector 0
   cq.bound_sqs = 1;
   arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
-  index_rings();
+  queues_.index_rings();
   const std::uint64_t generation = generation_;
   ready_at_ = now() + ready_delay_;
   schedule_at(ready_at_, [this, generation] {
@@ -347,8 +301,8 @@ void Controller::enable() {
 // belong to queues that no longer exist.
 void Controller::reset() {
   ++generation_;
-  for (std::uint16_t qid = 0; qid < sqs_.size(); ++qid) {
-    if (sqs_[qid].exists) arbiter_.remove_queue(qid);
+  for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
+    if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
     if (shadow_base_ != 0) {
       for (int k = 0; k < 2; ++k) {
         ShadowPoll& poll = shadow_polls_[2u * qid + k];
@@ -356,11 +310,11 @@ void Controller::reset() {
         poll = ShadowPoll{};
       }
     }
-    sqs_[qid] = SubmissionQueue{};
+    queues_.sq(qid) = SubmissionQueue{};
     processors_->forget_queue(qid);
-    cqs_[qid] = CompletionQueue{};
+    queues_.cq(qid) = CompletionQueue{};
   }
-  index_rings();
+  queues_.index_rings();
   processors_->reset();
   held_aers_.clear();
   csts_ = Csts{};
@@ -402,7 +356,8 @@ void Controller::fault_reset() {
     ++reset_aborted_;
   }
   std::uint32_t io_queues = 0;
-  for (std::size_t qid = 1; qid < sqs_.size(); ++qid) io_queues += sqs_[qid].exists ? 1u : 0u;
+  for (std::size_t qid = 1; qid < queues_.count(); ++qid)
+    io_queues += queues_.sq(qid).exists ? 1u : 0u;
   const Picoseconds recovery = ready_delay_ + admin_command_ * (3u + 2u * io_queues);
   paused_until_ = std::max(paused_until_, now() + recovery);
   reset_recovery_ps_ += recovery;
@@ -459,11 +414,11 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
                                 bool shadow) {
   const bool tolerate_stale = shadow || (shadow_base_ != 0 && qid != kAdminQueueId);
   if (kind == DoorbellKind::SqTail) {
-    if (qid >= sqs_.size() || !sqs_[qid].exists) {
+    if (qid >= queues_.count() || !queues_.sq(qid).exists) {
       violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
                 std::nullopt, std::nullopt);
     }
-    SubmissionQueue& sq = sqs_[qid];
+    SubmissionQueue& sq = queues_.sq(qid);
     const SqTailCheck check = check_sq_tail(sq.head, sq.tail, value, sq.entries);
     if (check.error == QueueError::ValueBeyondRing) {
       violation(
@@ -490,11 +445,11 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     kick_fetch();
     return;
   }
-  if (qid >= cqs_.size() || !cqs_[qid].exists) {
+  if (qid >= queues_.count() || !queues_.cq(qid).exists) {
     violation(fmt::format("CQ head doorbell {} for a queue that does not exist", value), qid,
               std::nullopt, std::nullopt);
   }
-  CompletionQueue& cq = cqs_[qid];
+  CompletionQueue& cq = queues_.cq(qid);
   const CqHeadCheck check = check_cq_head(cq.head, cq.tail, value, cq.entries);
   if (check.error == QueueError::ValueBeyondRing) {
     violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value, cq.entries),
@@ -531,7 +486,7 @@ void Controller::kick_fetch() {
       return;
     }
     const std::uint16_t qid = *next;
-    SubmissionQueue& sq = sqs_[qid];
+    SubmissionQueue& sq = queues_.sq(qid);
     std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
     if (turn == 0) continue;
     turn = std::min(turn, arbiter_.burst());
@@ -585,7 +540,7 @@ void Controller::kick_fetch() {
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
                             std::uint32_t count, std::uint64_t generation) {
   if (generation != generation_) return;  // fetched before a controller reset
-  SubmissionQueue& sq = sqs_[qid];
+  SubmissionQueue& sq = queues_.sq(qid);
   FetchedWork work;
   if (qid != kAdminQueueId) work = processors_->fetched(qid, data, count, now());
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -628,7 +583,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         entry.sqid = command->qid;
         entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
-        post(sqs_[command->qid].cqid, entry);
+        post(queues_.sq(command->qid).cqid, entry);
         processors_->command_done(command->batch.get(), now());
         finish_sq_command(command->qid);
       });
@@ -671,7 +626,7 @@ void Controller::execute(CommandPtr command) {
   auto finish_at = [this, command](Picoseconds when, Status status) {
     schedule_at(when, [this, command, status] { complete(*command, status); });
   };
-  if (sqs_[command->qid].on_drained) {
+  if (queues_.sq(command->qid).on_drained) {
     finish_at(processed, Status::AbortedSqDeletion);
     return;
   }
@@ -917,7 +872,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
     live_.erase(command_key(command.qid, command.sqe.cid()));
   }
   processors_->command_done(command.batch.get(), now());
-  SubmissionQueue& sq = sqs_[command.qid];
+  SubmissionQueue& sq = queues_.sq(command.qid);
   const std::uint16_t cid = command.sqe.cid();
   if (sq.cids.release(cid) == QueueError::CidNotOutstanding) {
     violation("command completed twice", command.qid, command.slot, cid);
@@ -947,7 +902,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
 }
 
 void Controller::finish_sq_command(std::uint16_t qid) {
-  SubmissionQueue& sq = sqs_[qid];
+  SubmissionQueue& sq = queues_.sq(qid);
   --sq.in_flight;
   const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
   if (qid != kAdminQueueId) {
@@ -966,7 +921,7 @@ void Controller::finish_sq_command(std::uint16_t qid) {
 }
 
 void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
-  CompletionQueue& cq = cqs_[cqid];
+  CompletionQueue& cq = queues_.cq(cqid);
   if (ring_full(cq.head, cq.tail, cq.entries)) {
     ++cq_full_stalls_;
     cq.waiting.push_back(pending);
@@ -984,7 +939,7 @@ void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
               pending.sqid, cq.tail, pending.cid);
   }
   CompletionEntry entry = pending;
-  entry.sqhd = static_cast<std::uint16_t>(sqs_[entry.sqid].head);
+  entry.sqhd = static_cast<std::uint16_t>(queues_.sq(entry.sqid).head);
   entry.set_status(entry.status(), cq.phase, entry.dnr());
   cq.tail = ring_next(cq.tail, cq.entries);
   if (cq.tail == 0) cq.phase = !cq.phase;
@@ -1008,8 +963,8 @@ void Controller::account_slots() {
 }
 
 void Controller::check_drained() const {
-  for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
-    const SubmissionQueue& sq = sqs_[qid];
+  for (std::size_t qid = 0; qid < queues_.count(); ++qid) {
+    const SubmissionQueue& sq = queues_.sq(qid);
     if (!sq.exists) continue;
     sq.cids.for_each([&](std::uint16_t cid) {
       // Asynchronous Event Requests wait for an event by design.
