@@ -50,10 +50,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   max_fetches_ = static_cast<std::uint32_t>(p.integer("max_outstanding_fetches"));
   max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
   command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
-  command_ps_per_byte_ = p.real("command_ns_per_kib") * 1000.0 / 1024.0;
-  batch_service_ = p.boolean("batch_service");
-  batch_overhead_ = ns_to_ps(p.real("batch_overhead_ns"));
-  batch_gap_ = ns_to_ps(p.real("batch_gap_ns"));
+  cost_ =
+      CommandCost{command_overhead_, p.real("command_ns_per_kib") * 1000.0 / 1024.0, lba_bytes_};
   const double datapath_gbps = p.real("datapath_gbps");
   datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
@@ -67,17 +65,28 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   vwc_enabled_ = vwc_present_;
   default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
   arbiter_ = Arbiter(default_burst_log2_);
-  processor_free_at_.assign(static_cast<std::size_t>(p.integer("controller_cores")), 0);
-  processor_scale_ = p.real_list("processor_time_scale");
-  if (processor_scale_.empty()) {
-    processor_scale_.assign(processor_free_at_.size(), 1.0);
-  } else if (processor_scale_.size() != processor_free_at_.size()) {
+  const auto cores = static_cast<std::size_t>(p.integer("controller_cores"));
+  std::vector<double> processor_scale = p.real_list("processor_time_scale");
+  if (!processor_scale.empty() && processor_scale.size() != cores) {
     throw ConfigError("", fmt::format("$.nodes[{}].processor_time_scale", node),
                       render_value(p.json().at("processor_time_scale")),
-                      fmt::format("expected one entry per controller core ({}), or none",
-                                  processor_free_at_.size()));
+                      fmt::format("expected one entry per controller core ({}), or none", cores));
   }
-  pollers_.assign(batch_service_ ? processor_free_at_.size() : 0, Poller{});
+  cores_ = std::make_unique<ProcessorCores>(cores, std::move(processor_scale));
+  if (p.boolean("batch_service")) {
+    ProcessorHooks hooks;
+    hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
+      schedule_at(when, std::move(callback));
+    };
+    hooks.queue_ready = [this](std::uint16_t qid) { arbiter_.mark_ready(qid); };
+    hooks.kick_fetch = [this] { kick_fetch(); };
+    hooks.generation = [this] { return generation_; };
+    processors_ = std::make_unique<BatchServiceProcessing>(
+        *cores_, cost_, ns_to_ps(p.real("batch_overhead_ns")), ns_to_ps(p.real("batch_gap_ns")),
+        max_io_queues_, std::move(hooks));
+  } else {
+    processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
+  }
   const auto vectors = p.integer("msix_vectors");
   msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -128,8 +137,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   cap_.mpsmax = 0;
   cap_.cmbs = cmb_ != nullptr;
 
-  sqs_.resize(max_io_queues_ + 1);
-  cqs_.resize(max_io_queues_ + 1);
+  queues_ = QueueSet(max_io_queues_);
   shadow_polls_.resize(2 * (max_io_queues_ + 1));
   status_counts_.assign(0x800, 0);
   mirror_registers();
@@ -145,7 +153,7 @@ std::uint64_t Controller::capacity_lbas() const {
 }
 
 std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
-  return qid < sqs_.size() ? sqs_[qid].fetched : 0;
+  return qid < queues_.count() ? queues_.sq(qid).fetched : 0;
 }
 
 void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data) {
@@ -164,46 +172,6 @@ void Controller::violation(const std::string& what, std::optional<std::uint16_t>
       fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
                   "{}, CID {})",
                   id(), ps_to_ns(now()), what, shown(qid), shown(slot), shown(cid)));
-}
-
-Controller::Ring Controller::sq_ring(std::uint16_t qid) const {
-  const SubmissionQueue& sq = sqs_[qid];
-  return Ring{sq.base + std::uint64_t{sq.entries} * kSqEntrySize, qid, true, kSqEntrySize};
-}
-
-Controller::Ring Controller::cq_ring(std::uint16_t qid) const {
-  const CompletionQueue& cq = cqs_[qid];
-  return Ring{cq.base + std::uint64_t{cq.entries} * kCqEntrySize, qid, false, kCqEntrySize};
-}
-
-void Controller::index_rings() {
-  rings_.clear();
-  rings_share_a_base_ = false;
-  const auto add = [this](std::uint64_t base, const Ring& ring) {
-    auto [it, added] = rings_.emplace(base, ring);
-    if (!added) {
-      it->second = ring;
-      rings_share_a_base_ = true;
-    }
-  };
-  for (std::size_t i = 0; i < sqs_.size(); ++i) {
-    const auto qid = static_cast<std::uint16_t>(i);
-    if (sqs_[qid].exists) add(sqs_[qid].base, sq_ring(qid));
-    if (cqs_[qid].exists) add(cqs_[qid].base, cq_ring(qid));
-  }
-}
-
-void Controller::ring_created(std::uint64_t base, const Ring& ring) {
-  if (!rings_share_a_base_ && rings_.emplace(base, ring).second) return;
-  index_rings();
-}
-
-void Controller::ring_deleted(std::uint64_t base) {
-  if (rings_share_a_base_) {
-    index_rings();
-    return;
-  }
-  rings_.erase(base);
 }
 
 // ---------------------------------------------------------------------------
@@ -305,16 +273,11 @@ void Controller::enable() {
   arbiter_.set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
                              ? ArbitrationMechanism::WeightedRoundRobinUrgent
                              : ArbitrationMechanism::RoundRobin);
-  SubmissionQueue& sq = sqs_[kAdminQueueId];
+  SubmissionQueue& sq = queues_.sq(kAdminQueueId);
   sq = SubmissionQueue{};
-  sq.exists = true;
-  sq.base = asq_;
-  sq.entries = aqa.sq_entries;
+  sq.open(asq_, aqa.sq_entries);
   sq.in_cmb = sq_in_cmb;
-  sq.outstanding.assign(65536 / 64, 0);
-  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
-  sq.rung_at.assign(sq.entries, 0);
-  CompletionQueue& cq = cqs_[kAdminQueueId];
+  CompletionQueue& cq = queues_.cq(kAdminQueueId);
   cq = CompletionQueue{};
   cq.exists = true;
   cq.base = acq_;
@@ -323,7 +286,7 @@ void Controller::enable() {
   cq.irq_enabled = true;  // the admin CQ always signals vector 0
   cq.bound_sqs = 1;
   arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
-  index_rings();
+  queues_.index_rings();
   const std::uint64_t generation = generation_;
   ready_at_ = now() + ready_delay_;
   schedule_at(ready_at_, [this, generation] {
@@ -338,8 +301,8 @@ void Controller::enable() {
 // belong to queues that no longer exist.
 void Controller::reset() {
   ++generation_;
-  for (std::uint16_t qid = 0; qid < sqs_.size(); ++qid) {
-    if (sqs_[qid].exists) arbiter_.remove_queue(qid);
+  for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
+    if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
     if (shadow_base_ != 0) {
       for (int k = 0; k < 2; ++k) {
         ShadowPoll& poll = shadow_polls_[2u * qid + k];
@@ -347,15 +310,12 @@ void Controller::reset() {
         poll = ShadowPoll{};
       }
     }
-    sqs_[qid] = SubmissionQueue{};
-    cqs_[qid] = CompletionQueue{};
+    queues_.sq(qid) = SubmissionQueue{};
+    processors_->forget_queue(qid);
+    queues_.cq(qid) = CompletionQueue{};
   }
-  index_rings();
-  for (Poller& poller : pollers_) {
-    poller.fetching = false;
-    poller.batches_held = 0;
-    poller.waiting.clear();
-  }
+  queues_.index_rings();
+  processors_->reset();
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
@@ -396,7 +356,8 @@ void Controller::fault_reset() {
     ++reset_aborted_;
   }
   std::uint32_t io_queues = 0;
-  for (std::size_t qid = 1; qid < sqs_.size(); ++qid) io_queues += sqs_[qid].exists ? 1u : 0u;
+  for (std::size_t qid = 1; qid < queues_.count(); ++qid)
+    io_queues += queues_.sq(qid).exists ? 1u : 0u;
   const Picoseconds recovery = ready_delay_ + admin_command_ * (3u + 2u * io_queues);
   paused_until_ = std::max(paused_until_, now() + recovery);
   reset_recovery_ps_ += recovery;
@@ -453,26 +414,26 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
                                 bool shadow) {
   const bool tolerate_stale = shadow || (shadow_base_ != 0 && qid != kAdminQueueId);
   if (kind == DoorbellKind::SqTail) {
-    if (qid >= sqs_.size() || !sqs_[qid].exists) {
+    if (qid >= queues_.count() || !queues_.sq(qid).exists) {
       violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
                 std::nullopt, std::nullopt);
     }
-    SubmissionQueue& sq = sqs_[qid];
-    if (value >= sq.entries) {
+    SubmissionQueue& sq = queues_.sq(qid);
+    const SqTailCheck check = check_sq_tail(sq.head, sq.tail, value, sq.entries);
+    if (check.error == QueueError::ValueBeyondRing) {
       violation(
           fmt::format("SQ tail doorbell value {} for a queue of {} entries", value, sq.entries),
           qid, std::nullopt, std::nullopt);
     }
-    const std::uint32_t occupied = ring_occupied(sq.head, sq.tail, sq.entries);
-    if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= occupied) return;
+    if (tolerate_stale && ring_occupied(sq.head, value, sq.entries) <= check.unfetched) return;
     // Entries between the old and the new tail are new; they must fit in the
     // free part of the ring (one slot always stays empty).
-    const std::uint32_t added = ring_occupied(sq.tail, value, sq.entries);
-    if (occupied + added > sq.entries - 1) {
+    if (check.error == QueueError::SqOverrun) {
       violation(fmt::format("SQ overrun: tail {} -> {} adds {} entries to {} not yet fetched",
-                            sq.tail, value, added, occupied),
+                            sq.tail, value, check.added, check.unfetched),
                 qid, std::nullopt, std::nullopt);
     }
+    const std::uint32_t added = check.added;
     if (added == 0) return;
     if (qid != kAdminQueueId && first_io_doorbell_ == 0) {
       first_io_doorbell_ = std::max<Picoseconds>(now(), 1);
@@ -484,20 +445,19 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     kick_fetch();
     return;
   }
-  if (qid >= cqs_.size() || !cqs_[qid].exists) {
+  if (qid >= queues_.count() || !queues_.cq(qid).exists) {
     violation(fmt::format("CQ head doorbell {} for a queue that does not exist", value), qid,
               std::nullopt, std::nullopt);
   }
-  CompletionQueue& cq = cqs_[qid];
-  if (value >= cq.entries) {
+  CompletionQueue& cq = queues_.cq(qid);
+  const CqHeadCheck check = check_cq_head(cq.head, cq.tail, value, cq.entries);
+  if (check.error == QueueError::ValueBeyondRing) {
     violation(fmt::format("CQ head doorbell value {} for a queue of {} entries", value, cq.entries),
               qid, std::nullopt, std::nullopt);
   }
   // The new head may not pass the tail: the host cannot consume entries the
   // controller has not posted.
-  const std::uint32_t posted = ring_occupied(cq.head, cq.tail, cq.entries);
-  const std::uint32_t consumed = ring_occupied(cq.head, value, cq.entries);
-  if (consumed > posted) {
+  if (check.error == QueueError::CqHeadPassesTail) {
     if (tolerate_stale) return;
     violation(fmt::format("CQ head {} -> {} passes the tail {}", cq.head, value, cq.tail), qid,
               std::nullopt, std::nullopt);
@@ -526,23 +486,16 @@ void Controller::kick_fetch() {
       return;
     }
     const std::uint16_t qid = *next;
-    SubmissionQueue& sq = sqs_[qid];
+    SubmissionQueue& sq = queues_.sq(qid);
     std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
     if (turn == 0) continue;
     turn = std::min(turn, arbiter_.burst());
     if (qid != kAdminQueueId) turn = std::min(turn, io_room);
-    const bool polled = batch_service_ && qid != kAdminQueueId;
-    if (polled) {
-      // The queue's processor fetches one batch (one read) when it is free.
-      const std::size_t processor = processor_of(qid);
-      if (pollers_[processor].fetching || pollers_[processor].batches_held > 0 ||
-          processor_free_at_[processor] > now()) {
-        wait_for_processor(processor, qid);
-        continue;
-      }
-      pollers_[processor].fetching = true;
-      pollers_[processor].fetch_started = now();
-      turn = std::min(turn, fetch_burst_);
+    // The processor policy may hold an I/O SQ back or shorten its turn.
+    const bool polled = qid != kAdminQueueId && processors_->one_read_per_turn();
+    if (qid != kAdminQueueId) {
+      turn = processors_->fetch_turn(qid, turn, fetch_burst_, now());
+      if (turn == 0) continue;
     }
     const std::uint64_t generation = generation_;
     while (turn > 0 && fetches_in_flight_ < max_fetches_) {
@@ -565,16 +518,16 @@ void Controller::kick_fetch() {
       }
       ++fetches_in_flight_;
       turn = polled ? 0 : turn - count;
-      auto arrived = [this, qid, from, count, generation, polled](const std::uint8_t* data,
-                                                                  std::uint32_t) {
+      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
         --fetches_in_flight_;
         if (qid != kAdminQueueId) {
           account_slots();
           entries_fetching_ -= count;
         }
-        if (polled && generation == generation_) pollers_[processor_of(qid)].fetching = false;
+        const bool current = qid != kAdminQueueId && generation == generation_;
+        if (current) processors_->read_arrived(qid);
         on_entries(qid, from, data, count, generation);
-        if (polled && generation == generation_) wake_when_free(processor_of(qid));
+        if (current) processors_->read_dispatched(qid, now());
         kick_fetch();
       };
       mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
@@ -587,18 +540,9 @@ void Controller::kick_fetch() {
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
                             std::uint32_t count, std::uint64_t generation) {
   if (generation != generation_) return;  // fetched before a controller reset
-  SubmissionQueue& sq = sqs_[qid];
-  std::optional<Picoseconds> batch_processed;
-  std::shared_ptr<BatchHold> batch;
-  if (batch_service_ && qid != kAdminQueueId) {
-    batch_processed = book_batch(qid, data, count);
-    // As the software controller's thread waits for the batch's copies
-    // before posting its CQEs, the processor takes no other batch until
-    // this one's completions are all posted.
-    batch = std::make_shared<BatchHold>(BatchHold{
-        processor_of(qid), count, generation_, pollers_[processor_of(qid)].fetch_started, count});
-    ++pollers_[batch->processor].batches_held;
-  }
+  SubmissionQueue& sq = queues_.sq(qid);
+  FetchedWork work;
+  if (qid != kAdminQueueId) work = processors_->fetched(qid, data, count, now());
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint32_t slot = (first + i) % sq.entries;
     auto command = std::make_shared<Command>();
@@ -607,8 +551,8 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     std::memcpy(&command->sqe, data + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     command->fetched_at = now();
     command->generation = generation_;
-    command->batch_processed = batch_processed;
-    command->batch = batch;
+    command->batch_processed = work.processed;
+    command->batch = work.batch;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
@@ -621,9 +565,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       ++active_;
     }
     const std::uint16_t cid = command->sqe.cid();
-    std::uint64_t& word = sq.outstanding[cid / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-    if (word & bit) {
+    if (sq.cids.claim(cid) == QueueError::CidInUse) {
       // A reused CID completes with Command ID Conflict; the original stays
       // outstanding (NVMe base spec 1.4, 4.2 and generic status 03h).
       ++cid_conflicts_;
@@ -641,13 +583,12 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         entry.sqid = command->qid;
         entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
-        post(sqs_[command->qid].cqid, entry);
-        if (command->batch && --command->batch->left == 0) release_batch(*command->batch);
+        post(queues_.sq(command->qid).cqid, entry);
+        processors_->command_done(command->batch.get(), now());
         finish_sq_command(command->qid);
       });
       continue;
     }
-    word |= bit;
     std::unique_ptr<SubmissionQueue::FetchPage>& page =
         sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
     if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
@@ -666,109 +607,13 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
 // I/O commands
 // ---------------------------------------------------------------------------
 
-// batch_service: processor t polls queues t+1, t+1+cores, ... (as the
-// software controller's threads do).
-std::size_t Controller::processor_of(std::uint16_t qid) const {
-  return (qid - 1u) % processor_free_at_.size();
-}
-
-// The queue waits until its processor is free; the processor then marks its
-// waiting queues ready again.
-void Controller::wait_for_processor(std::size_t processor, std::uint16_t qid) {
-  SubmissionQueue& sq = sqs_[qid];
-  if (!sq.waiting_for_processor) {
-    sq.waiting_for_processor = true;
-    pollers_[processor].waiting.push_back(qid);
-  }
-  if (!pollers_[processor].fetching) wake_when_free(processor);
-}
-
-void Controller::wake_when_free(std::size_t processor) {
-  Poller& poller = pollers_[processor];
-  if (poller.batches_held > 0) return;  // the batch's last completion wakes it
-  const Picoseconds at = std::max(now(), processor_free_at_[processor]);
-  if (poller.waiting.empty() || poller.wake_at == at) return;
-  poller.wake_at = at;
-  const std::uint64_t generation = generation_;
-  schedule_at(at, [this, processor, generation, at] {
-    Poller& p = pollers_[processor];
-    if (generation != generation_ || p.wake_at != at) return;
-    p.wake_at = Poller::kNoWake;
-    for (std::uint16_t qid : p.waiting) {
-      sqs_[qid].waiting_for_processor = false;
-      arbiter_.mark_ready(qid);
-    }
-    p.waiting.clear();
-    kick_fetch();
-  });
-}
-
-// The last completion of a batch_service batch: its processor is free a gap
-// later (its pass on to the next queue).
-void Controller::release_batch(const BatchHold& batch) {
-  if (batch.generation != generation_) return;
-  Poller& poller = pollers_[batch.processor];
-  --poller.batches_held;
-  ++poller.batches;
-  poller.commands += batch.commands;
-  poller.busy += now() - batch.fetch_started;
-  Picoseconds& free_at = processor_free_at_[batch.processor];
-  free_at = std::max(free_at, now() + batch_gap_);
-  wake_when_free(batch.processor);
-}
-
-// The data a read or write moves (commands without data: 0).
-std::uint64_t Controller::data_bytes(const SubmissionEntry& sqe) const {
-  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
-  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
-  return rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes_ : 0;
-}
-
-// A command's processor time: the fixed overhead plus the per-byte cost of
-// its data.
-Picoseconds Controller::processing_time(std::uint64_t bytes) const {
-  return command_overhead_ +
-         static_cast<Picoseconds>(std::llround(command_ps_per_byte_ * static_cast<double>(bytes)));
-}
-
-Picoseconds Controller::book_processor(std::uint64_t bytes) {
-  auto earliest = std::min_element(processor_free_at_.begin(), processor_free_at_.end());
-  const Picoseconds start = std::max(now(), *earliest);
-  *earliest = start + scaled(processing_time(bytes),
-                             static_cast<std::size_t>(earliest - processor_free_at_.begin()));
-  return *earliest;
-}
-
-// A processor's time for `work` at nominal speed (processor_time_scale).
-Picoseconds Controller::scaled(Picoseconds work, std::size_t processor) const {
-  const double scale = processor_scale_[processor];
-  return scale == 1.0 ? work
-                      : static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
-}
-
-// batch_service: the entries of one fetch are processed together on one
-// processor and finish together (one data synchronisation for the batch).
-Picoseconds Controller::book_batch(std::uint16_t qid, const std::uint8_t* entries,
-                                   std::uint32_t count) {
-  Picoseconds work = batch_overhead_;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    SubmissionEntry sqe;
-    std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
-    work += processing_time(data_bytes(sqe));
-  }
-  const std::size_t processor = processor_of(qid);
-  Picoseconds& free_at = processor_free_at_[processor];
-  free_at = std::max(now(), free_at) + scaled(work, processor);
-  return free_at;
-}
-
 // The data path limits throughput only: a transfer starts once the path is
 // free and occupies it for its bytes, while the data flows on cut-through.
 Picoseconds Controller::book_datapath(Picoseconds ready, std::uint64_t bytes) {
   if (datapath_ps_per_byte_ <= 0) return ready;
-  const Picoseconds start = std::max(ready, datapath_free_at_);
-  datapath_free_at_ = start + static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes));
-  return start;
+  return datapath_
+      .book(ready, static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes)))
+      .start;
 }
 
 void Controller::execute(CommandPtr command) {
@@ -776,13 +621,12 @@ void Controller::execute(CommandPtr command) {
   const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
   const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
   const ReadWriteFields fields = decode_read_write(sqe);
-  const std::uint64_t bytes = data_bytes(sqe);
-  const Picoseconds processed =
-      command->batch_processed ? *command->batch_processed : book_processor(bytes);
+  const std::uint64_t bytes = cost_.data_bytes(sqe);
+  const Picoseconds processed = processors_->processed(command->batch_processed, bytes, now());
   auto finish_at = [this, command](Picoseconds when, Status status) {
     schedule_at(when, [this, command, status] { complete(*command, status); });
   };
-  if (sqs_[command->qid].on_drained) {
+  if (queues_.sq(command->qid).on_drained) {
     finish_at(processed, Status::AbortedSqDeletion);
     return;
   }
@@ -1027,13 +871,12 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   if (track_commands_ && command.qid != kAdminQueueId) {
     live_.erase(command_key(command.qid, command.sqe.cid()));
   }
-  if (command.batch && --command.batch->left == 0) release_batch(*command.batch);
-  SubmissionQueue& sq = sqs_[command.qid];
+  processors_->command_done(command.batch.get(), now());
+  SubmissionQueue& sq = queues_.sq(command.qid);
   const std::uint16_t cid = command.sqe.cid();
-  std::uint64_t& word = sq.outstanding[cid / 64];
-  const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-  if (!(word & bit)) violation("command completed twice", command.qid, command.slot, cid);
-  word &= ~bit;
+  if (sq.cids.release(cid) == QueueError::CidNotOutstanding) {
+    violation("command completed twice", command.qid, command.slot, cid);
+  }
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -1059,7 +902,7 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
 }
 
 void Controller::finish_sq_command(std::uint16_t qid) {
-  SubmissionQueue& sq = sqs_[qid];
+  SubmissionQueue& sq = queues_.sq(qid);
   --sq.in_flight;
   const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
   if (qid != kAdminQueueId) {
@@ -1078,7 +921,7 @@ void Controller::finish_sq_command(std::uint16_t qid) {
 }
 
 void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
-  CompletionQueue& cq = cqs_[cqid];
+  CompletionQueue& cq = queues_.cq(cqid);
   if (ring_full(cq.head, cq.tail, cq.entries)) {
     ++cq_full_stalls_;
     cq.waiting.push_back(pending);
@@ -1089,14 +932,14 @@ void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
   // first lap: anything else means the host freed a slot it had not
   // consumed, or handed over a CQ it had not zeroed.
   const auto previous = memory_.load<std::uint16_t>(addr + offsetof(CompletionEntry, status_field));
-  if ((previous & 1u) == (cq.phase ? 1u : 0u)) {
+  if (check_cq_post(previous, cq.phase) == QueueError::CqSlotNotConsumed) {
     violation(fmt::format("CQ {} slot {} still holds an entry of the current phase {} when a "
                           "completion is posted there",
                           cqid, cq.tail, cq.phase ? 1 : 0),
               pending.sqid, cq.tail, pending.cid);
   }
   CompletionEntry entry = pending;
-  entry.sqhd = static_cast<std::uint16_t>(sqs_[entry.sqid].head);
+  entry.sqhd = static_cast<std::uint16_t>(queues_.sq(entry.sqid).head);
   entry.set_status(entry.status(), cq.phase, entry.dnr());
   cq.tail = ring_next(cq.tail, cq.entries);
   if (cq.tail == 0) cq.phase = !cq.phase;
@@ -1120,29 +963,24 @@ void Controller::account_slots() {
 }
 
 void Controller::check_drained() const {
-  for (std::size_t qid = 0; qid < sqs_.size(); ++qid) {
-    const SubmissionQueue& sq = sqs_[qid];
+  for (std::size_t qid = 0; qid < queues_.count(); ++qid) {
+    const SubmissionQueue& sq = queues_.sq(qid);
     if (!sq.exists) continue;
-    for (std::size_t w = 0; w < sq.outstanding.size(); ++w) {
-      std::uint64_t bits = sq.outstanding[w];
-      while (bits != 0) {
-        const auto cid = static_cast<std::uint16_t>(w * 64 + __builtin_ctzll(bits));
-        bits &= bits - 1;
-        // Asynchronous Event Requests wait for an event by design.
-        const bool held = qid == kAdminQueueId &&
-                          std::any_of(held_aers_.begin(), held_aers_.end(),
-                                      [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
-        if (held) continue;
-        const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
-        if (!page) {
-          violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
-                    std::nullopt, cid);
-        }
-        const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
-        violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
-                  static_cast<std::uint16_t>(qid), from.slot, cid);
+    sq.cids.for_each([&](std::uint16_t cid) {
+      // Asynchronous Event Requests wait for an event by design.
+      const bool held = qid == kAdminQueueId &&
+                        std::any_of(held_aers_.begin(), held_aers_.end(),
+                                    [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
+      if (held) return;
+      const auto& page = sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+      if (!page) {
+        violation("command never completed (fetch record lost)", static_cast<std::uint16_t>(qid),
+                  std::nullopt, cid);
       }
-    }
+      const SubmissionQueue::FetchRecord& from = (*page)[cid % SubmissionQueue::kCidsPerPage];
+      violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
+                static_cast<std::uint16_t>(qid), from.slot, cid);
+    });
     if (sq.head != sq.tail) {
       violation(fmt::format("{} entries rung but never fetched",
                             ring_occupied(sq.head, sq.tail, sq.entries)),
@@ -1170,11 +1008,6 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   const long double command_ps = slot_ps_ + pending * active_;
   const long double reserved_ps = reserved_slot_ps_ + pending * (active_ + entries_fetching_);
   const Picoseconds open_stall = slot_stall_since_ ? now() - *slot_stall_since_ : 0;
-  nlohmann::json processors = nlohmann::json::array();
-  for (const Poller& p : pollers_) {
-    processors.push_back(
-        {{"batches", p.batches}, {"commands", p.commands}, {"busy_ns", ps_to_ns(p.busy)}});
-  }
   nlohmann::json stats = {
       {"commands", completed_},
       {"admin_commands", admin_completed_},
@@ -1226,7 +1059,15 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
        elapsed == 0 ? 0.0 : static_cast<double>(completed_) * 1e12 / static_cast<double>(elapsed)}};
   // batch_service: per processor, as the software controller reports per
   // thread (gpunvme validate compares the two).
-  if (batch_service_) stats["batch_processors"] = std::move(processors);
+  if (const auto cores = processors_->per_core()) {
+    nlohmann::json processors = nlohmann::json::array();
+    for (const CoreStats& core : *cores) {
+      processors.push_back({{"batches", core.batches},
+                            {"commands", core.commands},
+                            {"busy_ns", ps_to_ns(core.busy)}});
+    }
+    stats["batch_processors"] = std::move(processors);
+  }
   return stats;
 }
 

@@ -44,14 +44,18 @@
 
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
+#include "models/nvme/command_processors.h"
 #include "models/nvme/fault_injector.h"
+#include "models/nvme/queue_set.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/server.h"
 #include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_entries.h"
 #include "sim/protocol/nvme_registers.h"
+#include "sim/protocol/queue_invariants.h"
 #include "sim/results/latency_histogram.h"
 
 namespace gpunvme::nvme {
@@ -86,10 +90,10 @@ class Controller : public Component, public pcie::RegisterTarget {
   // Where queue `qid`'s rings live (0 while it does not exist), for tools
   // and tests that look at a run's queues from outside the submitter.
   std::uint64_t sq_base(std::uint16_t qid) const {
-    return qid < sqs_.size() && sqs_[qid].exists ? sqs_[qid].base : 0;
+    return queues_.sq_exists(qid) ? queues_.sq(qid).base : 0;
   }
   std::uint64_t cq_base(std::uint16_t qid) const {
-    return qid < cqs_.size() && cqs_[qid].exists ? cqs_[qid].base : 0;
+    return queues_.cq_exists(qid) ? queues_.cq(qid).base : 0;
   }
   bool ready() const { return csts_.rdy; }
   Picoseconds ready_at() const { return ready_at_; }
@@ -147,57 +151,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   ArbitrationMechanism arbitration_mechanism() const { return arbiter_.mechanism(); }
 
  private:
-  struct SubmissionQueue {
-    bool exists = false;
-    std::uint64_t base = 0;
-    std::uint32_t entries = 0;
-    std::uint16_t cqid = 0;
-    QueuePriority priority = QueuePriority::Medium;
-    bool in_cmb = false;
-    std::uint32_t tail = 0;                  // from the doorbell
-    std::uint32_t head = 0;                  // next entry to fetch
-    std::uint32_t fetching = 0;              // entries requested, not yet arrived
-    std::uint32_t in_flight = 0;             // fetched, not yet completed
-    std::vector<std::uint64_t> outstanding;  // CID bitmap
-    // Per outstanding CID: the slot it was fetched from and when, so that a
-    // command that never completes can be reported by slot and fetch time
-    // (the slot itself may be reused meanwhile, so it cannot be the key).
-    // Valid where `outstanding` has the CID's bit. In pages of CIDs made on
-    // first use: a hash map's node per command was an allocation per command.
-    struct FetchRecord {
-      std::uint32_t slot = 0;
-      Picoseconds at = 0;
-    };
-    static constexpr std::size_t kCidsPerPage = 256;
-    using FetchPage = std::array<FetchRecord, kCidsPerPage>;
-    std::vector<std::unique_ptr<FetchPage>> fetched_from;  // 65536 / kCidsPerPage pages
-    std::vector<Picoseconds> rung_at;                      // per slot: when its doorbell arrived
-    std::uint64_t fetched = 0;
-    // A Delete I/O SQ waiting for the queue's commands to finish.
-    std::function<void()> on_drained;
-    bool shadow_awake = false;           // EventIdx says "no MMIO needed"
-    bool waiting_for_processor = false;  // batch_service: listed in its Poller's waiting
-  };
-  struct CompletionQueue {
-    bool exists = false;
-    std::uint64_t base = 0;
-    std::uint32_t entries = 0;
-    std::uint32_t tail = 0;
-    std::uint32_t head = 0;  // from the doorbell
-    bool phase = true;
-    bool in_cmb = false;
-    bool irq_enabled = false;
-    std::uint16_t vector = 0;
-    std::uint32_t bound_sqs = 0;
-    std::deque<CompletionEntry> waiting;  // held back while the CQ is full
-  };
-  struct BatchHold {
-    std::size_t processor = 0;
-    std::uint32_t left = 0;  // commands of the batch not yet completed
-    std::uint64_t generation = 0;
-    Picoseconds fetch_started = 0;
-    std::uint32_t commands = 0;
-  };
   struct Segment {
     std::uint64_t addr;
     std::uint64_t len;
@@ -261,15 +214,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
   void store_write(CommandPtr command, std::uint64_t bytes);
   void execute_dataset_management(CommandPtr command, Picoseconds processed);
-  Picoseconds book_processor(std::uint64_t bytes);
-  Picoseconds scaled(Picoseconds work, std::size_t processor) const;
-  Picoseconds book_batch(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count);
-  std::size_t processor_of(std::uint16_t qid) const;
-  std::uint64_t data_bytes(const SubmissionEntry& sqe) const;
-  Picoseconds processing_time(std::uint64_t bytes) const;
-  void wait_for_processor(std::size_t processor, std::uint16_t qid);
-  void wake_when_free(std::size_t processor);
-  void release_batch(const BatchHold& batch);
   Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
   // --- data pointers and DMA (controller_data.cpp)
   // Resolves the command's PRPs or SGL into data segments. List pages and
@@ -328,28 +272,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   [[noreturn]] void violation(const std::string& what, std::optional<std::uint16_t> qid,
                               std::optional<std::uint32_t> slot,
                               std::optional<std::uint16_t> cid) const;
-  // The queue rings (SQs and CQs that exist), by base address, for the check
-  // that no data DMA lands in one. index_rings() rebuilds the index from the
-  // queues, in queue id order, an SQ before its CQ: where two rings start at
-  // one address (a host error the controller does not reject) the later one
-  // is named. Creating and deleting a queue updates the index by one ring
-  // (rebuilding it each time made creating n queues cost O(n^2): half of a
-  // 20 K I/O run with 1024 queues per SSD), except while two rings share a
-  // base, when it rebuilds, so that the same ring is named either way.
-  struct Ring {
-    std::uint64_t end;
-    std::uint16_t qid;
-    bool sq;
-    std::uint32_t entry_bytes;
-  };
-  void index_rings();
-  Ring sq_ring(std::uint16_t qid) const;
-  Ring cq_ring(std::uint16_t qid) const;
-  void ring_created(std::uint64_t base, const Ring& ring);
-  void ring_deleted(std::uint64_t base);
-  std::map<std::uint64_t, Ring> rings_;
-  bool rings_share_a_base_ = false;
-
   std::size_t node_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
@@ -371,10 +293,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t max_fetches_;
   std::uint32_t max_active_;
   Picoseconds command_overhead_;
-  double command_ps_per_byte_;
-  bool batch_service_;
-  Picoseconds batch_overhead_;
-  Picoseconds batch_gap_;        // processor time between two batches (batch_service)
+  CommandCost cost_;
   double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
@@ -405,8 +324,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t shadow_base_ = 0;  // 0 = shadow doorbells not configured
   std::uint64_t event_idx_base_ = 0;
   std::vector<ShadowPoll> shadow_polls_;  // [2 * qid + (CQ ? 1 : 0)]
-  std::vector<SubmissionQueue> sqs_;      // index = qid, 0 = admin
-  std::vector<CompletionQueue> cqs_;
+  QueueSet queues_;
   std::vector<MsixEntry> msix_;
   std::vector<CommandPtr> held_aers_;
   Arbiter arbiter_;
@@ -442,27 +360,13 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::optional<Picoseconds> slot_stall_since_;  // while an I/O SQ waits for a slot
   Picoseconds slot_stall_ps_ = 0;
 
-  // Servers.
-  std::vector<Picoseconds> processor_free_at_;
-  std::vector<double> processor_scale_;  // per processor: its time / the nominal (1 = nominal)
-  // batch_service: each processor polls its own queues and fetches a batch
-  // only when free; queues with entries wait for it here.
-  struct Poller {
-    bool fetching = false;
-    std::uint32_t batches_held = 0;  // batches whose completions are not all posted
-    std::vector<std::uint16_t> waiting;
-    static constexpr Picoseconds kNoWake = ~Picoseconds{0};
-    Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires
-    Picoseconds fetch_started = 0;  // of the batch being fetched
-    // Statistics: batches served and their time from the fetch's start to
-    // the last completion posted (the software controller's batch time).
-    std::uint64_t batches = 0;
-    std::uint64_t commands = 0;
-    Picoseconds busy = 0;
-  };
-  std::vector<Poller> pollers_;
-  Picoseconds admin_free_at_ = 0;
-  Picoseconds datapath_free_at_ = 0;
+  // Servers: the command processors (cores and the policy that drives
+  // them), the admin processor (one admin command at a time) and the data
+  // path.
+  std::unique_ptr<ProcessorCores> cores_;
+  std::unique_ptr<ProcessorPolicy> processors_;
+  NextFreeServer admin_processor_;
+  NextFreeServer datapath_;
   std::uint32_t fetches_in_flight_ = 0;
   std::uint32_t entries_fetching_ = 0;
   std::uint32_t active_ = 0;  // I/O commands between fetch and completion

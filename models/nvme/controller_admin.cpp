@@ -43,9 +43,7 @@ int log2_exact(std::uint32_t v) {
 // Admin commands run one at a time on their own processor; each takes
 // admin_command_ns, then its effect happens and its completion is posted.
 void Controller::execute_admin(CommandPtr command) {
-  const Picoseconds start = std::max(now(), admin_free_at_);
-  admin_free_at_ = start + admin_command_;
-  const Picoseconds processed = admin_free_at_;
+  const Picoseconds processed = admin_processor_.book(now(), admin_command_).end;
   const SubmissionEntry& sqe = command->sqe;
   auto finish = [this, command, processed](Status status) {
     schedule_at(processed, [this, command, status] { admin_done(command, status); });
@@ -133,12 +131,10 @@ bool Controller::queue_memory_ok(std::uint64_t base, std::uint64_t bytes, bool* 
 // Create I/O Completion Queue (1.4, 5.3).
 Status Controller::create_cq(const SubmissionEntry& sqe) {
   const CreateIoCqFields f = decode_create_io_cq(sqe);
-  if (f.qid == 0 || f.qid > granted_cqs_ || cqs_[f.qid].exists) {
-    return Status::InvalidQueueIdentifier;
-  }
-  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
-    return Status::InvalidQueueSize;
-  }
+  const bool exists = f.qid != 0 && f.qid <= granted_cqs_ && queues_.cq(f.qid).exists;
+  const QueueError refused =
+      check_queue_create(f.qid, granted_cqs_, exists, f.queue_entries, max_entries_);
+  if (refused != QueueError::None) return status_for(refused);
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
@@ -147,7 +143,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
   }
-  CompletionQueue& cq = cqs_[f.qid];
+  CompletionQueue& cq = queues_.cq(f.qid);
   cq = CompletionQueue{};
   cq.exists = true;
   cq.base = f.base;
@@ -155,7 +151,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.in_cmb = in_cmb;
   cq.irq_enabled = f.irq_enabled;
   cq.vector = f.vector;
-  ring_created(cq.base, cq_ring(f.qid));
+  queues_.ring_created(f.qid, /*sq=*/false);
   if (shadow_base_ != 0) start_shadow(DoorbellKind::CqHead, f.qid);
   return Status::Success;
 }
@@ -163,15 +159,13 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
 // Create I/O Submission Queue (1.4, 5.4).
 Status Controller::create_sq(const SubmissionEntry& sqe) {
   const CreateIoSqFields f = decode_create_io_sq(sqe);
-  if (f.qid == 0 || f.qid > granted_sqs_ || sqs_[f.qid].exists) {
-    return Status::InvalidQueueIdentifier;
-  }
-  if (f.queue_entries < kMinQueueEntries || f.queue_entries > max_entries_) {
-    return Status::InvalidQueueSize;
-  }
+  const bool exists = f.qid != 0 && f.qid <= granted_sqs_ && queues_.sq(f.qid).exists;
+  const QueueError refused =
+      check_queue_create(f.qid, granted_sqs_, exists, f.queue_entries, max_entries_);
+  if (refused != QueueError::None) return status_for(refused);
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iosqes != kSqEntrySizeLog2) return Status::InvalidFieldInCommand;
-  if (f.cqid == 0 || f.cqid >= cqs_.size() || !cqs_[f.cqid].exists) {
+  if (f.cqid == 0 || f.cqid >= queues_.count() || !queues_.cq(f.cqid).exists) {
     return Status::CompletionQueueInvalid;
   }
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
@@ -179,20 +173,16 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kSqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
   }
-  SubmissionQueue& sq = sqs_[f.qid];
+  SubmissionQueue& sq = queues_.sq(f.qid);
   sq = SubmissionQueue{};
-  sq.exists = true;
-  sq.base = f.base;
-  sq.entries = f.queue_entries;
+  processors_->forget_queue(f.qid);
+  sq.open(f.base, f.queue_entries);
   sq.cqid = f.cqid;
   sq.priority = f.priority;
   sq.in_cmb = in_cmb;
-  sq.outstanding.assign(65536 / 64, 0);
-  sq.fetched_from.resize(65536 / SubmissionQueue::kCidsPerPage);
-  sq.rung_at.assign(sq.entries, 0);
-  ++cqs_[f.cqid].bound_sqs;
+  ++queues_.cq(f.cqid).bound_sqs;
   arbiter_.add_queue(f.qid, f.priority);
-  ring_created(sq.base, sq_ring(f.qid));
+  queues_.ring_created(f.qid, /*sq=*/true);
   if (shadow_base_ != 0) start_shadow(DoorbellKind::SqTail, f.qid);
   return Status::Success;
 }
@@ -203,20 +193,21 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
 // submitted command gets exactly one completion.
 void Controller::delete_sq(CommandPtr command) {
   const std::uint16_t qid = decode_delete_queue_qid(command->sqe);
-  if (qid == 0 || qid >= sqs_.size() || !sqs_[qid].exists || sqs_[qid].on_drained) {
+  if (qid == 0 || qid >= queues_.count() || !queues_.sq(qid).exists || queues_.sq(qid).on_drained) {
     admin_done(command, Status::InvalidQueueIdentifier);
     return;
   }
-  SubmissionQueue& sq = sqs_[qid];
+  SubmissionQueue& sq = queues_.sq(qid);
   const std::uint64_t generation = generation_;
   sq.on_drained = [this, command, qid, generation] {
     if (generation != generation_) return;
     arbiter_.remove_queue(qid);
     if (shadow_base_ != 0) stop_shadow(DoorbellKind::SqTail, qid);
-    --cqs_[sqs_[qid].cqid].bound_sqs;
-    const std::uint64_t base = sqs_[qid].base;
-    sqs_[qid] = SubmissionQueue{};
-    ring_deleted(base);
+    --queues_.cq(queues_.sq(qid).cqid).bound_sqs;
+    const std::uint64_t base = queues_.sq(qid).base;
+    queues_.sq(qid) = SubmissionQueue{};
+    processors_->forget_queue(qid);
+    queues_.ring_deleted(base);
     admin_done(command, Status::Success);
   };
   if (sq.in_flight == 0 && sq.fetching == 0 && sq.head == sq.tail) {
@@ -230,12 +221,13 @@ void Controller::delete_sq(CommandPtr command) {
 // deleted first.
 Status Controller::delete_cq(const SubmissionEntry& sqe) {
   const std::uint16_t qid = decode_delete_queue_qid(sqe);
-  if (qid == 0 || qid >= cqs_.size() || !cqs_[qid].exists) return Status::InvalidQueueIdentifier;
-  if (cqs_[qid].bound_sqs != 0) return Status::InvalidQueueDeletion;
+  if (qid == 0 || qid >= queues_.count() || !queues_.cq(qid).exists)
+    return Status::InvalidQueueIdentifier;
+  if (queues_.cq(qid).bound_sqs != 0) return Status::InvalidQueueDeletion;
   if (shadow_base_ != 0) stop_shadow(DoorbellKind::CqHead, qid);
-  const std::uint64_t base = cqs_[qid].base;
-  cqs_[qid] = CompletionQueue{};
-  ring_deleted(base);
+  const std::uint64_t base = queues_.cq(qid).base;
+  queues_.cq(qid) = CompletionQueue{};
+  queues_.ring_deleted(base);
   return Status::Success;
 }
 
@@ -319,8 +311,8 @@ Status Controller::set_features(const SubmissionEntry& sqe, std::uint32_t* dw0) 
         return Status::InvalidFieldInCommand;
       }
       // Only before any I/O queue exists (1.4, 5.21.1.7).
-      for (std::size_t qid = 1; qid < sqs_.size(); ++qid) {
-        if (sqs_[qid].exists || cqs_[qid].exists) return Status::CommandSequenceError;
+      for (std::size_t qid = 1; qid < queues_.count(); ++qid) {
+        if (queues_.sq(qid).exists || queues_.cq(qid).exists) return Status::CommandSequenceError;
       }
       granted_sqs_ = std::min(asked.sq_count(), max_io_queues_);
       granted_cqs_ = std::min(asked.cq_count(), max_io_queues_);
@@ -375,16 +367,16 @@ Status Controller::configure_doorbell_buffer(const SubmissionEntry& sqe) {
     }
   }
   if (shadow_base_ != 0) {
-    for (std::uint16_t qid = 1; qid < sqs_.size(); ++qid) {
-      if (sqs_[qid].exists) stop_shadow(DoorbellKind::SqTail, qid);
-      if (cqs_[qid].exists) stop_shadow(DoorbellKind::CqHead, qid);
+    for (std::uint16_t qid = 1; qid < queues_.count(); ++qid) {
+      if (queues_.sq(qid).exists) stop_shadow(DoorbellKind::SqTail, qid);
+      if (queues_.cq(qid).exists) stop_shadow(DoorbellKind::CqHead, qid);
     }
   }
   shadow_base_ = sqe.prp1;
   event_idx_base_ = sqe.prp2;
-  for (std::uint16_t qid = 1; qid < sqs_.size(); ++qid) {
-    if (cqs_[qid].exists) start_shadow(DoorbellKind::CqHead, qid);
-    if (sqs_[qid].exists) start_shadow(DoorbellKind::SqTail, qid);
+  for (std::uint16_t qid = 1; qid < queues_.count(); ++qid) {
+    if (queues_.cq(qid).exists) start_shadow(DoorbellKind::CqHead, qid);
+    if (queues_.sq(qid).exists) start_shadow(DoorbellKind::SqTail, qid);
   }
   return Status::Success;
 }
@@ -399,10 +391,10 @@ void Controller::start_shadow(DoorbellKind kind, std::uint16_t qid) {
   const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
   poll.watch = memory_.watch(addr, 4, [this, kind, qid] { on_shadow_write(kind, qid); });
   if (kind == DoorbellKind::SqTail) {
-    sqs_[qid].shadow_awake = false;
-    write_event_idx(kind, qid, sqs_[qid].tail);
+    queues_.sq(qid).shadow_awake = false;
+    write_event_idx(kind, qid, queues_.sq(qid).tail);
   } else {
-    write_event_idx(kind, qid, (cqs_[qid].head + 0xFFFFu) & 0xFFFFu);
+    write_event_idx(kind, qid, (queues_.cq(qid).head + 0xFFFFu) & 0xFFFFu);
   }
 }
 
@@ -441,7 +433,8 @@ void Controller::poll_shadow(DoorbellKind kind, std::uint16_t qid) {
       ++shadow_reads_;
       std::uint32_t value;
       std::memcpy(&value, data, 4);
-      const bool exists = kind == DoorbellKind::SqTail ? sqs_[qid].exists : cqs_[qid].exists;
+      const bool exists =
+          kind == DoorbellKind::SqTail ? queues_.sq(qid).exists : queues_.cq(qid).exists;
       if (exists) apply_doorbell(kind, qid, value, /*shadow=*/true);
       if (p.dirty) poll_shadow(kind, qid);
     });
@@ -460,7 +453,7 @@ void Controller::write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint
 // still catches an update that raced with the change).
 void Controller::update_sq_event_idx(std::uint16_t qid) {
   if (shadow_base_ == 0 || qid == kAdminQueueId) return;
-  SubmissionQueue& sq = sqs_[qid];
+  SubmissionQueue& sq = queues_.sq(qid);
   if (!sq.exists) return;
   const bool busy = sq.in_flight > 0 || sq.fetching > 0 || sq.head != sq.tail;
   if (busy && !sq.shadow_awake) {

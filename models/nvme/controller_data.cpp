@@ -109,14 +109,10 @@ void Controller::check_dma_target(const Command& command, std::uint64_t addr, st
 // starting last below the segment's end is the only candidate.
 void Controller::check_not_in_ring(const Command& command, std::uint64_t addr,
                                    std::uint64_t len) const {
-  auto it = rings_.lower_bound(addr + len);
-  if (it == rings_.begin()) return;
-  --it;
-  const Ring& ring = it->second;
-  if (ring.end <= addr) return;
-  const std::uint64_t first = std::max(addr, it->first);
+  const std::optional<QueueSet::RingHit> ring = queues_.ring_overlapping(addr, len);
+  if (!ring) return;
   violation(fmt::format("data DMA of {} B at 0x{:x} overlaps {} {}'s ring (its slot {})", len, addr,
-                        ring.sq ? "SQ" : "CQ", ring.qid, (first - it->first) / ring.entry_bytes),
+                        ring->sq ? "SQ" : "CQ", ring->qid, ring->slot),
             command.qid, command.slot, command.sqe.cid());
 }
 

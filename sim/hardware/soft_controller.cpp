@@ -13,6 +13,7 @@
 
 #include "sim/protocol/nvme_commands.h"
 #include "sim/protocol/nvme_prp.h"
+#include "sim/protocol/queue_invariants.h"
 
 namespace gpunvme::hw {
 
@@ -28,10 +29,6 @@ std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::uint32_t ring_distance(std::uint32_t from, std::uint32_t to, std::uint32_t entries) {
-  return (to + entries - from) % entries;
 }
 
 unsigned char* pinned_mapped(std::size_t bytes, std::uint64_t* device) {
@@ -140,7 +137,9 @@ volatile std::uint32_t* SoftController::doorbell(std::uint16_t qid, bool cq) con
 }
 
 IoQueueRings SoftController::create_io_queue(std::uint16_t qid, std::uint32_t entries) {
-  if (qid == 0 || qid > options_.max_queues || entries < 2 || entries > options_.max_entries) {
+  // Existence is reported apart, with its own message.
+  if (nvme::check_queue_create(qid, options_.max_queues, false, entries, options_.max_entries) !=
+      nvme::QueueError::None) {
     throw std::runtime_error("soft controller: Create I/O queue " + std::to_string(qid) + " of " +
                              std::to_string(entries) + " entries refused (Invalid Queue " +
                              "Identifier or Size)");
@@ -156,7 +155,7 @@ IoQueueRings SoftController::create_io_queue(std::uint16_t qid, std::uint32_t en
   q.entries = entries;
   q.sq_tail = q.sq_head = q.cq_tail = q.cq_head = 0;
   q.phase = true;
-  q.outstanding.assign(65536 / 64, 0);
+  q.cids.open();
   q.waiting.clear();
   *doorbell(qid, false) = 0;
   *doorbell(qid, true) = 0;
@@ -328,7 +327,7 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
   // CQ head: the host may only release entries the controller has posted.
   const std::uint32_t head = *doorbell(qid, true);
   if (head != q.cq_head) {
-    if (head >= n || ring_distance(q.cq_head, head, n) > ring_distance(q.cq_head, q.cq_tail, n)) {
+    if (nvme::check_cq_head(q.cq_head, q.cq_tail, head, n).error != nvme::QueueError::None) {
       violation(w, "queue " + std::to_string(qid) + ": CQ head " + std::to_string(q.cq_head) +
                        " -> " + std::to_string(head) + " passes the tail " +
                        std::to_string(q.cq_tail));
@@ -339,9 +338,11 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
   const std::uint32_t tail = *doorbell(qid, false);
   if (tail != q.sq_tail) {
     ++w.sq_updates;
-    const std::uint32_t added = ring_distance(q.sq_tail, tail % n, n);
-    const std::uint32_t unfetched = ring_distance(q.sq_head, q.sq_tail, n);
-    if (tail >= n || unfetched + added > n - 1) {
+    const nvme::SqTailCheck check = nvme::check_sq_tail(q.sq_head, q.sq_tail, tail, n);
+    if (check.error == nvme::QueueError::ValueBeyondRing) {
+      violation(w, "queue " + std::to_string(qid) + ": SQ tail doorbell value " +
+                       std::to_string(tail) + " for a queue of " + std::to_string(n) + " entries");
+    } else if (check.error == nvme::QueueError::SqOverrun) {
       violation(w, "queue " + std::to_string(qid) + ": SQ overrun: tail " +
                        std::to_string(q.sq_tail) + " -> " + std::to_string(tail));
     }
@@ -379,14 +380,11 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     ++w.fetched;
     work = true;
     const std::uint16_t cid = e.cid();
-    std::uint64_t& word = q.outstanding[cid / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-    if (word & bit) {
+    if (q.cids.claim(cid) == nvme::QueueError::CidInUse) {
       violation(w, "queue " + std::to_string(qid) + ": CID " + std::to_string(cid) +
                        " reused while outstanding");
       continue;
     }
-    word |= bit;
     nvme::Status status = nvme::Status::Success;
     const auto opcode = static_cast<nvme::NvmOpcode>(e.opcode());
     const nvme::ReadWriteFields rw = nvme::decode_read_write(e);
@@ -482,7 +480,7 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     std::memcpy(at, &cqe, 12);
     std::uint32_t dw3;
     std::memcpy(&dw3, reinterpret_cast<const unsigned char*>(&cqe) + 12, 4);
-    q.outstanding[c.cid / 64] &= ~(std::uint64_t{1} << (c.cid % 64));
+    q.cids.release(c.cid);
     std::atomic_thread_fence(std::memory_order_release);
     *reinterpret_cast<volatile std::uint32_t*>(at + 12) = dw3;
     q.cq_tail = (q.cq_tail + 1) % n;

@@ -27,6 +27,7 @@
 
 #include "sim/hardware/nvme_target.h"
 #include "sim/protocol/nvme_entries.h"
+#include "sim/protocol/queue_invariants.h"
 
 namespace gpunvme::hw {
 
@@ -79,7 +80,7 @@ class SoftController : public NvmeTarget {
     unsigned char* cq = nullptr;
     std::uint32_t sq_tail = 0, sq_head = 0, cq_tail = 0, cq_head = 0;
     bool phase = true;
-    std::vector<std::uint64_t> outstanding;  // CID bitmap
+    nvme::OutstandingCids cids;
     std::vector<Command> waiting;            // served, waiting for CQ room
   };
   struct Worker {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/protocol/nvme_commands.h"
+#include "sim/protocol/queue_invariants.h"
 
 namespace gpunvme::platform {
 
@@ -13,9 +14,6 @@ std::uint64_t next_random(std::uint64_t& state) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
-}
-std::uint32_t ring_distance(std::uint32_t from, std::uint32_t to, std::uint32_t entries) {
-  return (to + entries - from) % entries;
 }
 }  // namespace
 
@@ -32,7 +30,10 @@ SoftTarget::~SoftTarget() { stop(); }
 
 void SoftTarget::create_queue(std::uint16_t qid, std::uint64_t sq_base, std::uint64_t cq_base,
                               std::uint32_t entries) {
-  if (qid == 0 || qid >= queues_.size() || entries < 2) {
+  const std::uint32_t highest_qid = static_cast<std::uint32_t>(queues_.size() - 1);
+  const bool exists = qid != 0 && qid <= highest_qid && queues_[qid].exists;
+  if (nvme::check_queue_create(qid, highest_qid, exists, entries, nvme::kMaxQueueEntries) !=
+      nvme::QueueError::None) {
     throw std::invalid_argument(fmt::format("queue {} of {} entries refused", qid, entries));
   }
   Queue& q = queues_[qid];
@@ -40,7 +41,7 @@ void SoftTarget::create_queue(std::uint16_t qid, std::uint64_t sq_base, std::uin
   q.sq_base = sq_base;
   q.cq_base = cq_base;
   q.entries = entries;
-  q.outstanding.assign(65536 / 64, 0);
+  q.cids.open();
   if (options_.shadow_doorbells) {
     q.sq_shadow = arena_.allocate(4, 4);
     q.cq_shadow = arena_.allocate(4, 4);
@@ -113,7 +114,7 @@ bool SoftTarget::poll_queue(std::uint16_t qid, std::uint64_t& rng) {
                                  ? arena_.load_acquire(q.cq_shadow)
                                  : doorbells_[2u * qid + 1].load(std::memory_order_acquire);
   if (head != q.cq_head) {
-    if (head >= n || ring_distance(q.cq_head, head, n) > ring_distance(q.cq_head, q.cq_tail, n)) {
+    if (nvme::check_cq_head(q.cq_head, q.cq_tail, head, n).error != nvme::QueueError::None) {
       violation(fmt::format("queue {}: CQ head {} -> {} passes the tail {}", qid, q.cq_head, head,
                             q.cq_tail));
     }
@@ -125,11 +126,13 @@ bool SoftTarget::poll_queue(std::uint16_t qid, std::uint64_t& rng) {
                                  ? arena_.load_acquire(q.sq_shadow)
                                  : doorbells_[2u * qid].load(std::memory_order_acquire);
   if (tail != q.sq_tail) {
-    const std::uint32_t added = ring_distance(q.sq_tail, tail % n, n);
-    const std::uint32_t unfetched = ring_distance(q.sq_head, q.sq_tail, n);
-    if (tail >= n || unfetched + added > n - 1) {
+    const nvme::SqTailCheck check = nvme::check_sq_tail(q.sq_head, q.sq_tail, tail, n);
+    if (check.error == nvme::QueueError::ValueBeyondRing) {
+      violation(fmt::format("queue {}: SQ tail doorbell value {} for a queue of {} entries", qid,
+                            tail, n));
+    } else if (check.error == nvme::QueueError::SqOverrun) {
       violation(fmt::format("queue {}: SQ overrun: tail {} -> {} adds {} to {} unfetched", qid,
-                            q.sq_tail, tail, added, unfetched));
+                            q.sq_tail, tail, check.added, check.unfetched));
     }
     q.sq_tail = tail % n;
   }
@@ -143,9 +146,7 @@ bool SoftTarget::poll_queue(std::uint16_t qid, std::uint64_t& rng) {
     fetched_.fetch_add(1);
     work = true;
     const std::uint16_t cid = e.cid();
-    std::uint64_t& word = q.outstanding[cid / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (cid % 64);
-    if (word & bit) {
+    if (q.cids.claim(cid) == nvme::QueueError::CidInUse) {
       violation(fmt::format("queue {}: CID {} reused while outstanding (slot {})", qid, cid, slot));
       continue;
     }
@@ -172,7 +173,6 @@ bool SoftTarget::poll_queue(std::uint16_t qid, std::uint64_t& rng) {
         }
       }
     }
-    word |= bit;
     q.in_flight.fetch_add(1);
     q.held.push_back({cid, status});
   }
@@ -196,7 +196,7 @@ bool SoftTarget::poll_queue(std::uint16_t qid, std::uint64_t& rng) {
     arena_.write(addr, &c, 12);
     std::uint32_t dw3;
     std::memcpy(&dw3, reinterpret_cast<const std::uint8_t*>(&c) + 12, 4);
-    q.outstanding[h.cid / 64] &= ~(std::uint64_t{1} << (h.cid % 64));
+    q.cids.release(h.cid);
     q.in_flight.fetch_sub(1);
     arena_.store_release(addr + 12, dw3);
     q.cq_tail = (q.cq_tail + 1) % n;

@@ -23,6 +23,7 @@
 
 #include "sim/platform/host_threads.h"
 #include "sim/protocol/nvme_entries.h"
+#include "sim/protocol/queue_invariants.h"
 
 namespace gpunvme::platform {
 
@@ -89,7 +90,7 @@ class SoftTarget : public MmioTarget {
     std::uint32_t cq_tail = 0;
     std::uint32_t cq_head = 0;  // from the doorbell
     bool phase = true;
-    std::vector<std::uint64_t> outstanding;  // CID bitmap
+    nvme::OutstandingCids cids;
     struct Held {
       std::uint16_t cid;
       nvme::Status status;

@@ -1,0 +1,172 @@
+#include "models/nvme/command_processors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "sim/protocol/nvme_commands.h"
+
+namespace gpunvme::nvme {
+
+std::uint64_t CommandCost::data_bytes(const SubmissionEntry& sqe) const {
+  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
+  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
+  return rw ? std::uint64_t{decode_read_write(sqe).block_count} * lba_bytes : 0;
+}
+
+Picoseconds CommandCost::processing_time(std::uint64_t bytes) const {
+  return overhead +
+         static_cast<Picoseconds>(std::llround(ps_per_byte * static_cast<double>(bytes)));
+}
+
+ProcessorCores::ProcessorCores(std::size_t cores, std::vector<double> scale)
+    : servers_(cores), scale_(std::move(scale)) {
+  if (scale_.empty()) scale_.assign(cores, 1.0);
+}
+
+Picoseconds ProcessorCores::scaled(Picoseconds work, std::size_t core) const {
+  const double scale = scale_[core];
+  return scale == 1.0 ? work
+                      : static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
+}
+
+Picoseconds ProcessorCores::book_earliest(Picoseconds ready, Picoseconds work) {
+  std::size_t earliest = 0;
+  for (std::size_t core = 1; core < servers_.size(); ++core) {
+    if (servers_[core].free_at() < servers_[earliest].free_at()) earliest = core;
+  }
+  return book(earliest, ready, work);
+}
+
+Picoseconds ProcessorCores::book(std::size_t core, Picoseconds ready, Picoseconds work) {
+  return servers_[core].book(ready, scaled(work, core)).end;
+}
+
+BatchServiceProcessing::BatchServiceProcessing(ProcessorCores& cores, CommandCost cost,
+                                               Picoseconds batch_overhead, Picoseconds batch_gap,
+                                               std::size_t max_qid, ProcessorHooks hooks)
+    : cores_(cores),
+      cost_(cost),
+      batch_overhead_(batch_overhead),
+      batch_gap_(batch_gap),
+      hooks_(std::move(hooks)),
+      pollers_(cores.count()),
+      waiting_(max_qid + 1, false) {}
+
+// The queue's core fetches one batch (one read) when it is free; until then
+// the queue waits on the core's list.
+std::uint32_t BatchServiceProcessing::fetch_turn(std::uint16_t qid, std::uint32_t turn,
+                                                 std::uint32_t fetch_burst, Picoseconds now) {
+  const std::size_t processor = processor_of(qid);
+  Poller& poller = pollers_[processor];
+  if (poller.fetching || poller.batches_held > 0 || cores_.free_at(processor) > now) {
+    wait_for_processor(processor, qid, now);
+    return 0;
+  }
+  poller.fetching = true;
+  poller.fetch_started = now;
+  return std::min(turn, fetch_burst);
+}
+
+void BatchServiceProcessing::read_arrived(std::uint16_t qid) {
+  pollers_[processor_of(qid)].fetching = false;
+}
+
+void BatchServiceProcessing::read_dispatched(std::uint16_t qid, Picoseconds now) {
+  wake_when_free(processor_of(qid), now);
+}
+
+// The entries of one fetch are processed together on one core and finish
+// together (one data synchronisation for the batch). As the software
+// controller's thread waits for the batch's copies before posting its CQEs,
+// the core takes no other batch until this one's completions are all
+// posted.
+FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_t* entries,
+                                            std::uint32_t count, Picoseconds now) {
+  Picoseconds work = batch_overhead_;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SubmissionEntry sqe;
+    std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
+    work += cost_.processing_time(cost_.data_bytes(sqe));
+  }
+  const std::size_t processor = processor_of(qid);
+  FetchedWork fetched;
+  fetched.processed = cores_.book(processor, now, work);
+  fetched.batch = std::make_shared<BatchHold>(
+      BatchHold{processor, count, hooks_.generation(), pollers_[processor].fetch_started, count});
+  ++pollers_[processor].batches_held;
+  return fetched;
+}
+
+Picoseconds BatchServiceProcessing::processed(const std::optional<Picoseconds>& batch_processed,
+                                              std::uint64_t bytes, Picoseconds now) {
+  // Every I/O command comes with its batch's time; one that does not (none
+  // should) is processed on its own.
+  if (batch_processed) return *batch_processed;
+  return cores_.book_earliest(now, cost_.processing_time(bytes));
+}
+
+void BatchServiceProcessing::command_done(BatchHold* batch, Picoseconds now) {
+  if (batch != nullptr && --batch->left == 0) release(*batch, now);
+}
+
+void BatchServiceProcessing::reset() {
+  for (Poller& poller : pollers_) {
+    poller.fetching = false;
+    poller.batches_held = 0;
+    poller.waiting.clear();
+  }
+  std::fill(waiting_.begin(), waiting_.end(), false);
+}
+
+std::optional<std::vector<CoreStats>> BatchServiceProcessing::per_core() const {
+  std::vector<CoreStats> stats;
+  for (const Poller& poller : pollers_) stats.push_back(poller.stats);
+  return stats;
+}
+
+// The queue waits until its core is free; the core then offers its waiting
+// queues to the fetch engine again.
+void BatchServiceProcessing::wait_for_processor(std::size_t processor, std::uint16_t qid,
+                                                Picoseconds now) {
+  if (!waiting_[qid]) {
+    waiting_[qid] = true;
+    pollers_[processor].waiting.push_back(qid);
+  }
+  if (!pollers_[processor].fetching) wake_when_free(processor, now);
+}
+
+void BatchServiceProcessing::wake_when_free(std::size_t processor, Picoseconds now) {
+  Poller& poller = pollers_[processor];
+  if (poller.batches_held > 0) return;  // the batch's last completion wakes it
+  const Picoseconds at = std::max(now, cores_.free_at(processor));
+  if (poller.waiting.empty() || poller.wake_at == at) return;
+  poller.wake_at = at;
+  const std::uint64_t generation = hooks_.generation();
+  hooks_.schedule_at(at, [this, processor, generation, at] {
+    Poller& p = pollers_[processor];
+    if (generation != hooks_.generation() || p.wake_at != at) return;
+    p.wake_at = Poller::kNoWake;
+    for (std::uint16_t qid : p.waiting) {
+      waiting_[qid] = false;
+      hooks_.queue_ready(qid);
+    }
+    p.waiting.clear();
+    hooks_.kick_fetch();
+  });
+}
+
+// The last completion of a batch: its core is free a gap later (its pass on
+// to the next queue).
+void BatchServiceProcessing::release(const BatchHold& batch, Picoseconds now) {
+  if (batch.generation != hooks_.generation()) return;
+  Poller& poller = pollers_[batch.processor];
+  --poller.batches_held;
+  ++poller.stats.batches;
+  poller.stats.commands += batch.commands;
+  poller.stats.busy += now - batch.fetch_started;
+  cores_.hold_until(batch.processor, now + batch_gap_);
+  wake_when_free(batch.processor, now);
+}
+
+}  // namespace gpunvme::nvme

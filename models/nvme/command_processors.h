@@ -1,0 +1,206 @@
+// The controller's command processors and the policy that drives them.
+//
+// ProcessorCores are the controller's cores, each a NextFreeServer running
+// at its own speed (processor_time_scale). A ProcessorPolicy decides how
+// commands reach them, chosen once at construction:
+// - PerCommandProcessing: each fetched I/O command books the core that frees
+//   up first, for its own processing time; the fetch engine fetches whenever
+//   it has slots.
+// - BatchServiceProcessing (batch_service): as a software controller's
+//   threads do, core t polls I/O queues t+1, t+1+cores, ...; it fetches one
+//   read of entries (a batch) only when free, processes the batch as one
+//   job, and takes no other batch until the batch's completions are all
+//   posted, then stays busy a gap longer (its pass on to the next queue).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/kernel/server.h"
+#include "sim/kernel/time.h"
+#include "sim/protocol/nvme_entries.h"
+
+namespace gpunvme::nvme {
+
+// Processor time of one command: a fixed overhead plus a cost per byte of
+// the data it moves.
+struct CommandCost {
+  Picoseconds overhead = 0;
+  double ps_per_byte = 0;
+  std::uint32_t lba_bytes = 512;
+
+  // The data a read or write moves (commands without data: 0).
+  std::uint64_t data_bytes(const SubmissionEntry& sqe) const;
+  Picoseconds processing_time(std::uint64_t bytes) const;
+};
+
+class ProcessorCores {
+ public:
+  // `scale`: per core, its time over the nominal (empty: all nominal).
+  ProcessorCores(std::size_t cores, std::vector<double> scale);
+
+  std::size_t count() const { return servers_.size(); }
+  // A core's time for `work` at nominal speed.
+  Picoseconds scaled(Picoseconds work, std::size_t core) const;
+  // The core that frees up first (the lowest-numbered of equals) takes
+  // `work`, ready at `ready`; returns when it is done.
+  Picoseconds book_earliest(Picoseconds ready, Picoseconds work);
+  // Core `core` takes `work`, ready at `ready`; returns when it is done.
+  Picoseconds book(std::size_t core, Picoseconds ready, Picoseconds work);
+  // Core `core` stays idle until `until` at least.
+  void hold_until(std::size_t core, Picoseconds until) { servers_[core].hold_until(until); }
+  Picoseconds free_at(std::size_t core) const { return servers_[core].free_at(); }
+
+ private:
+  std::vector<NextFreeServer> servers_;
+  std::vector<double> scale_;
+};
+
+// One batch of batch_service: its core stays busy until the last of its
+// commands completes.
+struct BatchHold {
+  std::size_t processor = 0;
+  std::uint32_t left = 0;  // commands of the batch not yet completed
+  std::uint64_t generation = 0;
+  Picoseconds fetch_started = 0;
+  std::uint32_t commands = 0;
+};
+
+// What a fetch of entries means for the processors: when they are
+// processed (for a batch: together), and the batch they belong to.
+struct FetchedWork {
+  std::optional<Picoseconds> processed;
+  std::shared_ptr<BatchHold> batch;
+};
+
+// Per core, under batch_service: batches served, their commands, and their
+// time from the fetch's start to the last completion posted.
+struct CoreStats {
+  std::uint64_t batches = 0;
+  std::uint64_t commands = 0;
+  Picoseconds busy = 0;
+};
+
+// What a policy asks of its controller.
+struct ProcessorHooks {
+  // Runs `callback` at `when` (simulated time).
+  std::function<void(Picoseconds when, std::function<void()> callback)> schedule_at;
+  // I/O SQ `qid` may be offered to the fetch engine again.
+  std::function<void(std::uint16_t qid)> queue_ready;
+  // The fetch engine runs its arbitration loop.
+  std::function<void()> kick_fetch;
+  // The controller's reset count: work from before a reset is dropped.
+  std::function<std::uint64_t()> generation;
+};
+
+class ProcessorPolicy {
+ public:
+  virtual ~ProcessorPolicy() = default;
+
+  // The fetch engine offers I/O SQ `qid` a turn of `turn` (> 0) entries at
+  // `now`: returns how many to fetch, 0 if the queue must wait (the policy
+  // offers it again through queue_ready).
+  virtual std::uint32_t fetch_turn(std::uint16_t qid, std::uint32_t turn, std::uint32_t fetch_burst,
+                                   Picoseconds now) = 0;
+  // Whether a turn is one read at most (otherwise the turn is split into
+  // reads of fetch_burst entries).
+  virtual bool one_read_per_turn() const = 0;
+  // A read of entries from I/O SQ `qid` arrived (before and after its
+  // commands are handed out), in the controller's current generation.
+  virtual void read_arrived(std::uint16_t qid) = 0;
+  virtual void read_dispatched(std::uint16_t qid, Picoseconds now) = 0;
+  // The `count` I/O entries of one read from `qid`, at `now`.
+  virtual FetchedWork fetched(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count,
+                              Picoseconds now) = 0;
+  // When an I/O command of `bytes` data is processed; `batch_processed` is
+  // what fetched() said for its read.
+  virtual Picoseconds processed(const std::optional<Picoseconds>& batch_processed,
+                                std::uint64_t bytes, Picoseconds now) = 0;
+  // An I/O command of `batch` (may be null) completed at `now`.
+  virtual void command_done(BatchHold* batch, Picoseconds now) = 0;
+  // SQ `qid` was created, deleted or reset: it waits for nothing.
+  virtual void forget_queue(std::uint16_t qid) = 0;
+  // Controller reset.
+  virtual void reset() = 0;
+  // Per-core statistics (null where the policy reports none).
+  virtual std::optional<std::vector<CoreStats>> per_core() const = 0;
+};
+
+class PerCommandProcessing : public ProcessorPolicy {
+ public:
+  PerCommandProcessing(ProcessorCores& cores, CommandCost cost) : cores_(cores), cost_(cost) {}
+
+  std::uint32_t fetch_turn(std::uint16_t, std::uint32_t turn, std::uint32_t, Picoseconds) override {
+    return turn;
+  }
+  bool one_read_per_turn() const override { return false; }
+  void read_arrived(std::uint16_t) override {}
+  void read_dispatched(std::uint16_t, Picoseconds) override {}
+  FetchedWork fetched(std::uint16_t, const std::uint8_t*, std::uint32_t, Picoseconds) override {
+    return {};
+  }
+  Picoseconds processed(const std::optional<Picoseconds>&, std::uint64_t bytes,
+                        Picoseconds now) override {
+    return cores_.book_earliest(now, cost_.processing_time(bytes));
+  }
+  void command_done(BatchHold*, Picoseconds) override {}
+  void forget_queue(std::uint16_t) override {}
+  void reset() override {}
+  std::optional<std::vector<CoreStats>> per_core() const override { return std::nullopt; }
+
+ private:
+  ProcessorCores& cores_;
+  CommandCost cost_;
+};
+
+class BatchServiceProcessing : public ProcessorPolicy {
+ public:
+  // `batch_overhead`: processor time per batch on top of its commands';
+  // `batch_gap`: idle time of a core between two batches.
+  BatchServiceProcessing(ProcessorCores& cores, CommandCost cost, Picoseconds batch_overhead,
+                         Picoseconds batch_gap, std::size_t max_qid, ProcessorHooks hooks);
+
+  // The core that polls I/O queue `qid`.
+  std::size_t processor_of(std::uint16_t qid) const { return (qid - 1u) % cores_.count(); }
+
+  std::uint32_t fetch_turn(std::uint16_t qid, std::uint32_t turn, std::uint32_t fetch_burst,
+                           Picoseconds now) override;
+  bool one_read_per_turn() const override { return true; }
+  void read_arrived(std::uint16_t qid) override;
+  void read_dispatched(std::uint16_t qid, Picoseconds now) override;
+  FetchedWork fetched(std::uint16_t qid, const std::uint8_t* entries, std::uint32_t count,
+                      Picoseconds now) override;
+  Picoseconds processed(const std::optional<Picoseconds>& batch_processed, std::uint64_t bytes,
+                        Picoseconds now) override;
+  void command_done(BatchHold* batch, Picoseconds now) override;
+  void forget_queue(std::uint16_t qid) override { waiting_[qid] = false; }
+  void reset() override;
+  std::optional<std::vector<CoreStats>> per_core() const override;
+
+ private:
+  struct Poller {
+    bool fetching = false;
+    std::uint32_t batches_held = 0;  // batches whose completions are not all posted
+    std::vector<std::uint16_t> waiting;
+    static constexpr Picoseconds kNoWake = ~Picoseconds{0};
+    Picoseconds wake_at = kNoWake;  // when a scheduled wake-up fires
+    Picoseconds fetch_started = 0;  // of the batch being fetched
+    CoreStats stats;
+  };
+  void wait_for_processor(std::size_t processor, std::uint16_t qid, Picoseconds now);
+  void wake_when_free(std::size_t processor, Picoseconds now);
+  void release(const BatchHold& batch, Picoseconds now);
+
+  ProcessorCores& cores_;
+  CommandCost cost_;
+  Picoseconds batch_overhead_;
+  Picoseconds batch_gap_;
+  ProcessorHooks hooks_;
+  std::vector<Poller> pollers_;
+  std::vector<bool> waiting_;  // per SQ: listed in its poller's waiting
+};
+
+}  // namespace gpunvme::nvme

@@ -1,0 +1,173 @@
+// The controller's command processors, driven directly (no simulation): the
+// cores as next-free servers at their own speeds, a command's processor
+// time, and the two processor policies, with times worked out by hand.
+#include "models/nvme/command_processors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/protocol/nvme_commands.h"
+
+namespace gpunvme::nvme {
+namespace {
+
+// `count` reads of 8 logical blocks each (NLB is zero-based).
+std::vector<std::uint8_t> reads(std::uint32_t count) {
+  std::vector<std::uint8_t> bytes(std::size_t{count} * kSqEntrySize);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SubmissionEntry e = make_read(static_cast<std::uint16_t>(i), 1, 8 * i, 7, 0, 0);
+    std::memcpy(bytes.data() + std::size_t{i} * kSqEntrySize, &e, kSqEntrySize);
+  }
+  return bytes;
+}
+
+TEST(ProcessorCores, EarliestFreeCoreAtItsOwnSpeed) {
+  ProcessorCores cores(2, {1.0, 2.0});            // core 1 takes twice the nominal time
+  EXPECT_EQ(cores.book_earliest(0, 100), 100u);   // core 0: 0..100
+  EXPECT_EQ(cores.book_earliest(0, 100), 200u);   // core 1 (free at 0): 0..200
+  EXPECT_EQ(cores.book_earliest(50, 100), 200u);  // core 0 (free at 100): 100..200
+  EXPECT_EQ(cores.book_earliest(0, 10), 210u);    // both free at 200: core 0, 200..210
+  EXPECT_EQ(cores.free_at(1), 200u);
+  EXPECT_EQ(cores.book(1, 300, 10), 320u);  // idle core 1 starts when ready: 300..320
+  cores.hold_until(0, 500);
+  EXPECT_EQ(cores.book(0, 0, 1), 501u);
+  cores.hold_until(0, 400);  // never earlier than it already is
+  EXPECT_EQ(cores.free_at(0), 501u);
+  EXPECT_EQ(cores.scaled(3, 1), 6u);
+  EXPECT_EQ(ProcessorCores(3, {}).scaled(7, 2), 7u);  // no scale: nominal
+}
+
+TEST(CommandCost, OverheadPlusBytes) {
+  const CommandCost cost{1000, 0.25, 512};
+  const SubmissionEntry read = make_read(1, 1, 0, 7, 0, 0);  // 8 x 512 B
+  EXPECT_EQ(cost.data_bytes(read), 4096u);
+  EXPECT_EQ(cost.processing_time(4096), 1000u + 1024u);
+  SubmissionEntry flush{};
+  flush.set_opcode(static_cast<std::uint8_t>(NvmOpcode::Flush));
+  EXPECT_EQ(cost.data_bytes(flush), 0u);
+  // 4096 / 3 = 1365.33 ps: rounded to the nearest picosecond.
+  EXPECT_EQ((CommandCost{0, 1.0 / 3.0, 512}.processing_time(4096)), 1365u);
+}
+
+TEST(PerCommandProcessing, EachCommandBooksTheEarliestCore) {
+  ProcessorCores cores(2, {});
+  PerCommandProcessing policy(cores, CommandCost{100, 0.0, 512});
+  EXPECT_FALSE(policy.one_read_per_turn());
+  EXPECT_EQ(policy.fetch_turn(1, 9, 4, 0), 9u);  // the whole turn, in reads of any size
+  EXPECT_FALSE(policy.fetched(1, nullptr, 0, 0).batch);
+  EXPECT_EQ(policy.processed(std::nullopt, 4096, 0), 100u);
+  EXPECT_EQ(policy.processed(std::nullopt, 4096, 0), 100u);  // the other core
+  EXPECT_EQ(policy.processed(std::nullopt, 4096, 0), 200u);
+  EXPECT_FALSE(policy.per_core());
+}
+
+// A scripted controller: the policy's wake-ups wait here until the test
+// fires them; the queues it offers back and the fetch kicks are recorded.
+struct ScriptedController {
+  std::vector<std::pair<Picoseconds, std::function<void()>>> scheduled;
+  std::vector<std::uint16_t> ready;
+  int kicks = 0;
+  std::uint64_t generation = 0;
+
+  ProcessorHooks hooks() {
+    ProcessorHooks h;
+    h.schedule_at = [this](Picoseconds at, std::function<void()> fn) {
+      scheduled.emplace_back(at, std::move(fn));
+    };
+    h.queue_ready = [this](std::uint16_t qid) { ready.push_back(qid); };
+    h.kick_fetch = [this] { ++kicks; };
+    h.generation = [this] { return generation; };
+    return h;
+  }
+  void fire(std::size_t k) { scheduled.at(k).second(); }
+};
+
+// Two cores: queues 1 and 3 on core 0, queue 2 on core 1. A batch costs
+// 500 ps plus 100 ps per command; a core rests 50 ps between batches.
+TEST(BatchServiceProcessing, OneBatchPerCoreUntilItsCompletionsArePosted) {
+  ScriptedController controller;
+  ProcessorCores cores(2, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 500, 50, 4, controller.hooks());
+  EXPECT_TRUE(policy.one_read_per_turn());
+  EXPECT_EQ(policy.processor_of(1), 0u);
+  EXPECT_EQ(policy.processor_of(2), 1u);
+  EXPECT_EQ(policy.processor_of(3), 0u);
+
+  // Core 0 fetches a batch of queue 1: at most one burst (4).
+  EXPECT_EQ(policy.fetch_turn(1, 10, 4, 0), 4u);
+  // Queue 3 waits while its core fetches: no wake-up yet (the read's arrival decides).
+  EXPECT_EQ(policy.fetch_turn(3, 5, 4, 0), 0u);
+  EXPECT_TRUE(controller.scheduled.empty());
+  // Queue 2's core is free.
+  EXPECT_EQ(policy.fetch_turn(2, 3, 4, 0), 3u);
+
+  // The 4 entries arrive at 10: one job of 500 + 4 x 100 = 900 ps, done at 910.
+  policy.read_arrived(1);
+  const std::vector<std::uint8_t> entries = reads(4);
+  const FetchedWork work = policy.fetched(1, entries.data(), 4, 10);
+  ASSERT_TRUE(work.processed);
+  EXPECT_EQ(*work.processed, 910u);
+  ASSERT_TRUE(work.batch);
+  EXPECT_EQ(work.batch->left, 4u);
+  policy.read_dispatched(1, 10);
+  EXPECT_TRUE(controller.scheduled.empty());  // held by the batch, not by time
+  EXPECT_EQ(policy.processed(work.processed, 4096, 10), 910u);
+
+  // Three completions leave the core held; queue 3 still waits at 950.
+  for (int i = 0; i < 3; ++i) policy.command_done(work.batch.get(), 950);
+  EXPECT_EQ(policy.fetch_turn(3, 5, 4, 950), 0u);
+  EXPECT_TRUE(controller.scheduled.empty());
+  // The last one at 1000 frees the core 50 ps later: one wake-up at 1050.
+  policy.command_done(work.batch.get(), 1000);
+  ASSERT_EQ(controller.scheduled.size(), 1u);
+  EXPECT_EQ(controller.scheduled[0].first, 1050u);
+  EXPECT_EQ(cores.free_at(0), 1050u);
+  // Asking again before then neither lists queue 3 twice nor schedules twice.
+  EXPECT_EQ(policy.fetch_turn(3, 5, 4, 1020), 0u);
+  EXPECT_EQ(controller.scheduled.size(), 1u);
+  controller.fire(0);
+  EXPECT_EQ(controller.ready, (std::vector<std::uint16_t>{3}));
+  EXPECT_EQ(controller.kicks, 1);
+  EXPECT_EQ(policy.fetch_turn(3, 2, 4, 1050), 2u);
+
+  const auto stats = policy.per_core();
+  ASSERT_TRUE(stats);
+  ASSERT_EQ(stats->size(), 2u);
+  EXPECT_EQ((*stats)[0].batches, 1u);
+  EXPECT_EQ((*stats)[0].commands, 4u);
+  EXPECT_EQ((*stats)[0].busy, 1000u);  // fetch started at 0, last completion at 1000
+  EXPECT_EQ((*stats)[1].batches, 0u);
+}
+
+TEST(BatchServiceProcessing, AResetDropsWaitingQueuesAndOlderWakeUps) {
+  ScriptedController controller;
+  ProcessorCores cores(1, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 0, 0, 2, controller.hooks());
+  EXPECT_EQ(policy.fetch_turn(1, 1, 4, 0), 1u);
+  policy.read_arrived(1);
+  const std::vector<std::uint8_t> entries = reads(1);
+  const FetchedWork work = policy.fetched(1, entries.data(), 1, 0);  // core busy until 100
+  policy.command_done(work.batch.get(), 20);                         // released at 20
+  EXPECT_EQ(policy.fetch_turn(2, 1, 4, 20), 0u);                     // busy until 100
+  ASSERT_EQ(controller.scheduled.size(), 1u);
+  EXPECT_EQ(controller.scheduled[0].first, 100u);
+  ++controller.generation;  // the controller was reset
+  policy.reset();
+  controller.fire(0);
+  EXPECT_TRUE(controller.ready.empty());
+  EXPECT_EQ(controller.kicks, 0);
+  // A batch of the old generation completing frees nothing.
+  EXPECT_EQ(policy.fetch_turn(2, 1, 4, 100), 1u);
+  const FetchedWork next = policy.fetched(2, entries.data(), 1, 100);
+  ++controller.generation;
+  policy.reset();
+  policy.command_done(next.batch.get(), 300);
+  EXPECT_EQ((*policy.per_core())[0].batches, 1u);  // only the first batch counted
+}
+
+}  // namespace
+}  // namespace gpunvme::nvme
