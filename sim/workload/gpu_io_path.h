@@ -22,7 +22,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,7 +98,7 @@ class GpuRequestSource {
   virtual void completed(std::uint32_t w, std::uint32_t round, int lane, std::uint16_t status) = 0;
   // Warp `w` leaves (next_batch said so, or a batch had no rounds).
   virtual void warp_exits(platform::SimWarp& p, std::uint32_t w) = 0;
-  // Requests the source has handed the path (or has been given to).
+  // Requests the source has taken in (submit()) or generated (the fio loop).
   virtual std::uint64_t submitted() const = 0;
 };
 
