@@ -176,7 +176,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.fence_system = ns_to_ps(p.real("fence_system_ns"));
   costs_.fence_system_after_pcie_store = ns_to_ps(p.real("fence_system_after_pcie_store_ns"));
   costs_.lane_loop_iteration = ns_to_ps(p.real("lane_loop_iteration_ns"));
-  scheduler_free_at_.assign(std::size_t{sms_} * schedulers_per_sm_, 0);
+  warp_schedulers_.assign(std::size_t{sms_} * schedulers_per_sm_, NextFreeServer{});
   for (std::int64_t sm : p.integer_list("block_sm_order")) {
     block_sm_order_.push_back(static_cast<std::uint32_t>(sm));
   }
@@ -220,12 +220,11 @@ std::uint64_t Gpu::allocate(std::uint64_t bytes, std::uint64_t alignment) {
 
 Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picoseconds at,
                             std::uint32_t cycles) {
-  Picoseconds& free_at = scheduler_free_at_[std::size_t{sm % sms_} * schedulers_per_sm_ +
+  NextFreeServer& issuer = warp_schedulers_[std::size_t{sm % sms_} * schedulers_per_sm_ +
                                             scheduler % schedulers_per_sm_];
-  const Picoseconds start = std::max(at, free_at);
-  issue_stall_ps_ += start - at;
-  free_at = start + Picoseconds{cycles} * costs_.cycle;
-  return start;
+  const NextFreeServer::Booking issue = issuer.book(at, Picoseconds{cycles} * costs_.cycle);
+  issue_stall_ps_ += issue.queued();
+  return issue.start;
 }
 
 std::uint32_t Gpu::block_sm(std::uint32_t block) const {
@@ -241,11 +240,10 @@ Picoseconds Gpu::atomic_latency(std::uint32_t sm, std::uint64_t addr) const {
 
 Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_t sm) {
   ++atomics_;
-  Picoseconds& free_at = atomic_unit_free_at_[addr];
-  const Picoseconds start = std::max(issue, free_at);
-  atomic_queueing_ps_ += start - issue;
-  free_at = start + costs_.atomic_same_address_interval;
-  return start + atomic_latency(sm, addr);
+  const NextFreeServer::Booking unit =
+      atomic_units_[addr].book(issue, costs_.atomic_same_address_interval);
+  atomic_queueing_ps_ += unit.queued();
+  return unit.start + atomic_latency(sm, addr);
 }
 
 }  // namespace gpunvme::gpu

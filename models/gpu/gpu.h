@@ -17,6 +17,7 @@
 
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/server.h"
 
 namespace gpunvme::gpu {
 
@@ -86,10 +87,10 @@ class Gpu : public Component {
   std::uint32_t schedulers_per_sm_;
   const Region* memory_region_;
   std::uint64_t next_free_;
-  std::vector<Picoseconds> scheduler_free_at_;  // sm * schedulers_per_sm + scheduler
-  std::vector<std::uint32_t> block_sm_order_;   // empty: block b on SM b mod sms
-  std::vector<std::uint32_t> sm_partition_;     // empty: SM s near partition s mod 2
-  std::unordered_map<std::uint64_t, Picoseconds> atomic_unit_free_at_;
+  std::vector<NextFreeServer> warp_schedulers_;  // sm * schedulers_per_sm + scheduler
+  std::vector<std::uint32_t> block_sm_order_;    // empty: block b on SM b mod sms
+  std::vector<std::uint32_t> sm_partition_;      // empty: SM s near partition s mod 2
+  std::unordered_map<std::uint64_t, NextFreeServer> atomic_units_;  // by address
   std::uint64_t atomics_ = 0;
   Picoseconds atomic_queueing_ps_ = 0;
   Picoseconds issue_stall_ps_ = 0;

@@ -76,36 +76,25 @@ Picoseconds CpuIoCosts::per_io(double ios_per_syscall, double ios_per_interrupt,
   return t;
 }
 
-CpuCores::CpuCores(std::uint32_t cores)
-    : free_at_(std::max<std::uint32_t>(cores, 1), 0),
-      busy_(free_at_.size(), 0),
-      items_(free_at_.size(), 0) {}
-
-Picoseconds CpuCores::book(std::uint32_t core, Picoseconds at, Picoseconds work) {
-  const Picoseconds start = std::max(at, free_at_[core]);
-  free_at_[core] = start + work;
-  busy_[core] += work;
-  ++items_[core];
-  return free_at_[core];
-}
+CpuCores::CpuCores(std::uint32_t cores) : cores_(std::max<std::uint32_t>(cores, 1)) {}
 
 nlohmann::json CpuCores::statistics(Picoseconds elapsed) const {
   nlohmann::json cores = nlohmann::json::array();
   Picoseconds total = 0;
   double busiest = 0;
-  for (std::size_t c = 0; c < free_at_.size(); ++c) {
-    const double u =
-        elapsed == 0 ? 0.0 : static_cast<double>(busy_[c]) / static_cast<double>(elapsed);
+  for (const NextFreeServer& core : cores_) {
+    const Picoseconds busy = core.busy_ps();
+    const double u = elapsed == 0 ? 0.0 : static_cast<double>(busy) / static_cast<double>(elapsed);
     busiest = std::max(busiest, u);
-    total += busy_[c];
-    cores.push_back({{"busy_ns", std::round(ps_to_ns(busy_[c]) * 1000.0) / 1000.0},
+    total += busy;
+    cores.push_back({{"busy_ns", std::round(ps_to_ns(busy) * 1000.0) / 1000.0},
                      {"utilization", std::round(u * 1e6) / 1e6},
-                     {"work_items", items_[c]}});
+                     {"work_items", core.bookings()}});
   }
   const double mean =
       elapsed == 0 ? 0.0
-                   : static_cast<double>(total) / (static_cast<double>(elapsed) * free_at_.size());
-  return {{"cores", free_at_.size()},
+                   : static_cast<double>(total) / (static_cast<double>(elapsed) * cores_.size());
+  return {{"cores", cores_.size()},
           {"busy_ns", std::round(ps_to_ns(total) * 1000.0) / 1000.0},
           {"mean_utilization", std::round(mean * 1e6) / 1e6},
           {"max_utilization", std::round(busiest * 1e6) / 1e6},

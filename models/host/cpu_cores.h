@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sim/kernel/server.h"
 #include "sim/kernel/time.h"
 #include "sim/params/param_spec.h"
 
@@ -87,19 +88,19 @@ class CpuCores {
  public:
   explicit CpuCores(std::uint32_t cores);
 
-  std::uint32_t size() const { return static_cast<std::uint32_t>(free_at_.size()); }
+  std::uint32_t size() const { return static_cast<std::uint32_t>(cores_.size()); }
   // Runs `work` on `core` starting no earlier than `at`; returns its end.
-  Picoseconds book(std::uint32_t core, Picoseconds at, Picoseconds work);
-  Picoseconds free_at(std::uint32_t core) const { return free_at_[core]; }
-  Picoseconds busy(std::uint32_t core) const { return busy_[core]; }
+  Picoseconds book(std::uint32_t core, Picoseconds at, Picoseconds work) {
+    return cores_[core].book(at, work).end;
+  }
+  Picoseconds free_at(std::uint32_t core) const { return cores_[core].free_at(); }
+  Picoseconds busy(std::uint32_t core) const { return cores_[core].busy_ps(); }
 
   // Per core: busy time, utilization over `elapsed`, work items; totals.
   nlohmann::json statistics(Picoseconds elapsed) const;
 
  private:
-  std::vector<Picoseconds> free_at_;
-  std::vector<Picoseconds> busy_;
-  std::vector<std::uint64_t> items_;
+  std::vector<NextFreeServer> cores_;  // a booking per work item
 };
 
 }  // namespace gpunvme::host

@@ -158,7 +158,7 @@ Picoseconds Fabric::hold_link(std::size_t node, Picoseconds until) {
     for (int dir = 0; dir < 2; ++dir) {
       Server& s = servers_[2 * link + static_cast<std::size_t>(dir)];
       s.down_until = std::max(s.down_until, until);
-      s.busy_until = std::max(s.busy_until, until);
+      s.work.hold_until(until);
       for (Picoseconds& class_busy : s.class_busy_until) class_busy = std::max(class_busy, until);
     }
     return until > now() ? until - now() : 0;
@@ -391,10 +391,10 @@ void Fabric::advance(Transfer* t) {
   }
   if (stage.arbiter != kNone && t->arbitrated != t->stage) {
     Arbiter& a = arbiters_[stage.arbiter];
-    if (a.queued > 0 || servers_[a.server].busy_until > now()) {
+    if (a.queued > 0 || servers_[a.server].work.busy_at(now())) {
       a.queues[stage.ingress].push_back(t);
       ++a.queued;
-      wake_arbiter(stage.arbiter, std::max(now(), servers_[a.server].busy_until));
+      wake_arbiter(stage.arbiter, std::max(now(), servers_[a.server].work.free_at()));
       return;
     }
     t->arbitrated = t->stage;
@@ -507,7 +507,7 @@ void Fabric::wake_arbiter(std::size_t index, Picoseconds when) {
 void Fabric::arbitrate(std::size_t index) {
   while (arbiters_[index].queued > 0) {
     Arbiter& a = arbiters_[index];
-    const Picoseconds free = servers_[a.server].busy_until;
+    const Picoseconds free = servers_[a.server].work.free_at();
     if (free > now()) {
       wake_arbiter(index, free);
       return;
@@ -561,11 +561,10 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   // Work of other classes booked beyond `start`: the server alternates their TLPs with this
   // burst's, which then ends later by as much of it as its own length (one of theirs per one of
   // its own); the server's total work is conserved.
-  const Picoseconds others_ahead = s.busy_until > start ? s.busy_until - start : 0;
+  const Picoseconds others_ahead = s.work.busy_at(start) ? s.work.free_at() - start : 0;
   const Picoseconds finish = start + burst + std::min(burst, others_ahead);
-  s.busy_until = std::max(s.busy_until, start) + burst;
+  s.work.book(start, burst);
   s.class_busy_until[c] = std::max(finish, start + t->credit_paced_ps);
-  s.busy_ps += burst;
   s.tlps[c] += t->cost.tlps;
   s.wire_bytes[c] += wire;
   s.payload_bytes[c] += t->cost.payload_bytes;
@@ -646,9 +645,7 @@ void Fabric::arrive(Transfer* t) {
   if (r.memory != kNone && t->cls != TlpClass::Completion) {
     MemoryServer& m = memories_[r.memory];
     const Picoseconds busy = bytes_at_rate(t->len, m.bytes_per_ns);
-    const Picoseconds start = std::max(now(), m.busy_until);
-    m.busy_until = start + busy;
-    m.busy_ps += busy;
+    const Picoseconds start = m.server.book(now(), busy).start;
     m.bytes += t->len;
     if (t->cls == TlpClass::PostedWrite) {
       done = std::max(tail, start + busy) + m.latency_ps;
@@ -830,15 +827,16 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
     links.push_back(
         {{"direction", s.name},
          {"type", s.kind == ServerKind::PcieLink ? "pcie" : "inter_socket"},
-         {"utilization", share(s.busy_ps, elapsed)},
+         {"utilization", share(s.work.busy_ps(), elapsed)},
          {"raw_gbps", round_to(raw_bytes_per_ns, 1e-6)},
          {"achieved_gbps", elapsed == 0 ? 0.0 : round_to(payload_bytes / ps_to_ns(elapsed), 1e-6)},
          {"achieved_fraction",
           elapsed == 0 ? 0.0
                        : round_to(payload_bytes / ps_to_ns(elapsed) / raw_bytes_per_ns, 1e-6)},
          {"achieved_fraction_busy",
-          s.busy_ps == 0 ? 0.0
-                         : round_to(payload_bytes / ps_to_ns(s.busy_ps) / raw_bytes_per_ns, 1e-6)},
+          s.work.busy_ps() == 0
+              ? 0.0
+              : round_to(payload_bytes / ps_to_ns(s.work.busy_ps()) / raw_bytes_per_ns, 1e-6)},
          {"transaction_bound_ns", ns(s.transaction_bound_ps)},
          {"tlps", tlp_count},
          {"wire_bytes", wire},
@@ -868,7 +866,7 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
       std::uint64_t wire = s.wire_bytes[0] + s.wire_bytes[1] + s.wire_bytes[2];
       fabric[k == 0   ? "in"
              : k == 1 ? "out"
-                      : "peer"] = {{"utilization", share(s.busy_ps, elapsed)},
+                      : "peer"] = {{"utilization", share(s.work.busy_ps(), elapsed)},
                                    {"wire_bytes", wire},
                                    {"lines", s.lines},
                                    {"line_bound_ns", ns(s.transaction_bound_ps)}};
@@ -889,7 +887,7 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
   for (const MemoryServer& m : memories_) {
     memories.push_back({{"id", topology_.nodes[m.node].id},
                         {"bytes", m.bytes},
-                        {"utilization", share(m.busy_ps, elapsed)}});
+                        {"utilization", share(m.server.busy_ps(), elapsed)}});
   }
   nlohmann::json tags = nlohmann::json::array();
   for (const auto& [node, t] : tags_) {

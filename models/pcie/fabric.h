@@ -67,6 +67,7 @@
 #include "sim/kernel/component.h"
 #include "sim/kernel/inplace_function.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/server.h"
 #include "sim/topology/topology_graph.h"
 
 namespace gpunvme::pcie {
@@ -166,11 +167,10 @@ class Fabric : public Component {
     double tlps_per_ns = 0;
     std::uint64_t lines = 0;               // cache-line transactions served (root complex)
     Picoseconds transaction_bound_ps = 0;  // busy time beyond the byte time, from the limits
-    Picoseconds busy_until = 0;            // all classes' work
+    NextFreeServer work;                   // all classes' work: free time, busy time
     // Per TLP class: when its last booked burst has left. A burst waits for its own class's
     // bursts only; another class's work interleaves with it TLP by TLP (Fabric::book).
     Picoseconds class_busy_until[3] = {0, 0, 0};
-    Picoseconds busy_ps = 0;
     std::uint64_t tlps[3] = {0, 0, 0};
     std::uint64_t wire_bytes[3] = {0, 0, 0};
     std::uint64_t payload_bytes[3] = {0, 0, 0};
@@ -207,8 +207,7 @@ class Fabric : public Component {
     std::size_t node;
     double bytes_per_ns;
     Picoseconds latency_ps;
-    Picoseconds busy_until = 0;
-    Picoseconds busy_ps = 0;
+    NextFreeServer server{};
     std::uint64_t bytes = 0;
   };
   struct Stage {

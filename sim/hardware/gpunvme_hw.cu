@@ -36,6 +36,7 @@
 #include "sim/algo/io_agents.h"
 #include "sim/algo/queue_state.h"
 #include "sim/algo/strategy.h"
+#include "sim/algo/strategy_names.h"
 #include "sim/hardware/soft_controller.h"
 #include "sim/platform/cuda_warp.cuh"
 
@@ -71,12 +72,6 @@ struct StrategyCase {
 
 bool strategy_case(const std::string& name, StrategyCase& out) {
   using algo::NamedStrategy;
-  const std::map<std::string, NamedStrategy> named = {
-      {"all_threads", NamedStrategy::AllThreads},
-      {"bam_ticket", NamedStrategy::BamTicket},
-      {"warp_batch", NamedStrategy::WarpBatch},
-      {"io_agents", NamedStrategy::IoAgents},
-      {"per_warp_queue", NamedStrategy::PerWarpQueue}};
   out = StrategyCase{};
   out.name = name;
   if (name == "warp_batch+polling_warps") {
@@ -87,11 +82,11 @@ bool strategy_case(const std::string& name, StrategyCase& out) {
     out.pollers = true;
     return true;
   }
-  const auto it = named.find(name);
-  if (it == named.end()) return false;
+  const algo::StrategyEntry* entry = algo::find_strategy(name);
+  if (entry == nullptr) return false;
   out.scenario = name;
-  out.strategy = algo::named_strategy(it->second);
-  out.agents = it->second == NamedStrategy::IoAgents;
+  out.strategy = algo::named_strategy(entry->value);
+  out.agents = entry->value == NamedStrategy::IoAgents;
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/run/scenario_spec.h"
 
+#include "sim/algo/strategy_names.h"
+
 namespace gpunvme {
 
 const ComponentSpec& scenario_spec() {
@@ -228,44 +230,32 @@ const ComponentSpec& scenario_spec() {
                      "it: its shadow_doorbells)",
                      "NVMe base spec 2.0 section 5.8 (Doorbell Buffer Config); Linux "
                      "nvme_dbbuf_update_and_check_event [nvme-base-2.0] [linux]"),
-          enum_param(
-              "strategy", "warp_batch",
-              {"warp_batch", "all_threads", "bam_ticket", "io_agents", "per_warp_queue"},
-              "GPU-side I/O strategy: warp_batch = per-warp queues mapping, a warp claims "
-              "slots for all its lanes, one doorbell per warp in ticket order, waiters drain "
-              "the CQ into per-CID flags; all_threads = queue per SM, every thread an atomic "
-              "CID and ticket, its own doorbell, CQ scan; bam_ticket = ticket claim, ready "
-              "marks, a lock winner rings one doorbell per run, CQ scan; io_agents = compute "
-              "warps post requests to agent warps that own the queues and batch doorbells; "
-              "per_warp_queue = each warp owns a queue, no shared atomics",
-              "seeds 001 and 003 (strategies); BaM, ASPLOS 2023 (bam_ticket) [seed-001] [seed-003] "
-              "[bam]"),
-          enum_param("queue_mapping", "strategy", {"strategy", "per_sm", "per_warp", "round_robin"},
+          enum_param("strategy", std::string(algo::kStrategies[0].name),
+                     algo::allowed_names("strategy"), algo::strategy_field_doc(),
+                     "seeds 001 and 003 (strategies); BaM, ASPLOS 2023 (bam_ticket) [seed-001] "
+                     "[seed-003] [bam]"),
+          enum_param("queue_mapping", "strategy", algo::allowed_names("queue_mapping"),
                      "which queue a thread's I/O goes to (strategy = the named strategy's choice; "
                      "io_agents always maps through its agents): queue of its SM, of its warp, or "
                      "the next queue of a shared pool for every I/O",
                      "seed 003: GPU-to-queue mapping strategies [seed-003]"),
-          enum_param("ssd_mapping", "interleave", {"interleave", "stripe"},
+          enum_param("ssd_mapping", "interleave", algo::allowed_names("ssd_mapping"),
                      "how I/O spreads over several SSDs: interleave = the queue mapping picks "
                      "among every SSD's queues; stripe = the I/O's block picks the SSD (block mod "
                      "SSDs), the mapping picks the queue on it",
                      "seed 001: multi-queue striping [seed-001]"),
-          enum_param(
-              "cid_scheme", "strategy",
-              {"strategy", "sq_slot", "counter", "counter_lock", "warp_partition", "thread_pool"},
-              "how command identifiers are chosen: CID = SQ slot; one atomic counter per "
-              "queue; counter plus an atomic lock bit per CID with retry; warp partition "
-              "(partition << k | warp-local id); thread-local static pools",
-              "seed 001 (CID allocation) and seed 003 (warp_id << k | local) [seed-001] "
-              "[seed-003]"),
-          enum_param("submission", "strategy",
-                     {"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive"},
+          enum_param("cid_scheme", "strategy", algo::allowed_names("cid_scheme"),
+                     "how command identifiers are chosen: CID = SQ slot; one atomic counter per "
+                     "queue; counter plus an atomic lock bit per CID with retry; warp partition "
+                     "(partition << k | warp-local id); thread-local static pools",
+                     "seed 001 (CID allocation) and seed 003 (warp_id << k | local) [seed-001] "
+                     "[seed-003]"),
+          enum_param("submission", "strategy", algo::allowed_names("submission"),
                      "how SQ slots are claimed and doorbells rung on shared queues: every thread "
                      "its own doorbell in ticket order; ready marks and a lock winner ringing one "
                      "doorbell per run; one doorbell per warp; exclusive = the warp owns its queue",
                      "seed 001 (batch submission); BaM (ticket and ready marks) [seed-001] [bam]"),
-          enum_param("completion", "strategy",
-                     {"strategy", "cq_scan", "cid_flags", "polling_warps", "owner_drain"},
+          enum_param("completion", "strategy", algo::allowed_names("completion"),
                      "how a thread learns its command completed: scan the CQ for its CID; per-CID "
                      "flags filled by whichever waiter drains the CQ; flags filled by dedicated "
                      "polling warps; the queue's owner drains it",

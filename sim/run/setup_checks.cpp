@@ -9,6 +9,7 @@
 
 #include "models/flash/flash_params.h"
 #include "models/nvme/fault_injector.h"
+#include "sim/algo/strategy_names.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 #include "sim/config/resource_limits.h"
@@ -351,8 +352,14 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
   std::uint64_t warps = (threads + 31) / 32;
   if (s.string("path") == "gpu_initiated") {
-    if (s.string("strategy") == "io_agents") warps += s.integer("agent_warps");
-    if (s.string("completion") == "polling_warps") warps += s.integer("poller_warps");
+    const algo::StrategyEntry* strategy = algo::find_strategy(s.string("strategy"));
+    if (strategy != nullptr && strategy->value == algo::NamedStrategy::IoAgents) {
+      warps += s.integer("agent_warps");
+    }
+    if (algo::parse_name(algo::kCompletionNames, s.string("completion")) ==
+        algo::Completion::PollingWarps) {
+      warps += s.integer("poller_warps");
+    }
   }
   const auto iodepth = static_cast<std::uint64_t>(s.integer("iodepth"));
   add("GPU warps (stacks and lane state)", "$.threads", warps * 20 * 1024 + threads * iodepth * 64);

@@ -34,7 +34,7 @@ void ServiceWarps::lay_out(bool pollers, bool agents, std::uint32_t count, std::
 }
 
 algo::AgentContext ServiceWarps::agent_context(std::uint32_t a, const algo::WarpContext& base,
-                                               const ParamValues& scenario,
+                                               std::uint32_t batch_size, Picoseconds batch_timeout,
                                                std::uint64_t shutdown) {
   algo::AgentContext context;
   context.w = base;
@@ -42,8 +42,8 @@ algo::AgentContext ServiceWarps::agent_context(std::uint32_t a, const algo::Warp
   context.owned = agent_queues_[a].data();
   context.owned_count = static_cast<std::uint32_t>(agent_queues_[a].size());
   context.local_index = agent_local_index_[a].data();
-  context.batch_size = static_cast<std::uint32_t>(scenario.integer("batch_size"));
-  context.batch_timeout = ns_to_ps(scenario.real("batch_timeout_ns"));
+  context.batch_size = batch_size;
+  context.batch_timeout = batch_timeout;
   context.shutdown = shutdown;
   return context;
 }

@@ -11,7 +11,7 @@
 #include "models/gpu/gpu.h"
 #include "sim/algo/io_agents.h"
 #include "sim/algo/mapping.h"
-#include "sim/params/param_spec.h"
+#include "sim/kernel/time.h"
 
 namespace gpunvme {
 
@@ -33,7 +33,8 @@ class ServiceWarps {
   // (batch_size, batch_timeout_ns) and the shutdown word it watches. The
   // agent updates the state of the queues it owns through it.
   algo::AgentContext agent_context(std::uint32_t a, const algo::WarpContext& base,
-                                   const ParamValues& scenario, std::uint64_t shutdown);
+                                   std::uint32_t batch_size, Picoseconds batch_timeout,
+                                   std::uint64_t shutdown);
 
  private:
   std::vector<std::vector<std::uint32_t>> poller_queues_;

@@ -157,7 +157,7 @@ class MicrobenchmarkWorkload : public Workload {
     }
   }
   std::string path() const override { return "gpu_initiated"; }
-  std::string strategy() const override { return config_.scenario.params.string("strategy"); }
+  std::string strategy() const override { return bench_.plan().name; }
   std::uint64_t ios() const override { return bench_.ios(); }
   std::uint64_t completed() const override { return bench_.stages().completed(); }
   std::uint64_t errors() const override { return bench_.errors(); }

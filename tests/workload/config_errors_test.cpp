@@ -10,7 +10,9 @@
 
 #include "sim/config/config_error.h"
 #include "sim/workload/csr_graph.h"
+#include "sim/workload/microbenchmark.h"
 #include "sim/workload/software_cache.h"
+#include "sim/workload/workload.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {
@@ -102,8 +104,8 @@ TEST(ConfigErrors, ReleasingACacheLineMoreThanHeld) {
 // misreported by AddressSanitizer (SystemC's coroutine stacks carry no ASan annotations).
 TEST(ConfigErrors, RunLengthFieldsNameTheFieldAndWhatIsAllowed) {
   auto error_of = [](const std::vector<std::string>& sets,
-                     const std::string& scenario = "randread-4k")
-      -> std::pair<std::string, std::string> {
+                     const std::string& scenario =
+                         "randread-4k") -> std::pair<std::string, std::string> {
     try {
       test::scenario(scenario, sets);
     } catch (const ConfigError& e) {
@@ -123,6 +125,61 @@ TEST(ConfigErrors, RunLengthFieldsNameTheFieldAndWhatIsAllowed) {
   // The fields belong to the microbenchmark.
   EXPECT_EQ(error_of({"scenario.runtime_us=10"}, "gather-gpu").first, "$.runtime_us");
   EXPECT_EQ(error_of({"scenario.time_based=true"}, "kv-cache-gpu").first, "$.time_based");
+}
+
+// Strategy names come from one table (sim/algo/strategy_names.h). A config
+// that reaches the workload without the declaration's check (built in code)
+// with a misspelt name is refused by name, where it used to run as
+// warp_batch; io_agents refuses the policies it fixes, with the check's
+// message and the field's path.
+TEST(ConfigErrors, UnknownStrategyNamesNeverFallBackToADefault) {
+  const RunConfig valid = test::scenario("randread-4k");
+  auto with = [&](const std::string& field, const std::string& value) {
+    RunConfig config = valid;
+    nlohmann::json values = config.scenario.params.json();
+    values[field] = value;
+    config.scenario.params = ParamValues(values);
+    return config;
+  };
+  auto error_of = [](const RunConfig& config) -> std::pair<std::string, std::string> {
+    try {
+      strategy_plan(config);
+    } catch (const ConfigError& e) {
+      return {e.path(), e.problem()};
+    }
+    return {"no error", ""};
+  };
+  EXPECT_EQ(strategy_plan(valid).name, "warp_batch");
+  const auto [path, problem] = error_of(with("strategy", "warp_batchh"));
+  EXPECT_EQ(path, "$.strategy");
+  EXPECT_EQ(problem,
+            "expected one of: warp_batch, all_threads, bam_ticket, io_agents, per_warp_queue");
+  EXPECT_EQ(error_of(with("strategy", "")).first, "$.strategy");
+  EXPECT_EQ(error_of(with("queue_mapping", "per_block")).first, "$.queue_mapping");
+  EXPECT_EQ(error_of(with("cid_scheme", "random")).first, "$.cid_scheme");
+  EXPECT_EQ(error_of(with("submission", "batch")).first, "$.submission");
+  EXPECT_EQ(error_of(with("completion", "interrupt")).first, "$.completion");
+  EXPECT_EQ(error_of(with("ssd_mapping", "mirror")).first, "$.ssd_mapping");
+  // check (check_workload) refuses it too, before anything runs.
+  EXPECT_THROW(check_workload(with("strategy", "warp_batchh")), ConfigError);
+
+  auto check_error =
+      [](const std::vector<std::string>& sets) -> std::pair<std::string, std::string> {
+    try {
+      test::scenario("randread-4k", sets);
+    } catch (const ConfigError& e) {
+      return {e.path(), e.problem()};
+    }
+    return {"no error", ""};
+  };
+  EXPECT_EQ(
+      check_error({"scenario.strategy=\"io_agents\"", "scenario.completion=\"cq_scan\""}),
+      (std::pair<std::string, std::string>{
+          "$.completion", "io_agents fixes it: agents own their queues; leave it \"strategy\""}));
+  EXPECT_EQ(check_error({"scenario.strategy=\"io_agents\"", "scenario.cid_scheme=\"counter\""}),
+            (std::pair<std::string, std::string>{
+                "$.cid_scheme", "io_agents uses CID = SQ slot (an agent owns its queues)"}));
+  EXPECT_EQ(check_error({"scenario.strategy=\"warp_batchh\""}).first, "$.strategy");
 }
 
 }  // namespace
