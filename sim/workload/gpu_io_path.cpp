@@ -247,10 +247,10 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       // come; the warp is not yet listed as idle, so submit() did not wake
       // it: it must look again before it sleeps, or that request would wait
       // for a wake-up that never comes (with one warp, forever).
-      const std::uint32_t seen = p.peek_u32(plan.mailbox);
+      const std::uint32_t seen = p.check([&] { return p.load_u32(plan.mailbox); });
       if (!pending_.empty() || closed_) continue;
       idle_.push_back(w);
-      p.wait_until([&] { return p.peek_u32(plan.mailbox) != seen; }, plan.mailbox, 4);
+      p.wait_until([&] { return p.load_u32(plan.mailbox) != seen; }, plan.mailbox, 4);
       continue;
     }
     std::uint32_t used = 0;
@@ -288,7 +288,7 @@ void GpuIoPath::warp_main(std::uint32_t w) {
         algo::agent_wait(p, masks[d], replies[d], status);
       } else {
         algo::wait(p, context, rounds[d], masks[d]);
-        algo::for_each_lane(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
+        algo::visit_lanes(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
       }
       statuses[d].clear();
       for (std::size_t lane = 0; lane < taken[d].size(); ++lane) {

@@ -648,9 +648,9 @@ void Microbenchmark::warp_main(std::size_t index) {
         algo::agent_wait(p, masks[d], replies[d], status);
       } else {
         algo::wait(p, context, rounds[d], masks[d]);
-        algo::for_each_lane(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
+        algo::visit_lanes(masks[d], [&](int lane) { status[lane] = rounds[d][lane].status; });
       }
-      algo::for_each_lane(masks[d], [&](int lane) {
+      algo::visit_lanes(masks[d], [&](int lane) {
         if (status[lane] != 0) ++errors_;
         if (aborted_by_timeout(status[lane])) ++timeouts_;
         if (aborted_by_reset(status[lane])) ++reset_aborted_;
