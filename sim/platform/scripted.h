@@ -244,7 +244,7 @@ class ScriptedMachine {
   // returns, it re-evaluated its wait and still waits, or `limit` steps ran.
   // Returns whether `stop` held.
   template <class Stop>
-  bool run_until(int warp, Stop&& stop, std::uint64_t limit = 1000000) {
+  bool run_until(int warp, Stop&& stop, std::uint64_t limit = 50000) {
     for (std::uint64_t i = 0; i < limit; ++i) {
       if (stop(next(warp))) return true;
       if (done(warp)) return false;
@@ -256,7 +256,7 @@ class ScriptedMachine {
   }
   // Steps the warp until it waits in vain (re-evaluated, still false) or
   // returns.
-  void run(int warp, std::uint64_t limit = 1000000) {
+  void run(int warp, std::uint64_t limit = 50000) {
     run_until(
         warp, [](const ScriptedStep&) { return false; }, limit);
   }
@@ -265,7 +265,7 @@ class ScriptedMachine {
   // blocked warp re-evaluated its wait once without waking). `order` gives
   // the warps' order in a round. Returns whether every warp returned.
   bool run_all(const std::vector<int>& order, std::uint64_t quantum = 1,
-               std::uint64_t limit = 10000000) {
+               std::uint64_t limit = 200000) {
     for (std::uint64_t spent = 0; spent < limit;) {
       if (all_done()) return true;
       bool moved = false;

@@ -386,7 +386,7 @@ TEST(ScriptedRaces, CidFlagsDrainLockHandedOverAcrossTheWrap) {
       m.run(b);  // finds the lock held: waits or reaps nothing
       ++handovers;
     }
-    m.run_all({a, b}, 3, 20000);  // until both wait for the target
+    m.run_all({a, b}, 3, 5000);  // until both wait for the target
   }
   m.on_idle([&] { return rig.serve(); });
   EXPECT_TRUE(m.run_all({a, b}));
@@ -420,7 +420,10 @@ TEST(ScriptedRaces, CqScanHeadLockHandedOverAcrossTheWrap) {
       m.step(b);  // fails: A holds the lock
       ++handovers;
     }
-    m.run_all({a, b}, 2, 20000);  // until both wait for the target
+    m.run_all({a, b}, 2, 5000);  // until both wait for the target
+    // Everything posted is consumed by now: the head covers it all (B's
+    // entry through A's re-check).
+    EXPECT_EQ(rig.target.queue(0).cq_released, rig.target.queue(0).cq_posted) << "round " << round;
   }
   m.on_idle([&] { return rig.serve(); });
   EXPECT_TRUE(m.run_all({a, b}));
@@ -461,6 +464,11 @@ TEST(ScriptedRaces, CqScanDoesNotMatchAConsumedEntryOfItsReusedCid) {
   EXPECT_TRUE(m.blocked(a)) << "A took the consumed entry of CID 0 as its own";
   EXPECT_EQ(rig.target.queue(0).sq_rung, 3u);
   EXPECT_EQ(m.get<std::uint32_t>(q.cq_head), 0u) << "the head is held back by B's lock";
+  // A's entry arrives; A finds it while B still holds the lock.
+  rig.serve();
+  m.run(a);
+  EXPECT_TRUE(m.done(a));
+  EXPECT_EQ(m.get<std::uint32_t>(q.cq_head), 0u);
   m.on_idle([&] { return rig.serve(); });
   EXPECT_TRUE(m.run_all({b, a}));
   rig.expect_clean(3);
@@ -515,7 +523,8 @@ TEST(ScriptedRaces, EveryQueueStrategyUnderSeededInterleavingsOfWrappingQueues) 
       const bool newest_first = seed % 2 == 0;
       rig.machine.on_idle([&] { return rig.serve(newest_first); });
       const std::uint64_t quantum = 1 + random() % 5;
-      EXPECT_TRUE(rig.machine.run_all(order, quantum));
+      // About 4000 steps each: a limit far above that stops a livelock.
+      EXPECT_TRUE(rig.machine.run_all(order, quantum, 50000));
       rig.expect_clean(std::uint64_t{depth} * 3 * (1 + 2 + 2));
       EXPECT_GE(rig.target.queue(0).cq_posted, 3u * 4u) << "the queue wrapped";
     }
