@@ -49,6 +49,14 @@ struct Rig {
   algo::Strategy strategy;
   std::uint32_t iodepth = 1;
   std::uint32_t users = 1;  // warps sharing a queue (CID partitions)
+  // Service warps (polling warps, I/O agents) return once this word is set,
+  // by the last compute warp to finish.
+  std::uint64_t shutdown = 0;
+  std::uint64_t finished = 0;
+  std::uint32_t compute_warps = 0;
+  // io_agents: one agent owning every queue, its request ring.
+  algo::AgentRing ring;
+  std::vector<std::uint32_t> agent_of_queue;
   // Completed requests: slba -> times its requester saw it complete.
   std::map<std::uint64_t, int> completed;
   std::vector<std::string> wrong;  // completions seen with another request's status
@@ -75,6 +83,19 @@ struct Rig {
       queues.push_back(q);
       target.add_queue(q);
     }
+    shutdown = machine.allocate(4);
+    finished = machine.allocate(4);
+    ring.entries = 8;
+    ring.base = machine.allocate(std::uint64_t{ring.entries} * sizeof(algo::AgentRequest), 4096);
+    ring.tail = machine.allocate(4);
+    ring.gate = machine.allocate(std::uint64_t{ring.entries} * 4);
+    ring.ready = machine.allocate(std::uint64_t{ring.entries} * 4);
+    agent_of_queue.assign(queue_count, 0);
+  }
+
+  // The last compute warp to finish sets the shutdown word.
+  static void finish(ScriptedWarp& p, const Rig& rig) {
+    if (p.atomic_add_u32(rig.finished, 1) + 1 == rig.compute_warps) p.store_u32(rig.shutdown, 1);
   }
 
   algo::WarpContext context(std::uint32_t partition) const {
@@ -100,6 +121,10 @@ struct Rig {
   // `first_lba` on), submitted, then waited for.
   int spawn_compute(std::uint32_t partition, std::uint32_t queue, LaneMask mask,
                     std::uint64_t first_lba, std::uint32_t batches) {
+    ++compute_warps;
+    if (strategy.submission == algo::Submission::AgentBatch) {
+      return spawn_agent_compute(partition, queue, mask, first_lba, batches);
+    }
     return machine.spawn([this, partition, queue, mask, first_lba, batches](ScriptedWarp& p) {
       algo::WarpContext w = context(partition);
       std::vector<Lanes<algo::Pending>> rounds(iodepth);
@@ -128,6 +153,74 @@ struct Rig {
           });
         }
       }
+      finish(p, *this);
+    });
+  }
+
+  // io_agents: the compute side posts to the agent's ring and waits for the
+  // replies.
+  int spawn_agent_compute(std::uint32_t partition, std::uint32_t queue, LaneMask mask,
+                          std::uint64_t first_lba, std::uint32_t batches) {
+    std::vector<std::uint64_t> replies(iodepth);
+    for (std::uint64_t& r : replies) r = machine.allocate(8 * algo::kWarpLanes, 8);
+    (void)partition;
+    return machine.spawn([this, replies, queue, mask, first_lba, batches](ScriptedWarp& p) {
+      std::uint64_t lba = first_lba;
+      for (std::uint32_t b = 0; b < batches; ++b) {
+        std::vector<std::uint64_t> round_first(iodepth);
+        std::vector<Lanes<std::uint64_t>> reply(iodepth);
+        for (std::uint32_t d = 0; d < iodepth; ++d) {
+          Lanes<algo::IoRequest> request{};
+          round_first[d] = lba;
+          algo::visit_lanes(mask, [&](int lane) {
+            request[lane].slba = lba++;
+            request[lane].bytes = 4096;
+            request[lane].buffer = 0x20000000u;
+            request[lane].queue = queue;
+            reply[d][lane] = replies[d] + 8u * static_cast<std::uint32_t>(lane);
+          });
+          algo::agent_post(p, &ring, agent_of_queue.data(), mask, request, reply[d]);
+        }
+        for (std::uint32_t d = 0; d < iodepth; ++d) {
+          Lanes<std::uint16_t> status{};
+          algo::agent_wait(p, mask, reply[d], status);
+          algo::visit_lanes(mask, [&](int lane) {
+            seen(round_first[d] + algo::lane_rank(mask, lane), status[lane]);
+          });
+        }
+      }
+      finish(p, *this);
+    });
+  }
+
+  // The I/O agent serving every queue (io_agents).
+  int spawn_agent() {
+    return machine.spawn([this](ScriptedWarp& p) {
+      std::vector<algo::AgentQueue> owned(queues.size());
+      std::vector<std::uint32_t> local(queues.size());
+      for (std::uint32_t i = 0; i < queues.size(); ++i) {
+        owned[i].queue = i;
+        local[i] = i;
+      }
+      algo::AgentContext a;
+      a.w = context(0);
+      a.ring = ring;
+      a.owned = owned.data();
+      a.owned_count = static_cast<std::uint32_t>(owned.size());
+      a.local_index = local.data();
+      a.batch_size = 2;
+      a.shutdown = shutdown;
+      algo::agent_loop(p, a);
+    });
+  }
+
+  // A polling warp draining every queue (polling_warps).
+  int spawn_poller() {
+    return machine.spawn([this](ScriptedWarp& p) {
+      std::vector<std::uint32_t> mine(queues.size());
+      for (std::uint32_t i = 0; i < queues.size(); ++i) mine[i] = i;
+      algo::polling_warp(p, context(0), mine.data(), static_cast<std::uint32_t>(mine.size()),
+                         shutdown);
     });
   }
 
@@ -485,6 +578,9 @@ struct Case {
   algo::Strategy strategy;
 };
 
+// Whether each warp owns a queue of its own (exclusive submission).
+bool own_queues(const algo::Strategy& s) { return s.submission == algo::Submission::Exclusive; }
+
 std::vector<Case> cases() {
   using algo::CidScheme;
   using algo::Completion;
@@ -503,6 +599,10 @@ std::vector<Case> cases() {
         Completion::CidFlags}},
       {"warp_batch/thread_pool/cq_scan",
        {QueueMapping::PerWarp, CidScheme::ThreadPool, Submission::WarpBatch, Completion::CqScan}},
+      {"warp_batch/polling_warps",
+       {QueueMapping::PerWarp, CidScheme::SqSlot, Submission::WarpBatch, Completion::PollingWarps}},
+      {"per_warp_queue", algo::named_strategy(NamedStrategy::PerWarpQueue)},
+      {"io_agents", algo::named_strategy(NamedStrategy::IoAgents)},
   };
 }
 
@@ -513,12 +613,18 @@ TEST(ScriptedRaces, EveryQueueStrategyUnderSeededInterleavingsOfWrappingQueues) 
       std::mt19937 random(seed);
       // Three warps on one 4-entry queue (iodepth 2 but for all_threads).
       const std::uint32_t depth = c.strategy.cid == algo::CidScheme::ThreadPool ? 1 : 2;
-      Rig rig(c.strategy, 1, 4, depth, 3);
+      const bool owned = own_queues(c.strategy);
+      Rig rig(c.strategy, owned ? 3 : 1, 4, depth, owned ? 1 : 3);
       const LaneMask masks[3] = {0x1u, 0x3u, 0x5u};
       std::vector<int> order;
       for (std::uint32_t w = 0; w < 3; ++w) {
-        order.push_back(rig.spawn_compute(w, 0, masks[w], 1000 * (w + 1), 3));
+        order.push_back(
+            rig.spawn_compute(owned ? 0 : w, owned ? w : 0, masks[w], 1000 * (w + 1), 3));
       }
+      if (c.strategy.completion == algo::Completion::PollingWarps) {
+        order.push_back(rig.spawn_poller());
+      }
+      if (c.strategy.submission == algo::Submission::AgentBatch) order.push_back(rig.spawn_agent());
       std::shuffle(order.begin(), order.end(), random);
       const bool newest_first = seed % 2 == 0;
       rig.machine.on_idle([&] { return rig.serve(newest_first); });
@@ -526,7 +632,9 @@ TEST(ScriptedRaces, EveryQueueStrategyUnderSeededInterleavingsOfWrappingQueues) 
       // About 4000 steps each: a limit far above that stops a livelock.
       EXPECT_TRUE(rig.machine.run_all(order, quantum, 50000));
       rig.expect_clean(std::uint64_t{depth} * 3 * (1 + 2 + 2));
-      EXPECT_GE(rig.target.queue(0).cq_posted, 3u * 4u) << "the queue wrapped";
+      for (std::size_t i = 0; i < rig.target.queue_count(); ++i) {
+        EXPECT_GT(rig.target.queue(i).cq_posted, 4u) << "queue " << i << " wrapped";
+      }
     }
   }
 }
