@@ -41,7 +41,8 @@ GPUNVME_HD std::uint32_t drain_into_flags(P& p, const WarpContext& w, const Queu
     const std::uint32_t fresh = leading_run(valid);
     if (fresh == 0) break;
     const LaneMask drained = lanes_below(fresh);
-    for_each_lane(drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+    record_lanes(p, drained,
+                 [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
     // Acquire the SSD's writes (its data came before the CQE): whoever sees
     // a flag set after this fence sees the data too.
     if (consumed == 0) p.fence_system();
@@ -55,7 +56,7 @@ GPUNVME_HD std::uint32_t drain_into_flags(P& p, const WarpContext& w, const Queu
       ring_cq(p, q, rung % q.entries, new_head % q.entries);
       p.store_u32(q.cq_rung, new_head);
     }
-    for_each_lane(drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CqHeadSynced); });
+    record_lanes(p, drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CqHeadSynced); });
     p.for_lanes(drained, [&](int lane) {
       p.store_u32(word(q.done, entry[lane].cid), (entry[lane].status_field >> 1) + 1u);
     });
@@ -64,10 +65,11 @@ GPUNVME_HD std::uint32_t drain_into_flags(P& p, const WarpContext& w, const Queu
   return consumed;
 }
 
+// Whether the entry at queue `q`'s CQ head has arrived (phase tag check).
 template <class P>
-GPUNVME_HD bool completion_waiting_peek(P& p, const QueuePair& q) {
-  const std::uint32_t head = p.peek_u32(q.cq_head);
-  const auto e = p.template peek<nvme::CompletionEntry>(cq_entry(q, head));
+GPUNVME_HD bool completion_waiting(P& p, const QueuePair& q) {
+  const std::uint32_t head = p.load_u32(q.cq_head);
+  const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, head));
   return e.phase() == expected_phase(head, q.entries);
 }
 
@@ -84,8 +86,8 @@ GPUNVME_HD bool try_drain(P& p, const WarpContext& w, const QueuePair& q) {
 
 // True when a waiter should drain: the lock is free and an entry waits.
 template <class P>
-GPUNVME_HD bool drain_needed_peek(P& p, const QueuePair& q) {
-  return p.peek_u32(q.cq_lock) == 0 && completion_waiting_peek(p, q);
+GPUNVME_HD bool drain_needed(P& p, const QueuePair& q) {
+  return p.load_u32(q.cq_lock) == 0 && completion_waiting(p, q);
 }
 
 // Consumes the completions whose flags are set among `lanes` of `io`.
@@ -200,7 +202,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
   release_cids(p, w, io, found);
   p.for_lanes(found, [&](int lane) { release_slot(p, q, io[lane].ticket); });
   advance_cq_head(p, w, q);
-  for_each_lane(found, [&](int lane) {
+  record_lanes(p, found, [&](int lane) {
     record(p, q, io[lane].cid, Stage::CqHeadSynced);
     record(p, q, io[lane].cid, Stage::Delivered);
   });
@@ -209,16 +211,15 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
 
 // Whether one of `mine`'s CIDs is in queue `q`'s CQ window, not yet consumed.
 template <class P>
-GPUNVME_HD bool own_cqe_waiting_peek(P& p, const QueuePair& q, const Lanes<Pending>& io,
-                                     LaneMask mine) {
-  const std::uint32_t head = p.peek_u32(q.cq_head);
+GPUNVME_HD bool own_cqe_waiting(P& p, const QueuePair& q, const Lanes<Pending>& io, LaneMask mine) {
+  const std::uint32_t head = p.load_u32(q.cq_head);
   for (std::uint32_t i = 0; i < q.entries; ++i) {
     const std::uint32_t position = head + i;
-    const auto e = p.template peek<nvme::CompletionEntry>(cq_entry(q, position));
+    const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, position));
     if (e.phase() != expected_phase(position, q.entries)) return false;
-    if (p.peek_u32(word(q.cq_marks, position % q.entries)) == position / q.entries + 1u) continue;
+    if (p.load_u32(word(q.cq_marks, position % q.entries)) == position / q.entries + 1u) continue;
     bool hit = false;
-    for_each_lane(mine, [&](int lane) { hit = hit || io[lane].cid == e.cid; });
+    for_each_lane(p, mine, [&](int lane) { hit = hit || io[lane].cid == e.cid; });
     if (hit) return true;
   }
   return false;
@@ -280,8 +281,8 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
         p.lane_loop(e < fresh ? e + 1 : fresh);  // this lane's search of the drained entries
       }
     });
-    for_each_lane(lanes_below(fresh),
-                  [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+    record_lanes(p, lanes_below(fresh),
+                 [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
     for (std::uint32_t r = 0; r < batched; ++r) {
       const Lanes<Pending>& io = w.rounds[r];
       for_each_lane(p, done[r], [&](int l) {
@@ -309,7 +310,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
       ring_cq(p, q, o.cq_rung % q.entries, o.cq_head % q.entries);
       o.cq_rung = o.cq_head;
     }
-    for_each_lane(lanes_below(fresh), [&](int lane) {
+    record_lanes(p, lanes_below(fresh), [&](int lane) {
       record(p, q, entry[lane].cid, Stage::CqHeadSynced);
       record(p, q, entry[lane].cid, Stage::Delivered);
     });
@@ -323,10 +324,10 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
 }
 
 template <class P>
-GPUNVME_HD bool owner_entry_waiting_peek(P& p, WarpContext& w, std::uint32_t queue_index) {
+GPUNVME_HD bool owner_entry_waiting(P& p, WarpContext& w, std::uint32_t queue_index) {
   const QueuePair& q = w.queue(queue_index);
   const std::uint32_t head = w.own(queue_index).cq_head;
-  const auto e = p.template peek<nvme::CompletionEntry>(cq_entry(q, head));
+  const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, head));
   return e.phase() == expected_phase(head, q.entries);
 }
 
@@ -360,7 +361,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
           if (moved || io[lane].state != kOutstanding || io[lane].queue == checked) return;
           checked = io[lane].queue;
           const QueuePair& q = w.queue(checked);
-          if (drain_needed_peek(p, q) && try_drain(p, w, q)) moved = true;
+          if (p.check([&] { return drain_needed(p, q); }) && try_drain(p, w, q)) moved = true;
         });
       }
       return moved;
@@ -380,7 +381,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
             if (io[lane].queue == queue) same |= LaneMask{1} << lane;
           });
           out &= ~same;
-          if (own_cqe_waiting_peek(p, w.queue(queue), io, same) &&
+          if (p.check([&] { return own_cqe_waiting(p, w.queue(queue), io, same); }) &&
               scan_cq(p, w, w.queue(queue), io, same) != 0) {
             moved = true;
           }
@@ -390,7 +391,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
     }
     case Completion::OwnerDrain: {
       for (std::uint32_t i = 0; i < w.owned_count; ++i) {
-        if (owner_entry_waiting_peek(p, w, w.owned[i].queue) &&
+        if (p.check([&] { return owner_entry_waiting(p, w, w.owned[i].queue); }) &&
             owner_drain(p, w, w.owned[i].queue) != 0) {
           moved = true;
         }
@@ -401,13 +402,13 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
   return moved;
 }
 
-// Whether reap() would find something to do (free reads, for wait
-// predicates).
+// Whether reap() would find something to do: the predicate of a reaping
+// waiter.
 template <class P>
-GPUNVME_HD bool reap_possible_peek(P& p, WarpContext& w) {
+GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
   if (w.strategy.completion == Completion::OwnerDrain) {
     for (std::uint32_t i = 0; i < w.owned_count; ++i) {
-      if (owner_entry_waiting_peek(p, w, w.owned[i].queue)) return true;
+      if (owner_entry_waiting(p, w, w.owned[i].queue)) return true;
     }
     return false;
   }
@@ -421,14 +422,14 @@ GPUNVME_HD bool reap_possible_peek(P& p, WarpContext& w) {
         case Completion::CidFlags:
           if (drain_checked != io[lane].queue) {
             drain_checked = io[lane].queue;
-            if (drain_needed_peek(p, q)) return true;
+            if (drain_needed(p, q)) return true;
           }
           [[fallthrough]];
         case Completion::PollingWarps:
-          if (p.peek_u32(word(q.done, io[lane].cid)) != 0) return true;
+          if (p.load_u32(word(q.done, io[lane].cid)) != 0) return true;
           break;
         case Completion::CqScan:
-          if (own_cqe_waiting_peek(p, q, io, LaneMask{1} << lane)) return true;
+          if (own_cqe_waiting(p, q, io, LaneMask{1} << lane)) return true;
           break;
         default: break;
       }
@@ -496,10 +497,8 @@ GPUNVME_HD void polling_warp(P& p, const WarpContext& w, const std::uint32_t* mi
     for (std::uint32_t base = 0; base < count; base += kWarpLanes) {
       const std::uint32_t n = detail::min_u32(count - base, kWarpLanes);
       const LaneMask waiting = p.ballot(lanes_below(n), [&](int lane) {
-        const QueuePair& q = w.queue(mine[base + static_cast<std::uint32_t>(lane)]);
-        const std::uint32_t head = p.load_u32(q.cq_head);
-        const auto e = p.template load<nvme::CompletionEntry>(detail::cq_entry(q, head));
-        return e.phase() == detail::expected_phase(head, q.entries);
+        return detail::completion_waiting(p,
+                                          w.queue(mine[base + static_cast<std::uint32_t>(lane)]));
       });
       for_each_lane(p, waiting, [&](int lane) {
         detail::drain_into_flags(p, w, w.queue(mine[base + static_cast<std::uint32_t>(lane)]));
@@ -515,9 +514,9 @@ GPUNVME_HD void polling_warp(P& p, const WarpContext& w, const std::uint32_t* mi
     }
     set.add(shutdown, 4);
     auto ready = [&] {
-      if (p.peek_u32(shutdown) != 0) return true;
+      if (p.load_u32(shutdown) != 0) return true;
       for (std::uint32_t i = 0; i < count; ++i) {
-        if (detail::completion_waiting_peek(p, w.queue(mine[i]))) return true;
+        if (detail::completion_waiting(p, w.queue(mine[i]))) return true;
       }
       return false;
     };

@@ -89,23 +89,22 @@ GPUNVME_HD void agent_post(P& p, const AgentRing* rings, const std::uint32_t* ag
     left &= ~group;
     const AgentRing& ring = rings[agent];
     const std::uint32_t first = p.atomic_add_u32(ring.tail, lane_count(group));
-    auto slot_free = [&](std::uint32_t t, bool charged) {
-      const std::uint64_t gate = detail::word(ring.gate, t % ring.entries);
-      return (charged ? p.load_u32(gate) : p.peek_u32(gate)) >= t / ring.entries;
+    auto slot_free = [&](std::uint32_t t) {
+      return p.load_u32(detail::word(ring.gate, t % ring.entries)) >= t / ring.entries;
     };
     // Lanes post as their slots free up: the agent takes requests in ticket
     // order, so the group's later tickets (a group may hold more tickets than
     // the ring has slots) wait only on its earlier ones being taken.
     LaneMask pending = group;
     while (pending != 0) {
-      const LaneMask free = p.ballot(
-          pending, [&](int lane) { return slot_free(first + lane_rank(group, lane), true); });
+      const LaneMask free =
+          p.ballot(pending, [&](int lane) { return slot_free(first + lane_rank(group, lane)); });
       if (free == 0) {
         p.wait_until(
             [&] {
               bool any = false;
-              for_each_lane(pending, [&](int lane) {
-                any = any || slot_free(first + lane_rank(group, lane), false);
+              for_each_lane(p, pending, [&](int lane) {
+                any = any || slot_free(first + lane_rank(group, lane));
               });
               return any;
             },
@@ -171,8 +170,8 @@ GPUNVME_HD void agent_wait(P& p, LaneMask mask, const Lanes<std::uint64_t>& repl
     p.wait_until(
         [&] {
           bool any = false;
-          for_each_lane(pending, [&](int lane) {
-            any = any || (p.template peek<std::uint64_t>(reply[lane]) & 0xFFFFFFFFu) != 0;
+          for_each_lane(p, pending, [&](int lane) {
+            any = any || (p.template load<std::uint64_t>(reply[lane]) & 0xFFFFFFFFu) != 0;
           });
           return any;
         },
@@ -203,14 +202,15 @@ GPUNVME_HD bool agent_drain(P& p, AgentContext& a, AgentQueue& s) {
     if (!any) p.fence_system();
     any = true;
     const LaneMask drained = lanes_below(fresh);
-    for_each_lane(drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+    record_lanes(p, drained,
+                 [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
     s.cq_head += fresh;
     s.outstanding -= fresh;
     if (cq_doorbell_due(a.w, q, s.cq_head, s.cq_rung)) {
       ring_cq(p, q, s.cq_rung % q.entries, s.cq_head % q.entries);
       s.cq_rung = s.cq_head;
     }
-    for_each_lane(drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CqHeadSynced); });
+    record_lanes(p, drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CqHeadSynced); });
     p.for_lanes(drained, [&](int lane) {
       const std::uint16_t cid = entry[lane].cid;
       const std::uint64_t table = q.agent_table + std::uint64_t{cid % q.entries} * 8;
@@ -225,11 +225,13 @@ GPUNVME_HD bool agent_drain(P& p, AgentContext& a, AgentQueue& s) {
   }
 }
 
+// Whether the next entry of an owned queue with commands in flight has
+// arrived.
 template <class P>
-GPUNVME_HD bool agent_queue_waiting_peek(P& p, const AgentContext& a, const AgentQueue& s) {
+GPUNVME_HD bool agent_queue_waiting(P& p, const AgentContext& a, const AgentQueue& s) {
   if (s.outstanding == 0) return false;
   const QueuePair& q = a.w.queue(s.queue);
-  const auto e = p.template peek<nvme::CompletionEntry>(cq_entry(q, s.cq_head));
+  const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, s.cq_head));
   return e.phase() == expected_phase(s.cq_head, q.entries);
 }
 
@@ -321,7 +323,7 @@ GPUNVME_HD void agent_loop(P& p, AgentContext& a) {
           detail::write_sqe(p, q, slot[lane], static_cast<std::uint16_t>(slot[lane]), r);
           p.store_bytes(q.agent_table + std::uint64_t{slot[lane]} * 8, &d[lane].reply, 8);
         });
-        for_each_lane(taken, [&](int lane) {
+        record_lanes(p, taken, [&](int lane) {
           detail::record(p, a.w.queue(d[lane].queue), static_cast<std::uint16_t>(slot[lane]),
                          Stage::SqeBuilt);
         });
@@ -382,12 +384,12 @@ GPUNVME_HD void agent_loop(P& p, AgentContext& a) {
     auto wake = [&] {
       const std::uint32_t t = a.ring_head;
       if (!ring_blocked &&
-          p.peek_u32(detail::word(ring.ready, t % ring.entries)) == t / ring.entries + 1u) {
+          p.load_u32(detail::word(ring.ready, t % ring.entries)) == t / ring.entries + 1u) {
         return true;
       }
-      if (!busy && p.peek_u32(a.shutdown) != 0) return true;
+      if (!busy && p.load_u32(a.shutdown) != 0) return true;
       for (std::uint32_t i = 0; i < a.owned_count; ++i) {
-        if (detail::agent_queue_waiting_peek(p, a, a.owned[i])) return true;
+        if (detail::agent_queue_waiting(p, a, a.owned[i])) return true;
       }
       return false;
     };

@@ -224,15 +224,11 @@ GPUNVME_HD inline bool cq_doorbell_due(const WarpContext& w, const QueuePair& q,
 
 // ---- SQ slot gates
 
+// Whether ticket `t` may fill its slot (the two conditions above).
 template <class P>
 GPUNVME_HD bool gate_open(P& p, const QueuePair& q, std::uint32_t t) {
   return p.load_u32(word(q.slot_gate, t % q.entries)) >= t / q.entries &&
          p.load_u32(word(q.slot_gate, (t + 1) % q.entries)) >= (t + 1) / q.entries;
-}
-template <class P>
-GPUNVME_HD bool gate_open_peek(P& p, const QueuePair& q, std::uint32_t t) {
-  return p.peek_u32(word(q.slot_gate, t % q.entries)) >= t / q.entries &&
-         p.peek_u32(word(q.slot_gate, (t + 1) % q.entries)) >= (t + 1) / q.entries;
 }
 template <class P>
 GPUNVME_HD void release_slot(P& p, const QueuePair& q, std::uint32_t t) {
@@ -316,6 +312,31 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
       });
       return;
   }
+}
+
+// ---- Building entries
+
+// The step every queue-based submission policy takes once lanes `lanes`
+// hold their SQ slots (ticket[lane] % entries): a CID for each
+// (allocate_cids; `aggregated` as there), the I/O's first records, the 64 B
+// entries written by the lanes in parallel, and a system-scope fence, as the
+// SSD reads the entries over PCIe once a doorbell covers them. io[lane].cid
+// receives the CID.
+template <class P>
+GPUNVME_HD void build_sqes(P& p, WarpContext& w, const QueuePair& q, LaneMask lanes,
+                           const Lanes<std::uint32_t>& ticket, const Lanes<IoRequest>& request,
+                           Timestamp requested, bool aggregated, Lanes<std::uint16_t>& cid,
+                           Lanes<Pending>& io) {
+  allocate_cids(p, w, q, lanes, ticket, request, cid, aggregated);
+  for_each_lane(p, lanes, [&](int lane) {
+    io[lane].cid = cid[lane];
+    p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
+    record(p, q, cid[lane], Stage::CidAllocated);
+  });
+  p.for_lanes(lanes, [&](int lane) {
+    write_sqe(p, q, ticket[lane] % q.entries, cid[lane], request[lane]);
+  });
+  p.fence_system();
 }
 
 // Gives the CIDs of consumed commands back: `io[lane]` for lanes of `done`.

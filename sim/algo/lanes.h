@@ -10,14 +10,22 @@
 //   for_lanes(mask, body(lane)), ballot(mask, predicate(lane)) -> LaneMask
 //   atomic_add_u32 / atomic_cas_u32 / atomic_or_u32 / atomic_and_u32 (GPU scope)
 //   load_u32, load<T>, store_u32, store_bytes   (GPU memory, host memory, CMB)
-//   peek_u32, peek<T>      (reads inside wait predicates; elsewhere a load)
+//   lane_loop(n)       (the warp's own loop over n lanes; see for_each_lane)
 //   recording(), observe_u32  (whether stage records are kept; a read made
 //                              only for a record)
 //   fence_block, fence_gpu, fence_system, mmio_store_u32, nanosleep(ns)
 //   wait_until(ready, addr, len, ...), wait_until_any(ready, ranges, count),
 //   wait_until_deadline(ready, t, ranges, count) -> bool
+//   check(ready) -> ready()  (a readiness predicate evaluated once, outside
+//                             a wait, to decide whether to act)
 // Operations outside for_lanes/ballot are issued once for the warp (by one
 // lane on SIMT hardware, the result broadcast).
+//
+// Readiness predicates (is a gate open, has a completion arrived) are
+// written once, with plain loads, and what their loads cost is the
+// platform's business: evaluated by a wait they are polls (the wait accounts
+// for them), evaluated through check() they are the warp's own reads. Their
+// compares and loops over lanes cost nothing in either place.
 #pragma once
 
 #include <cstdint>
@@ -140,24 +148,37 @@ GPUNVME_HD constexpr LaneMask first_lanes(LaneMask mask, std::uint32_t n) {
   return out;
 }
 
+// Bare iteration over the set lanes of `mask`: the platforms' for_lanes and
+// ballot, and the simulator's bookkeeping around a warp. Algorithm code
+// loops with for_each_lane(p, ...) or record_lanes(p, ...), whose cost the
+// platform decides.
 template <class F>
-GPUNVME_HD void for_each_lane(LaneMask mask, F&& f) {
+GPUNVME_HD void visit_lanes(LaneMask mask, F&& f) {
   for (int lane = 0; lane < kWarpLanes; ++lane) {
     if ((mask >> lane) & 1u) f(lane);
   }
 }
 
-// Per-lane work in warp-uniform algorithm code: every thread of the warp
-// runs this loop over the lanes of `mask` (bookkeeping in Lanes<T>), so it
-// costs the warp time on a GPU although it issues no memory operation of
-// the platform's; `p.lane_loop(n)` charges n iterations. Inside a for_lanes
-// or ballot body the loop is one lane's, run beside the other lanes'. Loops
-// that only make stage records (free when records are off) and loops inside
-// wait predicates use the plain form.
+// The algorithms' loop over the lanes of `mask` in warp-uniform code: every
+// thread of the warp runs it (bookkeeping in Lanes<T>), so it costs the warp
+// time on a GPU although it issues no memory operation; it tells the
+// platform with `p.lane_loop(n)`. The platform charges it to the warp in
+// warp-uniform code, to the lane inside a for_lanes or ballot body (one
+// lane's loop, run beside the other lanes'), and not at all inside a
+// readiness predicate.
 template <class P, class F>
 GPUNVME_HD void for_each_lane(P& p, LaneMask mask, F&& f) {
   p.lane_loop(lane_count(mask));
-  for_each_lane(mask, f);
+  visit_lanes(mask, f);
+}
+
+// A loop that only makes stage records for the lanes of `mask`: run only
+// while the platform keeps records, and never charged (records observe the
+// run, as a trace does).
+template <class P, class F>
+GPUNVME_HD void record_lanes(P& p, LaneMask mask, F&& f) {
+  if (!p.recording()) return;
+  visit_lanes(mask, f);
 }
 
 }  // namespace gpunvme::algo

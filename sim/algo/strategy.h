@@ -59,7 +59,7 @@ GPUNVME_HD void wait(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask mask) {
     if (detail::reap(p, w)) continue;
     WaitSet set;
     detail::add_reap_ranges(set, w);
-    detail::wait_on(p, set, [&] { return detail::reap_possible_peek(p, w); });
+    detail::wait_on(p, set, [&] { return detail::reap_possible(p, w); });
   }
 }
 

@@ -81,18 +81,8 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
       const LaneMask open =
           p.ballot(need_slot, [&](int lane) { return gate_open(p, q, ticket[lane]); });
       if (open != 0) {
-        allocate_cids(p, w, q, open, ticket, request, cid, false);
-        for_each_lane(p, open, [&](int lane) {
-          io[lane].cid = cid[lane];
-          p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
-          record(p, q, cid[lane], Stage::CidAllocated);
-        });
-        p.for_lanes(open, [&](int lane) {
-          write_sqe(p, q, ticket[lane] % q.entries, cid[lane], request[lane]);
-        });
-        // The SSD reads the entry over PCIe once a doorbell covers it.
-        p.fence_system();
-        for_each_lane(open, [&](int lane) { record(p, q, cid[lane], Stage::SqeBuilt); });
+        build_sqes(p, w, q, open, ticket, request, requested, false, cid, io);
+        record_lanes(p, open, [&](int lane) { record(p, q, cid[lane], Stage::SqeBuilt); });
         need_slot &= ~open;
         progressed = true;
         if (ticket_ready) {
@@ -140,10 +130,10 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
     add_reap_ranges(set, w);
     wait_on(p, set, [&] {
       bool go = false;
-      for_each_lane(need_slot, [&](int lane) { go = go || gate_open_peek(p, q, ticket[lane]); });
-      const std::uint32_t turn = p.peek_u32(q.turn);
-      for_each_lane(need_turn, [&](int lane) { go = go || ticket[lane] == turn; });
-      return go || reap_possible_peek(p, w);
+      for_each_lane(p, need_slot, [&](int lane) { go = go || gate_open(p, q, ticket[lane]); });
+      const std::uint32_t turn = p.load_u32(q.turn);
+      for_each_lane(p, need_turn, [&](int lane) { go = go || ticket[lane] == turn; });
+      return go || reap_possible(p, w);
     });
   }
 }
@@ -183,23 +173,17 @@ GPUNVME_HD void submit_exclusive(P& p, WarpContext& w, std::uint32_t queue_index
       if (reap(p, w)) continue;
       WaitSet set;
       add_reap_ranges(set, w);
-      wait_on(p, set, [&] { return reap_possible_peek(p, w); });
+      wait_on(p, set, [&] { return reap_possible(p, w); });
     }
     const std::uint32_t first = o.ticket;
     o.ticket += n;
     Lanes<std::uint32_t> ticket;
-    for_each_lane(p, chunk, [&](int lane) { ticket[lane] = first + lane_rank(chunk, lane); });
-    Lanes<std::uint16_t> cid;
-    allocate_cids(p, w, q, chunk, ticket, request, cid, true);
     for_each_lane(p, chunk, [&](int lane) {
-      io[lane] = Pending{queue_index, ticket[lane], cid[lane], 0, kClaimed};
-      p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
-      record(p, q, cid[lane], Stage::CidAllocated);
+      ticket[lane] = first + lane_rank(chunk, lane);
+      io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
     });
-    p.for_lanes(chunk, [&](int lane) {
-      write_sqe(p, q, ticket[lane] % q.entries, cid[lane], request[lane]);
-    });
-    p.fence_system();
+    Lanes<std::uint16_t> cid;
+    build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);
     for_each_lane(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::SqeBuilt);
       record(p, q, cid[lane], Stage::SqTailSynced);

@@ -43,36 +43,26 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
       add_reap_ranges(set, w);
       wait_on(p, set, [&] {
         bool all = true;
-        for_each_lane(chunk, [&](int lane) { all = all && gate_open_peek(p, q, ticket[lane]); });
-        return all || reap_possible_peek(p, w);
+        for_each_lane(p, chunk, [&](int lane) { all = all && gate_open(p, q, ticket[lane]); });
+        return all || reap_possible(p, w);
       });
     }
 
     // CIDs once the slots are held (see submit_per_thread).
     Lanes<std::uint16_t> cid;
-    allocate_cids(p, w, q, chunk, ticket, request, cid, true);
-    for_each_lane(p, chunk, [&](int lane) {
-      io[lane].cid = cid[lane];
-      p.stage_at(static_cast<std::uint16_t>(q.trace_id), cid[lane], Stage::Request, requested);
-      record(p, q, cid[lane], Stage::CidAllocated);
-    });
-    p.for_lanes(chunk, [&](int lane) {
-      write_sqe(p, q, ticket[lane] % q.entries, cid[lane], request[lane]);
-    });
-    // The SSD reads the entries over PCIe once the doorbell reaches it: they
-    // must be visible at system scope first.
-    p.fence_system();
-    for_each_lane(chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqeBuilt); });
+    build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);
+    record_lanes(p, chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqeBuilt); });
 
     // Publish the tail in ticket order.
-    while (p.load_u32(q.turn) != first) {
+    auto my_turn = [&] { return p.load_u32(q.turn) == first; };
+    while (!my_turn()) {
       if (reap(p, w)) continue;
       WaitSet set;
       set.add(q.turn, 4);
       add_reap_ranges(set, w);
-      wait_on(p, set, [&] { return p.peek_u32(q.turn) == first || reap_possible_peek(p, w); });
+      wait_on(p, set, [&] { return my_turn() || reap_possible(p, w); });
     }
-    for_each_lane(chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqTailSynced); });
+    record_lanes(p, chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqTailSynced); });
     ring_sq(p, q, first % q.entries, (first + n) % q.entries);
     // The next turn's doorbell must not overtake this one on its way to PCIe.
     p.fence_system();

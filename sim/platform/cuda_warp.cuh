@@ -198,15 +198,32 @@ class CudaWarp {
     return one([&] { return atomicAnd(ptr<unsigned>(addr), bits); });
   }
   __device__ std::uint32_t load_u32(std::uint64_t addr) {
+    if (in_wait_ || checking_) return load<std::uint32_t>(addr);
     const OpScope scope(*this, OpKind::kLoad);
     return one([&] { return *ptr<volatile unsigned>(addr); });
   }
+  // A load inside a wait predicate is every thread's own poll (the wait
+  // takes lane 0's answer); inside check() it is timed as a peek, the
+  // identity shuffle making the timed call wait for the value.
   template <class T>
   __device__ T load(std::uint64_t addr) {
-    const OpScope scope(*this, OpKind::kLoad);
     static_assert(sizeof(T) % 4 == 0, "loads move whole 32-bit words");
     T value;
     auto* words = reinterpret_cast<std::uint32_t*>(&value);
+    if (in_wait_) {
+      read_words(addr, words, sizeof(T) / 4);
+      return value;
+    }
+    if (checking_) {
+      const OpScope scope(*this, OpKind::kPeek);
+      read_words(addr, words, sizeof(T) / 4);
+      if (scope.timed()) {
+        for (unsigned i = 0; i < sizeof(T) / 4; ++i)
+          words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
+      }
+      return value;
+    }
+    const OpScope scope(*this, OpKind::kLoad);
     if (in_lanes_) {
       read_words(addr, words, sizeof(T) / 4);
       return value;
@@ -246,21 +263,14 @@ class CudaWarp {
   // is made only then.
   __device__ bool recording() const { return tracing_; }
   __device__ std::uint32_t observe_u32(std::uint64_t addr) { return *ptr<volatile unsigned>(addr); }
-  __device__ std::uint32_t peek_u32(std::uint64_t addr) { return peek<std::uint32_t>(addr); }
-  // A peek outside a wait (in warp-uniform code) is timed as its own kind;
-  // the identity shuffle makes the timed call wait for the value.
-  template <class T>
-  __device__ T peek(std::uint64_t addr) {
-    const OpScope scope(*this, OpKind::kPeek);
-    static_assert(sizeof(T) % 4 == 0, "peeks move whole 32-bit words");
-    T value;
-    auto* words = reinterpret_cast<std::uint32_t*>(&value);
-    read_words(addr, words, sizeof(T) / 4);
-    if (scope.timed()) {
-      for (unsigned i = 0; i < sizeof(T) / 4; ++i)
-        words[i] = __shfl_sync(0xFFFFFFFFu, words[i], lane());
-    }
-    return value;
+  // A readiness predicate evaluated once, outside a wait, by every thread:
+  // its loads are timed as peeks.
+  template <class Pred>
+  __device__ auto check(Pred&& ready) {
+    checking_ = true;
+    const auto result = ready();
+    checking_ = false;
+    return result;
   }
 
   __device__ void fence_block() {
@@ -290,19 +300,19 @@ class CudaWarp {
   template <class Pred, class... Ranges>
   __device__ void wait_until(Pred&& ready, Ranges...) {
     const OpScope scope(*this, OpKind::kWait);
-    while (!uniform(ready())) __nanosleep(backoff_);
+    while (!uniform(polled(ready))) __nanosleep(backoff_);
   }
   template <class Pred>
   __device__ void wait_until_any(Pred&& ready, const std::uint64_t*, std::size_t) {
     const OpScope scope(*this, OpKind::kWait);
-    while (!uniform(ready())) __nanosleep(backoff_);
+    while (!uniform(polled(ready))) __nanosleep(backoff_);
   }
   template <class Pred>
   __device__ bool wait_until_deadline(Pred&& ready, algo::Timestamp deadline, const std::uint64_t*,
                                       std::size_t) {
     const OpScope scope(*this, OpKind::kWait);
     for (;;) {
-      if (uniform(ready())) return true;
+      if (uniform(polled(ready))) return true;
       if (uniform(clock() >= deadline)) return false;
       __nanosleep(backoff_);
     }
@@ -367,6 +377,14 @@ class CudaWarp {
     return __shfl_sync(0xFFFFFFFFu, r, 0);
   }
   __device__ static bool uniform(bool b) { return __shfl_sync(0xFFFFFFFFu, b ? 1 : 0, 0) != 0; }
+  // One evaluation of a wait predicate: its loads are polls.
+  template <class Pred>
+  __device__ bool polled(Pred& ready) {
+    in_wait_ = true;
+    const bool result = ready();
+    in_wait_ = false;
+    return result;
+  }
 
   std::uint32_t backoff_;
   bool tracing_;
@@ -374,6 +392,8 @@ class CudaWarp {
   unsigned long long sums_[CudaStageTrace::kStages] = {};
   unsigned long long counts_[CudaStageTrace::kStages] = {};
   bool in_lanes_ = false;
+  bool in_wait_ = false;   // evaluating a wait predicate
+  bool checking_ = false;  // evaluating a predicate through check()
   bool profiling_;
   unsigned long long* profile_totals_ = nullptr;
   unsigned long long profile_start_ns_ = 0;

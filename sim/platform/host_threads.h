@@ -126,12 +126,12 @@ class HostWarp {
 
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {
-    algo::for_each_lane(mask, body);
+    algo::visit_lanes(mask, body);
   }
   template <class F>
   algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
     algo::LaneMask result = 0;
-    algo::for_each_lane(mask, [&](int lane) {
+    algo::visit_lanes(mask, [&](int lane) {
       if (predicate(lane)) result |= algo::LaneMask{1} << lane;
     });
     return result;
@@ -183,10 +183,11 @@ class HostWarp {
   bool recording() const { return sink_ != nullptr; }
   void lane_loop(std::uint32_t) {}  // models no time
   std::uint32_t observe_u32(std::uint64_t addr) { return load_u32(addr); }
-  std::uint32_t peek_u32(std::uint64_t addr) { return load_u32(addr); }
-  template <class T>
-  T peek(std::uint64_t addr) {
-    return load<T>(addr);
+  // A readiness predicate evaluated once: its loads are plain loads, as in
+  // a wait.
+  template <class Pred>
+  auto check(Pred&& ready) {
+    return ready();
   }
 
   // Each host warp stands for a block of its own: a block-scope fence

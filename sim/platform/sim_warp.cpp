@@ -75,7 +75,7 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
   ++counters_.instructions;
   instruction_start_ =
       gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
-  algo::for_each_lane(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
+  algo::visit_lanes(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
 }
 
 void SimWarp::end_instruction(algo::LaneMask mask) {
@@ -88,7 +88,7 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
   std::uint64_t signatures[algo::kWarpLanes];
   Picoseconds path_cost[algo::kWarpLanes];
   std::uint32_t paths = 0;
-  algo::for_each_lane(mask, [&](int lane) {
+  algo::visit_lanes(mask, [&](int lane) {
     const LaneCost& c = lane_cost_[lane];
     const Picoseconds cost = c.cursor - instruction_start_;
     for (std::uint32_t i = 0; i < paths; ++i) {
@@ -278,6 +278,7 @@ void SimWarp::fence_system() {
 }
 
 void SimWarp::lane_loop(std::uint32_t iterations) {
+  if (predicate_depth_ != 0 || check_depth_ != 0) return;
   const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
   const Picoseconds t = Picoseconds{iterations} * gpu_.costs().lane_loop_iteration;
   if (instruction_depth_ != 0) {

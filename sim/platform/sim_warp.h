@@ -21,7 +21,11 @@
 //   are outstanding;
 // - the warp's own code between memory operations costs time where it loops
 //   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
-//   op profiles); a peek outside a wait predicate is a load;
+//   op profiles);
+// - a readiness predicate evaluated by a wait costs nothing (its loads are
+//   the wait's polls, below); evaluated through check() its loads cost what
+//   loads cost and count to the op profile's "peek"; its loops over lanes
+//   cost nothing in either place;
 // - waiting is a watch on simulated memory: the warp sleeps until the write
 //   it waits for and notices it on its next poll (polls are issued every load
 //   latency plus the __nanosleep backoff); the polls are counted, not
@@ -143,7 +147,7 @@ class SimWarp {
   void for_lanes(algo::LaneMask mask, F&& body) {
     const ProfileScope scope(*this, ProfiledOp::kForLanes);
     begin_instruction(mask);
-    algo::for_each_lane(mask, [&](int lane) {
+    algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       body(lane);
     });
@@ -154,7 +158,7 @@ class SimWarp {
     const ProfileScope scope(*this, ProfiledOp::kBallot);
     algo::LaneMask result = 0;
     begin_instruction(mask);
-    algo::for_each_lane(mask, [&](int lane) {
+    algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       if (predicate(lane)) result |= algo::LaneMask{1} << lane;
     });
@@ -168,10 +172,15 @@ class SimWarp {
   std::uint32_t atomic_or_u32(std::uint64_t addr, std::uint32_t bits);
   std::uint32_t atomic_and_u32(std::uint64_t addr, std::uint32_t bits);
   std::uint32_t load_u32(std::uint64_t addr) { return load<std::uint32_t>(addr); }
+  // Inside a wait predicate a load is a poll: free (the polls themselves
+  // are accounted by wait_until), and noted so that the wait re-evaluates
+  // the predicate only once something it read is written. Inside check() it
+  // costs a load and counts to the op profile's "peek".
   template <class T>
   T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
-    const ProfileScope scope(*this, ProfiledOp::kLoad);
+    if (predicate_depth_ != 0) return poll<T>(addr);
+    const ProfileScope scope(*this, check_depth_ != 0 ? ProfiledOp::kPeek : ProfiledOp::kLoad);
     T value;
     settle();
     if (!gpu_.owns(addr, sizeof(T))) {
@@ -186,19 +195,13 @@ class SimWarp {
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
-  // Reads for wait predicates: free while a predicate is being evaluated
-  // (the polls themselves are accounted by wait_until). Anywhere else a peek
-  // is the algorithm's own read, as it is on a GPU, and costs a load.
-  std::uint32_t peek_u32(std::uint64_t addr) { return peek<std::uint32_t>(addr); }
-  template <class T>
-  T peek(std::uint64_t addr) {
-    if (predicate_depth_ == 0) {
-      const ProfileScope scope(*this, ProfiledOp::kPeek);
-      return load<T>(addr);
-    }
-    // Consecutive peeks mostly read the line the last one did: nothing to note.
-    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
-    return memory_.load<T>(addr);
+  // Evaluates a readiness predicate once, outside a wait, as the warp's own
+  // code deciding whether to act: its loads are charged (and profiled as
+  // "peek"), its loops over lanes are not.
+  template <class Pred>
+  auto check(Pred&& ready) {
+    const DepthScope scope(check_depth_);
+    return ready();
   }
   // Stage records are always kept here, and reads made only for them
   // (observe_u32) cost nothing: they observe the run, as a trace does.
@@ -211,7 +214,8 @@ class SimWarp {
 
   // A loop of `iterations` passes over lanes (lanes.h): the warp's own code,
   // charged as latency; it takes no memory operation. Inside for_lanes or a
-  // ballot it is one lane's loop and lengthens that lane's path.
+  // ballot it is one lane's loop and lengthens that lane's path. Inside a
+  // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
 
   // ---- ordering, devices, backoff
@@ -276,13 +280,30 @@ class SimWarp {
     Picoseconds start_ = 0;
   };
 
-  // Evaluates a wait predicate: its peeks are polls, not charged reads.
+  // Counts nesting of a predicate evaluation for as long as it lasts.
+  class DepthScope {
+   public:
+    explicit DepthScope(int& depth) : depth_(depth) { ++depth_; }
+    ~DepthScope() { --depth_; }
+    DepthScope(const DepthScope&) = delete;
+    DepthScope& operator=(const DepthScope&) = delete;
+
+   private:
+    int& depth_;
+  };
+
+  // Evaluates a wait predicate: its loads are polls, not charged reads.
   template <class Pred>
   bool holds(Pred& ready) {
-    ++predicate_depth_;
-    const bool result = ready();
-    --predicate_depth_;
-    return result;
+    const DepthScope scope(predicate_depth_);
+    return ready();
+  }
+  // A load inside a wait predicate.
+  template <class T>
+  T poll(std::uint64_t addr) {
+    // Consecutive polls mostly read the line the last one did: nothing to note.
+    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
+    return memory_.load<T>(addr);
   }
 
   enum OpKind : std::uint32_t {
@@ -343,7 +364,7 @@ class SimWarp {
   static Picoseconds now() { return Calendar::now(); }
   void pcie_load(std::uint64_t addr, void* data, std::size_t len);
   // A wait's state as its watch callbacks see it: the predicate's last
-  // answer, and the memory lines that evaluation read (peeks) with the write
+  // answer, and the memory lines that evaluation read (polls) with the write
   // count it ran at; until one of them is written again, evaluating it again
   // gives the same answer. Each warp's lives in a dense pool rather than on
   // its own stack: most callbacks only find that nothing the predicate read
@@ -366,7 +387,7 @@ class SimWarp {
              (addr + len - 1) / MemorySpace::kLineBytes == line;
     }
     // Whether nothing the last evaluation read has been written since.
-    // Predicates are functions of simulated memory (peeks) and of the
+    // Predicates are functions of simulated memory (polls) and of the
     // waiting warp's own state, which does not change while it waits.
     bool unchanged() const;
   };
@@ -429,8 +450,9 @@ class SimWarp {
   sc_core::sc_event timeout_;
   std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
   std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
-  WaitState* reads_ = nullptr;              // where peeks are noted, while evaluating
+  WaitState* reads_ = nullptr;              // where polls are noted, while evaluating
   int predicate_depth_ = 0;                 // > 0 while a wait predicate is evaluated
+  int check_depth_ = 0;                     // > 0 while check() evaluates a predicate
   int profile_depth_ = 0;                   // > 0 inside a profiled call
 };
 

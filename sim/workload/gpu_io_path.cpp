@@ -102,10 +102,10 @@ class GpuIoPath::QueuedRequests : public GpuRequestSource {
       // come; the warp is not yet listed as idle, so submit() did not wake
       // it: it must look again before it sleeps, or that request would wait
       // for a wake-up that never comes (with one warp, forever).
-      const std::uint32_t seen = p.peek_u32(mailbox);
+      const std::uint32_t seen = p.check([&] { return p.load_u32(mailbox); });
       if (!pending_.empty() || closed_) continue;
       idle_.push_back(w);
-      p.wait_until([&] { return p.peek_u32(mailbox) != seen; }, mailbox, 4);
+      p.wait_until([&] { return p.load_u32(mailbox) != seen; }, mailbox, 4);
     }
   }
 
@@ -448,7 +448,7 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       if (mask == 0) break;
       masks[d] = mask;
       ++used;
-      algo::for_each_lane(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
+      algo::visit_lanes(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
       if (plan_.agents) {
         algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
       } else {
@@ -462,13 +462,13 @@ void GpuIoPath::warp_main(std::uint32_t w) {
         algo::agent_wait(p, masks[d], replies[d], status[d]);
       } else {
         algo::wait(p, context, rounds[d], masks[d]);
-        algo::for_each_lane(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
+        algo::visit_lanes(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
       }
     }
     // Statuses go back once the whole batch is in: the warp's threads go on
     // together.
     for (std::uint32_t d = 0; d < used; ++d) {
-      algo::for_each_lane(masks[d], [&](int lane) {
+      algo::visit_lanes(masks[d], [&](int lane) {
         const std::uint16_t st = status[d][lane];
         // A failed I/O moved no data the requester can use.
         if (st != 0) {

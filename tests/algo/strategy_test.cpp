@@ -341,8 +341,8 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   // The waiter checked its flag once (L), then polled every load latency
   // from there; it sees the CQE on the first poll issued after it landed,
   // checks its flag again, reads the CQ lock, head and entry to see that a
-  // drain is due (three loads: the predicate's peeks, outside a wait), takes
-  // the lock, loads the head and the entry.
+  // drain is due (three loads: the predicate evaluated through check(),
+  // outside a wait), takes the lock, loads the head and the entry.
   const long long wait = stage("completion_wait");
   const long long from_poll_start = wait - L;
   const long long polls = (from_poll_start + L - 1) / L;

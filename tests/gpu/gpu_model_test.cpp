@@ -310,32 +310,41 @@ TEST(SimWarp, LoopsInsideLanesRunSideBySide) {
   EXPECT_EQ(bench.counters().lane_loop_iterations, 0u);  // counted for warp-uniform loops only
 }
 
-TEST(SimWarp, PeeksCostALoadOutsideAWaitPredicate) {
-  // Inside a wait predicate a peek is a poll (free: wait_until accounts the
-  // polls); anywhere else it is the algorithm's own read and costs a load,
-  // as it does on a GPU.
-  GpuBench bench;
+TEST(SimWarp, APredicateCostsItsLoadsThroughCheckAndNothingInAWait) {
+  // One readiness predicate, evaluated twice: through check() it is the
+  // algorithm's own read and costs a load (profiled as "peek"), as it does on
+  // a GPU; inside a wait its load is a poll (free: wait_until accounts the
+  // polls). Its loop over lanes costs nothing in either place.
+  GpuBench bench(nlohmann::json{{"lane_loop_iteration_ns", 250.0}});
   const gpu::GpuCosts c = bench.gpu().costs();
   const std::uint64_t word = bench.gpu().allocate(128);
-  Picoseconds peek_took = 0, wait_took = 0;
+  Picoseconds check_took = 0, wait_took = 0;
   bench.spawn({0, 0}, [&](platform::SimWarp& p) {
     p.store_u32(word, 7);
     p.fence_gpu();
+    auto ready = [&] {
+      int lanes = 0;
+      algo::for_each_lane(p, 0x7u, [&](int) { ++lanes; });
+      return lanes == 3 && p.load_u32(word) == 7u;
+    };
     Picoseconds start = p.clock();
-    EXPECT_EQ(p.peek_u32(word), 7u);
-    peek_took = p.clock() - start;
+    EXPECT_TRUE(p.check(ready));
+    check_took = p.clock() - start;
     start = p.clock();
-    p.wait_until([&] { return p.peek_u32(word) == 7u; }, word, 4);
+    p.wait_until(ready, word, 4);
     wait_took = p.clock() - start;
   });
   bench.run();
-  EXPECT_EQ(peek_took, c.load_latency);
+  EXPECT_EQ(check_took, c.load_latency);
   EXPECT_EQ(wait_took, 0);  // the predicate held at once
   const int peek = static_cast<int>(platform::ProfiledOp::kPeek);
+  const int load = static_cast<int>(platform::ProfiledOp::kLoad);
   const int wait = static_cast<int>(platform::ProfiledOp::kWait);
-  EXPECT_EQ(bench.counters().op_calls[peek], 1u);  // the predicate's peek counts to the wait
+  EXPECT_EQ(bench.counters().op_calls[peek], 1u);  // the wait's load counts to the wait
   EXPECT_EQ(bench.counters().op_ps[peek], c.load_latency);
+  EXPECT_EQ(bench.counters().op_calls[load], 0u);
   EXPECT_EQ(bench.counters().op_calls[wait], 1u);
+  EXPECT_EQ(bench.counters().lane_loop_iterations, 0u);
 }
 
 TEST(SimWarp, WarpSchedulerIssuesOneInstructionPerCycle) {
@@ -402,7 +411,7 @@ TEST(SimWarp, PollBackoffDelaysNoticingAWrite) {
     bench.spawn(
         {0, 0},
         [&](platform::SimWarp& p) {
-          p.wait_until([&] { return p.peek_u32(flag) != 0; }, flag, 4);
+          p.wait_until([&] { return p.load_u32(flag) != 0; }, flag, 4);
           seen = p.clock();
         },
         backoff);
@@ -433,7 +442,7 @@ TEST(SimWarp, EventsByKindCountStepsWakeupsAndReadReturns) {
     p.fence_gpu();  // step 1
     p.fence_gpu();  // step 2
     // Step 3 (the wait starts once the fence is done), then one wake-up.
-    p.wait_until([&] { return p.peek_u32(flag) != 0; }, flag, 4);
+    p.wait_until([&] { return p.load_u32(flag) != 0; }, flag, 4);
   });
   bench.spawn({1, 0}, [&](platform::SimWarp& p) {
     sc_core::wait(sc_core::sc_time(5, sc_core::SC_US));  // after the fences; not counted
