@@ -12,6 +12,7 @@
 // Exit codes: 0 ok; 1 a run failed (I/O errors, wrong data, a protocol
 // violation, a hang); 2 bad command line; 77 no CUDA device (test harnesses
 // treat it as "skipped").
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,8 +31,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <cuda_runtime.h>
 
 #include "sim/algo/io_agents.h"
 #include "sim/algo/queue_state.h"
@@ -276,8 +275,9 @@ __global__ void read_globaltimer(unsigned long long* out) {
 
 struct Options {
   std::string out;
-  std::vector<std::string> strategies = {"all_threads", "bam_ticket", "warp_batch",
-                                         "warp_batch+polling_warps", "per_warp_queue", "io_agents"};
+  std::vector<std::string> strategies = {"all_threads",    "bam_ticket",
+                                         "warp_batch",     "warp_batch+polling_warps",
+                                         "per_warp_queue", "io_agents"};
   std::vector<std::uint32_t> warps = {1, 8, 32, 132, 528};
   std::uint64_t ios = 16384;
   std::uint32_t queues = 32;
@@ -298,6 +298,11 @@ struct Options {
   // much as the stages), 2 per-stage means only (a clock read per record),
   // 3 no stages but an op profile (each warp's time by platform call).
   std::uint32_t trace = 1;
+  // Controller-only mode: no GPU strategy; host feeder threads keep this many
+  // commands outstanding per queue (one case per depth) and the target's own
+  // statistics are reported. Empty: the strategy cases.
+  std::vector<std::uint32_t> controller_depths;
+  std::uint32_t feeders = 4;  // host threads that feed the queues in that mode
 };
 
 [[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& why) {
@@ -311,7 +316,8 @@ std::uint64_t parse_u64(const std::string& option, const std::string& v, std::ui
   char* end = nullptr;
   const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || x < lo || x > hi) {
-    bad(option, v, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    bad(option, v,
+        "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return x;
 }
@@ -350,6 +356,11 @@ void usage() {
       "                           the records cost about as much as the stages), 2 per-stage\n"
       "                           means only (a clock read per record; default 1), 3 no stages\n"
       "                           but an op profile: warp time by platform call per I/O\n"
+      "  --controller-only LIST   no GPU strategy: host feeder threads keep DEPTH commands\n"
+      "                           outstanding per queue (one case per depth in LIST) against\n"
+      "                           the same target; its service time, batch line and\n"
+      "                           throughput are reported (schema gpunvme.hw_controller/1)\n"
+      "  --feeders N              feeder threads in that mode (default 4)\n"
       "  --device N, --seed N, --timeout-s S\n"
       "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
 }
@@ -409,6 +420,14 @@ Options parse(int argc, char** argv) {
       o.seed = parse_u64(arg, v, 0, ~0ull);
     } else if (arg == "--trace") {
       o.trace = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 3));
+    } else if (arg == "--controller-only") {
+      o.controller_depths.clear();
+      for (const std::string& d : split(v)) {
+        o.controller_depths.push_back(static_cast<std::uint32_t>(parse_u64(arg, d, 1, 4096)));
+      }
+      if (o.controller_depths.empty()) bad(arg, v, "expected a list of depths");
+    } else if (arg == "--feeders") {
+      o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
       o.timeout_s = static_cast<double>(parse_u64(arg, v, 1, 3600));
     } else {
@@ -416,6 +435,12 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.out.empty()) bad("--out", "", "required: where to write the results JSON");
+  for (std::uint32_t d : o.controller_depths) {
+    if (d >= o.entries) {
+      bad("--controller-only", std::to_string(d),
+          "a depth must be below --entries (" + std::to_string(o.entries) + ")");
+    }
+  }
   return o;
 }
 
@@ -430,7 +455,8 @@ std::string make_pattern_file(std::uint64_t mib) {
   for (std::uint64_t c = 0; c < mib; ++c) {
     for (std::uint64_t off = 0; off < chunk.size(); off += 8) {
       const std::uint64_t lba = (c * chunk.size() + off) / 512;
-      const std::uint64_t v = off % 512 == 0 ? lba ^ kPatternKey : lba * 0x9E3779B97F4A7C15ull + off;
+      const std::uint64_t v =
+          off % 512 == 0 ? lba ^ kPatternKey : lba * 0x9E3779B97F4A7C15ull + off;
       std::memcpy(chunk.data() + off, &v, 8);
     }
     if (::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(c * chunk.size())) !=
@@ -464,9 +490,10 @@ class DeviceArena {
   template <class T>
   T* put(const std::vector<T>& v) {
     const std::uint64_t at = allocate(std::max<std::size_t>(1, v.size()) * sizeof(T), 128);
-    if (!v.empty()) check(cudaMemcpy(reinterpret_cast<void*>(at), v.data(), v.size() * sizeof(T),
-                                     cudaMemcpyHostToDevice),
-                          "cudaMemcpy (arena)");
+    if (!v.empty())
+      check(cudaMemcpy(reinterpret_cast<void*>(at), v.data(), v.size() * sizeof(T),
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy (arena)");
     return reinterpret_cast<T*>(at);
   }
 
@@ -637,6 +664,31 @@ std::string read_command(const char* cmd) {
   return out;
 }
 
+// The target's statistics of one case (TargetStats) as JSON.
+std::string target_json(const TargetStats& ts) {
+  std::ostringstream js;
+  js << "{\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
+     << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
+     << ", \"service_ns\": " << json_distribution(ts.service_ns)
+     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
+     << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
+     << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
+     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
+     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"threads\": [";
+  for (std::size_t i = 0; i < ts.threads.size(); ++i) {
+    const TargetStats::Thread& t = ts.threads[i];
+    js << (i ? ", " : "") << "{\"completed\": " << t.completed << ", \"batches\": " << t.batches
+       << ", \"busy_ns\": " << t.busy_ns << ", \"first_batch_ns\": " << t.first_batch_ns
+       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns << "}";
+  }
+  js << "], \"violations\": [";
+  for (std::size_t i = 0; i < ts.violations.size(); ++i) {
+    js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
+  }
+  js << "]}";
+  return js.str();
+}
+
 struct CaseResult {
   std::string json;
   bool ok = true;
@@ -680,6 +732,7 @@ class Backend {
   std::uint64_t file_bytes() const { return target_->capacity_lbas() * target_->lba_bytes(); }
 
   CaseResult run_case(const StrategyCase& sc, std::uint32_t warps);
+  CaseResult run_controller_case(std::uint32_t depth);
 
  private:
   void warm_file() {
@@ -704,14 +757,16 @@ class Backend {
 
 CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   CaseResult out;
-  const std::uint32_t queues = sc.strategy.submission == algo::Submission::Exclusive ? warps : o_.queues;
+  const std::uint32_t queues =
+      sc.strategy.submission == algo::Submission::Exclusive ? warps : o_.queues;
   const std::uint32_t entries = o_.entries;
   const std::uint32_t threads = warps * 32u;
-  const std::uint32_t rounds = static_cast<std::uint32_t>(
-      std::max<std::uint64_t>(2, (o_.ios + threads - 1) / threads));
+  const std::uint32_t rounds =
+      static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (o_.ios + threads - 1) / threads));
   const std::uint64_t ios = std::uint64_t{threads} * rounds;
-  const std::uint32_t service =
-      sc.agents ? std::min(o_.agent_warps, queues) : sc.pollers ? std::min(o_.poller_warps, queues) : 0;
+  const std::uint32_t service = sc.agents    ? std::min(o_.agent_warps, queues)
+                                : sc.pollers ? std::min(o_.poller_warps, queues)
+                                             : 0;
   const std::uint32_t tpb = std::min(o_.threads_per_block, threads);
   const std::uint32_t blocks = ((warps + service) * 32u + tpb - 1) / tpb;
   const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
@@ -721,9 +776,11 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
      << ", \"threads_per_block\": " << tpb << ", \"queues\": " << queues
      << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs << ", \"iodepth\": 1"
      << ", \"ios\": " << ios << ", \"service_warps\": " << service
-     << ", \"trace\": " << (o_.trace == 1 ? "true" : "false")
-     << ", \"stage_timing\": \""
-     << (o_.trace == 0 ? "none" : o_.trace == 1 ? "records" : o_.trace == 2 ? "means" : "op_profile")
+     << ", \"trace\": " << (o_.trace == 1 ? "true" : "false") << ", \"stage_timing\": \""
+     << (o_.trace == 0   ? "none"
+         : o_.trace == 1 ? "records"
+         : o_.trace == 2 ? "means"
+                         : "op_profile")
      << "\"";
   // The matching simulator scenario (gpunvme validate applies these).
   js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
@@ -748,7 +805,8 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   check(cudaFuncSetAttribute(io_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem)),
         "cudaFuncSetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, io_kernel, static_cast<int>(tpb), smem),
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, io_kernel, static_cast<int>(tpb),
+                                                      smem),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   // Warps wait on each other (ticket order, agents, pollers): every block
   // must be resident at once.
@@ -765,14 +823,13 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   target_->stop();
   target_->delete_io_queues();
   target_->reset_stats();
-  const std::uint32_t cid_space =
-      algo::cid_space_for(sc.strategy.cid, 0, entries, 1, 1);
-  std::uint64_t arena_bytes = std::uint64_t{queues} *
-                              (algo::QueuePair::counter_bytes() + 3ull * entries * 4 + 512 +
-                               std::uint64_t{cid_space} * 4 + cid_space / 8 + 4 + entries * 8 + 1024);
+  const std::uint32_t cid_space = algo::cid_space_for(sc.strategy.cid, 0, entries, 1, 1);
+  std::uint64_t arena_bytes =
+      std::uint64_t{queues} *
+      (algo::QueuePair::counter_bytes() + 3ull * entries * 4 + 512 + std::uint64_t{cid_space} * 4 +
+       cid_space / 8 + 4 + entries * 8 + 1024);
   arena_bytes += std::uint64_t{service} * (std::uint64_t{entries} * 72 + 1024) +
-                 std::uint64_t{threads} * 8 + std::uint64_t{queues} * (service + 2) * 8 +
-                 (1 << 20);
+                 std::uint64_t{threads} * 8 + std::uint64_t{queues} * (service + 2) * 8 + (1 << 20);
   DeviceArena arena(arena_bytes);
   arena.reset();
   std::vector<algo::QueuePair> table(queues);
@@ -787,8 +844,9 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     q.entries = entries;
     q.sq_doorbell = rings.sq_doorbell_device;
     q.cq_doorbell = rings.cq_doorbell_device;
-    algo::place_queue_state(q, cid_space, sc.agents,
-                            [&](std::uint64_t b, std::uint64_t al) { return arena.allocate(b, al); });
+    algo::place_queue_state(q, cid_space, sc.agents, [&](std::uint64_t b, std::uint64_t al) {
+      return arena.allocate(b, al);
+    });
   }
 
   KernelArgs a{};
@@ -825,7 +883,8 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
       first[ag] = static_cast<std::uint32_t>(owned.size());
       for (std::uint32_t q = ag; q < queues; q += service) {
         agent_of[q] = ag;
-        local[std::uint64_t{ag} * queues + q] = static_cast<std::uint32_t>(owned.size()) - first[ag];
+        local[std::uint64_t{ag} * queues + q] =
+            static_cast<std::uint32_t>(owned.size()) - first[ag];
         algo::AgentQueue aq;
         aq.queue = q;
         owned.push_back(aq);
@@ -966,35 +1025,170 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     js << "}";
   }
   if (o_.trace == 3) js << ", \"op_profile\": " << op_profile_json(profile_totals, ios);
-  js << ", \"target\": {\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
-     << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
-     << ", \"service_ns\": " << json_distribution(ts.service_ns)
-     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
-     << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
-     << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
-     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
-     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"threads\": [";
-  for (std::size_t i = 0; i < ts.threads.size(); ++i) {
-    const TargetStats::Thread& t = ts.threads[i];
-    js << (i ? ", " : "") << "{\"completed\": " << t.completed << ", \"batches\": " << t.batches
-       << ", \"busy_ns\": " << t.busy_ns << ", \"first_batch_ns\": " << t.first_batch_ns
-       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns << "}";
-  }
-  js << "], \"violations\": [";
-  for (std::size_t i = 0; i < ts.violations.size(); ++i) {
-    js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
-  }
-  js << "]}}";
+  js << ", \"target\": " << target_json(ts) << "}";
   out.json = js.str();
   out.ok = counters[0] == 0 && counters[1] == 0 && ts.violations.empty() && ts.completed == ios;
-  std::printf("%-26s %5u warps %8llu I/Os %9.0f IOPS  e2e p50 %8.0f ns  mean %8.0f ns  svc p50 %7.0f ns"
-              "  errors %u mismatches %u violations %zu dropped %llu\n",
-              sc.name.c_str(), warps, static_cast<unsigned long long>(ios),
-              static_cast<double>(ios) / seconds,
-              stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").p50 : 0.0,
-              stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").mean : 0.0,
-              ts.service_ns.p50, counters[0], counters[1], ts.violations.size(),
-              static_cast<unsigned long long>(stages.dropped));
+  std::printf(
+      "%-26s %5u warps %8llu I/Os %9.0f IOPS  e2e p50 %8.0f ns  mean %8.0f ns  svc p50 %7.0f ns"
+      "  errors %u mismatches %u violations %zu dropped %llu\n",
+      sc.name.c_str(), warps, static_cast<unsigned long long>(ios),
+      static_cast<double>(ios) / seconds,
+      stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").p50 : 0.0,
+      stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").mean : 0.0,
+      ts.service_ns.p50, counters[0], counters[1], ts.violations.size(),
+      static_cast<unsigned long long>(stages.dropped));
+  std::fflush(stdout);
+  return out;
+}
+
+// A host view of an address the controller handed out for the GPU (its rings
+// and doorbells live in pinned, mapped host memory).
+// Under unified addressing a mapped allocation has one address on both sides,
+// which is what the runtime answers when it cannot say more.
+volatile unsigned char* host_view(std::uint64_t device_address) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, reinterpret_cast<void*>(device_address)) != cudaSuccess ||
+      attr.hostPointer == nullptr) {
+    (void)cudaGetLastError();  // not sticky: keep it from a later check
+    return reinterpret_cast<volatile unsigned char*>(device_address);
+  }
+  return static_cast<volatile unsigned char*>(attr.hostPointer);
+}
+
+// Controller-only case: the target alone, fed by host threads that play a
+// trivial, fixed submitter (no strategy, no GPU code). Feeder f owns queues
+// f, f + feeders, ...; for each it keeps `depth` reads outstanding: it takes
+// the CQEs whose phase tag has flipped, releases them with one CQ head
+// doorbell, writes as many new SQEs and rings the SQ tail doorbell once. The
+// data still goes to GPU memory by the target's copies, as in the strategy
+// cases, into buffers adjacent within a batch as a warp's are; the GPU
+// itself runs nothing.
+CaseResult Backend::run_controller_case(std::uint32_t depth) {
+  CaseResult out;
+  const std::uint32_t queues = o_.queues;
+  const std::uint32_t entries = o_.entries;
+  const std::uint32_t feeders = std::min(o_.feeders, queues);
+  const std::uint64_t ios = std::max<std::uint64_t>(o_.ios, std::uint64_t{queues} * depth);
+  target_->stop();
+  target_->delete_io_queues();
+  target_->reset_stats();
+  struct Ring {
+    volatile unsigned char* sq;
+    volatile unsigned char* cq;
+    volatile std::uint32_t* sq_doorbell;
+    volatile std::uint32_t* cq_doorbell;
+    std::uint16_t qid;
+  };
+  std::vector<Ring> rings(queues);
+  for (std::uint32_t i = 0; i < queues; ++i) {
+    const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    rings[i] = {host_view(r.sq_device), host_view(r.cq_device),
+                reinterpret_cast<volatile std::uint32_t*>(host_view(r.sq_doorbell_device)),
+                reinterpret_cast<volatile std::uint32_t*>(host_view(r.cq_doorbell_device)), r.qid};
+  }
+  const std::uint64_t buffer_count = buffers_bytes_ / buffer_stride_;
+  const std::uint32_t lbas_per_io = o_.bs / target_->lba_bytes();
+  const std::uint64_t blocks = target_->capacity_lbas() / lbas_per_io;
+  // Each queue's share of the I/Os (the first ones take the remainder).
+  std::vector<std::uint64_t> quota(queues, ios / queues);
+  for (std::uint64_t i = 0; i < ios % queues; ++i) ++quota[i];
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<bool> go{false};
+
+  auto feed = [&](std::uint32_t f) {
+    struct State {
+      std::uint32_t sq_tail = 0, cq_head = 0;
+      bool phase = true;
+      std::uint64_t submitted = 0, completed = 0;
+      std::vector<std::uint16_t> free_cids;
+    };
+    std::vector<std::uint32_t> owned;
+    for (std::uint32_t q = f; q < queues; q += feeders) owned.push_back(q);
+    std::vector<State> st(owned.size());
+    for (State& s : st) {
+      for (std::uint32_t c = depth; c-- > 0;) s.free_cids.push_back(static_cast<std::uint16_t>(c));
+    }
+    std::uint64_t rng = o_.seed * 0x9E3779B97F4A7C15ull + f + 1;
+    std::uint64_t left = 0;
+    for (std::uint32_t q : owned) left += quota[q];
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    while (left > 0) {
+      for (std::size_t k = 0; k < owned.size(); ++k) {
+        const std::uint32_t q = owned[k];
+        State& s = st[k];
+        Ring& r = rings[q];
+        bool reaped = false;
+        for (;;) {
+          nvme::CompletionEntry e;
+          std::memcpy(&e, const_cast<const unsigned char*>(r.cq) + std::size_t{s.cq_head} * 16,
+                      sizeof e);
+          if ((e.phase() != 0) != s.phase) break;
+          std::atomic_thread_fence(std::memory_order_acquire);
+          if (e.status() != nvme::Status::Success) errors.fetch_add(1);
+          s.free_cids.push_back(e.cid);
+          ++s.completed;
+          --left;
+          reaped = true;
+          if (++s.cq_head == entries) {
+            s.cq_head = 0;
+            s.phase = !s.phase;
+          }
+        }
+        if (reaped) *r.cq_doorbell = s.cq_head;
+        bool wrote = false;
+        while (!s.free_cids.empty() && s.submitted < quota[q]) {
+          const std::uint16_t cid = s.free_cids.back();
+          s.free_cids.pop_back();
+          rng ^= rng << 13;
+          rng ^= rng >> 7;
+          rng ^= rng << 17;
+          // The buffer of the SQ slot: a batch's buffers are adjacent, as a
+          // warp's are in the strategy cases, so the target merges their
+          // copies the same way (one copy per batch, not per command).
+          const std::uint64_t buffer = (std::uint64_t{q} * entries + s.sq_tail) % buffer_count;
+          const nvme::SubmissionEntry e = nvme::make_read(
+              cid, 1, (rng % blocks) * lbas_per_io, static_cast<std::uint16_t>(lbas_per_io - 1),
+              reinterpret_cast<std::uint64_t>(buffers_) + buffer * buffer_stride_, 0);
+          std::memcpy(const_cast<unsigned char*>(r.sq) + std::size_t{s.sq_tail} * 64, &e, sizeof e);
+          s.sq_tail = (s.sq_tail + 1) % entries;
+          ++s.submitted;
+          wrote = true;
+        }
+        if (wrote) {
+          std::atomic_thread_fence(std::memory_order_release);
+          *r.sq_doorbell = s.sq_tail;
+        }
+      }
+    }
+  };
+
+  target_->start();
+  std::vector<std::thread> threads;
+  for (std::uint32_t f = 0; f < feeders; ++f) threads.emplace_back(feed, f);
+  const auto started = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  for (std::thread& t : threads) t.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  target_->stop();
+  const TargetStats ts = target_->stats();
+
+  std::ostringstream js;
+  js << "{\"strategy\": \"controller_only\", \"depth\": " << depth << ", \"queues\": " << queues
+     << ", \"queue_entries\": " << entries << ", \"feeders\": " << feeders
+     << ", \"target_threads\": " << o_.target_threads << ", \"bs\": " << o_.bs
+     << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
+     << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << errors.load()
+     << ", \"target\": " << target_json(ts) << "}";
+  out.json = js.str();
+  out.ok = errors.load() == 0 && ts.violations.empty() && ts.completed == ios;
+  std::printf(
+      "controller_only depth %4u  %2u target threads  %8llu I/Os %9.0f IOPS  svc mean %7.0f ns"
+      "  batch %.1f cmds, line %.0f + %.0f ns/cmd, gap %.0f ns  violations %zu\n",
+      depth, o_.target_threads, static_cast<unsigned long long>(ios),
+      static_cast<double>(ios) / seconds, ts.service_ns.mean, ts.batch_commands.mean,
+      ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean, ts.violations.size());
   std::fflush(stdout);
   return out;
 }
@@ -1028,7 +1222,14 @@ int main_impl(int argc, char** argv) {
   bool ok = true;
   // The file is rewritten after every case, so that a case that hangs (the
   // process then exits) leaves the finished ones behind.
-  for (const std::string& name : o.strategies) {
+  for (std::uint32_t depth : o.controller_depths) {
+    CaseResult r = backend.run_controller_case(depth);
+    ok = ok && r.ok;
+    cases.push_back(r.json);
+    write_results(o, prop, backend, cases, driver, runtime);
+  }
+  for (const std::string& name :
+       o.controller_depths.empty() ? o.strategies : std::vector<std::string>{}) {
     StrategyCase sc;
     strategy_case(name, sc);
     for (std::uint32_t warps : o.warps) {
@@ -1051,16 +1252,30 @@ void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backen
   static const std::string smi = read_command(
       "nvidia-smi --query-gpu=driver_version,pcie.link.gen.current,pcie.link.width.current "
       "--format=csv,noheader 2>/dev/null");
+  // The machine instance: the GPU's UUID and the host's boot id (a lent
+  // machine handed back and started again boots afresh).
+  char uuid[64];
+  const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::snprintf(uuid, sizeof uuid,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                u[14], u[15]);
+  static const std::string boot_id =
+      read_command("cat /proc/sys/kernel/random/boot_id 2>/dev/null");
+  static const std::string host = read_command("hostname 2>/dev/null");
   const nvme::Cap cap = backend.target().cap();
   std::FILE* f = std::fopen(o.out.c_str(), "w");
   if (f == nullptr) bad("--out", o.out, "cannot write the file");
-  std::fprintf(f, "{\n  \"schema\": \"gpunvme.hw/1\",\n  \"date\": \"%s\",\n", date);
+  std::fprintf(f, "{\n  \"schema\": \"%s\",\n  \"date\": \"%s\",\n",
+               o.controller_depths.empty() ? "gpunvme.hw/1" : "gpunvme.hw_controller/1", date);
   std::fprintf(f,
                "  \"device\": {\"name\": \"%s\", \"compute_capability\": \"%d.%d\", \"sms\": %d, "
                "\"l2_bytes\": %d, \"global_memory_bytes\": %zu, \"driver_api\": %d, "
-               "\"runtime\": %d, \"nvidia_smi\": \"%s\"},\n",
+               "\"runtime\": %d, \"nvidia_smi\": \"%s\", \"uuid\": \"%s\"},\n"
+               "  \"machine\": {\"hostname\": \"%s\", \"boot_id\": \"%s\"},\n",
                json_escape(prop.name).c_str(), prop.major, prop.minor, prop.multiProcessorCount,
-               prop.l2CacheSize, prop.totalGlobalMem, driver, runtime, json_escape(smi).c_str());
+               prop.l2CacheSize, prop.totalGlobalMem, driver, runtime, json_escape(smi).c_str(),
+               uuid, json_escape(host).c_str(), json_escape(boot_id).c_str());
   std::fprintf(f,
                "  \"target\": {\"kind\": \"%s\", \"threads\": %u, \"dstrd\": %u, \"mqes\": %u, "
                "\"lba_bytes\": %u, \"file_bytes\": %llu, \"file_created\": %s, "
@@ -1068,8 +1283,8 @@ void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backen
                "\"doc\": \"SQs, CQs and the BAR0 image in pinned host memory mapped into the GPU; "
                "host threads poll the doorbells, pread from the page-cached file into pinned "
                "staging and cudaMemcpyAsync into the GPU buffer, then post the CQE\"},\n",
-               backend.target().kind().c_str(), o.target_threads, cap.dstrd, cap.mqes,
-               512u, static_cast<unsigned long long>(backend.file_bytes()),
+               backend.target().kind().c_str(), o.target_threads, cap.dstrd, cap.mqes, 512u,
+               static_cast<unsigned long long>(backend.file_bytes()),
                o.file.empty() ? "true" : "false");
   std::fprintf(f,
                "  \"program\": {\"name\": \"gpunvme-hw\", \"seed\": %llu, \"ios_per_case\": %llu, "

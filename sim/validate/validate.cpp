@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "sim/config/config_error.h"
@@ -209,6 +210,478 @@ std::vector<ThreadWork> simulated_processors(const nlohmann::json& result) {
 
 }  // namespace
 
+Quartiles quartiles(std::vector<double> values) {
+  Quartiles q;
+  if (values.empty()) return q;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double p) {
+    const double x = p * static_cast<double>(values.size() - 1);
+    const auto i = static_cast<std::size_t>(x);
+    const double f = x - static_cast<double>(i);
+    return i + 1 < values.size() ? values[i] * (1 - f) + values[i + 1] * f : values[i];
+  };
+  q.q1 = at(0.25);
+  q.median = at(0.5);
+  q.q3 = at(0.75);
+  return q;
+}
+
+OrderCheck order_check(const std::vector<OrderCase>& cases) {
+  OrderCheck check;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    for (std::size_t j = i + 1; j < cases.size(); ++j) {
+      const OrderCase& a = cases[i];
+      const OrderCase& b = cases[j];
+      if (a.warps != b.warps || a.strategy == b.strategy) continue;
+      const bool a_above = a.measured.q1 > b.measured.q3;
+      const bool b_above = b.measured.q1 > a.measured.q3;
+      if (!a_above && !b_above) continue;  // the IQRs overlap: no measured order
+      ++check.pairs;
+      const OrderCase& hi = a_above ? a : b;
+      const OrderCase& lo = a_above ? b : a;
+      if (hi.simulated > lo.simulated) {
+        ++check.agreed;
+      } else {
+        check.disagreements.push_back(
+            fmt::format("{} warps: {} > {} measured, {:.0f} <= {:.0f} "
+                        "simulated",
+                        a.warps, hi.strategy, lo.strategy, hi.simulated, lo.simulated));
+      }
+    }
+  }
+  return check;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) { return quartiles(std::move(v)).median; }
+
+// The calibration set: controller-only runs (gpunvme-hw --controller-only) of
+// the software target with `threads` serving threads, as in the strategy
+// runs. A run keeps every batch at one size (its depth), so the target's own
+// line of batch time against size has no slope within a run; the line is
+// fitted across the runs instead: each run's mean batch time (its
+// batch_fixed_ns + batch_per_command_ns x mean batch size) against its mean
+// batch size, by least squares. Its intercept is the model's per-batch
+// overhead, its slope the per-command cost; the gap between back-to-back
+// batches is the median of the runs' mean gaps. Nothing here has seen a
+// strategy.
+struct Calibration {
+  double batch_overhead_ns = 0;    // the line's intercept
+  double command_overhead_ns = 0;  // its slope
+  double batch_gap_ns = 0;         // between back-to-back batches
+  nlohmann::json report;
+};
+
+// Least-squares line y = a + b x; {a, b} (b = 0 when x does not vary).
+std::pair<double, double> least_squares(const std::vector<double>& x,
+                                        const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    mx += x[i] / n;
+    my += y[i] / n;
+  }
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  const double b = sxx > kTiny ? sxy / sxx : 0.0;
+  return {my - b * mx, b};
+}
+
+Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads) {
+  std::vector<double> size, time, gap;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const nlohmann::json*>> groups;
+  std::set<std::string> instances;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& c = runs[i];
+    const std::string path = fmt::format("$.controller_only[{}]", i);
+    const auto t = static_cast<std::uint32_t>(number(c, file, path, "target_threads"));
+    const auto depth = static_cast<std::uint32_t>(number(c, file, path, "depth"));
+    const std::string tp = path + ".target";
+    const nlohmann::json& target = field(c, file, path, "target");
+    number(c, file, path, "iops");
+    const double fixed = number(target, file, tp, "batch_fixed_ns");
+    const double slope = number(target, file, tp, "batch_per_command_ns");
+    const double mean_size =
+        number(field(target, file, tp, "batch_commands"), file, tp + ".batch_commands", "mean");
+    number(field(target, file, tp, "service_ns"), file, tp + ".service_ns", "mean");
+    groups[{t, depth}].push_back(&c);
+    if (t != threads) continue;
+    size.push_back(mean_size);
+    time.push_back(fixed + slope * mean_size);
+    const nlohmann::json& g = field(target, file, tp, "batch_gap_ns");
+    if (number(g, file, tp + ".batch_gap_ns", "count") > 0) {
+      gap.push_back(number(g, file, tp + ".batch_gap_ns", "mean"));
+    }
+    instances.insert(c.value("instance", ""));
+  }
+  if (size.empty()) {
+    throw ConfigError(file, "$.controller_only", "",
+                      fmt::format("no controller-only run with {} target threads (the strategy "
+                                  "runs' count): nothing to calibrate the controller from",
+                                  threads));
+  }
+  Calibration cal;
+  const auto [intercept, slope] = least_squares(size, time);
+  double residual = 0;
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    const double r = (time[i] - intercept - slope * size[i]) / time[i];
+    residual += r * r / static_cast<double>(size.size());
+  }
+  const Quartiles g = quartiles(gap);
+  cal.batch_overhead_ns = std::max(0.0, intercept);
+  cal.command_overhead_ns = std::max(0.0, slope);
+  cal.batch_gap_ns = std::max(0.0, g.median);
+  const std::string set = fmt::format(
+      "controller-only runs with {} target threads (every depth), {} runs, instances {}", threads,
+      size.size(), nlohmann::json(instances).dump());
+  cal.report["parameters"] = {
+      {"topology.nodes.ssd0.batch_overhead_ns",
+       {{"value", cal.batch_overhead_ns},
+        {"fitted_to",
+         "intercept of the least-squares line of mean batch time against mean batch "
+         "size over the " +
+             set}}},
+      {"topology.nodes.ssd0.command_overhead_ns",
+       {{"value", cal.command_overhead_ns}, {"fitted_to", "slope of that line over the " + set}}},
+      {"topology.nodes.ssd0.batch_gap_ns",
+       {{"value", cal.batch_gap_ns},
+        {"q1", g.q1},
+        {"q3", g.q3},
+        {"fitted_to",
+         "median of the runs' mean gap between back-to-back batches "
+         "(target.batch_gap_ns.mean) over the " +
+             set}}},
+      {"topology.nodes.ssd0.controller_cores",
+       {{"value", threads}, {"fitted_to", "the strategy runs' target thread count (not fitted)"}}},
+      {"topology.nodes.ssd0.processor_time_scale",
+       {{"value", 1.0},
+        {"fitted_to",
+         "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
+  cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, group] : groups) {
+    std::vector<double> iops, service, batch, batch_time, gp;
+    std::set<std::string> inst;
+    for (const nlohmann::json* c : group) {
+      const nlohmann::json& t = c->at("target");
+      iops.push_back(c->at("iops").get<double>());
+      service.push_back(t.at("service_ns").value("mean", 0.0));
+      batch.push_back(t.at("batch_commands").value("mean", 0.0));
+      batch_time.push_back(t.at("batch_fixed_ns").get<double>() +
+                           t.at("batch_per_command_ns").get<double>() *
+                               t.at("batch_commands").value("mean", 0.0));
+      gp.push_back(t.at("batch_gap_ns").value("mean", 0.0));
+      inst.insert(c->value("instance", ""));
+    }
+    const Quartiles qi = quartiles(iops);
+    rows.push_back({{"target_threads", key.first},
+                    {"depth", key.second},
+                    {"runs", group.size()},
+                    {"instances", inst},
+                    {"iops", {{"median", qi.median}, {"q1", qi.q1}, {"q3", qi.q3}}},
+                    {"service_ns_mean_median", median_of(service)},
+                    {"batch_commands_mean_median", median_of(batch)},
+                    {"batch_time_ns_median", median_of(batch_time)},
+                    {"batch_gap_ns_median", median_of(gp)},
+                    {"used", key.first == threads}});
+  }
+  cal.report["controller_only"] = rows;
+  cal.report["gpu"] =
+      "the GPU profile's figures as committed (configs/gpu/*.json): atomic, fence and load "
+      "latencies fitted to GPU microbenchmarks (no strategy; pass --microbench to compare them "
+      "with a fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
+      "it is cross-validated below where lane_loop_fit is given";
+  return cal;
+}
+
+// One predicted case: the strategy's untraced runs and their quartiles.
+struct MeasuredCase {
+  std::string strategy;
+  std::uint32_t warps = 0;
+  std::vector<const nlohmann::json*> runs;
+  Quartiles iops;
+  std::size_t index = 0;  // of its median run in the merged cases
+};
+
+}  // namespace
+
+namespace {
+
+nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, const Options& options,
+                       const std::string& topology_file, const std::string& profile) {
+  const nlohmann::json& target_doc = field(hw, hw_file, "$", "target");
+  const auto threads =
+      static_cast<std::uint32_t>(number(target_doc, hw_file, "$.target", "threads"));
+  const double file_bytes = number(target_doc, hw_file, "$.target", "file_bytes");
+  const Calibration cal = calibrate(hw.at("controller_only"), hw_file, threads);
+
+  // The strategy cases: untraced runs only (records cost throughput).
+  const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
+  if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
+  std::map<std::pair<std::string, std::uint32_t>, MeasuredCase> measured;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    const std::string path = fmt::format("$.cases[{}]", i);
+    if (c.contains("error") || c.value("trace", true) ||
+        c.value("stage_timing", "none") != "none") {
+      continue;
+    }
+    const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
+    const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
+    number(c, hw_file, path, "iops");
+    field(c, hw_file, path, "scenario");
+    if (!options.strategies.empty() &&
+        std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
+            options.strategies.end()) {
+      continue;
+    }
+    if (!options.warps.empty() &&
+        std::find(options.warps.begin(), options.warps.end(), warps) == options.warps.end()) {
+      continue;
+    }
+    MeasuredCase& m = measured[{strategy, warps}];
+    m.strategy = strategy;
+    m.warps = warps;
+    m.runs.push_back(&c);
+  }
+  if (measured.empty()) {
+    throw ConfigError(hw_file, "$.cases", "", "no untraced strategy run matches the selection");
+  }
+
+  auto simulate = [&](const MeasuredCase& m, const std::vector<std::string>& extra) {
+    const nlohmann::json& c = *m.runs[m.index];
+    RawConfig raw;
+    raw.topology_file = topology_file;
+    raw.topology = read_json_file(topology_file);
+    raw.scenario_file = hw_file + " " + m.strategy;
+    raw.scenario = c.at("scenario");
+    raw.scenario["name"] = fmt::format("hw-{}-{}w", m.strategy, m.warps);
+    raw.scenario["kind"] = "microbenchmark";
+    raw.scenario["path"] = "gpu_initiated";
+    raw.scenario["queue_memory"] = "host";
+    raw.scenario["distribution"] = "uniform";
+    raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
+    raw.seed = options.seed;
+    apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", threads));
+    apply_set(raw,
+              fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", cal.batch_overhead_ns));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}",
+                               cal.command_overhead_ns));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", cal.batch_gap_ns));
+    for (const std::string& o : options.overrides) apply_set(raw, o);
+    for (const std::string& o : extra) apply_set(raw, o);
+    return run(resolve_config(raw));
+  };
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<OrderCase> order;
+  std::map<std::string, std::vector<double>> errors_by_strategy;
+  std::vector<double> abs_errors, sim_all, hw_all;
+  for (auto& [key, m] : measured) {
+    std::vector<double> iops;
+    std::set<std::string> instances;
+    std::set<std::uint64_t> ios;
+    for (const nlohmann::json* r : m.runs) {
+      iops.push_back(r->at("iops").get<double>());
+      instances.insert(r->value("instance", ""));
+      ios.insert(r->value("ios", std::uint64_t{0}));
+    }
+    m.iops = quartiles(iops);
+    // The scenario of the run nearest the median (all runs of a case share it).
+    double nearest = INFINITY;
+    for (std::size_t r = 0; r < iops.size(); ++r) {
+      if (std::fabs(iops[r] - m.iops.median) < nearest) {
+        nearest = std::fabs(iops[r] - m.iops.median);
+        m.index = r;
+      }
+    }
+    const nlohmann::json result = simulate(m, {});
+    const double sim = result.at("summary").at("iops").get<double>();
+    const double err = (sim - m.iops.median) / m.iops.median;
+    abs_errors.push_back(std::fabs(err));
+    errors_by_strategy[m.strategy].push_back(err);
+    sim_all.push_back(sim);
+    hw_all.push_back(m.iops.median);
+    order.push_back({m.strategy, m.warps, m.iops, sim});
+    rows.push_back(
+        {{"strategy", m.strategy},
+         {"warps", m.warps},
+         {"ios", ios},
+         {"measured_iops",
+          {{"median", m.iops.median},
+           {"q1", m.iops.q1},
+           {"q3", m.iops.q3},
+           {"iqr_pct", 100.0 * (m.iops.q3 - m.iops.q1) / m.iops.median},
+           {"min", *std::min_element(iops.begin(), iops.end())},
+           {"max", *std::max_element(iops.begin(), iops.end())},
+           {"runs", iops.size()},
+           {"instances", instances}}},
+         {"simulated_iops", sim},
+         {"error_pct", 100.0 * err},
+         {"inside_measured_iqr", sim >= m.iops.q1 && sim <= m.iops.q3},
+         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
+         {"measured_service_ns_median", [&] {
+            std::vector<double> s;
+            for (const nlohmann::json* r : m.runs) {
+              s.push_back(r->at("target").at("service_ns").value("mean", 0.0));
+            }
+            return median_of(s);
+          }()}});
+  }
+
+  // Leave-one-strategy-out cross-validation of the one GPU parameter fitted
+  // on strategy cases (lane_loop_iteration_ns, from op profiles at 1 warp):
+  // each strategy is predicted again with the median of the other
+  // strategies' fitted values.
+  nlohmann::json cross = nullptr;
+  if (hw.contains("lane_loop_fit")) {
+    const nlohmann::json& fit = hw.at("lane_loop_fit");
+    const nlohmann::json& per = field(fit, hw_file, "$.lane_loop_fit", "per_strategy_ns");
+    std::map<std::string, double> values;
+    for (const auto& [name, v] : per.items()) {
+      if (!v.is_number()) {
+        throw ConfigError(hw_file, "$.lane_loop_fit.per_strategy_ns." + name, v.dump(),
+                          "expected a number (ns per lane-loop iteration)");
+      }
+      values[name] = v.get<double>();
+    }
+    cross = {{"parameter", "topology.nodes.gpu0.lane_loop_iteration_ns"},
+             {"source", fit.value("source", "")},
+             {"folds", nlohmann::json::array()}};
+    std::vector<double> cv_abs;
+    for (const auto& [held_out, unused] : errors_by_strategy) {
+      (void)unused;
+      std::vector<double> others;
+      for (const auto& [name, v] : values) {
+        if (name != held_out) others.push_back(v);
+      }
+      if (others.empty()) continue;
+      const double value = median_of(others);
+      nlohmann::json fold = {{"held_out", held_out},
+                             {"value_ns", value},
+                             {"fitted_on", nlohmann::json::array()},
+                             {"cases", nlohmann::json::array()}};
+      for (const auto& [name, v] : values) {
+        if (name != held_out) fold["fitted_on"].push_back(name);
+      }
+      for (const auto& [key, m] : measured) {
+        if (m.strategy != held_out) continue;
+        const nlohmann::json result =
+            simulate(m, {fmt::format("topology.nodes.gpu0.lane_loop_iteration_ns={:.2f}", value)});
+        const double sim = result.at("summary").at("iops").get<double>();
+        const double err = (sim - m.iops.median) / m.iops.median;
+        cv_abs.push_back(std::fabs(err));
+        fold["cases"].push_back({{"warps", m.warps},
+                                 {"measured_median", m.iops.median},
+                                 {"simulated", sim},
+                                 {"error_pct", 100.0 * err}});
+      }
+      cross["folds"].push_back(fold);
+    }
+    double mae = 0;
+    for (double e : cv_abs) mae += e;
+    cross["cases"] = cv_abs.size();
+    cross["mean_abs_error_pct"] = cv_abs.empty() ? 0.0 : 100.0 * mae / double(cv_abs.size());
+  }
+
+  // Summary over the predicted cases.
+  const OrderCheck oc = order_check(order);
+  double mae = 0, worst = 0, sum_s = 0, sum_h = 0;
+  for (std::size_t i = 0; i < abs_errors.size(); ++i) {
+    mae += abs_errors[i];
+    worst = std::max(worst, abs_errors[i]);
+    sum_s += sim_all[i];
+    sum_h += hw_all[i];
+  }
+  mae /= double(abs_errors.size());
+  nlohmann::json strategies = nlohmann::json::object();
+  for (const auto& [name, errs] : errors_by_strategy) {
+    double w = 0;
+    for (double e : errs) w = std::max(w, std::fabs(e));
+    nlohmann::json e_pct = nlohmann::json::array();
+    for (double e : errs) e_pct.push_back(100.0 * e);
+    strategies[name] = {{"gated_cases", errs.size()},
+                        {"error_pct_by_warps", e_pct},
+                        {"max_abs_error_pct", 100.0 * w},
+                        {"within_tolerance", w <= 1.5 * options.tolerance}};
+  }
+  // Kendall tau of the six strategies' order per warp count (medians).
+  nlohmann::json tau = nlohmann::json::object();
+  {
+    std::map<std::uint32_t, std::vector<const OrderCase*>> by_warps;
+    for (const OrderCase& c : order) by_warps[c.warps].push_back(&c);
+    for (const auto& [w, cs] : by_warps) {
+      double concordant = 0, discordant = 0;
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        for (std::size_t j = i + 1; j < cs.size(); ++j) {
+          const double p = (cs[i]->measured.median - cs[j]->measured.median) *
+                           (cs[i]->simulated - cs[j]->simulated);
+          if (p > 0) ++concordant;
+          if (p < 0) ++discordant;
+        }
+      }
+      const double n = concordant + discordant;
+      tau[std::to_string(w)] = n > 0 ? (concordant - discordant) / n : 0.0;
+    }
+  }
+  const bool within =
+      mae <= options.tolerance && worst <= 1.5 * options.tolerance && oc.agreed == oc.pairs;
+  nlohmann::json summary = {
+      {"iops",
+       {{"unit", "IO/s"},
+        {"calibrated", true},
+        {"doc",
+         "predicted: I/Os of the case / kernel time against the median of its untraced "
+         "runs"},
+        {"cases", abs_errors.size()},
+        {"mean_abs_error_pct", 100.0 * mae},
+        {"max_abs_error_pct", 100.0 * worst},
+        {"aggregate_error_pct", finite_or_null(sum_h > 0 ? 100.0 * (sum_s - sum_h) / sum_h : NAN)},
+        {"pearson_r", finite_or_null(pearson(hw_all, sim_all))},
+        {"within_tolerance", within}}}};
+  return {
+      {"schema", "gpunvme.validate/1"},
+      {"mode", "prediction"},
+      {"measured_file", hw_file},
+      {"device", hw.at("device")},
+      {"instances", hw.value("instances", nlohmann::json::array())},
+      {"date_measured", hw.value("date", "")},
+      {"target", hw.at("target")},
+      {"topology", topology_file},
+      {"gpu_profile", profile},
+      {"seed", options.seed},
+      {"tolerance_pct", 100.0 * options.tolerance},
+      {"calibrated_within_tolerance", within},
+      {"verdict", fmt::format("IOPS MAE <= {0:.0f} %, every case within {1:.0f} %, every pair with "
+                              "disjoint measured IQRs ordered alike: {2}",
+                              100.0 * options.tolerance, 150.0 * options.tolerance,
+                              within ? "met" : "not met")},
+      {"method",
+       "calibrate, freeze, predict: the controller model's parameters come from the "
+       "controller-only runs (calibration), then every strategy case is simulated once with "
+       "them and compared with the median of its untraced runs; nothing is fitted per case "
+       "or per strategy. error = (simulated - median) / median; the measured spread is the "
+       "interquartile range of the case's runs over all machine instances"},
+      {"calibration", cal.report},
+      {"metrics", summary},
+      {"strategies", strategies},
+      {"order_check",
+       {{"pairs_with_disjoint_iqr", oc.pairs},
+        {"ordered_alike", oc.agreed},
+        {"disagreements", oc.disagreements}}},
+      {"kendall_tau_by_warps", tau},
+      {"cross_validation", cross},
+      {"cases", rows},
+      {"not_simulated", nlohmann::json::array()}};
+}
+
+}  // namespace
+
 const std::vector<Metric>& metrics() {
   // Throughput is the calibrated figure: the untraced hardware runs measure
   // it without the GPU's stage records, whose cost (a clock read and a store
@@ -237,18 +710,49 @@ const std::vector<Metric>& metrics() {
 }
 
 nlohmann::json merge_hardware_results(const std::vector<nlohmann::json>& docs) {
-  if (docs.empty()) return nlohmann::json::object();
-  nlohmann::json out = docs.front();
-  for (std::size_t i = 1; i < docs.size(); ++i) {
-    for (const nlohmann::json& c : docs[i].value("cases", nlohmann::json::array())) {
-      out["cases"].push_back(c);
+  nlohmann::json out = nlohmann::json::object();
+  nlohmann::json controller = nlohmann::json::array();
+  nlohmann::json instances = nlohmann::json::array();
+  for (const nlohmann::json& doc : docs) {
+    const std::string schema = doc.is_object() ? doc.value("schema", "") : "";
+    if (schema == "gpunvme.lane_loop_fit/1") {
+      out["lane_loop_fit"] = doc;
+      continue;
     }
+    // Each case carries its machine instance (where the document names one).
+    nlohmann::json cases =
+        doc.is_object() ? doc.value("cases", nlohmann::json::array()) : nlohmann::json::array();
+    if (doc.is_object() && doc.contains("instance")) {
+      for (nlohmann::json& c : cases) {
+        if (c.is_object() && !c.contains("instance")) c["instance"] = doc.at("instance");
+      }
+    }
+    if (doc.is_object()) {
+      for (const nlohmann::json& i : doc.value("instances", nlohmann::json::array())) {
+        instances.push_back(i);
+      }
+    }
+    if (schema == "gpunvme.hw_controller/1") {
+      for (nlohmann::json& c : cases) controller.push_back(std::move(c));
+      continue;
+    }
+    if (!out.contains("schema")) {
+      out = doc;
+      out["cases"] = nlohmann::json::array();
+    }
+    for (nlohmann::json& c : cases) out["cases"].push_back(std::move(c));
   }
+  if (!controller.empty()) out["controller_only"] = controller;
+  if (!instances.empty()) out["instances"] = instances;
   return out;
 }
 
-nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
-                         const Options& options) {
+namespace {
+
+// Postdiction: each traced case's controller fitted to that case's own
+// measured service time (a diagnostic of the GPU side; not a prediction).
+nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
+                        const Options& options) {
   const std::string topology_file =
       options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
                                     : options.topology_file;
@@ -573,6 +1077,7 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                        {"within_tolerance", within}};
   }
   return {{"schema", "gpunvme.validate/1"},
+          {"mode", "postdiction"},
           {"measured_file", hw_file},
           {"device", device},
           {"date_measured", hw.value("date", "")},
@@ -584,7 +1089,8 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
           {"calibrated_within_tolerance", all_within},
           {"calibrated_strategies", calibrated_strategies},
           {"method",
-           "each hardware case re-run in the simulator with the hardware's launch shape, queue "
+           "postdiction (no calibration set given): each hardware case re-run in the simulator "
+           "with the hardware's launch shape, queue "
            "count and depth, rings in host memory (queue_memory = host) and a controller of the "
            "software target's shape (4 processors, each owning its queues and serving a fetch "
            "as one batch) whose batch overhead is set so that its mean service time equals the "
@@ -598,7 +1104,138 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
           {"not_simulated", skipped}};
 }
 
+}  // namespace
+
+nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
+                         const Options& options) {
+  if (!hw.contains("controller_only")) return postdict(hw, hw_file, options);
+  const std::string topology_file =
+      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
+                                    : options.topology_file;
+  if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
+    throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
+                      "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
+  }
+  const nlohmann::json& device = field(hw, hw_file, "$", "device");
+  const std::string device_name = field(device, hw_file, "$.device", "name").get<std::string>();
+  const std::string profile =
+      options.gpu_profile.empty() ? gpu_profile_for(device_name) : options.gpu_profile;
+  if (profile.empty()) {
+    throw ConfigError(hw_file, "$.device.name", device_name,
+                      "no GPU profile known for this device; pass --gpu-profile");
+  }
+  return predict(hw, hw_file, options, topology_file, profile);
+}
+
+namespace {
+
+// A prediction report's plot: simulated against measured IOPS per case, the
+// measured interquartile range as a horizontal bar, log-log axes, y = x and
+// the tolerance band; one colour per strategy.
+std::string prediction_svg(const nlohmann::json& report) {
+  const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
+  const int pw = w - left - right, ph = h - top - bottom;
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  double lo = 1e300, hi = 0;
+  for (const nlohmann::json& row : report.at("cases")) {
+    for (double v :
+         {row.at("measured_iops").at("q1").get<double>(),
+          row.at("measured_iops").at("q3").get<double>(), row.at("simulated_iops").get<double>()}) {
+      if (v > 0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+  }
+  if (hi <= 0) {
+    lo = 1;
+    hi = 10;
+  }
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const double span = std::max(1.0, l1 - l0);
+  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
+  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  std::ostringstream s;
+  s << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      w, h);
+  const nlohmann::json& iops = report.at("metrics").at("iops");
+  s << fmt::format(
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate (prediction): IOPS, {} ({}); "
+      "MAE {:.1f} %, order {}/{}</text>\n",
+      left, report.at("device").value("name", "?"), report.value("date_measured", ""),
+      iops.at("mean_abs_error_pct").get<double>(),
+      report.at("order_check").at("ordered_alike").get<std::size_t>(),
+      report.at("order_check").at("pairs_with_disjoint_iqr").get<std::size_t>());
+  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
+  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
+  s << fmt::format(
+      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+      "fill=\"#eeeeee\"/>\n",
+      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
+      y(a * (1 - tol)));
+  s << fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
+      y(a), x(b), y(b));
+  s << fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
+      top, pw, ph);
+  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
+    const double v = std::pow(10.0, e);
+    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
+                     top + ph + 18, e);
+    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
+                     y(v) + 4, e);
+  }
+  s << fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured IOPS (median, bar: IQR over "
+      "the runs)</text>\n",
+      left + pw / 2, h - 25);
+  s << fmt::format(
+      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">"
+      "predicted IOPS</text>\n",
+      top + ph / 2, top + ph / 2);
+  std::map<std::string, const char*> colour;
+  for (const nlohmann::json& row : report.at("cases")) {
+    const std::string name = row.at("strategy").get<std::string>();
+    if (colour.count(name) == 0) {
+      colour[name] = colours[colour.size() % 8];
+    }
+    const nlohmann::json& m = row.at("measured_iops");
+    const double med = m.at("median").get<double>(), sim = row.at("simulated_iops").get<double>();
+    if (med <= 0 || sim <= 0) continue;
+    s << fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n",
+        x(std::max(m.at("q1").get<double>(), a)), y(sim), x(m.at("q3").get<double>()), y(sim),
+        colour[name]);
+    s << fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\"><title>{} "
+        "{} warps: measured {:.0f} (IQR {:.0f}-{:.0f}), predicted {:.0f}</title></circle>\n",
+        x(med), y(sim), colour[name], name, row.at("warps").get<int>(), med,
+        m.at("q1").get<double>(), m.at("q3").get<double>(), sim);
+  }
+  int k = 0;
+  for (const auto& [name, c] : colour) {
+    const nlohmann::json& st = report.at("strategies").at(name);
+    s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
+                     top + 10 + 40 * k, c);
+    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k,
+                     name);
+    s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">max |error| {:.1f}%</text>\n",
+                     left + pw + 30, top + 29 + 40 * k, st.at("max_abs_error_pct").get<double>());
+    ++k;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace
+
 std::string correlation_svg(const nlohmann::json& report) {
+  if (report.value("mode", "") == "prediction") return prediction_svg(report);
   const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
   const int pw = w - left - right, ph = h - top - bottom;
   static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",

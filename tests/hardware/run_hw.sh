@@ -8,7 +8,12 @@
 # in stage-means mode (--trace 2), once with an op profile (--trace 3: the
 # warps' time by kind of platform call) and REPEATS (5) times without
 # records (--trace 0): gpunvme validate compares the median of those.
-# MICROBENCH=0 skips the microbenchmarks.
+# Then the calibration set of gpunvme validate's prediction: REPEATS
+# controller-only runs (gpunvme-hw --controller-only: host feeder threads,
+# no strategy) at 1, 2 and 4 target threads, 1 to 64 commands per queue.
+# MICROBENCH=0 skips the microbenchmarks, CONTROLLER=0 the controller-only
+# runs. IOS (default 65,536: 16 I/Os per thread at 132 warps; fewer
+# measure start-up, see the README) sets the I/Os per case.
 #
 #   tests/hardware/run_hw.sh OUTDIR [BINDIR]
 #
@@ -16,7 +21,7 @@
 # repository root). Writes OUTDIR/microbench.json,
 # OUTDIR/host-read-under-copies.json, OUTDIR/warp-host-access.json,
 # OUTDIR/block-placement.json,
-# OUTDIR/NNN-<strategy>-t<trace>.json
+# OUTDIR/NNN-<strategy>-t<trace>.json, OUTDIR/controller-t<threads>-r<run>.json
 # (merge their cases for gpunvme validate --measured, or pass them all) and
 # OUTDIR/run.log.
 set -uo pipefail
@@ -54,10 +59,18 @@ fi
     for t in $runs; do
       n=$((n + 1))
       timeout 300 "$bin/gpunvme-hw" --out "$out/$(printf %03d $n)-${s/+/-}-t$t.json" \
-        --strategies "$s" --warps "${WARPS:-1,8,32,132,528}" --ios "${IOS:-16384}" \
+        --strategies "$s" --warps "${WARPS:-1,8,32,132,528}" --ios "${IOS:-65536}" \
         --timeout-s 30 --target-threads "${TARGET_THREADS:-4}" --trace "$t" || status=1
     done
   done
+  if [ "${CONTROLLER:-1}" != 0 ]; then
+    for r in $(seq "${REPEATS:-5}"); do
+      for t in 1 2 4; do
+        timeout 120 "$bin/gpunvme-hw" --out "$out/controller-t$t-r$r.json" \
+          --controller-only 1,2,4,8,16,32,64 --ios "${IOS:-65536}" --target-threads "$t" || status=1
+      done
+    done
+  fi
   if [ "${MICROBENCH:-1}" != 0 ]; then
     "$bin/gpu_microbench" "$out/microbench.json" || status=1
     "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1

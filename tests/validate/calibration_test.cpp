@@ -23,6 +23,28 @@ namespace {
 const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
 const std::string kHardware = kDir + "hw-strategies-h100-2026-11-24.json";
 const std::string kReport = kDir + "validate-h100-2026-11-24.json";
+// The prediction: strategy runs, the controller-only calibration set, the
+// lane-loop fits, and the report made from them.
+const std::string kPredictedRuns = kDir + "hw-strategies-h100-2026-11-26.json";
+const std::string kControllerRuns = kDir + "hw-controller-h100-2026-11-26.json";
+const std::string kLaneLoopFit = kDir + "lane-loop-fit-h100-2026-11-24.json";
+const std::string kPrediction = kDir + "validate-h100-2026-11-26.json";
+
+// A controller-only run as gpunvme-hw --controller-only writes it, reduced to
+// what calibration reads: every batch of `depth` commands taking `batch_ns`.
+nlohmann::json controller_run(unsigned threads, unsigned depth, double batch_ns, double gap_ns) {
+  return {{"strategy", "controller_only"},
+          {"depth", depth},
+          {"target_threads", threads},
+          {"iops", 1e6},
+          {"instance", "x"},
+          {"target",
+           {{"batch_fixed_ns", batch_ns},
+            {"batch_per_command_ns", 0.0},
+            {"batch_commands", {{"mean", double(depth)}}},
+            {"service_ns", {{"mean", batch_ns}}},
+            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+}
 
 // One committed case's runs of each kind (the last of a kind where there are
 // several); null where the file has none.
@@ -50,6 +72,77 @@ nlohmann::json correlated_rows(const nlohmann::json& hw, const std::string& stra
   options.warps = {warps};
   options.strategies = {strategy};
   return validate::correlate(hw, kHardware, options).at("cases");
+}
+
+// Quartiles by linear interpolation between order statistics, worked by
+// hand: five values put q1, the median and q3 on the 2nd, 3rd and 4th; two
+// values interpolate a quarter, a half and three quarters of the way.
+TEST(Prediction, QuartilesInterpolateBetweenOrderStatistics) {
+  const validate::Quartiles five = validate::quartiles({100, 3, 1, 4, 2});
+  EXPECT_DOUBLE_EQ(five.q1, 2);
+  EXPECT_DOUBLE_EQ(five.median, 3);
+  EXPECT_DOUBLE_EQ(five.q3, 4);
+  const validate::Quartiles two = validate::quartiles({20, 10});
+  EXPECT_DOUBLE_EQ(two.q1, 12.5);
+  EXPECT_DOUBLE_EQ(two.median, 15);
+  EXPECT_DOUBLE_EQ(two.q3, 17.5);
+}
+
+// Only pairs whose measured IQRs are disjoint count. At 8 warps A [10, 12]
+// and B [13, 15] are apart and C [11.5, 13.5] overlaps both: one pair, which
+// the simulator orders the other way (A 5 > B 4). At 32 warps A [1, 2] and
+// B [3, 4] are apart and ordered alike. Same strategy at two warp counts is
+// never a pair.
+TEST(Prediction, OrderCheckCountsPairsWithDisjointIqrs) {
+  const std::vector<validate::OrderCase> cases = {{"A", 8, {10, 11, 12}, 5.0},
+                                                  {"B", 8, {13, 14, 15}, 4.0},
+                                                  {"C", 8, {11.5, 12.5, 13.5}, 9.0},
+                                                  {"A", 32, {1, 1.5, 2}, 1.0},
+                                                  {"B", 32, {3, 3.5, 4}, 2.0}};
+  const validate::OrderCheck check = validate::order_check(cases);
+  EXPECT_EQ(check.pairs, 2u);
+  EXPECT_EQ(check.agreed, 1u);
+  ASSERT_EQ(check.disagreements.size(), 1u);
+  EXPECT_NE(check.disagreements[0].find("8 warps: B > A"), std::string::npos)
+      << check.disagreements[0];
+}
+
+// Each document's machine instance reaches its cases; controller-only runs
+// and the lane-loop fits are kept apart from the strategy cases.
+TEST(Prediction, MergeKeepsInstancesAndSeparatesTheCalibrationSet) {
+  nlohmann::json strategies = {
+      {"schema", "gpunvme.hw/1"},
+      {"instance", "p"},
+      {"cases", {{{"strategy", "s"}}, {{"strategy", "t"}, {"instance", "q"}}}}};
+  nlohmann::json controller = {{"schema", "gpunvme.hw_controller/1"},
+                               {"instance", "r"},
+                               {"cases", {controller_run(4, 1, 1000, 100)}}};
+  nlohmann::json fit = {{"schema", "gpunvme.lane_loop_fit/1"}, {"per_strategy_ns", {{"s", 1.0}}}};
+  const nlohmann::json merged = validate::merge_hardware_results({controller, strategies, fit});
+  EXPECT_EQ(merged.at("schema"), "gpunvme.hw/1");
+  ASSERT_EQ(merged.at("cases").size(), 2u);
+  EXPECT_EQ(merged.at("cases")[0].at("instance"), "p");
+  EXPECT_EQ(merged.at("cases")[1].at("instance"), "q");
+  ASSERT_EQ(merged.at("controller_only").size(), 1u);
+  EXPECT_EQ(merged.at("controller_only")[0].at("instance"), "x");  // its own, kept
+  EXPECT_EQ(merged.at("lane_loop_fit").at("per_strategy_ns").at("s"), 1.0);
+}
+
+// A calibration set without a run at the strategy runs' thread count is
+// named (before any test that simulates: see below).
+TEST(Prediction, CalibrationSetWithoutTheTargetsThreadCountIsNamed) {
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(2, 1, 12000, 300)};
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch"};
+  try {
+    validate::correlate(hw, kPredictedRuns, options);
+    ADD_FAILURE() << "calibrated from runs with another thread count";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.controller_only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4 target threads"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibration, CommittedHardwareDataIsCompleteAndClean) {
@@ -249,6 +342,81 @@ TEST(Calibration, SimulatorStaysWithinTenPercentOfTheCommittedCorrelation) {
   }
   // Six strategies at two warp counts, throughput each.
   EXPECT_GE(compared, 6u * 2u);
+}
+
+}  // namespace
+}  // namespace gpunvme
+
+namespace gpunvme {
+namespace {
+
+// Calibration fits the batch line across the controller-only runs: batches
+// of 1, 2 and 4 commands taking 12, 14 and 18 us lie on 10 us + 2 us per
+// command, and the gaps 300, 400, 900 ns have the median 400. A run with
+// another thread count is listed but not used. Every predicted case gets
+// those figures and nothing fitted to itself.
+TEST(Prediction, ControllerParametersComeFromTheCalibrationSetOnly) {
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(4, 1, 12000, 300), controller_run(4, 2, 14000, 400),
+                           controller_run(4, 4, 18000, 900), controller_run(1, 4, 99000, 5000)};
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch"};
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  EXPECT_EQ(report.at("mode"), "prediction");
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(), 2000,
+              1e-6);
+  EXPECT_DOUBLE_EQ(p.at("topology.nodes.ssd0.batch_gap_ns").at("value").get<double>(), 400);
+  EXPECT_NEAR(report.at("calibration").at("line_rms_relative_residual_pct").get<double>(), 0, 1e-9);
+  EXPECT_EQ(report.at("calibration").at("controller_only").size(), 4u);
+  ASSERT_EQ(report.at("cases").size(), 1u);
+  const nlohmann::json& row = report.at("cases")[0];
+  // The measured figure is the median of every untraced run of the case.
+  std::vector<double> runs;
+  for (const nlohmann::json& c : hw.at("cases")) {
+    if (c.at("strategy") == "warp_batch" && c.at("warps") == 1) runs.push_back(c.at("iops"));
+  }
+  EXPECT_EQ(row.at("measured_iops").at("runs").get<std::size_t>(), runs.size());
+  EXPECT_DOUBLE_EQ(row.at("measured_iops").at("median").get<double>(),
+                   validate::quartiles(runs).median);
+}
+
+// The committed prediction: the simulator, re-run with the committed
+// calibration, must stay where the committed report puts it relative to the
+// measured median, give or take the case's measured noise (its IQR over
+// every run and machine instance). A model change that moves a prediction
+// further than the hardware's own spread fails here and needs a new report.
+TEST(Prediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kPredictedRuns), read_json_file(kControllerRuns)});
+  const nlohmann::json committed = read_json_file(kPrediction);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  validate::Options options;
+  options.warps = {1, 8};  // the small cases: the whole set takes minutes
+  const nlohmann::json now = validate::correlate(hw, kPredictedRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  std::size_t compared = 0;
+  for (const nlohmann::json& row : now.at("cases")) {
+    const nlohmann::json* before = nullptr;
+    for (const nlohmann::json& r : committed.at("cases")) {
+      if (r.at("strategy") == row.at("strategy") && r.at("warps") == row.at("warps")) before = &r;
+    }
+    ASSERT_NE(before, nullptr) << row.at("strategy") << " " << row.at("warps")
+                               << " is not in the committed report: re-run gpunvme validate";
+    const nlohmann::json& m = row.at("measured_iops");
+    EXPECT_EQ(m, before->at("measured_iops"));
+    const double median = m.at("median").get<double>();
+    const double noise = m.at("q3").get<double>() - m.at("q1").get<double>();
+    const double sim = row.at("simulated_iops").get<double>();
+    const double sim_before = before->at("simulated_iops").get<double>();
+    EXPECT_LE(std::fabs(sim - median), std::fabs(sim_before - median) + noise)
+        << row.at("strategy") << " " << row.at("warps") << " warps: predicted " << sim
+        << ", committed " << sim_before << ", measured median " << median << ", IQR " << noise;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 12u);  // six strategies at two warp counts
 }
 
 }  // namespace
