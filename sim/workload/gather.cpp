@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "sim/config/config_error.h"
+#include "sim/run/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -66,7 +67,7 @@ GatherWorkload::GatherWorkload(const sc_core::sc_module_name& name, const RunCon
       batch_lookups_(static_cast<std::uint64_t>(config.scenario.params.integer("batch_lookups"))),
       coalesce_(config.scenario.params.boolean("coalesce")),
       threads_(static_cast<std::uint32_t>(config.scenario.params.integer("threads"))),
-      rows_(Pattern::RandRead, distribution_from(config.scenario.params.string("distribution")),
+      rows_(Pattern::RandRead, ScenarioParams::from(config.scenario.params).distribution,
             static_cast<std::uint64_t>(config.scenario.params.integer("rows")), 100,
             config.scenario.params.real("zipf_theta"), config.seed, 0, 1) {
   for (const std::string& id : ssd_ids_) {

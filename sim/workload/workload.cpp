@@ -23,28 +23,6 @@ namespace {
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
-const std::map<std::string, std::vector<std::string>>& kind_table() {
-  static const std::map<std::string, std::vector<std::string>> table = [] {
-    std::map<std::string, std::vector<std::string>> t;
-    auto add = [&](const std::string& kind, std::vector<std::string> fields) {
-      for (const std::string& f : fields) t[f].push_back(kind);
-    };
-    add("microbenchmark",
-        {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based", "distribution",
-         "zipf_theta", "span_gib", "queue_memory", "sq_placement", "shadow_doorbells"});
-    add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
-                     "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
-                     "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",
-                     "hbm_bandwidth_gbps", "measure_reload"});
-    add("graph", {"graph", "scale", "edge_factor", "rmat_a", "rmat_b", "rmat_c", "undirected",
-                  "bfs_source", "vertex_bytes", "cache_mib", "edge_ns", "kernel_launch_us"});
-    add("gather", {"rows", "row_bytes", "lookups", "batch_lookups", "coalesce", "distribution",
-                   "zipf_theta"});
-    return t;
-  }();
-  return table;
-}
-
 // The microbenchmark's own warp loop covers these patterns; randrw and zipf
 // go through the request-driven GPU path.
 bool classic_microbenchmark(const ParamValues& s) {
@@ -212,12 +190,6 @@ double Workload::mean_in_flight(Picoseconds io_time) const {
   return latency.mean() * static_cast<double>(latency.count()) / static_cast<double>(io_time);
 }
 
-const std::vector<std::string>& field_kinds(const std::string& field) {
-  static const std::vector<std::string> every;
-  auto it = kind_table().find(field);
-  return it == kind_table().end() ? every : it->second;
-}
-
 void apply_scenario_kind(const nlohmann::json& given, RunConfig& config) {
   const std::string& kind = config.scenario.params.string("kind");
   auto belongs = [&](const std::string& field) {
@@ -365,8 +337,9 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
     per_ssd = std::min<std::uint64_t>(per_ssd, std::max<std::uint64_t>(1, span_lbas / lbas));
   }
   slots_ = per_ssd * ssd_ids_.size();
-  const Pattern pattern = pattern_from(s.string("rw"));
-  const Distribution distribution = distribution_from(s.string("distribution"));
+  const ScenarioParams typed = ScenarioParams::from(s);
+  const Pattern pattern = typed.rw;
+  const Distribution distribution = typed.distribution;
   for (std::uint32_t t = 0; t < threads_; ++t) {
     auto thread = std::make_unique<Thread>(
         Thread{AddressStream(pattern, distribution, slots_,
