@@ -12,19 +12,19 @@
 #include <vector>
 
 #include "models/flash/ftl.h"
-#include "sim/params/param_spec.h"
+#include "sim/params/param_table.h"
 
 namespace gpunvme::flash {
 
 // The storage medium. The four NAND kinds differ in timing only; xpoint is
 // Intel/Micron 3D XPoint (Optane): written in place, so there is no erase and
 // no block structure, and reads take about a microsecond.
-enum class Media { nand_slc, nand_mlc, nand_tlc, nand_qlc, xpoint };
+GPUNVME_ENUM(Media, nand_slc, nand_mlc, nand_tlc, nand_qlc, xpoint)
 
 // The state a run starts from: a fresh (erased) drive, every logical unit
 // written once in order, or that followed by random overwrites until the
 // write amplification settles (steady state).
-enum class Precondition { none, sequential, steady_state };
+GPUNVME_ENUM(Precondition, none, sequential, steady_state)
 const char* to_string(Precondition precondition);
 
 const char* to_string(Media media);
@@ -114,6 +114,15 @@ struct FlashParams {
   // Throws std::invalid_argument when the geometry cannot be simulated (zero
   // sizes, a buffer smaller than one program chunk, ...).
   void validate() const;
+};
+
+// The flash back end's parameters as declared (flash_params.def), typed:
+// what FlashParams is built from.
+struct FlashParamValues {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/flash/flash_params.def"
+#undef GPUNVME_PARAM
+  static FlashParamValues from(const ParamValues& values);
 };
 
 // The declared parameters of the flash back end, in the order `describe`

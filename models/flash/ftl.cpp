@@ -24,9 +24,7 @@ constexpr int kMaxPreconditionRounds = 32;
 
 }  // namespace
 
-const char* to_string(GcPolicy policy) {
-  return policy == GcPolicy::greedy ? "greedy" : "cost_benefit";
-}
+const char* to_string(GcPolicy policy) { return enum_name(policy).c_str(); }
 
 FtlLayout ftl_layout(const FtlGeometry& g) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("ftl: " + what); };

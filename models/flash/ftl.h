@@ -33,9 +33,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/params/enum_names.h"
+
 namespace gpunvme::flash {
 
-enum class GcPolicy { greedy, cost_benefit };
+GPUNVME_ENUM(GcPolicy, greedy, cost_benefit)
 
 const char* to_string(GcPolicy policy);
 

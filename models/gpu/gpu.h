@@ -15,11 +15,25 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/pcie/pcie_specs.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/kernel/server.h"
+#include "sim/params/param_table.h"
 
 namespace gpunvme::gpu {
+
+// A gpu node's parameters, typed (table: gpu_params.def, then
+// models/pcie/bar_target_params.def); times in picoseconds. Its
+// copy_engine_* parameters are pcie::dma_engine_config's.
+struct GpuParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/gpu/gpu_params.def"
+#include "models/pcie/bar_target_params.def"
+#undef GPUNVME_PARAM
+  pcie::PortCredits credits;
+  static GpuParams from(const ParamValues& values);
+};
 
 const ComponentSpec& gpu_spec();
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/host/host_specs.h"
+
 namespace gpunvme::host {
 
 const char* to_string(HostCost cost) {
@@ -41,26 +43,27 @@ nlohmann::json HostCostLedger::per_io_ns(std::uint64_t ios) const {
   return out;
 }
 
-CpuIoCosts cpu_io_costs(const ParamValues& cpu) {
+CpuIoCosts cpu_io_costs(const ParamValues& values) {
+  const CpuParams cpu = CpuParams::from(values);
   CpuIoCosts c;
-  c.interrupts = cpu.string("completion") == "interrupt";
-  c.submit = ns_to_ps(cpu.real("submit_ns"));
-  c.syscall = ns_to_ps(cpu.real("syscall_ns"));
-  c.complete_poll = ns_to_ps(cpu.real("complete_poll_ns"));
-  c.interrupt = ns_to_ps(cpu.real("interrupt_ns"));
-  c.complete_irq = ns_to_ps(cpu.real("complete_irq_ns"));
-  c.dma_map = ns_to_ps(cpu.real("dma_map_ns"));
-  c.file_system = ns_to_ps(cpu.real("fs_ns"));
-  c.cufile = ns_to_ps(cpu.real("cufile_ns"));
-  c.buffer_lookup = ns_to_ps(cpu.real("gpu_buffer_lookup_ns"));
-  c.request_notice = ns_to_ps(cpu.real("request_notice_ns"));
-  c.poll_period = ns_to_ps(cpu.real("poll_period_ns"));
-  c.request = ns_to_ps(cpu.real("request_ns"));
-  c.notify = ns_to_ps(cpu.real("notify_ns"));
-  c.copy_launch = ns_to_ps(cpu.real("copy_launch_ns"));
-  c.copy_sync = ns_to_ps(cpu.real("copy_sync_ns"));
-  c.coalescing_threshold = static_cast<std::uint32_t>(cpu.integer("irq_coalescing_threshold"));
-  c.coalescing_time_units = static_cast<std::uint32_t>(cpu.integer("irq_coalescing_time_100us"));
+  c.interrupts = cpu.completion == CpuCompletion::interrupt;
+  c.submit = cpu.submit_ns;
+  c.syscall = cpu.syscall_ns;
+  c.complete_poll = cpu.complete_poll_ns;
+  c.interrupt = cpu.interrupt_ns;
+  c.complete_irq = cpu.complete_irq_ns;
+  c.dma_map = cpu.dma_map_ns;
+  c.file_system = cpu.fs_ns;
+  c.cufile = cpu.cufile_ns;
+  c.buffer_lookup = cpu.gpu_buffer_lookup_ns;
+  c.request_notice = cpu.request_notice_ns;
+  c.poll_period = cpu.poll_period_ns;
+  c.request = cpu.request_ns;
+  c.notify = cpu.notify_ns;
+  c.copy_launch = cpu.copy_launch_ns;
+  c.copy_sync = cpu.copy_sync_ns;
+  c.coalescing_threshold = static_cast<std::uint32_t>(cpu.irq_coalescing_threshold);
+  c.coalescing_time_units = static_cast<std::uint32_t>(cpu.irq_coalescing_time_100us);
   return c;
 }
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "models/pcie/pcie_specs.h"
+
 namespace gpunvme::pcie {
 
 namespace {
@@ -52,16 +54,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
       graph_(graph),
       memory_(memory),
       router_(topology, graph) {
-  const ParamValues& p = topology.params;
-  rules_.mps = static_cast<std::uint32_t>(p.integer("mps"));
-  rules_.mrrs = static_cast<std::uint32_t>(p.integer("mrrs"));
-  rules_.rcb = static_cast<std::uint32_t>(p.integer("rcb"));
+  const TopologyParams p = TopologyParams::from(topology.params);
+  rules_.mps = static_cast<std::uint32_t>(p.mps);
+  rules_.mrrs = static_cast<std::uint32_t>(p.mrrs);
+  rules_.rcb = static_cast<std::uint32_t>(p.rcb);
   rules_.addr64 = true;  // every modelled BAR and buffer sits above 4 GB
-  rules_.ecrc = p.boolean("ecrc");
-  rules_.rcb_chunks = p.string("completion_size") == "rcb";
-  dllp_intervals_ = p.string("dllp_intervals") == "pcie_bench" ? DllpIntervals::kPcieBench
-                                                               : DllpIntervals::kSymbolTimes;
-  read_tags_ = static_cast<std::uint32_t>(p.integer("read_tags"));
+  rules_.ecrc = p.ecrc;
+  rules_.rcb_chunks = p.completion_size == CompletionSize::rcb;
+  dllp_intervals_ = p.dllp_intervals;
+  read_tags_ = static_cast<std::uint32_t>(p.read_tags);
   route_index_.assign(topology.nodes.size() * topology.nodes.size() * 2, nullptr);
   pair_index_.assign(topology.nodes.size() * topology.nodes.size(), nullptr);
 
@@ -69,18 +70,20 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
     for (int dir = 0; dir < 2; ++dir) {
       Server s;
       s.name = dir == 0 ? link.from + "->" + link.to : link.to + "->" + link.from;
-      if (link.params.string("type") == "pcie") {
+      const LinkParams link_params = LinkParams::from(link.params);
+      if (link_params.type == LinkType::pcie) {
         s.kind = ServerKind::PcieLink;
         const NodeConfig& transmitter = *topology.node(dir == 0 ? link.from : link.to);
-        if (transmitter.kind == "switch" &&
-            transmitter.params.string("port_arbitration") == "round_robin") {
+        const bool from_switch = transmitter.kind == "switch";
+        if (from_switch && SwitchParams::from(transmitter.params).port_arbitration ==
+                               PortArbitration::round_robin) {
           arbiter_of_[servers_.size()] = arbiters_.size();
           arbiters_.push_back(Arbiter{servers_.size(), {}, kNone, 0, kNever});
         }
-        s.gen = gen_from_number(static_cast<int>(link.params.integer("gen")));
-        s.width = width_from_lanes(static_cast<int>(link.params.integer("width")));
+        s.gen = gen_from_number(static_cast<int>(link_params.gen));
+        s.width = width_from_lanes(static_cast<int>(link_params.width));
         s.tlp_bytes_per_ns = tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
-        if (transmitter.kind == "switch") s.tlps_per_ns = transmitter.params.real("tlps_per_ns");
+        if (from_switch) s.tlps_per_ns = SwitchParams::from(transmitter.params).tlps_per_ns;
         // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
         // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
@@ -95,7 +98,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         }
       } else {
         s.kind = ServerKind::InterSocket;
-        s.bytes_per_ns = link.params.real("bandwidth_gbps");
+        s.bytes_per_ns = link_params.bandwidth_gbps;
       }
       servers_.push_back(std::move(s));
     }
@@ -104,8 +107,9 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
     const NodeConfig& node = topology.nodes[i];
     if (node.kind == "root_complex") {
       rc_servers_[i] = servers_.size();
-      const double fabric = node.params.real("fabric_bandwidth_gbps");
-      const double peer = node.params.real("p2p_bandwidth_gbps");
+      const RootComplexParams rc = RootComplexParams::from(node.params);
+      const double fabric = rc.fabric_bandwidth_gbps;
+      const double peer = rc.p2p_bandwidth_gbps;
       for (auto [suffix, kind, rate] :
            {std::tuple{".fabric(in)", ServerKind::RootComplexIn, fabric},
             std::tuple{".fabric(out)", ServerKind::RootComplexOut, fabric},
@@ -117,37 +121,36 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         // Traffic to and from memory becomes cache-line transactions; peer traffic turned
         // between root ports does not touch the memory fabric's line tracking.
         if (kind != ServerKind::RootComplexPeer) {
-          s.lines_per_ns = node.params.real("lines_per_ns");
-          s.line_bytes = static_cast<std::uint32_t>(node.params.integer("line_bytes"));
+          s.lines_per_ns = rc.lines_per_ns;
+          s.line_bytes = static_cast<std::uint32_t>(rc.line_bytes);
         }
         servers_.push_back(std::move(s));
       }
-      if (node.params.string("iommu") == "translate") {
+      if (rc.iommu == IommuMode::translate) {
         iommu_of_[i] = iommus_.size();
-        iommus_.push_back(
-            Iommu{i,
-                  Iotlb(static_cast<std::uint32_t>(node.params.integer("iotlb_entries")),
-                        static_cast<std::uint64_t>(node.params.integer("iommu_page_bytes"))),
-                  ns_to_ps(node.params.real("iotlb_miss_ns")),
-                  0,
-                  {},
-                  {}});
+        iommus_.push_back(Iommu{i,
+                                Iotlb(static_cast<std::uint32_t>(rc.iotlb_entries),
+                                      static_cast<std::uint64_t>(rc.iommu_page_bytes)),
+                                rc.iotlb_miss_ns,
+                                0,
+                                {},
+                                {}});
       }
     } else if (node.kind == "host_memory") {
       memory_of_[i] = memories_.size();
-      memories_.push_back(MemoryServer{i, node.params.real("bandwidth_gbps"),
-                                       ns_to_ps(node.params.real("dma_latency_ns"))});
+      const HostMemoryParams memory = HostMemoryParams::from(node.params);
+      memories_.push_back(MemoryServer{i, memory.bandwidth_gbps, memory.dma_latency_ns});
     }
   }
 }
 
 Credits Fabric::pool_capacity(std::size_t receiver, TlpClass cls) const {
-  const ParamValues& p = topology_.nodes[receiver].params;
-  const char* prefix = cls == TlpClass::PostedWrite   ? "posted"
-                       : cls == TlpClass::ReadRequest ? "non_posted"
-                                                      : "completion";
-  return {static_cast<std::uint64_t>(p.integer(std::string(prefix) + "_header_credits")),
-          static_cast<std::uint64_t>(p.integer(std::string(prefix) + "_data_credits"))};
+  const PortCredits c = PortCredits::from(topology_.nodes[receiver].params);
+  const auto [header, data] =
+      cls == TlpClass::PostedWrite   ? std::pair{c.posted_header, c.posted_data}
+      : cls == TlpClass::ReadRequest ? std::pair{c.non_posted_header, c.non_posted_data}
+                                     : std::pair{c.completion_header, c.completion_data};
+  return {static_cast<std::uint64_t>(header), static_cast<std::uint64_t>(data)};
 }
 
 Picoseconds Fabric::hold_link(std::size_t node, Picoseconds until) {
@@ -240,7 +243,7 @@ void Fabric::build_stages(Route& r, Traffic traffic) {
       const LinkConfig& link = topology_.links[l];
       Stage stage;
       stage.server = 2 * l + (topology_.nodes[prev].id == link.from ? 0 : 1);
-      stage.latency_after = ns_to_ps(link.params.real("latency_ns"));
+      stage.latency_after = LinkParams::from(link.params).latency_ns;
       auto pool = pools_of_.find(stage.server);
       if (pool != pools_of_.end()) {
         stage.pool = pool->second;
@@ -256,13 +259,13 @@ void Fabric::build_stages(Route& r, Traffic traffic) {
     if (i + 1 == nodes.size()) break;
     const NodeConfig& through = topology_.nodes[cur];
     if (through.kind == "switch") {
-      add_latency(ns_to_ps(through.params.real("latency_ns")));
+      add_latency(SwitchParams::from(through.params).latency_ns);
     } else if (through.kind == "root_complex") {
       const bool from_below = graph_.upstream(prev) == cur;
       const bool to_below = graph_.upstream(nodes[i + 1]) == cur;
       Stage stage;
       stage.server = rc_servers_.at(cur) + (from_below && to_below ? 2 : from_below ? 0 : 1);
-      stage.latency_after = ns_to_ps(through.params.real("latency_ns"));
+      stage.latency_after = RootComplexParams::from(through.params).latency_ns;
       if (traffic == Traffic::Request && r.path.translated_by == cur &&
           r.path.translate_position == i) {
         stage.iommu = iommu_of_.at(cur);
@@ -276,7 +279,7 @@ void Fabric::build_stages(Route& r, Traffic traffic) {
   if (memory != memory_of_.end()) r.memory = memory->second;
   // A GPU serves requests to its BAR; completions of its own reads land without that step.
   if (t.kind == "gpu" && traffic == Traffic::Request) {
-    r.target_latency_ps = ns_to_ps(t.params.real("bar_access_ns"));
+    r.target_latency_ps = BarTargetParams::from(t.params).bar_access_ns;
   }
 }
 
@@ -871,8 +874,9 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
                                    {"lines", s.lines},
                                    {"line_bound_ns", ns(s.transaction_bound_ps)}};
     }
-    nlohmann::json entry = {
-        {"id", rc.id}, {"iommu", rc.params.string("iommu")}, {"fabric", fabric}};
+    nlohmann::json entry = {{"id", rc.id},
+                            {"iommu", enum_name(RootComplexParams::from(rc.params).iommu)},
+                            {"fabric", fabric}};
     auto iommu = iommu_of_.find(node);
     if (iommu != iommu_of_.end()) {
       const Iommu& m = iommus_[iommu->second];
@@ -901,7 +905,7 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
           {"read_request_tlps", tlps(TlpClass::ReadRequest)},
           {"completion_tlps", tlps(TlpClass::Completion)},
           {"credit_stall_ns", ns(stall)},
-          {"dllp_intervals", topology_.params.string("dllp_intervals")},
+          {"dllp_intervals", enum_name(dllp_intervals_)},
           {"root_complexes", std::move(root_complexes)},
           {"host_memory", std::move(memories)},
           {"read_tags", std::move(tags)}};

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/params/enum_names.h"
+
 namespace gpunvme::pcie {
 
 // Link generation; the enumerator value is the generation number.
@@ -52,16 +54,21 @@ double link_bytes_per_ns(Gen gen, Width width);
 // How the spec's ACK and UpdateFC intervals (PCIe Base Spec r5.0 Tables 3-7..3-9 and
 // 2-46..2-48, stated in symbol times) are turned into link bytes.
 enum class DllpIntervals : uint8_t {
-  // As pcie-bench's model/pcie.py does: one interval = that many bytes on the link. Reproduces
-  // its published figures; overstates DLLP cost by the lane count (x16: 9.8 % instead of ~0.9 %
-  // at 8 GT/s, MPS 256).
-  kPcieBench,
   // As the spec defines them: one symbol time carries one byte on every lane, so an interval is
   // interval x lanes bytes. In flit mode (Gen6) DLLPs travel in the 6 DLP bytes of each flit:
   // TLPs get 236 of every 256 flit bytes (less SKP ordered sets), and carry no per-TLP framing,
   // sequence number or LCRC (see link_wire_bytes).
   kSymbolTimes,
+  // As pcie-bench's model/pcie.py does: one interval = that many bytes on the link. Reproduces
+  // its published figures; overstates DLLP cost by the lane count (x16: 9.8 % instead of ~0.9 %
+  // at 8 GT/s, MPS 256).
+  kPcieBench,
 };
+// The names of DllpIntervals, in enumerator order: the topology's dllp_intervals.
+inline const EnumNameTable& enum_names(DllpIntervals) {
+  static const EnumNameTable table("symbol_times, pcie_bench");
+  return table;
+}
 
 // Share of the link, after encoding, taken by ACK DLLPs, UpdateFC DLLPs and SKP ordered sets:
 // 8/ack_interval + 8/fc_interval + 4/1538, the intervals in bytes as `intervals` says (default:

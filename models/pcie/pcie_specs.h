@@ -1,10 +1,89 @@
 // Declared parameters of the PCIe fabric's parts: links, switches, root
-// complexes, and the platform-wide transaction rules.
+// complexes, and the platform-wide transaction rules. The tables are the
+// *_params.def files beside this header.
 #pragma once
 
-#include "sim/params/param_spec.h"
+#include <string>
+#include <vector>
+
+#include "models/pcie/link_accounting.h"
+#include "sim/params/param_table.h"
 
 namespace gpunvme::pcie {
+
+GPUNVME_ENUM(LinkType, pcie, inter_socket)
+// A switch's egress arbitration among ingress ports.
+GPUNVME_ENUM(PortArbitration, fcfs, round_robin)
+// What a switch does with traffic between two of its downstream ports.
+GPUNVME_ENUM(PeerRouting, route, upstream, block)
+// What a root complex does with peer-to-peer traffic.
+GPUNVME_ENUM(PeerToPeer, forward, same_root_complex, block)
+GPUNVME_ENUM(IommuMode, off, passthrough, translate)
+// How a completer splits read completions.
+GPUNVME_ENUM(CompletionSize, mps, rcb)
+GPUNVME_ENUM(P2pAcrossRootComplexes, through_cpu, refuse)
+
+// Receive-buffer credits a port advertises (0 = infinite), as declared by
+// credit parameters (switch, root complex, endpoint).
+struct PortCredits {
+  std::int64_t posted_header = 0;
+  std::int64_t posted_data = 0;
+  std::int64_t non_posted_header = 0;
+  std::int64_t non_posted_data = 0;
+  std::int64_t completion_header = 0;
+  std::int64_t completion_data = 0;
+  static PortCredits from(const ParamValues& values);
+};
+
+// A link's parameters, typed; times in picoseconds.
+struct LinkParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/link_params.def"
+#undef GPUNVME_PARAM
+  static LinkParams from(const ParamValues& values);
+};
+
+struct SwitchParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/switch_params.def"
+#undef GPUNVME_PARAM
+  PortCredits credits;
+  static SwitchParams from(const ParamValues& values);
+};
+
+struct RootComplexParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/root_complex_params.def"
+#undef GPUNVME_PARAM
+  PortCredits credits;
+  static RootComplexParams from(const ParamValues& values);
+};
+
+// A host_memory node's parameters, typed: declared here because the fabric
+// serves the DMA into host memory (host::host_memory_spec() is built from the
+// same table).
+struct HostMemoryParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/host_memory_params.def"
+#undef GPUNVME_PARAM
+  static HostMemoryParams from(const ParamValues& values);
+};
+
+// What a peer's access to a GPU's BAR costs: part of the gpu node's
+// parameters (gpu::gpu_spec()), declared here because the fabric charges it.
+struct BarTargetParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/bar_target_params.def"
+#undef GPUNVME_PARAM
+  static BarTargetParams from(const ParamValues& values);
+};
+
+struct TopologyParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/pcie/topology_params.def"
+#undef GPUNVME_PARAM
+  static TopologyParams from(const ParamValues& values);
+};
 
 const ComponentSpec& link_spec();
 const ComponentSpec& switch_spec();
@@ -14,5 +93,9 @@ const ComponentSpec& topology_spec();
 // Receive-buffer credits an endpoint (GPU, SSD) advertises, declared like a switch port's:
 // posted_/non_posted_/completion_ header and data credits, 0 = infinite.
 std::vector<ParamSpec> endpoint_credit_params(const std::string& owner);
+// The host_memory and BAR-target tables as ParamSpecs, for the specs of the
+// kinds they belong to.
+std::vector<ParamSpec> host_memory_params();
+std::vector<ParamSpec> bar_target_params();
 
 }  // namespace gpunvme::pcie

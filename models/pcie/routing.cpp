@@ -34,10 +34,10 @@ bool Router::is_device(std::size_t v) const {
   return node(v).kind == "gpu" || node(v).kind == "nvme_ssd";
 }
 
-bool Router::acs(std::size_t sw, std::size_t child, const char* setting) const {
-  const ParamValues& p = node(sw).params;
-  if (!p.boolean(setting)) return false;
-  const std::vector<std::string> ports = p.string_list("acs_ports");
+bool Router::acs(std::size_t sw, std::size_t child, bool SwitchParams::*setting) const {
+  const SwitchParams p = SwitchParams::from(node(sw).params);
+  if (!(p.*setting)) return false;
+  const std::vector<std::string>& ports = p.acs_ports;
   return ports.empty() || std::find(ports.begin(), ports.end(), node(child).id) != ports.end();
 }
 
@@ -55,7 +55,7 @@ void Router::block_platform(ResolvedPath& path, const std::string& why) const {
   path.blocked = true;
   path.taken = "blocked";
   path.blocking_setting = "$.p2p_across_root_complexes";
-  path.blocking_value = quoted(topology_.params.string("p2p_across_root_complexes"));
+  path.blocking_value = quoted(enum_name(TopologyParams::from(topology_.params).p2p_across_root_complexes));
   path.why_blocked = why;
 }
 
@@ -95,12 +95,12 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
   const bool request = traffic == Traffic::Request;
   const std::size_t root = root_of(from);
   const bool translating = request && is_device(from) && root != ResolvedPath::npos &&
-                           node(root).params.string("iommu") == "translate";
+                           RootComplexParams::from(node(root).params).iommu == IommuMode::translate;
   path.nodes = tree;
   path.taken = path.peer_to_peer ? "direct" : "root_complex";
   if (translating) {
     // I/O virtual addresses: the request climbs to the root complex whatever it targets.
-    if (path.peer_to_peer && !node(root).params.boolean("iommu_maps_peer_bars")) {
+    if (path.peer_to_peer && !RootComplexParams::from(node(root).params).iommu_maps_peer_bars) {
       block(path, root, "iommu_maps_peer_bars",
             fmt::format("{}'s IOMMU translates (iommu = translate) and no peer BAR is mapped "
                         "in {}'s context, so a request from {} to {} faults (seed 003: the "
@@ -121,11 +121,12 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
         path.taken = "root_complex";
         break;
       }
-      const std::string& firmware = node(v).params.string("peer_routing");
+      const PeerRouting firmware = SwitchParams::from(node(v).params).peer_routing;
       const bool redirect =
-          firmware == "upstream" ||
-          acs(v, tree[i - 1], request ? "acs_request_redirect" : "acs_completion_redirect");
-      if (!redirect && firmware == "block") {
+          firmware == PeerRouting::upstream ||
+          acs(v, tree[i - 1], request ? &SwitchParams::acs_request_redirect
+                                       : &SwitchParams::acs_completion_redirect);
+      if (!redirect && firmware == PeerRouting::block) {
         block(path, v, "peer_routing",
               fmt::format("{}'s firmware refuses traffic between its downstream ports "
                           "(peer_routing = block), so {} cannot reach {}",
@@ -137,7 +138,7 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
       const std::vector<std::size_t> up = graph_.route(from, root);
       for (std::size_t k = 1; k + 1 < up.size(); ++k) {
         if (up[k] == v || node(up[k]).kind != "switch") continue;
-        if (!acs(up[k], up[k - 1], "acs_upstream_forwarding")) {
+        if (!acs(up[k], up[k - 1], &SwitchParams::acs_upstream_forwarding)) {
           block(path, up[k], "acs_upstream_forwarding",
                 fmt::format("{} redirects {}'s traffic to {} upstream, but {}'s port to {} does "
                             "not forward redirected TLPs (acs_upstream_forwarding = false)",
@@ -153,7 +154,8 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
     }
   } else if (path.peer_to_peer) {
     path.taken = "cpu_fabric";
-    if (topology_.params.string("p2p_across_root_complexes") == "refuse") {
+    if (TopologyParams::from(topology_.params).p2p_across_root_complexes ==
+        P2pAcrossRootComplexes::refuse) {
       block_platform(path, fmt::format("{} and {} are below different root complexes and the "
                                        "platform refuses peer-to-peer traffic between root "
                                        "complexes (p2p_across_root_complexes = refuse)",
@@ -170,14 +172,14 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
     for (std::size_t i = 1; i + 1 < nodes.size(); ++i) {
       const std::size_t v = nodes[i];
       if (node(v).kind != "root_complex") continue;
-      const std::string& mode = node(v).params.string("peer_to_peer");
+      const PeerToPeer mode = RootComplexParams::from(node(v).params).peer_to_peer;
       const bool leaves_root_complex =
           node(nodes[i - 1]).kind == "cpu" || node(nodes[i + 1]).kind == "cpu";
       std::string why;
-      if (mode == "block") {
+      if (mode == PeerToPeer::block) {
         why = fmt::format("{} does not forward peer-to-peer traffic (peer_to_peer = block)",
                           node(v).id);
-      } else if (mode == "same_root_complex" && leaves_root_complex) {
+      } else if (mode == PeerToPeer::same_root_complex && leaves_root_complex) {
         why = fmt::format(
             "{} forwards peer-to-peer traffic only between its own root ports (peer_to_peer = "
             "same_root_complex), and {} and {} are below different root complexes",
@@ -223,7 +225,7 @@ void check_fabric_settings(const TopologyConfig& topology) {
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     const NodeConfig& n = topology.nodes[i];
     if (n.kind != "switch") continue;
-    const std::vector<std::string> ports = n.params.string_list("acs_ports");
+    const std::vector<std::string> ports = SwitchParams::from(n.params).acs_ports;
     for (std::size_t k = 0; k < ports.size(); ++k) {
       const NodeConfig* child = topology.node(ports[k]);
       const bool below =

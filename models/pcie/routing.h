@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "models/pcie/pcie_specs.h"
 #include "sim/config/run_config.h"
 #include "sim/topology/topology_graph.h"
 
@@ -76,7 +77,8 @@ class Router {
   const NodeConfig& node(std::size_t i) const { return topology_.nodes[i]; }
   bool is_device(std::size_t v) const;
   // ACS control `setting` of the downstream port of switch `sw` that leads to `child`.
-  bool acs(std::size_t sw, std::size_t child, const char* setting) const;
+  // Whether switch `sw` applies its ACS `setting` on the port to `child`.
+  bool acs(std::size_t sw, std::size_t child, bool SwitchParams::*setting) const;
   void block(ResolvedPath& path, std::size_t by, const std::string& setting,
              const std::string& why) const;
   void block_platform(ResolvedPath& path, const std::string& why) const;

@@ -86,9 +86,10 @@ std::string raw_to_json(const RawConfig& raw) {
 }
 
 json param_json(const ParamSpec& p) {
-  json j = {{"name", p.name}, {"type", to_string(p.type)},
-            {"unit", p.unit}, {"default", p.default_value},
-            {"doc", p.doc},   {"source", p.source}};
+  json j = {{"name", p.name},          {"type", to_string(p.type)},
+            {"unit", p.unit},          {"default", p.default_value},
+            {"doc", described_doc(p)}, {"source", p.source}};
+  if (!p.kinds.empty()) j["kinds"] = p.kinds;
   if (p.min) j["min"] = *p.min;
   if (p.max) j["max"] = *p.max;
   if (!p.choices.empty()) j["choices"] = p.choices;

@@ -43,7 +43,7 @@ void print_spec(const ComponentSpec& spec) {
                              p.unit,
                              p.default_value.is_null() ? "(required)" : p.default_value.dump(),
                              range.empty() ? "" : "  [" + range + "]");
-    std::cout << fmt::format("      {}\n      source: {}\n", p.doc, p.source);
+    std::cout << fmt::format("      {}\n      source: {}\n", described_doc(p), p.source);
   }
 }
 

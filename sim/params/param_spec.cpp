@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/params/param_table.h"
+
 namespace gpunvme {
 
 namespace {
@@ -86,6 +88,15 @@ ParamSpec integer_choice_param(std::string name, std::string unit, std::int64_t 
   return spec;
 }
 
+std::string described_doc(const ParamSpec& spec) {
+  if (spec.kinds.empty()) return spec.doc;
+  std::string prefix;
+  for (const std::string& kind : spec.kinds) prefix += (prefix.empty() ? "" : ", ") + kind;
+  // With several kinds a comma would read as one more kind.
+  if (!spec.condition.empty()) prefix += (spec.kinds.size() > 1 ? "; " : ", ") + spec.condition;
+  return "(" + prefix + ") " + spec.doc;
+}
+
 const ParamSpec* ComponentSpec::find(const std::string& name) const {
   for (const ParamSpec& p : params) {
     if (p.name == name) return &p;
@@ -119,10 +130,16 @@ std::vector<double> ParamValues::real_list(const std::string& name) const {
 }
 
 std::vector<std::int64_t> ParamValues::integer_list(const std::string& name) const {
+  return param_decl::to_integer_list(at(name));
+}
+
+namespace param_decl {
+std::vector<std::int64_t> to_integer_list(const nlohmann::json& list) {
   std::vector<std::int64_t> values;
-  for (const nlohmann::json& v : at(name)) values.push_back(std::llround(v.get<double>()));
+  for (const nlohmann::json& v : list) values.push_back(std::llround(v.get<double>()));
   return values;
 }
+}  // namespace param_decl
 
 const char* to_string(ParamType type) {
   switch (type) {

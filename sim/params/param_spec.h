@@ -26,7 +26,16 @@ struct ParamSpec {
   std::optional<double> max;
   std::vector<std::string> choices;  // for Enum
   std::vector<std::int64_t> allowed;  // for Integer: a discrete set, e.g. link widths
+  // Scenario fields: the kinds that use this field (empty: every kind). The
+  // resolver refuses the field in a scenario of another kind and drops it
+  // from the resolved scenario; `describe` shows the kinds before the doc.
+  std::vector<std::string> kinds;
+  std::string condition;  // what narrows the field further ("rw = randrw"), for `describe`
 };
+
+// The doc line as `describe` prints it: a kind-specific field's kinds and
+// condition first, "(microbenchmark, rw = randrw) percentage of ...".
+std::string described_doc(const ParamSpec& spec);
 
 // Fluent helpers keep declaration tables short and readable.
 ParamSpec integer_param(std::string name, std::string unit, std::int64_t def, double min,

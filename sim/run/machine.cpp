@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "models/pcie/pcie_specs.h"
 #include "sim/config/config_error.h"
 
 namespace gpunvme {
@@ -37,7 +38,7 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
                                                   memory_);
       });
     } else if (node.kind == "host_memory") {
-      const auto bytes = static_cast<std::uint64_t>(node.params.real("capacity_gib") *
+      const auto bytes = static_cast<std::uint64_t>(pcie::HostMemoryParams::from(node.params).capacity_gib *
                                                     static_cast<double>(1ull << 30));
       memory_.allocate(bytes, i, RegionKind::HostMemory, node.id);
     }

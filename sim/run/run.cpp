@@ -1,5 +1,7 @@
 #include "sim/run/run.h"
 
+#include "sim/run/scenario_spec.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,8 +52,9 @@ void check_fabric_paths(const RunConfig& config) {
   auto index = [&](const std::string& id) {
     return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
   };
-  const std::size_t g = index(config.scenario.params.string("gpu"));
-  for (const std::string& ssd : config.scenario.params.string_list("ssds")) {
+  const std::size_t g = index(ScenarioParams::from(config.scenario.params).gpu);
+  const std::vector<std::string> ssds = ScenarioParams::from(config.scenario.params).ssds;
+  for (const std::string& ssd : ssds) {
     router.require_path(g, index(ssd));
   }
 }
@@ -193,7 +196,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   result["paths"] = paths_json(machine, config);
   result.update(workload->sections(elapsed));
   if (trace_writer) {
-    trace_writer->finish({{"scenario", config.scenario.params.string("name")},
+    trace_writer->finish({{"scenario", ScenarioParams::from(config.scenario.params).name},
                           {"simulated_time_ns", ps_to_ns(elapsed)}});
   }
   return result;

@@ -8,11 +8,14 @@
 #include <stdexcept>
 
 #include "models/flash/flash_params.h"
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
 #include "models/nvme/fault_injector.h"
 #include "sim/algo/strategy_names.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 #include "sim/config/resource_limits.h"
+#include "sim/run/scenario_spec.h"
 #include "sim/workload/csr_graph.h"
 #include "sim/workload/gather.h"
 #include "sim/workload/graph_bfs.h"
@@ -47,15 +50,16 @@ void check_devices(const TopologyConfig& topo) {
         throw ConfigError(topo.file, path, "\"" + node.id + "\"",
                           std::string(e.what()) + " (the SSD's flash parameters)");
       }
-      const auto cores = static_cast<std::size_t>(p.integer("controller_cores"));
-      const std::vector<double> scale = p.real_list("processor_time_scale");
+      const nvme::SsdParams ssd = nvme::SsdParams::from(p);
+      const auto cores = static_cast<std::size_t>(ssd.controller_cores);
+      const std::vector<double>& scale = ssd.processor_time_scale;
       if (!scale.empty() && scale.size() != cores) {
         throw ConfigError(
             topo.file, path + ".processor_time_scale",
             render_value(p.json().at("processor_time_scale")),
             fmt::format("expected one entry per controller core ({}), or none", cores));
       }
-      const std::vector<std::string> faults = p.string_list("fault_schedule");
+      const std::vector<std::string>& faults = ssd.fault_schedule;
       for (std::size_t k = 0; k < faults.size(); ++k) {
         try {
           nvme::parse_scheduled_fault(faults[k]);
@@ -65,8 +69,9 @@ void check_devices(const TopologyConfig& topo) {
         }
       }
     } else if (node.kind == "gpu") {
-      const auto sms = static_cast<std::size_t>(p.integer("sms"));
-      const std::vector<std::int64_t> order = p.integer_list("block_sm_order");
+      const gpu::GpuParams gpu_params = gpu::GpuParams::from(p);
+      const auto sms = static_cast<std::size_t>(gpu_params.sms);
+      const std::vector<std::int64_t>& order = gpu_params.block_sm_order;
       if (!order.empty()) {
         std::vector<bool> seen(sms, false);
         bool permutation = order.size() == sms;
@@ -81,7 +86,7 @@ void check_devices(const TopologyConfig& topo) {
                             fmt::format("expected each of the {} SMs once, or none", sms));
         }
       }
-      const std::size_t partitions = p.integer_list("sm_l2_partition").size();
+      const std::size_t partitions = gpu_params.sm_l2_partition.size();
       if (partitions != 0 && partitions != sms) {
         throw ConfigError(topo.file, path + ".sm_l2_partition",
                           render_value(p.json().at("sm_l2_partition")),
@@ -94,15 +99,15 @@ void check_devices(const TopologyConfig& topo) {
 // The microbenchmark addresses span_gib of every SSD; a span beyond a drive
 // would address blocks it does not have.
 void check_span(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  if (!s.json().contains("span_gib") || !(s.real("span_gib") > 0)) return;
-  const double span_gib = s.real("span_gib");
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (!(s.span_gib > 0)) return;
+  const double span_gib = s.span_gib;
   const auto span_bytes = static_cast<std::uint64_t>(span_gib * (1ull << 30));
   const NodeConfig* smallest = nullptr;
   std::uint64_t smallest_bytes = 0;
-  for (const std::string& id : s.string_list("ssds")) {
+  for (const std::string& id : s.ssds) {
     const NodeConfig& ssd = *config.topology.node(id);
-    const auto lba = static_cast<std::uint64_t>(ssd.params.integer("lba_bytes"));
+    const auto lba = static_cast<std::uint64_t>(nvme::SsdParams::from(ssd.params).lba_bytes);
     const std::uint64_t bytes = ssd_capacity_bytes(ssd) / lba * lba;
     if (smallest == nullptr || bytes < smallest_bytes) {
       smallest = &ssd;
@@ -127,37 +132,34 @@ struct RingBytes {
 };
 
 RingBytes ring_bytes(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  const auto rings = static_cast<std::uint64_t>(s.string_list("ssds").size()) *
-                     static_cast<std::uint64_t>(s.integer("queues"));
-  const auto entries = static_cast<std::uint64_t>(s.integer("queue_entries"));
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const auto rings = static_cast<std::uint64_t>(s.ssds.size()) *
+                     static_cast<std::uint64_t>(s.queues);
+  const auto entries = static_cast<std::uint64_t>(s.queue_entries);
   const std::uint64_t sq = round_up(entries * 64, kPage);
   const std::uint64_t cq = round_up(entries * 16, kPage);
   RingBytes out;
-  if (s.string("path") != "gpu_initiated") {
+  if (s.path != IoPathKind::gpu_initiated) {
     out.host = rings * (sq + cq);
     return out;
   }
-  const auto field = [&](const char* name, const char* fallback) {
-    return s.json().contains(name) ? s.string(name) : std::string(fallback);
-  };
-  const bool rings_in_host = field("queue_memory", "gpu") == "host";
-  const std::string sq_placement = field("sq_placement", "gpu");
-  const bool sq_in_gpu = !rings_in_host && sq_placement == "gpu";
-  const bool sq_in_host = rings_in_host || sq_placement == "host";
+  // Fields of other kinds read as their defaults (rings and SQs in GPU memory).
+  const bool rings_in_host = s.queue_memory == QueueMemory::host;
+  const bool sq_in_gpu = !rings_in_host && s.sq_placement == SqPlacement::gpu;
+  const bool sq_in_host = rings_in_host || s.sq_placement == SqPlacement::host;
   out.gpu = rings * ((sq_in_gpu ? sq : 0) + (rings_in_host ? 0 : cq));
   out.host = rings * ((sq_in_host ? sq : 0) + (rings_in_host ? cq : 0));
   // Commands of more than two pages carry a PRP list page per SQ slot.
-  if (s.string("kind") == "microbenchmark" && s.integer("bs") > 2 * 4096) {
+  if (s.kind == ScenarioKind::microbenchmark && s.bs > 2 * 4096) {
     out.gpu += rings * entries * kPage;
   }
   return out;
 }
 
-std::uint64_t microbenchmark_buffer_bytes(const ParamValues& s) {
-  return static_cast<std::uint64_t>(s.integer("threads")) *
-         static_cast<std::uint64_t>(s.integer("iodepth")) *
-         round_up(static_cast<std::uint64_t>(s.integer("bs")), kPage);
+std::uint64_t microbenchmark_buffer_bytes(const ScenarioParams& s) {
+  return static_cast<std::uint64_t>(s.threads) *
+         static_cast<std::uint64_t>(s.iodepth) *
+         round_up(static_cast<std::uint64_t>(s.bs), kPage);
 }
 
 // The queue rings and the workload's buffers must fit the memory they are
@@ -165,97 +167,97 @@ std::uint64_t microbenchmark_buffer_bytes(const ParamValues& s) {
 // buffers counted are those every path of the kind places in GPU memory, so
 // the sum is at most what the run allocates there.
 void check_queue_memory(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
-  const std::string& kind = s.string("kind");
+  const ScenarioKind kind = s.kind;
   const RingBytes rings = ring_bytes(config);
   std::uint64_t buffers = 0;
   std::string buffer_field = "threads";
   std::string buffer_what = "threads x iodepth x bs";
-  if (kind == "microbenchmark") {
+  if (kind == ScenarioKind::microbenchmark) {
     buffers = microbenchmark_buffer_bytes(s);
-  } else if (kind == "graph") {
-    const auto line = static_cast<std::uint64_t>(s.integer("bs"));
+  } else if (kind == ScenarioKind::graph) {
+    const auto line = static_cast<std::uint64_t>(s.bs);
     const auto slots = std::max<std::uint64_t>(
-        1, static_cast<std::uint64_t>(s.real("cache_mib") * static_cast<double>(kMiB)) / line);
+        1, static_cast<std::uint64_t>(s.cache_mib * static_cast<double>(kMiB)) / line);
     buffers = slots * line;
     buffer_field = "cache_mib";
     buffer_what = "the software cache";
-  } else if (kind == "gather") {
-    const GatherLayout l = gather_layout(static_cast<std::uint64_t>(s.integer("rows")),
-                                         static_cast<std::uint64_t>(s.integer("row_bytes")),
-                                         static_cast<std::uint64_t>(s.integer("bs")));
+  } else if (kind == ScenarioKind::gather) {
+    const GatherLayout l = gather_layout(static_cast<std::uint64_t>(s.rows),
+                                         static_cast<std::uint64_t>(s.row_bytes),
+                                         static_cast<std::uint64_t>(s.bs));
     buffers =
-        static_cast<std::uint64_t>(std::min(s.integer("batch_lookups"), s.integer("lookups"))) *
+        static_cast<std::uint64_t>(std::min(s.batch_lookups, s.lookups)) *
         round_up(l.extent_bytes, kPage);
     buffer_field = "batch_lookups";
     buffer_what = "a batch of rows";
   }
-  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
-  const auto gpu_bytes = static_cast<std::uint64_t>(gpu.params.real("memory_gib") * (1ull << 30));
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const auto gpu_bytes = static_cast<std::uint64_t>(gpu::GpuParams::from(gpu.params).memory_gib * (1ull << 30));
   if (rings.gpu + buffers > gpu_bytes) {
     const bool buffers_larger = buffers > rings.gpu;
     const std::string field = buffers_larger ? buffer_field : "queues";
     throw ConfigError(
-        file, "$." + field, render_value(s.json().at(field)),
+        file, "$." + field, render_value(config.scenario.params.json().at(field)),
         fmt::format("the I/O queue rings ({} B: {} SSDs x {} queues of {} entries{}) and buffers "
                     "({} B: {}) need more than {}'s {} B of memory (memory_gib {})",
-                    rings.gpu, s.string_list("ssds").size(), s.integer("queues"),
-                    s.integer("queue_entries"),
-                    kind == "microbenchmark" && s.integer("bs") > 2 * 4096
+                    rings.gpu, s.ssds.size(), s.queues,
+                    s.queue_entries,
+                    kind == ScenarioKind::microbenchmark && s.bs > 2 * 4096
                         ? ", with a PRP list page per entry"
                         : "",
-                    buffers, buffer_what, gpu.id, gpu_bytes, gpu.params.real("memory_gib")));
+                    buffers, buffer_what, gpu.id, gpu_bytes, gpu::GpuParams::from(gpu.params).memory_gib));
   }
   if (rings.host == 0) return;
   std::uint64_t host_bytes = 0;
   for (const NodeConfig* memory : config.topology.nodes_of_kind("host_memory")) {
-    host_bytes += static_cast<std::uint64_t>(memory->params.real("capacity_gib") * (1ull << 30));
+    host_bytes += static_cast<std::uint64_t>(pcie::HostMemoryParams::from(memory->params).capacity_gib * (1ull << 30));
   }
   if (host_bytes != 0 && rings.host > host_bytes) {
-    const bool chosen = s.json().contains("queue_memory") && s.string("queue_memory") == "host";
+    const bool chosen = s.queue_memory == QueueMemory::host;
     throw ConfigError(file, chosen ? "$.queue_memory" : "$.queues",
-                      chosen ? "\"host\"" : std::to_string(s.integer("queues")),
+                      chosen ? "\"host\"" : std::to_string(s.queues),
                       fmt::format("the I/O queue rings in host memory ({} B: {} SSDs x {} queues "
                                   "of {} entries) exceed the topology's host memory ({} B)",
-                                  rings.host, s.string_list("ssds").size(), s.integer("queues"),
-                                  s.integer("queue_entries"), host_bytes));
+                                  rings.host, s.ssds.size(), s.queues,
+                                  s.queue_entries, host_bytes));
   }
 }
 
 // What the graph workload refuses when it builds its graph: a BFS root
 // beyond the graph, a graph without edges, an edge array larger than an SSD.
 void check_graph_shape(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  if (s.string("kind") != "graph") return;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (s.kind != ScenarioKind::graph) return;
   const std::string& file = config.scenario.file;
-  const std::int64_t source = s.integer("bfs_source");
-  const bool rmat = s.string("graph") == "rmat";
+  const std::int64_t source = s.bfs_source;
+  const bool rmat = s.graph == "rmat";
   std::uint64_t vertices = 0;
   std::uint64_t edges = 0;
-  const auto vertex_bytes = static_cast<std::uint64_t>(s.integer("vertex_bytes"));
-  const auto line_bytes = static_cast<std::uint64_t>(s.integer("bs"));
-  const std::vector<std::string> ssds = s.string_list("ssds");
+  const auto vertex_bytes = static_cast<std::uint64_t>(s.vertex_bytes);
+  const auto line_bytes = static_cast<std::uint64_t>(s.bs);
+  const std::vector<std::string> ssds = s.ssds;
   auto fits = [&](std::uint64_t edge_count) {
     const std::uint64_t lines = (edge_count * vertex_bytes + line_bytes - 1) / line_bytes;
     const std::uint64_t per_ssd = (lines + ssds.size() - 1) / ssds.size();
     for (const std::string& id : ssds) {
       const NodeConfig& ssd = *config.topology.node(id);
-      const auto lba = static_cast<std::uint64_t>(ssd.params.integer("lba_bytes"));
+      const auto lba = static_cast<std::uint64_t>(nvme::SsdParams::from(ssd.params).lba_bytes);
       const std::uint64_t capacity = ssd_capacity_bytes(ssd) / lba * lba;
       if (per_ssd * line_bytes > capacity) {
-        throw ConfigError(file, "$.graph", "\"" + s.string("graph") + "\"",
+        throw ConfigError(file, "$.graph", "\"" + s.graph + "\"",
                           fmt::format("the edge array needs {} B on each SSD; {} holds {} B",
                                       per_ssd * line_bytes, id, capacity));
       }
     }
   };
   if (rmat) {
-    vertices = 1ull << s.integer("scale");
+    vertices = 1ull << s.scale;
     // At most edge_factor edges per vertex, twice when undirected; the exact
     // count needs the graph, which is made only when the bound does not fit.
-    const std::uint64_t bound = vertices * static_cast<std::uint64_t>(s.integer("edge_factor")) *
-                                (s.boolean("undirected") ? 2 : 1);
+    const std::uint64_t bound = vertices * static_cast<std::uint64_t>(s.edge_factor) *
+                                (s.undirected ? 2 : 1);
     try {
       fits(bound);
     } catch (const ConfigError&) {
@@ -264,14 +266,14 @@ void check_graph_shape(const RunConfig& config) {
   } else {
     std::error_code error;
     if (std::filesystem::is_directory(graph_file_path(config), error)) {
-      throw ConfigError(file, "$.graph", "\"" + s.string("graph") + "\"",
+      throw ConfigError(file, "$.graph", "\"" + s.graph + "\"",
                         "is a directory, not a graph file");
     }
     const CsrGraph graph = scenario_graph(config);
     vertices = graph.vertices;
     edges = graph.edges();
     if (source < 0 && edges == 0) {
-      throw ConfigError(file, "$.graph", "\"" + s.string("graph") + "\"", "the graph has no edges");
+      throw ConfigError(file, "$.graph", "\"" + s.graph + "\"", "the graph has no edges");
     }
     fits(edges);
   }
@@ -309,8 +311,8 @@ std::uint64_t MemoryEstimate::bytes() const {
 }
 
 MemoryEstimate estimate_memory(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  const std::string& kind = s.string("kind");
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const ScenarioKind kind = s.kind;
   MemoryEstimate estimate;
   auto add = [&](std::string what, std::string field, std::uint64_t bytes) {
     estimate.parts.push_back({std::move(what), std::move(field), bytes});
@@ -329,16 +331,16 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   for (const NodeConfig& node : config.topology.nodes) {
     models += 16 * 1024;
     if (node.kind == "nvme_ssd") {
-      const auto planes = static_cast<std::uint64_t>(node.params.integer("channels") *
-                                                     node.params.integer("dies_per_channel") *
-                                                     node.params.integer("planes_per_die"));
+      const nvme::SsdParams ssd = nvme::SsdParams::from(node.params);
+      const auto planes =
+          static_cast<std::uint64_t>(ssd.channels * ssd.dies_per_channel * ssd.planes_per_die);
       models += 300 * 1024 + planes * 256;
       // The FTL's map, allocated once the SSD is written or preconditioned:
       // microbenchmarks that write, and KV caches (blocks move down to NVMe).
       const flash::FlashParams flash_params = flash::flash_params_from(node.params);
       const bool writes =
-          kind == "kv_cache" ||
-          (kind == "microbenchmark" && s.string("rw") != "randread" && s.string("rw") != "read");
+          kind == ScenarioKind::kv_cache ||
+          (kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead && s.rw != Pattern::Read);
       if (flash_params.precondition != flash::Precondition::none || writes) {
         models += flash_params.ftl_memory_bytes();
       }
@@ -349,54 +351,53 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   // Every GPU warp is a simulated thread: its stack (64 KiB reserved,
   // sim/kernel/threads.h, a fraction of it touched) and its lanes' state.
   // Measured: 17 to 23 KiB a warp (16,384 and 65,536 threads).
-  const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
+  const auto threads = static_cast<std::uint64_t>(s.threads);
   std::uint64_t warps = (threads + 31) / 32;
-  if (s.string("path") == "gpu_initiated") {
-    const algo::StrategyEntry* strategy = algo::find_strategy(s.string("strategy"));
+  if (s.path == IoPathKind::gpu_initiated) {
+    const algo::StrategyEntry* strategy = algo::find_strategy(s.strategy);
     if (strategy != nullptr && strategy->value == algo::NamedStrategy::IoAgents) {
-      warps += s.integer("agent_warps");
+      warps += s.agent_warps;
     }
-    if (algo::parse_name(algo::kCompletionNames, s.string("completion")) ==
-        algo::Completion::PollingWarps) {
-      warps += s.integer("poller_warps");
+    if (algo::parse_name(algo::kCompletionNames, s.completion) == algo::Completion::PollingWarps) {
+      warps += s.poller_warps;
     }
   }
-  const auto iodepth = static_cast<std::uint64_t>(s.integer("iodepth"));
+  const auto iodepth = static_cast<std::uint64_t>(s.iodepth);
   add("GPU warps (stacks and lane state)", "$.threads", warps * 20 * 1024 + threads * iodepth * 64);
 
   // A ring's pages are stored as its entries are first written: a short run
   // touches the head of each ring only. Commands of more than two pages also
   // write a PRP list page per SQ slot they use, and every entry has its
   // completion and CID state (measured: about 10 B an entry).
-  const auto ring_count = static_cast<std::uint64_t>(s.string_list("ssds").size()) *
-                          static_cast<std::uint64_t>(s.integer("queues"));
-  const auto entries = static_cast<std::uint64_t>(s.integer("queue_entries"));
+  const auto ring_count = static_cast<std::uint64_t>(s.ssds.size()) *
+                          static_cast<std::uint64_t>(s.queues);
+  const auto entries = static_cast<std::uint64_t>(s.queue_entries);
   std::uint64_t used = entries;
-  if (kind == "microbenchmark" && !s.boolean("time_based")) {
-    used = std::min(entries, static_cast<std::uint64_t>(s.integer("ios")) / ring_count + 1);
+  if (kind == ScenarioKind::microbenchmark && !s.time_based) {
+    used = std::min(entries, static_cast<std::uint64_t>(s.ios) / ring_count + 1);
   }
   const RingBytes rings = ring_bytes(config);
   const std::uint64_t touched =
       ring_count * (round_up(used * 64, kPage) + round_up(used * 16, kPage));
   std::uint64_t queue_bytes = stored(std::min(rings.gpu + rings.host, touched));
-  if (s.string("path") == "gpu_initiated" && s.integer("bs") > 2 * 4096) {
+  if (s.path == IoPathKind::gpu_initiated && s.bs > 2 * 4096) {
     queue_bytes += stored(ring_count * used * kPage);
   }
   queue_bytes += ring_count * entries * 10;
   add("I/O queues (rings, PRP lists, entry state)", "$.queues", queue_bytes);
 
-  if (kind == "gather") {
-    const auto batch = std::min(s.integer("batch_lookups"), s.integer("lookups"));
+  if (kind == ScenarioKind::gather) {
+    const auto batch = std::min(s.batch_lookups, s.lookups);
     add("gather batch state", "$.batch_lookups", static_cast<std::uint64_t>(batch) * 128);
-  } else if (kind == "kv_cache") {
+  } else if (kind == ScenarioKind::kv_cache) {
     const KvShape k = kv_shape(config);
     const std::uint64_t blocks = k.layers * k.batch * (k.full_blocks + 1);
     add("KV block table", "$.context_tokens", blocks * 64);
-  } else if (kind == "graph") {
+  } else if (kind == ScenarioKind::graph) {
     std::uint64_t vertices = 0, edges = 0;
-    if (s.string("graph") == "rmat") {
-      vertices = 1ull << s.integer("scale");
-      edges = vertices * static_cast<std::uint64_t>(s.integer("edge_factor"));
+    if (s.graph == "rmat") {
+      vertices = 1ull << s.scale;
+      edges = vertices * static_cast<std::uint64_t>(s.edge_factor);
     } else {
       // An edge list line is at least 4 bytes ("0 1\n"), typically 8 or more;
       // the reader checks the exact figures against the cap as it reads.
@@ -407,19 +408,19 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
       edges = bytes / 8;
       vertices = edges;
     }
-    const std::uint64_t directed = s.boolean("undirected") ? 2 * edges : edges;
+    const std::uint64_t directed = s.undirected ? 2 * edges : edges;
     // Construction holds the edge pairs (16 B each, both directions when
     // undirected) beside the CSR (8 B per vertex, 4 B per edge); the
     // traversal keeps a level per vertex and a stamp per cache line.
     const std::uint64_t construction = directed * 16 + vertices * 8;
     const std::uint64_t csr = (vertices + 1) * 8 + directed * 4;
-    const auto line = static_cast<std::uint64_t>(s.integer("bs"));
+    const auto line = static_cast<std::uint64_t>(s.bs);
     const std::uint64_t lines =
-        (directed * static_cast<std::uint64_t>(s.integer("vertex_bytes")) + line - 1) / line;
+        (directed * static_cast<std::uint64_t>(s.vertex_bytes) + line - 1) / line;
     const std::uint64_t traversal = vertices * 12 + lines * 8;
     add("graph (edge pairs while building, CSR, levels)",
-        s.string("graph") == "rmat" ? "$.scale" : "$.graph", construction + csr + traversal);
-    const auto cache = static_cast<std::uint64_t>(s.real("cache_mib") * static_cast<double>(kMiB));
+        s.graph == "rmat" ? "$.scale" : "$.graph", construction + csr + traversal);
+    const auto cache = static_cast<std::uint64_t>(s.cache_mib * static_cast<double>(kMiB));
     add("GPU software cache slots", "$.cache_mib", cache / line * 32);
   }
   return estimate;

@@ -11,6 +11,7 @@
 #include <boost/graph/graphviz.hpp>
 #include <fmt/format.h>
 
+#include "models/pcie/pcie_specs.h"
 #include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
@@ -18,6 +19,12 @@
 namespace gpunvme {
 
 namespace {
+
+// The socket a root complex or a host memory names.
+std::string socket_of(const NodeConfig& n) {
+  return n.kind == "root_complex" ? pcie::RootComplexParams::from(n.params).socket
+                                  : pcie::HostMemoryParams::from(n.params).socket;
+}
 
 bool is_pcie_kind(const std::string& kind) {
   return kind == "root_complex" || kind == "switch" || kind == "gpu" || kind == "nvme_ssd";
@@ -71,7 +78,7 @@ void TopologyGraph::check(const TopologyConfig& topo) {
   for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
     const NodeConfig& n = topo.nodes[i];
     if (n.kind != "root_complex" && n.kind != "host_memory") continue;
-    const std::string& socket = n.params.string("socket");
+    const std::string socket = socket_of(n);
     if (socket.empty()) {
       if (has_sockets) {
         throw ConfigError(file, node_path(i) + ".socket", "\"\"",
@@ -94,8 +101,8 @@ void TopologyGraph::check(const TopologyConfig& topo) {
     const LinkConfig& link = topo.links[l];
     std::size_t a = index_of(link.from);
     std::size_t b = index_of(link.to);
-    const std::string& type = link.params.string("type");
-    if (type == "pcie") {
+    const pcie::LinkType type = pcie::LinkParams::from(link.params).type;
+    if (type == pcie::LinkType::pcie) {
       for (std::size_t end : {a, b}) {
         if (!is_pcie_kind(topo.nodes[end].kind)) {
           throw ConfigError(file, link_path(l), "\"" + topo.nodes[end].id + "\"",
@@ -207,13 +214,14 @@ TopologyGraph::TopologyGraph(const TopologyConfig& topology)
   }
   for (std::size_t l = 0; l < topology.links.size(); ++l) {
     const LinkConfig& link = topology.links[l];
-    EdgeKind kind = link.params.string("type") == "pcie" ? EdgeKind::Pcie : EdgeKind::InterSocket;
+    EdgeKind kind = pcie::LinkParams::from(link.params).type == pcie::LinkType::pcie ? EdgeKind::Pcie
+                                                                         : EdgeKind::InterSocket;
     boost::add_edge(index_of(link.from), index_of(link.to), TopologyEdge{kind, l}, graph_);
   }
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     const NodeConfig& n = topology.nodes[i];
     if (n.kind != "root_complex" && n.kind != "host_memory") continue;
-    std::size_t s = index_of(n.params.string("socket"));
+    std::size_t s = index_of(socket_of(n));
     if (s != npos) boost::add_edge(i, s, TopologyEdge{EdgeKind::Attachment, 0}, graph_);
   }
   // Orient each PCIe tree from its root complex.
@@ -294,11 +302,11 @@ std::string TopologyGraph::tree_text() const {
   auto link_label = [&](std::size_t a, std::size_t b) -> std::string {
     auto [e, found] = boost::edge(a, b, graph_);
     if (!found || graph_[e].kind == EdgeKind::Attachment) return "";
-    const ParamValues& p = topology_.links[graph_[e].link_index].params;
+    const pcie::LinkParams p = pcie::LinkParams::from(topology_.links[graph_[e].link_index].params);
     if (graph_[e].kind == EdgeKind::InterSocket) {
-      return fmt::format("  [inter-socket {} GB/s]", p.real("bandwidth_gbps"));
+      return fmt::format("  [inter-socket {} GB/s]", p.bandwidth_gbps);
     }
-    return fmt::format("  [Gen{} x{}]", p.integer("gen"), p.integer("width"));
+    return fmt::format("  [Gen{} x{}]", p.gen, p.width);
   };
   auto describe = [&](std::size_t i) {
     std::string text = nodes[i].id + " (" + nodes[i].kind;
@@ -330,7 +338,7 @@ std::string TopologyGraph::tree_text() const {
     printed[s] = true;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if ((nodes[i].kind == "root_complex" || nodes[i].kind == "host_memory") &&
-          nodes[i].params.string("socket") == nodes[s].id) {
+          socket_of(nodes[i]) == nodes[s].id) {
         print_root(i, "  ");
       }
     }
@@ -342,10 +350,11 @@ std::string TopologyGraph::tree_text() const {
   }
   for (std::size_t l = 0; l < topology_.links.size(); ++l) {
     const LinkConfig& link = topology_.links[l];
-    if (link.params.string("type") == "inter_socket") {
+    const pcie::LinkParams p = pcie::LinkParams::from(link.params);
+    if (p.type == pcie::LinkType::inter_socket) {
       out << link.from << " <-> " << link.to
-          << fmt::format("  [inter-socket {} GB/s, {} ns]\n", link.params.real("bandwidth_gbps"),
-                         link.params.real("latency_ns"));
+          << fmt::format("  [inter-socket {} GB/s, {} ns]\n", p.bandwidth_gbps,
+                         ps_to_ns(p.latency_ns));
     }
   }
   return out.str();
@@ -366,11 +375,11 @@ std::string TopologyGraph::dot() const {
       os << "[style=dashed]";
       return;
     }
-    const ParamValues& p = topology_.links[edge.link_index].params;
+    const pcie::LinkParams p = pcie::LinkParams::from(topology_.links[edge.link_index].params);
     if (edge.kind == EdgeKind::InterSocket) {
       os << "[label=\"inter-socket\", penwidth=2]";
     } else {
-      os << "[label=\"Gen" << p.integer("gen") << " x" << p.integer("width") << "\"]";
+      os << "[label=\"Gen" << p.gen << " x" << p.width << "\"]";
     }
   };
   boost::write_graphviz(out, graph_, vertex_writer, edge_writer);

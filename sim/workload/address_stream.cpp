@@ -50,20 +50,6 @@ std::uint64_t ZipfSampler::operator()(std::mt19937_64& rng) const {
   }
 }
 
-Pattern pattern_from(const std::string& rw) {
-  if (rw == "read") return Pattern::Read;
-  if (rw == "randwrite") return Pattern::RandWrite;
-  if (rw == "write") return Pattern::Write;
-  if (rw == "randrw") return Pattern::RandRW;
-  return Pattern::RandRead;
-}
-
-Distribution distribution_from(const std::string& name) {
-  if (name == "sequential") return Distribution::Sequential;
-  if (name == "zipf") return Distribution::Zipf;
-  return Distribution::Uniform;
-}
-
 AddressStream::AddressStream(Pattern pattern, Distribution distribution, std::uint64_t slots,
                              std::uint32_t rwmixread, double zipf_theta, std::uint64_t seed,
                              std::uint64_t stream, std::uint64_t streams)

@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "sim/params/enum_names.h"
+
 namespace gpunvme {
 
 // Zipf-distributed ranks 1..n with P(k) proportional to k^-theta, by
@@ -33,10 +35,18 @@ class ZipfSampler {
   double s_;
 };
 
+// fio's rw; the names are the scenario's rw choices.
 enum class Pattern { RandRead, Read, RandWrite, Write, RandRW };
+inline const EnumNameTable& enum_names(Pattern) {
+  static const EnumNameTable table("randread, read, randwrite, write, randrw");
+  return table;
+}
+// fio's random_distribution; the names are the scenario's distribution choices.
 enum class Distribution { Uniform, Sequential, Zipf };
-Pattern pattern_from(const std::string& rw);
-Distribution distribution_from(const std::string& name);
+inline const EnumNameTable& enum_names(Distribution) {
+  static const EnumNameTable table("uniform, sequential, zipf");
+  return table;
+}
 
 struct AddressChoice {
   std::uint64_t slot;  // 0 .. slots-1

@@ -1,5 +1,8 @@
 #include "sim/workload/cpu_initiated.h"
 
+#include "models/host/host_specs.h"
+#include "sim/run/scenario_spec.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,9 +28,9 @@ constexpr std::uint64_t kPage = nvme::kMinPageSize;
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
 std::size_t cpu_node_for(const RunConfig& config, const Machine& machine, std::size_t memory) {
-  const std::string& named = config.scenario.params.string("cpu");
+  const std::string named = ScenarioParams::from(config.scenario.params).cpu;
   if (!named.empty()) return machine.node_index(named);
-  const std::string& socket = machine.topology().nodes[memory].params.string("socket");
+  const std::string& socket = pcie::HostMemoryParams::from(machine.topology().nodes[memory].params).socket;
   return machine.node_index(socket);
 }
 }  // namespace
@@ -38,21 +41,21 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
       config_(config),
       machine_(machine),
       mode_(mode),
-      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
+      gpu_(machine.gpu(ScenarioParams::from(config.scenario.params).gpu)),
       max_io_bytes_(max_io_bytes),
       buffer_stride_(round_up(std::max<std::uint64_t>(max_io_bytes, 1), kPage)),
-      from_gpu_(config.scenario.params.string("request_origin") == "gpu"),
+      from_gpu_(ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
       cores_(1),
       stages_({"request_signal", "copy_to_host", "cpu_submit", "completion_wait", "cpu_completion",
                "copy_to_gpu", "delivery"}) {
-  const ParamValues& s = config.scenario.params;
-  const auto ssd_ids = s.string_list("ssds");
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const auto ssd_ids = s.ssds;
   const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));
   memory_node_ = side.memory;
   cpu_node_ = cpu_node_for(config, machine, memory_node_);
   const NodeConfig& cpu = machine.topology().nodes[cpu_node_];
   costs_ = host::cpu_io_costs(cpu.params);
-  cores_ = host::CpuCores(static_cast<std::uint32_t>(cpu.params.integer("cores")));
+  cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
   core_state_.resize(cores_.size());
   for (Core& c : core_state_) {
     c.ring = machine.memory()
@@ -64,15 +67,16 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
 
   // Whether each SSD's commands pay an IOMMU mapping: the platform setting,
   // or (auto) whether the SSD's DMA to host memory is translated.
-  const std::string& map = cpu.params.string("iommu_dma_map");
+  const host::IommuDmaMap map = host::CpuParams::from(cpu.params).iommu_dma_map;
   const pcie::Router& router = machine.fabric().router();
   for (const std::string& id : ssd_ids) {
     ssds_.push_back(&machine.ssd(id));
     bool translated = router.resolve(machine.node_index(id), memory_node_).translated_by !=
                       pcie::ResolvedPath::npos;
-    dma_map_.push_back(map == "on" || (map == "auto" && translated));
+    dma_map_.push_back(map == host::IommuDmaMap::on ||
+                       (map == host::IommuDmaMap::auto_ && translated));
   }
-  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.queues);
   for (std::size_t k = 0; k < ssds_.size(); ++k) {
     if (!ssds_[k]->may_lose_commands()) {
       watchdogs_.push_back(nullptr);
@@ -98,8 +102,8 @@ std::string CpuInitiatedPath::strategy() const {
 
 void CpuInitiatedPath::start(std::function<void()> ready) {
   ready_ = std::move(ready);
-  const ParamValues& s = config_.scenario.params;
-  const auto entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  const ScenarioParams s = ScenarioParams::from(config_.scenario.params);
+  const auto entries = static_cast<std::uint32_t>(s.queue_entries);
   queues_.resize(std::size_t{queues_per_ssd_} * ssds_.size());
   for (std::size_t k = 0; k < ssds_.size(); ++k) {
     nvme::Controller& ssd = *ssds_[k];

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
 #include "sim/config/config_error.h"
+#include "sim/run/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -29,25 +32,25 @@ GatherLayout gather_layout(std::uint64_t rows, std::uint64_t row_bytes, std::uin
 }
 
 std::uint64_t check_gather(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
-  const auto rows = static_cast<std::uint64_t>(s.integer("rows"));
-  const GatherLayout l = gather_layout(rows, static_cast<std::uint64_t>(s.integer("row_bytes")),
-                                       static_cast<std::uint64_t>(s.integer("bs")));
-  const auto ssds = s.string_list("ssds");
+  const auto rows = static_cast<std::uint64_t>(s.rows);
+  const GatherLayout l = gather_layout(rows, static_cast<std::uint64_t>(s.row_bytes),
+                                       static_cast<std::uint64_t>(s.bs));
+  const auto ssds = s.ssds;
   const std::uint64_t per_ssd = (l.extents + ssds.size() - 1) / ssds.size();
   for (const std::string& id : ssds) {
     const NodeConfig& ssd = *config.topology.node(id);
-    const double capacity = ssd.params.real("capacity_gib") * 1073741824.0;
+    const double capacity = nvme::SsdParams::from(ssd.params).capacity_gib * 1073741824.0;
     if (static_cast<double>(per_ssd * l.extent_bytes) > capacity) {
       throw ConfigError(file, "$.rows", std::to_string(rows),
                         fmt::format("the table needs {} B on each SSD; {} holds {:.0f} B",
                                     per_ssd * l.extent_bytes, id, capacity));
     }
   }
-  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
-  const double gpu_bytes = gpu.params.real("memory_gib") * (1ull << 30);
-  const auto batch = static_cast<std::uint64_t>(s.integer("batch_lookups"));
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * (1ull << 30);
+  const auto batch = static_cast<std::uint64_t>(s.batch_lookups);
   if (static_cast<double>(batch * round_up(l.extent_bytes, 4096)) > gpu_bytes / 2) {
     throw ConfigError(file, "$.batch_lookups", std::to_string(batch),
                       "one batch's buffers would take more than half of the GPU's memory");
@@ -58,17 +61,17 @@ std::uint64_t check_gather(const RunConfig& config) {
 GatherWorkload::GatherWorkload(const sc_core::sc_module_name& name, const RunConfig& config,
                                Machine& machine)
     : PathWorkload(name, config, machine, check_gather(config)),
-      layout_(gather_layout(static_cast<std::uint64_t>(config.scenario.params.integer("rows")),
-                            static_cast<std::uint64_t>(config.scenario.params.integer("row_bytes")),
-                            static_cast<std::uint64_t>(config.scenario.params.integer("bs")))),
-      row_bytes_(static_cast<std::uint64_t>(config.scenario.params.integer("row_bytes"))),
-      lookups_(static_cast<std::uint64_t>(config.scenario.params.integer("lookups"))),
-      batch_lookups_(static_cast<std::uint64_t>(config.scenario.params.integer("batch_lookups"))),
-      coalesce_(config.scenario.params.boolean("coalesce")),
-      threads_(static_cast<std::uint32_t>(config.scenario.params.integer("threads"))),
-      rows_(Pattern::RandRead, distribution_from(config.scenario.params.string("distribution")),
-            static_cast<std::uint64_t>(config.scenario.params.integer("rows")), 100,
-            config.scenario.params.real("zipf_theta"), config.seed, 0, 1) {
+      layout_(gather_layout(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).rows),
+                            static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).row_bytes),
+                            static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).bs))),
+      row_bytes_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).row_bytes)),
+      lookups_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).lookups)),
+      batch_lookups_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).batch_lookups)),
+      coalesce_(ScenarioParams::from(config.scenario.params).coalesce),
+      threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)),
+      rows_(Pattern::RandRead, ScenarioParams::from(config.scenario.params).distribution,
+            static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).rows), 100,
+            ScenarioParams::from(config.scenario.params).zipf_theta, config.seed, 0, 1) {
   for (const std::string& id : ssd_ids_) {
     lbas_per_extent_.push_back(
         static_cast<std::uint32_t>(layout_.extent_bytes / machine.ssd(id).lba_bytes()));

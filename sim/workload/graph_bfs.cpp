@@ -1,5 +1,8 @@
 #include "sim/workload/graph_bfs.h"
 
+#include "models/gpu/gpu.h"
+#include "sim/run/scenario_spec.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,15 +18,15 @@ namespace {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 std::uint32_t cache_slots(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  const double bytes = s.real("cache_mib") * 1048576.0;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const double bytes = s.cache_mib * 1048576.0;
   return static_cast<std::uint32_t>(
-      std::max(1.0, std::floor(bytes / static_cast<double>(s.integer("bs")))));
+      std::max(1.0, std::floor(bytes / static_cast<double>(s.bs))));
 }
 }  // namespace
 
 std::string graph_file_path(const RunConfig& config) {
-  const std::string& name = config.scenario.params.string("graph");
+  const std::string name = ScenarioParams::from(config.scenario.params).graph;
   const std::string& scenario_file = config.scenario.file;
   const auto slash = scenario_file.find_last_of('/');
   if (!name.empty() && name[0] != '/' && slash != std::string::npos) {
@@ -34,52 +37,52 @@ std::string graph_file_path(const RunConfig& config) {
 }
 
 std::uint64_t check_graph(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
-  if (s.string("graph") != "rmat" && !std::ifstream(graph_file_path(config)).good()) {
-    throw ConfigError(file, "$.graph", "\"" + s.string("graph") + "\"",
+  if (s.graph != "rmat" && !std::ifstream(graph_file_path(config)).good()) {
+    throw ConfigError(file, "$.graph", "\"" + s.graph + "\"",
                       "expected rmat or a readable graph file (.mtx or an edge list)");
   }
-  if (s.string("graph") == "rmat") {
-    const double abc = s.real("rmat_a") + s.real("rmat_b") + s.real("rmat_c");
+  if (s.graph == "rmat") {
+    const double abc = s.rmat_a + s.rmat_b + s.rmat_c;
     if (abc > 1.0 + 1e-12) {
-      throw ConfigError(file, "$.rmat_c", fmt::format("{}", s.real("rmat_c")),
+      throw ConfigError(file, "$.rmat_c", fmt::format("{}", s.rmat_c),
                         fmt::format("rmat_a + rmat_b + rmat_c = {} exceeds 1", abc));
     }
   }
-  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
-  const double gpu_bytes = gpu.params.real("memory_gib") * 1073741824.0;
-  if (static_cast<double>(cache_slots(config)) * static_cast<double>(s.integer("bs")) >
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * 1073741824.0;
+  if (static_cast<double>(cache_slots(config)) * static_cast<double>(s.bs) >
       gpu_bytes / 2) {
-    throw ConfigError(file, "$.cache_mib", fmt::format("{}", s.real("cache_mib")),
+    throw ConfigError(file, "$.cache_mib", fmt::format("{}", s.cache_mib),
                       "the cache would take more than half of the GPU's memory");
   }
-  return static_cast<std::uint64_t>(s.integer("bs"));
+  return static_cast<std::uint64_t>(s.bs);
 }
 
 CsrGraph scenario_graph(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  const std::string& name = s.string("graph");
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const std::string& name = s.graph;
   if (name == "rmat") {
-    return generate_rmat(static_cast<std::uint32_t>(s.integer("scale")),
-                         static_cast<std::uint32_t>(s.integer("edge_factor")), s.real("rmat_a"),
-                         s.real("rmat_b"), s.real("rmat_c"), config.seed, s.boolean("undirected"));
+    return generate_rmat(static_cast<std::uint32_t>(s.scale),
+                         static_cast<std::uint32_t>(s.edge_factor), s.rmat_a,
+                         s.rmat_b, s.rmat_c, config.seed, s.undirected);
   }
-  return read_graph_file(graph_file_path(config), s.boolean("undirected"));
+  return read_graph_file(graph_file_path(config), s.undirected);
 }
 
 GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfig& config,
                              Machine& machine)
     : PathWorkload(name, config, machine, check_graph(config)),
       graph_(scenario_graph(config)),
-      vertex_bytes_(static_cast<std::uint64_t>(config.scenario.params.integer("vertex_bytes"))),
-      line_bytes_(static_cast<std::uint64_t>(config.scenario.params.integer("bs"))),
+      vertex_bytes_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).vertex_bytes)),
+      line_bytes_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).bs)),
       lines_((graph_.edges() * vertex_bytes_ + line_bytes_ - 1) / line_bytes_),
       cache_(cache_slots(config)),
-      edge_cost_(ns_to_ps(config.scenario.params.real("edge_ns"))),
-      launch_cost_(us_to_ps(config.scenario.params.real("kernel_launch_us"))),
-      threads_(static_cast<std::uint32_t>(config.scenario.params.integer("threads"))) {
-  const ParamValues& s = config.scenario.params;
+      edge_cost_(ScenarioParams::from(config.scenario.params).edge_ns),
+      launch_cost_(ScenarioParams::from(config.scenario.params).kernel_launch_us),
+      threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   const std::uint64_t per_ssd = (lines_ + ssd_ids_.size() - 1) / ssd_ids_.size();
   for (const std::string& id : ssd_ids_) {
@@ -87,7 +90,7 @@ GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfi
     lbas_per_line_.push_back(static_cast<std::uint32_t>(line_bytes_ / ssd.lba_bytes()));
     if (per_ssd * line_bytes_ > ssd.capacity_lbas() * ssd.lba_bytes()) {
       throw ConfigError(
-          file, "$.graph", "\"" + s.string("graph") + "\"",
+          file, "$.graph", "\"" + s.graph + "\"",
           fmt::format("the edge array needs {} B on each SSD; {} holds {} B", per_ssd * line_bytes_,
                       id, ssd.capacity_lbas() * ssd.lba_bytes()));
     }
@@ -95,7 +98,7 @@ GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfi
   cache_base_ = gpu_.allocate(std::uint64_t{cache_.slots()} * line_bytes_, 4096);
   level_.assign(graph_.vertices, -1);
   line_stamp_.assign(lines_, 0);
-  const std::int64_t source = s.integer("bfs_source");
+  const std::int64_t source = s.bfs_source;
   if (source >= 0) {
     if (static_cast<std::uint64_t>(source) >= graph_.vertices) {
       throw ConfigError(file, "$.bfs_source", std::to_string(source),
@@ -109,7 +112,7 @@ GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfi
       if (graph_.degree(v) != 0) candidates.push_back(static_cast<std::uint32_t>(v));
     }
     if (candidates.empty()) {
-      throw ConfigError(file, "$.graph", "\"" + s.string("graph") + "\"", "the graph has no edges");
+      throw ConfigError(file, "$.graph", "\"" + s.graph + "\"", "the graph has no edges");
     }
     std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ull + 17);
     source_ = candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng)];

@@ -1,5 +1,9 @@
 #include "sim/workload/kv_cache.h"
 
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
+#include "sim/run/scenario_spec.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,40 +21,41 @@ constexpr double kGiB = 1073741824.0;
 
 std::uint64_t ssd_capacity_bytes(const RunConfig& config) {
   std::uint64_t least = ~std::uint64_t{0};
-  const auto ssds = config.scenario.params.string_list("ssds");
+  const auto ssds = ScenarioParams::from(config.scenario.params).ssds;
   for (const std::string& id : ssds) {
     const NodeConfig& n = *config.topology.node(id);
-    least = std::min(least, static_cast<std::uint64_t>(n.params.real("capacity_gib") * kGiB));
+    least = std::min(least, static_cast<std::uint64_t>(nvme::SsdParams::from(n.params).capacity_gib * kGiB));
   }
   return least * ssds.size();
 }
 
 std::uint64_t largest_lba(const RunConfig& config) {
   std::uint64_t lba = 512;
-  for (const std::string& id : config.scenario.params.string_list("ssds")) {
-    lba = std::max<std::uint64_t>(lba, config.topology.node(id)->params.integer("lba_bytes"));
+  const std::vector<std::string> ssds = ScenarioParams::from(config.scenario.params).ssds;
+  for (const std::string& id : ssds) {
+    lba = std::max<std::uint64_t>(lba, nvme::SsdParams::from(config.topology.node(id)->params).lba_bytes);
   }
   return lba;
 }
 }  // namespace
 
 KvShape kv_shape(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   KvShape k{};
-  k.layers = static_cast<std::uint64_t>(s.integer("layers"));
-  k.batch = static_cast<std::uint64_t>(s.integer("batch"));
-  k.block_tokens = static_cast<std::uint64_t>(s.integer("block_tokens"));
-  k.context = static_cast<std::uint64_t>(s.integer("context_tokens"));
-  k.steps = static_cast<std::uint64_t>(s.integer("decode_steps"));
-  k.gqa_group = static_cast<std::uint64_t>(s.integer("gqa_group"));
-  k.token_bytes = 2ull * static_cast<std::uint64_t>(s.integer("kv_heads")) *
-                  static_cast<std::uint64_t>(s.integer("head_dim")) *
-                  static_cast<std::uint64_t>(s.integer("dtype_bytes"));
+  k.layers = static_cast<std::uint64_t>(s.layers);
+  k.batch = static_cast<std::uint64_t>(s.batch);
+  k.block_tokens = static_cast<std::uint64_t>(s.block_tokens);
+  k.context = static_cast<std::uint64_t>(s.context_tokens);
+  k.steps = static_cast<std::uint64_t>(s.decode_steps);
+  k.gqa_group = static_cast<std::uint64_t>(s.gqa_group);
+  k.token_bytes = 2ull * static_cast<std::uint64_t>(s.kv_heads) *
+                  static_cast<std::uint64_t>(s.head_dim) *
+                  static_cast<std::uint64_t>(s.dtype_bytes);
   k.block_bytes = k.block_tokens * k.token_bytes;
   k.full_blocks = k.context / k.block_tokens;
-  k.hbm_blocks = static_cast<std::uint64_t>(s.real("hbm_kv_gib") * kGiB) / k.block_bytes;
-  k.dram_blocks = static_cast<std::uint64_t>(s.real("host_kv_gib") * kGiB) / k.block_bytes;
-  const double nvme = s.real("nvme_kv_gib");
+  k.hbm_blocks = static_cast<std::uint64_t>(s.hbm_kv_gib * kGiB) / k.block_bytes;
+  k.dram_blocks = static_cast<std::uint64_t>(s.host_kv_gib * kGiB) / k.block_bytes;
+  const double nvme = s.nvme_kv_gib;
   const std::uint64_t slot = round_up(k.block_bytes, kPage);
   k.nvme_blocks = nvme > 0 ? static_cast<std::uint64_t>(nvme * kGiB) / k.block_bytes
                            : ssd_capacity_bytes(config) / slot;
@@ -58,24 +63,24 @@ KvShape kv_shape(const RunConfig& config) {
 }
 
 std::uint64_t check_kv_cache(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   const KvShape k = kv_shape(config);
   const std::uint64_t tails = k.batch * k.layers;
   const std::uint64_t end_full = (k.context + k.steps) / k.block_tokens;
   const std::uint64_t all_blocks = tails * end_full;
-  const bool lru = s.string("eviction") == "lru";
-  const auto prefetch = static_cast<std::uint64_t>(s.integer("prefetch_layers"));
+  const bool lru = s.eviction == KvEviction::lru;
+  const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
   if (k.hbm_blocks < tails) {
-    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.real("hbm_kv_gib")),
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
                       fmt::format("HBM must hold every sequence's last block of every layer: {} "
                                   "blocks of {} B",
                                   tails, k.block_bytes));
   }
   const std::uint64_t slot = round_up(k.block_bytes, kPage);
-  if (s.real("nvme_kv_gib") > 0 && static_cast<double>(k.nvme_blocks) * static_cast<double>(slot) >
+  if (s.nvme_kv_gib > 0 && static_cast<double>(k.nvme_blocks) * static_cast<double>(slot) >
                                        static_cast<double>(ssd_capacity_bytes(config))) {
-    throw ConfigError(file, "$.nvme_kv_gib", fmt::format("{}", s.real("nvme_kv_gib")),
+    throw ConfigError(file, "$.nvme_kv_gib", fmt::format("{}", s.nvme_kv_gib),
                       fmt::format("the SSDs hold {} B", ssd_capacity_bytes(config)));
   }
   const std::uint64_t room = (lru ? 0 : k.hbm_blocks - tails) + k.dram_blocks + k.nvme_blocks;
@@ -89,27 +94,27 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
   }
   const std::uint64_t per_layer = k.batch * end_full;
   if (lru && k.hbm_blocks - tails < (prefetch + 1) * per_layer) {
-    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.real("hbm_kv_gib")),
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
                       fmt::format("lru needs HBM for the {} layers in flight (prefetch_layers + "
                                   "1): {} blocks besides the {} last blocks",
                                   prefetch + 1, (prefetch + 1) * per_layer, tails));
   }
   if (k.dram_blocks > 0 && config.topology.nodes_of_kind("host_memory").empty()) {
-    throw ConfigError(file, "$.host_kv_gib", fmt::format("{}", s.real("host_kv_gib")),
+    throw ConfigError(file, "$.host_kv_gib", fmt::format("{}", s.host_kv_gib),
                       "a DRAM tier needs a host_memory node in the topology");
   }
-  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
-  const double gpu_bytes = gpu.params.real("memory_gib") * kGiB;
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * kGiB;
   const double staging = lru ? 0.0 : static_cast<double>((prefetch + 1) * per_layer * slot);
   const double reload = static_cast<double>(k.layers * (k.full_blocks + 1) * slot);
   const double hbm = static_cast<double>(k.hbm_blocks * slot);
   if (hbm + staging + reload > 0.9 * gpu_bytes) {
-    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.real("hbm_kv_gib")),
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
                       fmt::format("the KV tier ({:.0f} B), prefetch staging ({:.0f} B) and a "
                                   "reload buffer ({:.0f} B) exceed {}'s memory",
                                   hbm, staging, reload, gpu.id));
   }
-  const auto bs = static_cast<std::uint64_t>(s.integer("bs"));
+  const auto bs = static_cast<std::uint64_t>(s.bs);
   const std::uint64_t block_read = round_up(k.block_bytes, largest_lba(config));
   if (bs % kPage != 0 && bs < block_read) {
     throw ConfigError(file, "$.bs", std::to_string(bs),
@@ -122,12 +127,12 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
                                  Machine& machine)
     : PathWorkload(name, config, machine, check_kv_cache(config)),
       shape_(kv_shape(config)),
-      lru_(config.scenario.params.string("eviction") == "lru"),
-      prefetch_(static_cast<std::uint64_t>(config.scenario.params.integer("prefetch_layers"))),
-      layer_compute_(us_to_ps(config.scenario.params.real("layer_compute_us"))),
-      hbm_bytes_per_ps_(config.scenario.params.real("hbm_bandwidth_gbps") * 1e9 / 1e12),
+      lru_(ScenarioParams::from(config.scenario.params).eviction == KvEviction::lru),
+      prefetch_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).prefetch_layers)),
+      layer_compute_(ScenarioParams::from(config.scenario.params).layer_compute_us),
+      hbm_bytes_per_ps_(ScenarioParams::from(config.scenario.params).hbm_bandwidth_gbps * 1e9 / 1e12),
       io_bytes_(check_kv_cache(config)),
-      threads_(static_cast<std::uint32_t>(config.scenario.params.integer("threads"))),
+      threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)),
       slot_bytes_(round_up(shape_.block_bytes, kPage)) {
   const std::uint64_t tails = shape_.batch * shape_.layers;
   const std::uint64_t end_full = (shape_.context + shape_.steps) / shape_.block_tokens;
@@ -148,7 +153,7 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
       }
     }
     const HostSide side =
-        nearest_host_side(machine, machine.gpu(config.scenario.params.string("gpu")).node());
+        nearest_host_side(machine, machine.gpu(ScenarioParams::from(config.scenario.params).gpu).node());
     if (side.memory != HostSide::npos) memory = side.memory;
     dram_base_ = machine.memory()
                      .allocate(shape_.dram_blocks * slot_bytes_, memory, RegionKind::HostMemory,
@@ -175,7 +180,7 @@ void KvCacheWorkload::place_blocks() {
   const KvShape& k = shape_;
   const std::uint64_t tails = k.batch * k.layers;
   std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> order;  // layer, seq, j
-  if (config_.scenario.params.string("placement") == "interleave") {
+  if (ScenarioParams::from(config_.scenario.params).placement == KvPlacement::interleave) {
     for (std::uint64_t j = 0; j < k.full_blocks; ++j)
       for (std::uint64_t l = 0; l < k.layers; ++l)
         for (std::uint64_t b = 0; b < k.batch; ++b) order.emplace_back(l, b, j);
@@ -448,7 +453,7 @@ void KvCacheWorkload::layer_done(std::uint64_t g) {
     return;
   }
   decode_end_ = now();
-  if (config_.scenario.params.boolean("measure_reload")) {
+  if (ScenarioParams::from(config_.scenario.params).measure_reload) {
     reloading_ = true;
     reload(shape_.dram_blocks > 0 ? kDram : kNvme);
   }
@@ -579,7 +584,7 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
   // definition, not measured. It is reported (when the reload is measured)
   // so that the three tiers read side by side; null like the others when it
   // is not.
-  const bool measured = config_.scenario.params.boolean("measure_reload");
+  const bool measured = ScenarioParams::from(config_.scenario.params).measure_reload;
   out["kv_cache"] = {
       {"token_bytes_per_layer", k.token_bytes},
       {"kv_bytes_per_token", k.token_bytes * k.layers},

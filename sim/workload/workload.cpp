@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/nvme/ssd_params.h"
 #include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
@@ -23,34 +24,10 @@ namespace {
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
-const std::map<std::string, std::vector<std::string>>& kind_table() {
-  static const std::map<std::string, std::vector<std::string>> table = [] {
-    std::map<std::string, std::vector<std::string>> t;
-    auto add = [&](const std::string& kind, std::vector<std::string> fields) {
-      for (const std::string& f : fields) t[f].push_back(kind);
-    };
-    add("microbenchmark",
-        {"rw", "rwmixread", "ios", "io_size", "runtime_us", "time_based", "distribution",
-         "zipf_theta", "span_gib", "queue_memory", "sq_placement", "shadow_doorbells"});
-    add("kv_cache", {"layers", "kv_heads", "head_dim", "dtype_bytes", "gqa_group", "context_tokens",
-                     "batch", "block_tokens", "decode_steps", "hbm_kv_gib", "host_kv_gib",
-                     "nvme_kv_gib", "placement", "eviction", "prefetch_layers", "layer_compute_us",
-                     "hbm_bandwidth_gbps", "measure_reload"});
-    add("graph", {"graph", "scale", "edge_factor", "rmat_a", "rmat_b", "rmat_c", "undirected",
-                  "bfs_source", "vertex_bytes", "cache_mib", "edge_ns", "kernel_launch_us"});
-    add("gather", {"rows", "row_bytes", "lookups", "batch_lookups", "coalesce", "distribution",
-                   "zipf_theta"});
-    return t;
-  }();
-  return table;
-}
-
 // The microbenchmark's own warp loop covers these patterns; randrw and zipf
 // go through the request-driven GPU path.
-bool classic_microbenchmark(const ParamValues& s) {
-  const std::string& rw = s.string("rw");
-  const std::string& distribution = s.string("distribution");
-  return rw != "randrw" && distribution != "zipf";
+bool classic_microbenchmark(const ScenarioParams& s) {
+  return s.rw != Pattern::RandRW && s.distribution != Distribution::Zipf;
 }
 
 // The scenario with every declared field present (the kind's pruned ones
@@ -71,30 +48,30 @@ RunConfig check_view(const RunConfig& config, const nlohmann::json& replace) {
 
 // Limits of the SSDs an I/O of `bytes` (the scenario's bs) must respect.
 void check_ssd_io(const RunConfig& config, std::uint64_t bytes) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
-  for (const std::string& id : s.string_list("ssds")) {
-    const NodeConfig& ssd = *config.topology.node(id);
-    const auto queues = s.integer("queues");
-    if (queues > ssd.params.integer("max_io_queues")) {
+  for (const std::string& id : s.ssds) {
+    const nvme::SsdParams ssd = nvme::SsdParams::from(config.topology.node(id)->params);
+    const auto queues = s.queues;
+    if (queues > ssd.max_io_queues) {
       throw ConfigError(file, "$.queues", std::to_string(queues),
                         fmt::format("{} grants at most {} I/O queues (max_io_queues)", id,
-                                    ssd.params.integer("max_io_queues")));
+                                    ssd.max_io_queues));
     }
-    const auto entries = s.integer("queue_entries");
-    if (entries > ssd.params.integer("mqes")) {
+    const auto entries = s.queue_entries;
+    if (entries > ssd.mqes) {
       throw ConfigError(file, "$.queue_entries", std::to_string(entries),
                         fmt::format("{} accepts queues of at most {} entries (mqes)", id,
-                                    ssd.params.integer("mqes")));
+                                    ssd.mqes));
     }
-    const auto lba = static_cast<std::uint64_t>(ssd.params.integer("lba_bytes"));
-    const auto bs = s.integer("bs");
+    const auto lba = static_cast<std::uint64_t>(ssd.lba_bytes);
+    const auto bs = s.bs;
     if (bytes % lba != 0) {
       throw ConfigError(
           file, "$.bs", std::to_string(bs),
           fmt::format("I/Os of {} B are not a multiple of {}'s {} B LBAs", bytes, id, lba));
     }
-    const auto mdts = ssd.params.integer("mdts");
+    const auto mdts = ssd.mdts;
     if (mdts != 0 && bytes > (4096ull << mdts)) {
       throw ConfigError(file, "$.bs", std::to_string(bs),
                         fmt::format("I/Os of {} B exceed {}'s maximum transfer of {} B (mdts {})",
@@ -112,14 +89,14 @@ void check_ssd_io(const RunConfig& config, std::uint64_t bytes) {
 // The CPU-initiated paths need a host: memory for queues and buffers, a CPU
 // whose cores run them, and routes for their traffic.
 void check_cpu_path(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   const TopologyConfig& topo = config.topology;
   if (topo.nodes_of_kind("host_memory").empty()) {
-    throw ConfigError(file, "$.path", "\"" + s.string("path") + "\"",
+    throw ConfigError(file, "$.path", "\"" + enum_name(s.path) + "\"",
                       "the CPU-initiated paths need a host_memory node in the topology");
   }
-  const std::string& cpu = s.string("cpu");
+  const std::string& cpu = s.cpu;
   if (!cpu.empty()) {
     const NodeConfig* node = topo.node(cpu);
     if (node == nullptr || node->kind != "cpu") {
@@ -132,7 +109,7 @@ void check_cpu_path(const RunConfig& config) {
   auto index = [&](const std::string& id) {
     return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
   };
-  for (const std::string& ssd : s.string_list("ssds")) {
+  for (const std::string& ssd : s.ssds) {
     bool reachable = false;
     for (const NodeConfig* memory : topo.nodes_of_kind("host_memory")) {
       if (!graph.route(index(memory->id), index(ssd)).empty()) reachable = true;
@@ -149,7 +126,7 @@ class MicrobenchmarkWorkload : public Workload {
   MicrobenchmarkWorkload(const RunConfig& config, Machine& machine)
       : config_(config), bench_("workload", config, machine) {
     if (trace::TraceWriter* t = trace::active()) {
-      const auto ssds = config.scenario.params.string_list("ssds");
+      const auto ssds = ScenarioParams::from(config.scenario.params).ssds;
       t->set_queue_namer([ssds](std::uint32_t trace_id) {
         return std::pair<std::string, std::uint32_t>(
             ssds[trace_id % ssds.size()], static_cast<std::uint32_t>(trace_id / ssds.size() + 1));
@@ -212,14 +189,8 @@ double Workload::mean_in_flight(Picoseconds io_time) const {
   return latency.mean() * static_cast<double>(latency.count()) / static_cast<double>(io_time);
 }
 
-const std::vector<std::string>& field_kinds(const std::string& field) {
-  static const std::vector<std::string> every;
-  auto it = kind_table().find(field);
-  return it == kind_table().end() ? every : it->second;
-}
-
 void apply_scenario_kind(const nlohmann::json& given, RunConfig& config) {
-  const std::string& kind = config.scenario.params.string("kind");
+  const std::string& kind = enum_name(ScenarioParams::from(config.scenario.params).kind);
   auto belongs = [&](const std::string& field) {
     const auto& kinds = field_kinds(field);
     return kinds.empty() || std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
@@ -244,40 +215,40 @@ void apply_scenario_kind(const nlohmann::json& given, RunConfig& config) {
 }
 
 void check_workload(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
-  const std::string& kind = s.string("kind");
-  const std::string& path = s.string("path");
-  std::uint64_t max_io = static_cast<std::uint64_t>(s.integer("bs"));
-  if (kind == "kv_cache") max_io = check_kv_cache(config);
-  if (kind == "graph") max_io = check_graph(config);
-  if (kind == "gather") max_io = check_gather(config);
-  if (kind == "microbenchmark" && !(path == "gpu_initiated" && classic_microbenchmark(s))) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const ScenarioKind kind = s.kind;
+  const bool gpu_initiated = s.path == IoPathKind::gpu_initiated;
+  std::uint64_t max_io = static_cast<std::uint64_t>(s.bs);
+  if (kind == ScenarioKind::kv_cache) max_io = check_kv_cache(config);
+  if (kind == ScenarioKind::graph) max_io = check_graph(config);
+  if (kind == ScenarioKind::gather) max_io = check_gather(config);
+  if (kind == ScenarioKind::microbenchmark && !(gpu_initiated && classic_microbenchmark(s))) {
     // Only the microbenchmark's own warp loop builds queues with these
     // options; elsewhere they would be silently ignored.
-    if (s.string("sq_placement") != "gpu") {
+    if (s.sq_placement != SqPlacement::gpu) {
       throw ConfigError(config.scenario.file, "$.sq_placement",
-                        "\"" + s.string("sq_placement") + "\"",
+                        "\"" + enum_name(s.sq_placement) + "\"",
                         "only gpu_initiated microbenchmarks with rw other than randrw and a "
                         "uniform or sequential distribution place SQs; allowed here: gpu");
     }
-    if (s.boolean("shadow_doorbells")) {
+    if (s.shadow_doorbells) {
       throw ConfigError(config.scenario.file, "$.shadow_doorbells", "true",
                         "only gpu_initiated microbenchmarks with rw other than randrw and a "
                         "uniform or sequential distribution use shadow doorbells; allowed "
                         "here: false");
     }
   }
-  if (path != "gpu_initiated") {
-    check_ssd_io(config, static_cast<std::uint64_t>(s.integer("bs")));
+  if (!gpu_initiated) {
+    check_ssd_io(config, static_cast<std::uint64_t>(s.bs));
     check_ssd_io(config, max_io);
     check_cpu_path(config);
     return;
   }
-  if (kind == "microbenchmark" && classic_microbenchmark(s)) {
+  if (kind == ScenarioKind::microbenchmark && classic_microbenchmark(s)) {
     check_microbenchmark(config);
     return;
   }
-  check_ssd_io(config, static_cast<std::uint64_t>(s.integer("bs")));
+  check_ssd_io(config, static_cast<std::uint64_t>(s.bs));
   // The request-driven GPU path maps like the microbenchmark's stripe
   // mapping: the request's SSD is given, the strategy picks the queue.
   check_microbenchmark(check_view(config, {{"bs", max_io},
@@ -287,12 +258,17 @@ void check_workload(const RunConfig& config) {
 }
 
 std::unique_ptr<Workload> make_workload(const RunConfig& config, Machine& machine) {
-  const ParamValues& s = config.scenario.params;
-  const std::string& kind = s.string("kind");
-  if (kind == "kv_cache") return std::make_unique<KvCacheWorkload>("workload", config, machine);
-  if (kind == "graph") return std::make_unique<GraphWorkload>("workload", config, machine);
-  if (kind == "gather") return std::make_unique<GatherWorkload>("workload", config, machine);
-  if (s.string("path") == "gpu_initiated" && classic_microbenchmark(s)) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (s.kind == ScenarioKind::kv_cache) {
+    return std::make_unique<KvCacheWorkload>("workload", config, machine);
+  }
+  if (s.kind == ScenarioKind::graph) {
+    return std::make_unique<GraphWorkload>("workload", config, machine);
+  }
+  if (s.kind == ScenarioKind::gather) {
+    return std::make_unique<GatherWorkload>("workload", config, machine);
+  }
+  if (s.path == IoPathKind::gpu_initiated && classic_microbenchmark(s)) {
     return std::make_unique<MicrobenchmarkWorkload>(config, machine);
   }
   return std::make_unique<FioWorkload>("workload", config, machine);
@@ -307,8 +283,8 @@ PathWorkload::PathWorkload(const sc_core::sc_module_name& name, const RunConfig&
     : Component(name, ParamValues{}),
       config_(config),
       machine_(machine),
-      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
-      ssd_ids_(config.scenario.params.string_list("ssds")),
+      gpu_(machine.gpu(ScenarioParams::from(config.scenario.params).gpu)),
+      ssd_ids_(ScenarioParams::from(config.scenario.params).ssds),
       io_(make_io_path(config, machine, max_io_bytes)) {
   if (trace::TraceWriter* t = trace::active()) {
     if (auto* gpu_path = dynamic_cast<GpuIoPath*>(io_.get())) {
@@ -342,21 +318,21 @@ struct FioWorkload::Thread {
 FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& config,
                          Machine& machine)
     : PathWorkload(name, config, machine,
-                   static_cast<std::uint64_t>(config.scenario.params.integer("bs"))) {
-  const ParamValues& s = config.scenario.params;
-  total_ios_ = static_cast<std::uint64_t>(s.integer("ios"));
-  time_based_ = s.boolean("time_based");
-  runtime_ = ns_to_ps(s.real("runtime_us") * 1000.0);
-  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
-  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
-  bytes_per_io_ = static_cast<std::uint64_t>(s.integer("bs"));
+                   static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).bs)) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  total_ios_ = static_cast<std::uint64_t>(s.ios);
+  time_based_ = s.time_based;
+  runtime_ = s.runtime_us;
+  threads_ = static_cast<std::uint32_t>(s.threads);
+  iodepth_ = static_cast<std::uint32_t>(s.iodepth);
+  bytes_per_io_ = static_cast<std::uint64_t>(s.bs);
   buffer_stride_ = round_up(bytes_per_io_, 4096);
   // Slots of bs bytes each SSD offers over the span; block b of the striped
   // space is slot b / ssds of SSD b mod ssds.
   std::uint64_t per_ssd = ~std::uint64_t{0};
   for (const std::string& id : ssd_ids_) {
     const nvme::Controller& ssd = machine.ssd(id);
-    const double span_gib = s.real("span_gib");
+    const double span_gib = s.span_gib;
     const std::uint64_t span_lbas =
         span_gib > 0 ? static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes()
                      : ssd.capacity_lbas();  // validation keeps span_gib within every SSD
@@ -365,13 +341,13 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
     per_ssd = std::min<std::uint64_t>(per_ssd, std::max<std::uint64_t>(1, span_lbas / lbas));
   }
   slots_ = per_ssd * ssd_ids_.size();
-  const Pattern pattern = pattern_from(s.string("rw"));
-  const Distribution distribution = distribution_from(s.string("distribution"));
+  const Pattern pattern = s.rw;
+  const Distribution distribution = s.distribution;
   for (std::uint32_t t = 0; t < threads_; ++t) {
     auto thread = std::make_unique<Thread>(
         Thread{AddressStream(pattern, distribution, slots_,
-                             static_cast<std::uint32_t>(s.integer("rwmixread")),
-                             s.real("zipf_theta"), config.seed, t, threads_),
+                             static_cast<std::uint32_t>(s.rwmixread),
+                             s.zipf_theta, config.seed, t, threads_),
                time_based_ ? ~std::uint64_t{0}
                            : total_ios_ / threads_ + (t < total_ios_ % threads_ ? 1 : 0),
                0});

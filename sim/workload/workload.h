@@ -73,8 +73,6 @@ void check_workload(const RunConfig& config);
 // as written, overrides applied). The resolved scenario then keeps only the
 // fields of its own kind.
 void apply_scenario_kind(const nlohmann::json& given, RunConfig& config);
-// The kinds a field belongs to (empty: every kind).
-const std::vector<std::string>& field_kinds(const std::string& field);
 
 // A workload that drives an IoPath: delegates the I/O statistics to it.
 class PathWorkload : public Component, public Workload {

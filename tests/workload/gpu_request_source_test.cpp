@@ -41,7 +41,7 @@ class ScriptedSource : public GpuRequestSource {
     if (round >= 2) return 0;
     const GpuWarp& warp = path_->warps()[w];
     const algo::LaneMask mask = round == 0 ? 0xFFFFFFFFu : 0x0000FFFFu;
-    algo::for_each_lane(mask, [&](int lane) {
+    algo::visit_lanes(mask, [&](int lane) {
       const std::uint32_t thread = warp.first_thread + static_cast<std::uint32_t>(lane);
       algo::IoRequest& r = request[lane];
       r.queue = path_->map_queue(w, thread, submitted_, 0);

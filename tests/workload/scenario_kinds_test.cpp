@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "sim/run/scenario_spec.h"
 #include "sim/workload/workload.h"
 #include "workload_test_util.h"
 
