@@ -45,6 +45,7 @@
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
 #include "models/nvme/command_processors.h"
+#include "models/nvme/completion_poster.h"
 #include "models/nvme/fault_injector.h"
 #include "models/nvme/queue_set.h"
 #include "models/pcie/dma_engine.h"
@@ -86,7 +87,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t capacity_lbas() const;
   std::uint32_t lba_bytes() const { return lba_bytes_; }
   std::uint64_t max_transfer_bytes() const { return max_transfer_bytes_; }  // 0 = no limit
-  std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(msix_.size()); }
+  std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(completions_->vectors()); }
   // Where queue `qid`'s rings live (0 while it does not exist), for tools
   // and tests that look at a run's queues from outside the submitter.
   std::uint64_t sq_base(std::uint16_t qid) const {
@@ -138,7 +139,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t doorbell_writes() const { return doorbell_writes_; }
   std::uint64_t shadow_doorbell_reads() const { return shadow_reads_; }
   std::uint64_t event_idx_writes() const { return event_idx_writes_; }
-  std::uint64_t interrupts() const { return interrupts_; }
+  std::uint64_t interrupts() const { return completions_->interrupts(); }
   std::uint64_t faults_injected() const { return media_faults_ + command_faults_; }
   // Whether the fault schedule can leave a command without a completion
   // until the host acts (timeout, reset, link_down): the host then arms its
@@ -188,10 +189,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   // In place: a read's continuation (its command and the step it joins)
   // would not fit std::function's two words.
   using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
-  struct MsixEntry {
-    std::uint64_t address = 0;  // 0 = not programmed
-    std::uint32_t data = 0;
-  };
   struct ShadowPoll {
     MemorySpace::WatchId watch = 0;
     bool read_pending = false;
@@ -265,7 +262,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   }
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
-  void post(std::uint16_t cqid, const CompletionEntry& entry);
+  void post(std::uint16_t cqid, const CompletionEntry& entry) { completions_->post(cqid, entry); }
   void finish_sq_command(std::uint16_t qid);
   // Throws InvariantViolation. Where the broken rule involves no command (a
   // doorbell value, a register write), slot and CID are reported as n/a.
@@ -325,7 +322,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t event_idx_base_ = 0;
   std::vector<ShadowPoll> shadow_polls_;  // [2 * qid + (CQ ? 1 : 0)]
   QueueSet queues_;
-  std::vector<MsixEntry> msix_;
+  // Posts completion entries to the queues of queues_, with MSI-X.
+  std::unique_ptr<CompletionPoster> completions_;
   std::vector<CommandPtr> held_aers_;
   Arbiter arbiter_;
   FaultInjector faults_;
@@ -381,8 +379,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t doorbell_writes_ = 0;
   std::uint64_t shadow_reads_ = 0;
   std::uint64_t event_idx_writes_ = 0;
-  std::uint64_t interrupts_ = 0;
-  std::uint64_t cq_full_stalls_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t media_faults_ = 0;
   std::uint64_t command_faults_ = 0;

@@ -138,7 +138,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
-  if (f.irq_enabled && f.vector >= msix_.size()) return Status::InvalidInterruptVector;
+  if (f.irq_enabled && f.vector >= completions_->vectors()) return Status::InvalidInterruptVector;
   bool in_cmb = false;
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
