@@ -57,7 +57,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
   ready_delay_ = us_to_ps(p.real("ready_delay_us"));
   cmb_access_ = ns_to_ps(p.real("cmb_access_ns"));
-  shadow_poll_ = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
+  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
   wrr_supported_ = p.boolean("wrr_supported");
   sgl_supported_ = p.boolean("sgl_supported");
   shadow_supported_ = p.boolean("shadow_doorbells");
@@ -154,7 +154,23 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   cap_.cmbs = cmb_ != nullptr;
 
   queues_ = QueueSet(max_io_queues_);
-  shadow_polls_.resize(2 * (max_io_queues_ + 1));
+  ShadowHooks shadow_hooks;
+  shadow_hooks.now = [] { return now(); };
+  shadow_hooks.schedule_at = [this](Picoseconds when, Callback callback) {
+    schedule_at(when, std::move(callback));
+  };
+  shadow_hooks.read = [this](std::uint64_t addr, std::uint32_t len, pcie::Fabric::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  shadow_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data) {
+    mem_write(addr, len, data, nullptr);
+  };
+  shadow_hooks.generation = [this] { return generation_; };
+  shadow_hooks.apply = [this](DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
+    apply_doorbell(kind, qid, value, /*shadow=*/true);
+  };
+  shadow_ = std::make_unique<ShadowDoorbells>(queues_, memory_, dstrd_, shadow_poll,
+                                              std::move(shadow_hooks));
   status_counts_.assign(0x800, 0);
   mirror_registers();
 }
@@ -319,24 +335,17 @@ void Controller::reset() {
   ++generation_;
   for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
     if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
-    if (shadow_base_ != 0) {
-      for (int k = 0; k < 2; ++k) {
-        ShadowPoll& poll = shadow_polls_[2u * qid + k];
-        if (poll.watch != 0) memory_.cancel(poll.watch);
-        poll = ShadowPoll{};
-      }
-    }
     queues_.sq(qid) = SubmissionQueue{};
     processors_->forget_queue(qid);
     queues_.cq(qid) = CompletionQueue{};
   }
+  shadow_->reset();
   queues_.index_rings();
   processors_->reset();
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
   vwc_enabled_ = vwc_present_;
-  shadow_base_ = event_idx_base_ = 0;
   arbiter_.set_mechanism(ArbitrationMechanism::RoundRobin);
   arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
 }
@@ -428,7 +437,7 @@ void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
 // updates, so a value the controller has already seen is ignored there.
 void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value,
                                 bool shadow) {
-  const bool tolerate_stale = shadow || (shadow_base_ != 0 && qid != kAdminQueueId);
+  const bool tolerate_stale = shadow || (shadow_->configured() && qid != kAdminQueueId);
   if (kind == DoorbellKind::SqTail) {
     if (qid >= queues_.count() || !queues_.sq(qid).exists) {
       violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
@@ -1011,8 +1020,8 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
         {"link_retrain_waits", fabric_.retrain_waits(node_)}}},
       {"cid_conflicts", cid_conflicts_},
       {"doorbell_writes", doorbell_writes_},
-      {"shadow_doorbell_reads", shadow_reads_},
-      {"event_idx_writes", event_idx_writes_},
+      {"shadow_doorbell_reads", shadow_->reads()},
+      {"event_idx_writes", shadow_->event_idx_writes()},
       {"interrupts", completions_->interrupts()},
       {"cq_full_stalls", completions_->cq_full_stalls()},
       {"bytes_read", bytes_read_},
