@@ -57,7 +57,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   admin_command_ = ns_to_ps(p.real("admin_command_ns"));
   ready_delay_ = us_to_ps(p.real("ready_delay_us"));
   cmb_access_ = ns_to_ps(p.real("cmb_access_ns"));
-  shadow_poll_ = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
+  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
   wrr_supported_ = p.boolean("wrr_supported");
   sgl_supported_ = p.boolean("sgl_supported");
   shadow_supported_ = p.boolean("shadow_doorbells");
@@ -88,7 +88,23 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }
   const auto vectors = p.integer("msix_vectors");
-  msix_.resize(vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors));
+  CompletionHooks completion_hooks;
+  completion_hooks.load_status = [this](std::uint64_t addr) {
+    return memory_.load<std::uint16_t>(addr);
+  };
+  completion_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data) {
+    mem_write(addr, len, data, nullptr);
+  };
+  completion_hooks.slot_not_consumed = [this](std::uint16_t cqid, std::uint32_t slot,
+                                              const CompletionEntry& entry) {
+    violation(fmt::format("CQ {} slot {} still holds an entry of the current phase {} when a "
+                          "completion is posted there",
+                          cqid, slot, queues_.cq(cqid).phase ? 1 : 0),
+              entry.sqid, slot, entry.cid);
+  };
+  completions_ = std::make_unique<CompletionPoster>(
+      queues_, vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors),
+      std::move(completion_hooks));
   granted_sqs_ = granted_cqs_ = max_io_queues_;
 
   std::vector<ScheduledFault> schedule;
@@ -138,7 +154,23 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   cap_.cmbs = cmb_ != nullptr;
 
   queues_ = QueueSet(max_io_queues_);
-  shadow_polls_.resize(2 * (max_io_queues_ + 1));
+  ShadowHooks shadow_hooks;
+  shadow_hooks.now = [] { return now(); };
+  shadow_hooks.schedule_at = [this](Picoseconds when, Callback callback) {
+    schedule_at(when, std::move(callback));
+  };
+  shadow_hooks.read = [this](std::uint64_t addr, std::uint32_t len, pcie::Fabric::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  shadow_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data) {
+    mem_write(addr, len, data, nullptr);
+  };
+  shadow_hooks.generation = [this] { return generation_; };
+  shadow_hooks.apply = [this](DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
+    apply_doorbell(kind, qid, value, /*shadow=*/true);
+  };
+  shadow_ = std::make_unique<ShadowDoorbells>(queues_, memory_, dstrd_, shadow_poll,
+                                              std::move(shadow_hooks));
   status_counts_.assign(0x800, 0);
   mirror_registers();
 }
@@ -157,11 +189,11 @@ std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
 }
 
 void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data) {
-  if (vector >= msix_.size()) {
-    throw std::invalid_argument(
-        fmt::format("{}: MSI-X vector {} beyond the {} vectors", id(), vector, msix_.size()));
+  if (vector >= completions_->vectors()) {
+    throw std::invalid_argument(fmt::format("{}: MSI-X vector {} beyond the {} vectors", id(),
+                                            vector, completions_->vectors()));
   }
-  msix_[vector] = MsixEntry{address, data};
+  completions_->set_vector(vector, address, data);
 }
 
 void Controller::violation(const std::string& what, std::optional<std::uint16_t> qid,
@@ -303,24 +335,17 @@ void Controller::reset() {
   ++generation_;
   for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
     if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
-    if (shadow_base_ != 0) {
-      for (int k = 0; k < 2; ++k) {
-        ShadowPoll& poll = shadow_polls_[2u * qid + k];
-        if (poll.watch != 0) memory_.cancel(poll.watch);
-        poll = ShadowPoll{};
-      }
-    }
     queues_.sq(qid) = SubmissionQueue{};
     processors_->forget_queue(qid);
     queues_.cq(qid) = CompletionQueue{};
   }
+  shadow_->reset();
   queues_.index_rings();
   processors_->reset();
   held_aers_.clear();
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
   vwc_enabled_ = vwc_present_;
-  shadow_base_ = event_idx_base_ = 0;
   arbiter_.set_mechanism(ArbitrationMechanism::RoundRobin);
   arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
 }
@@ -412,7 +437,7 @@ void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
 // updates, so a value the controller has already seen is ignored there.
 void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value,
                                 bool shadow) {
-  const bool tolerate_stale = shadow || (shadow_base_ != 0 && qid != kAdminQueueId);
+  const bool tolerate_stale = shadow || (shadow_->configured() && qid != kAdminQueueId);
   if (kind == DoorbellKind::SqTail) {
     if (qid >= queues_.count() || !queues_.sq(qid).exists) {
       violation(fmt::format("SQ tail doorbell {} for a queue that does not exist", value), qid,
@@ -463,11 +488,7 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
               std::nullopt, std::nullopt);
   }
   cq.head = value;
-  while (!cq.waiting.empty() && !ring_full(cq.head, cq.tail, cq.entries)) {
-    CompletionEntry entry = cq.waiting.front();
-    cq.waiting.pop_front();
-    post(qid, entry);
-  }
+  completions_->release_held(qid);
 }
 
 // Serves SQs in the arbiter's order: each turn takes up to the arbitration
@@ -920,39 +941,6 @@ void Controller::finish_sq_command(std::uint16_t qid) {
   if (was_full && arbiter_.any_ready()) kick_fetch();
 }
 
-void Controller::post(std::uint16_t cqid, const CompletionEntry& pending) {
-  CompletionQueue& cq = queues_.cq(cqid);
-  if (ring_full(cq.head, cq.tail, cq.entries)) {
-    ++cq_full_stalls_;
-    cq.waiting.push_back(pending);
-    return;
-  }
-  const std::uint64_t addr = cq.base + std::uint64_t{cq.tail} * kCqEntrySize;
-  // The slot must hold the previous lap's entry (phase !P), or zeroes on the
-  // first lap: anything else means the host freed a slot it had not
-  // consumed, or handed over a CQ it had not zeroed.
-  const auto previous = memory_.load<std::uint16_t>(addr + offsetof(CompletionEntry, status_field));
-  if (check_cq_post(previous, cq.phase) == QueueError::CqSlotNotConsumed) {
-    violation(fmt::format("CQ {} slot {} still holds an entry of the current phase {} when a "
-                          "completion is posted there",
-                          cqid, cq.tail, cq.phase ? 1 : 0),
-              pending.sqid, cq.tail, pending.cid);
-  }
-  CompletionEntry entry = pending;
-  entry.sqhd = static_cast<std::uint16_t>(queues_.sq(entry.sqid).head);
-  entry.set_status(entry.status(), cq.phase, entry.dnr());
-  cq.tail = ring_next(cq.tail, cq.entries);
-  if (cq.tail == 0) cq.phase = !cq.phase;
-  mem_write(addr, kCqEntrySize, &entry, nullptr);
-  if (cq.irq_enabled && cq.vector < msix_.size() && msix_[cq.vector].address != 0) {
-    // MSI-X: a posted write behind the entry on the same path, so the
-    // interrupt cannot overtake it.
-    ++interrupts_;
-    const MsixEntry& m = msix_[cq.vector];
-    mem_write(m.address, 4, &m.data, nullptr);
-  }
-}
-
 void Controller::account_slots() {
   const Picoseconds elapsed = now() - slots_since_;
   if (elapsed != 0) {
@@ -1032,10 +1020,10 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
         {"link_retrain_waits", fabric_.retrain_waits(node_)}}},
       {"cid_conflicts", cid_conflicts_},
       {"doorbell_writes", doorbell_writes_},
-      {"shadow_doorbell_reads", shadow_reads_},
-      {"event_idx_writes", event_idx_writes_},
-      {"interrupts", interrupts_},
-      {"cq_full_stalls", cq_full_stalls_},
+      {"shadow_doorbell_reads", shadow_->reads()},
+      {"event_idx_writes", shadow_->event_idx_writes()},
+      {"interrupts", completions_->interrupts()},
+      {"cq_full_stalls", completions_->cq_full_stalls()},
       {"bytes_read", bytes_read_},
       {"bytes_written", bytes_written_},
       {"ready_ns", ps_to_ns(ready_at_)},

@@ -45,8 +45,10 @@
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
 #include "models/nvme/command_processors.h"
+#include "models/nvme/completion_poster.h"
 #include "models/nvme/fault_injector.h"
 #include "models/nvme/queue_set.h"
+#include "models/nvme/shadow_doorbells.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
 #include "sim/kernel/component.h"
@@ -86,7 +88,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t capacity_lbas() const;
   std::uint32_t lba_bytes() const { return lba_bytes_; }
   std::uint64_t max_transfer_bytes() const { return max_transfer_bytes_; }  // 0 = no limit
-  std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(msix_.size()); }
+  std::uint32_t msix_vectors() const { return static_cast<std::uint32_t>(completions_->vectors()); }
   // Where queue `qid`'s rings live (0 while it does not exist), for tools
   // and tests that look at a run's queues from outside the submitter.
   std::uint64_t sq_base(std::uint16_t qid) const {
@@ -136,9 +138,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t admin_commands_completed() const { return admin_completed_; }
   std::uint64_t sq_fetched(std::uint16_t qid) const;
   std::uint64_t doorbell_writes() const { return doorbell_writes_; }
-  std::uint64_t shadow_doorbell_reads() const { return shadow_reads_; }
-  std::uint64_t event_idx_writes() const { return event_idx_writes_; }
-  std::uint64_t interrupts() const { return interrupts_; }
+  std::uint64_t shadow_doorbell_reads() const { return shadow_->reads(); }
+  std::uint64_t event_idx_writes() const { return shadow_->event_idx_writes(); }
+  std::uint64_t interrupts() const { return completions_->interrupts(); }
   std::uint64_t faults_injected() const { return media_faults_ + command_faults_; }
   // Whether the fault schedule can leave a command without a completion
   // until the host acts (timeout, reset, link_down): the host then arms its
@@ -188,15 +190,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   // In place: a read's continuation (its command and the step it joins)
   // would not fit std::function's two words.
   using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
-  struct MsixEntry {
-    std::uint64_t address = 0;  // 0 = not programmed
-    std::uint32_t data = 0;
-  };
-  struct ShadowPoll {
-    MemorySpace::WatchId watch = 0;
-    bool read_pending = false;
-    bool dirty = false;  // written again while a read was pending
-  };
 
   // --- registers and reset (controller.cpp)
   void write_register_dword(std::uint32_t offset, std::uint32_t value);
@@ -245,12 +238,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   Status set_features(const SubmissionEntry& sqe, std::uint32_t* dw0);
   Status get_features(const SubmissionEntry& sqe, std::uint32_t* dw0) const;
   Status configure_doorbell_buffer(const SubmissionEntry& sqe);
-  void start_shadow(DoorbellKind kind, std::uint16_t qid);
-  void stop_shadow(DoorbellKind kind, std::uint16_t qid);
-  void poll_shadow(DoorbellKind kind, std::uint16_t qid);
-  void on_shadow_write(DoorbellKind kind, std::uint16_t qid);
-  void write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint32_t value);
-  void update_sq_event_idx(std::uint16_t qid);
+  void update_sq_event_idx(std::uint16_t qid) { shadow_->update_sq_event_idx(qid); }
   // --- injected device events (controller.cpp)
   void device_event(FaultKind kind);
   // Every outstanding I/O command completes with Command Aborted due to SQ
@@ -265,7 +253,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   }
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
-  void post(std::uint16_t cqid, const CompletionEntry& entry);
+  void post(std::uint16_t cqid, const CompletionEntry& entry) { completions_->post(cqid, entry); }
   void finish_sq_command(std::uint16_t qid);
   // Throws InvariantViolation. Where the broken rule involves no command (a
   // doorbell value, a register write), slot and CID are reported as n/a.
@@ -298,7 +286,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
   Picoseconds cmb_access_;
-  Picoseconds shadow_poll_;
   bool wrr_supported_;
   bool sgl_supported_;
   bool shadow_supported_;
@@ -321,11 +308,11 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t granted_sqs_;
   std::uint32_t granted_cqs_;
   bool vwc_enabled_;
-  std::uint64_t shadow_base_ = 0;  // 0 = shadow doorbells not configured
-  std::uint64_t event_idx_base_ = 0;
-  std::vector<ShadowPoll> shadow_polls_;  // [2 * qid + (CQ ? 1 : 0)]
   QueueSet queues_;
-  std::vector<MsixEntry> msix_;
+  // Posts completion entries to the queues of queues_, with MSI-X.
+  std::unique_ptr<CompletionPoster> completions_;
+  // Shadow doorbells and EventIdx of the queues of queues_.
+  std::unique_ptr<ShadowDoorbells> shadow_;
   std::vector<CommandPtr> held_aers_;
   Arbiter arbiter_;
   FaultInjector faults_;
@@ -379,10 +366,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t completed_ = 0;
   std::uint64_t admin_completed_ = 0;
   std::uint64_t doorbell_writes_ = 0;
-  std::uint64_t shadow_reads_ = 0;
-  std::uint64_t event_idx_writes_ = 0;
-  std::uint64_t interrupts_ = 0;
-  std::uint64_t cq_full_stalls_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t media_faults_ = 0;
   std::uint64_t command_faults_ = 0;

@@ -1,4 +1,4 @@
-// Admin commands and shadow doorbells. The statuses are those of the NVM
+// Admin commands, Doorbell Buffer Config among them. The statuses are those of the NVM
 // Express Base Specification 1.4, section 5 (each command's "Command
 // Specific Status Values" figure) and 4.6.1.2.1 (generic statuses).
 #include <fmt/format.h>
@@ -138,7 +138,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   if (!f.physically_contiguous) return Status::InvalidFieldInCommand;  // CAP.CQR = 1
   if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
-  if (f.irq_enabled && f.vector >= msix_.size()) return Status::InvalidInterruptVector;
+  if (f.irq_enabled && f.vector >= completions_->vectors()) return Status::InvalidInterruptVector;
   bool in_cmb = false;
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
@@ -152,7 +152,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.irq_enabled = f.irq_enabled;
   cq.vector = f.vector;
   queues_.ring_created(f.qid, /*sq=*/false);
-  if (shadow_base_ != 0) start_shadow(DoorbellKind::CqHead, f.qid);
+  if (shadow_->configured()) shadow_->start(DoorbellKind::CqHead, f.qid);
   return Status::Success;
 }
 
@@ -183,7 +183,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   ++queues_.cq(f.cqid).bound_sqs;
   arbiter_.add_queue(f.qid, f.priority);
   queues_.ring_created(f.qid, /*sq=*/true);
-  if (shadow_base_ != 0) start_shadow(DoorbellKind::SqTail, f.qid);
+  if (shadow_->configured()) shadow_->start(DoorbellKind::SqTail, f.qid);
   return Status::Success;
 }
 
@@ -202,7 +202,7 @@ void Controller::delete_sq(CommandPtr command) {
   sq.on_drained = [this, command, qid, generation] {
     if (generation != generation_) return;
     arbiter_.remove_queue(qid);
-    if (shadow_base_ != 0) stop_shadow(DoorbellKind::SqTail, qid);
+    if (shadow_->configured()) shadow_->stop(DoorbellKind::SqTail, qid);
     --queues_.cq(queues_.sq(qid).cqid).bound_sqs;
     const std::uint64_t base = queues_.sq(qid).base;
     queues_.sq(qid) = SubmissionQueue{};
@@ -224,7 +224,7 @@ Status Controller::delete_cq(const SubmissionEntry& sqe) {
   if (qid == 0 || qid >= queues_.count() || !queues_.cq(qid).exists)
     return Status::InvalidQueueIdentifier;
   if (queues_.cq(qid).bound_sqs != 0) return Status::InvalidQueueDeletion;
-  if (shadow_base_ != 0) stop_shadow(DoorbellKind::CqHead, qid);
+  if (shadow_->configured()) shadow_->stop(DoorbellKind::CqHead, qid);
   const std::uint64_t base = queues_.cq(qid).base;
   queues_.cq(qid) = CompletionQueue{};
   queues_.ring_deleted(base);
@@ -366,103 +366,8 @@ Status Controller::configure_doorbell_buffer(const SubmissionEntry& sqe) {
       return Status::InvalidFieldInCommand;
     }
   }
-  if (shadow_base_ != 0) {
-    for (std::uint16_t qid = 1; qid < queues_.count(); ++qid) {
-      if (queues_.sq(qid).exists) stop_shadow(DoorbellKind::SqTail, qid);
-      if (queues_.cq(qid).exists) stop_shadow(DoorbellKind::CqHead, qid);
-    }
-  }
-  shadow_base_ = sqe.prp1;
-  event_idx_base_ = sqe.prp2;
-  for (std::uint16_t qid = 1; qid < queues_.count(); ++qid) {
-    if (queues_.cq(qid).exists) start_shadow(DoorbellKind::CqHead, qid);
-    if (queues_.sq(qid).exists) start_shadow(DoorbellKind::SqTail, qid);
-  }
+  shadow_->configure(sqe.prp1, sqe.prp2);
   return Status::Success;
-}
-
-// The controller watches the queue's shadow doorbell; a host update is read
-// (one PCIe read) at the next tick of its poll loop. EventIdx starts as "ring
-// the MMIO doorbell on the next update" for SQs, whose idle poller sleeps,
-// and as "no MMIO needed" for CQ heads, which the poller reads as they come.
-void Controller::start_shadow(DoorbellKind kind, std::uint16_t qid) {
-  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
-  poll = ShadowPoll{};
-  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
-  poll.watch = memory_.watch(addr, 4, [this, kind, qid] { on_shadow_write(kind, qid); });
-  if (kind == DoorbellKind::SqTail) {
-    queues_.sq(qid).shadow_awake = false;
-    write_event_idx(kind, qid, queues_.sq(qid).tail);
-  } else {
-    write_event_idx(kind, qid, (queues_.cq(qid).head + 0xFFFFu) & 0xFFFFu);
-  }
-}
-
-void Controller::stop_shadow(DoorbellKind kind, std::uint16_t qid) {
-  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
-  if (poll.watch != 0) memory_.cancel(poll.watch);
-  poll = ShadowPoll{};
-}
-
-void Controller::on_shadow_write(DoorbellKind kind, std::uint16_t qid) {
-  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
-  // Watches fire once: watch again for the next update.
-  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
-  poll.watch = memory_.watch(addr, 4, [this, kind, qid] { on_shadow_write(kind, qid); });
-  if (poll.read_pending) {
-    poll.dirty = true;
-    return;
-  }
-  poll_shadow(kind, qid);
-}
-
-void Controller::poll_shadow(DoorbellKind kind, std::uint16_t qid) {
-  ShadowPoll& poll = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
-  poll.read_pending = true;
-  poll.dirty = false;
-  const Picoseconds tick = (now() + shadow_poll_ - 1) / shadow_poll_ * shadow_poll_;
-  const std::uint64_t generation = generation_;
-  const std::uint64_t addr = shadow_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
-  schedule_at(tick, [this, kind, qid, generation, addr] {
-    if (generation != generation_) return;
-    mem_read(addr, 4, [this, kind, qid, generation](const std::uint8_t* data, std::uint32_t) {
-      if (generation != generation_) return;
-      ShadowPoll& p = shadow_polls_[2u * qid + (kind == DoorbellKind::CqHead ? 1 : 0)];
-      p.read_pending = false;
-      if (p.watch == 0) return;  // the queue went away meanwhile
-      ++shadow_reads_;
-      std::uint32_t value;
-      std::memcpy(&value, data, 4);
-      const bool exists =
-          kind == DoorbellKind::SqTail ? queues_.sq(qid).exists : queues_.cq(qid).exists;
-      if (exists) apply_doorbell(kind, qid, value, /*shadow=*/true);
-      if (p.dirty) poll_shadow(kind, qid);
-    });
-  });
-}
-
-void Controller::write_event_idx(DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
-  const std::uint64_t addr = event_idx_base_ + shadow_doorbell_offset(kind, qid, dstrd_);
-  ++event_idx_writes_;
-  mem_write(addr, 4, &value, nullptr);
-}
-
-// An SQ with work is polled: EventIdx sits just behind the tail, so the
-// host's updates need no MMIO doorbell. An idle SQ's poller sleeps: EventIdx
-// at the tail asks for the MMIO doorbell on the next update (the watch
-// still catches an update that raced with the change).
-void Controller::update_sq_event_idx(std::uint16_t qid) {
-  if (shadow_base_ == 0 || qid == kAdminQueueId) return;
-  SubmissionQueue& sq = queues_.sq(qid);
-  if (!sq.exists) return;
-  const bool busy = sq.in_flight > 0 || sq.fetching > 0 || sq.head != sq.tail;
-  if (busy && !sq.shadow_awake) {
-    sq.shadow_awake = true;
-    write_event_idx(DoorbellKind::SqTail, qid, (sq.tail + 0xFFFFu) & 0xFFFFu);
-  } else if (!busy && sq.shadow_awake) {
-    sq.shadow_awake = false;
-    write_event_idx(DoorbellKind::SqTail, qid, sq.tail);
-  }
 }
 
 }  // namespace gpunvme::nvme
