@@ -87,7 +87,7 @@ template <typename Enum>
 Enum to_enum(const nlohmann::json& v) {
   auto value = enum_from_name<Enum>(v.get_ref<const std::string&>());
   // The resolver checked the name against the declared choices.
-  if (!value) throw std::logic_error("unchecked enum value: " + v.get<std::string>());
+  if (!value) throw std::invalid_argument("unchecked enum value: " + v.get<std::string>());
   return *value;
 }
 
