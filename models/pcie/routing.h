@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/run_config.h"
+#include "sim/params/resolved_config.h"
 #include "sim/topology/topology_graph.h"
 
 namespace gpunvme::pcie {

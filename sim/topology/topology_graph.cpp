@@ -11,7 +11,6 @@
 #include <boost/graph/graphviz.hpp>
 #include <fmt/format.h>
 
-#include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 
@@ -159,8 +158,6 @@ void TopologyGraph::check(const TopologyConfig& topo) {
                                     n.kind, degree[i]));
     }
   }
-  // Fabric settings that name other nodes (ACS ports).
-  pcie::check_fabric_settings(topo);
 }
 
 void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioConfig& scenario) {
