@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "models/pcie/pcie_specs.h"
-#include "sim/config/run_config.h"
+#include "sim/params/resolved_config.h"
 #include "sim/topology/topology_graph.h"
 
 namespace gpunvme::pcie {

@@ -7,6 +7,7 @@ import os
 
 from . import _native
 from .errors import ConfigError
+from .result import Result
 
 PYTHON_ORIGIN = "<python>"
 _NO_VALUE = object()
@@ -221,9 +222,7 @@ class Config:
 
     def run(self):
         """Run this configuration; see :func:`gpunvme.run`."""
-        from .results import run
-
-        return run(self)
+        return Result(json.loads(_native.run(self._json())))
 
     def __repr__(self):
         return "Config(topology=%r, scenario=%r, seed=%r)" % (

@@ -5,90 +5,7 @@ import json
 from . import _native
 from .config import Config, load_config
 from .errors import ConfigError
-
-
-# Column order of a latency summary, as the CLI prints it.
-_SUMMARY_ORDER = ["count", "mean", "min", "p50", "p90", "p99", "p999", "max"]
-
-
-class Result(dict):
-    """A run's result: the JSON document the CLI writes with ``--out``, as a dict.
-
-    Keys (see README "Results"): ``schema``, ``config`` (fully resolved), ``summary``,
-    ``stages``, ``ssds``, ``gpus``, ``pcie``, ``paths``, plus any the scenario kind
-    adds. Everything except ``summary.wall_time_s`` is a pure function of the
-    configuration and seed. The methods give the common views as DataFrames.
-    """
-
-    def table(self):
-        """The CLI's human-readable summary (str)."""
-        return _native.summary_table(json.dumps(self))
-
-    def flat(self, prefix=""):
-        """The summary flattened to one level: ``iops``, ``latency_ns.p99``, ... (dict)."""
-        return flatten(self.get("summary", {}), prefix)
-
-    def stages_frame(self):
-        """Per-stage latency distributions in ns: one row per stage with samples.
-
-        Columns: count, mean, min, p50, p90, p99, p999, max (whatever the result holds).
-        """
-        import pandas as pd
-
-        rows = {k: v for k, v in self.get("stages", {}).items() if v.get("count", 0) > 0}
-        frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("stage")
-        order = [c for c in _SUMMARY_ORDER if c in frame.columns]
-        return frame[order + [c for c in frame.columns if c not in order]]
-
-    def ssds_frame(self):
-        """Per-SSD statistics, one row per SSD, nested figures flattened to dotted columns."""
-        import pandas as pd
-
-        rows = {k: flatten(v) for k, v in self.get("ssds", {}).items()}
-        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("ssd")
-
-    def links_frame(self):
-        """Per-link-direction PCIe statistics (utilization, TLPs, bytes), one row each."""
-        import pandas as pd
-
-        links = self.get("pcie", {}).get("links", {})
-        if isinstance(links, dict):
-            rows = {k: flatten(v) for k, v in links.items()}
-            return pd.DataFrame.from_dict(rows, orient="index").rename_axis("link")
-        return pd.DataFrame([flatten(v) for v in links])
-
-    def to_json(self, path=None, indent=2):
-        """JSON text of the result; also written to ``path`` when given."""
-        text = json.dumps(self, indent=indent) + "\n"
-        if path is not None:
-            with open(path, "w") as out:
-                out.write(text)
-        return text
-
-    def __repr__(self):
-        s = self.get("summary", {})
-        cfg = self.get("config", {})
-        return "Result(scenario=%r, path=%r, iops=%r, p99_ns=%r)" % (
-            cfg.get("scenario", {}).get("name"),
-            s.get("path"),
-            s.get("iops"),
-            s.get("latency_ns", {}).get("p99"),
-        )
-
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(repr(self))
-
-
-def flatten(document, prefix=""):
-    """Nested dicts flattened to one level with dotted keys; lists are kept as values."""
-    out = {}
-    for key, value in document.items():
-        name = prefix + key
-        if isinstance(value, dict):
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
+from .result import Result, flatten, lookup
 
 
 def run(config=None, **load_args):
@@ -135,16 +52,3 @@ def results_frame(results, params=None):
         row.update(flatten(r.get("summary", {})))
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def lookup(document, dotted, default=None):
-    """The value at a dotted path (``"summary.latency_ns.p99"``), or ``default``."""
-    at = document
-    for key in dotted.split("."):
-        if isinstance(at, dict) and key in at:
-            at = at[key]
-        elif isinstance(at, list) and key.isdigit() and int(key) < len(at):
-            at = at[int(key)]
-        else:
-            return default
-    return at

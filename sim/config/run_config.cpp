@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 #include "sim/params/resolve.h"
@@ -24,21 +25,6 @@ const ComponentSpec* Catalog::node_kind(const std::string& kind) const {
     if (spec.kind == kind) return &spec;
   }
   return nullptr;
-}
-
-const NodeConfig* TopologyConfig::node(const std::string& id) const {
-  for (const NodeConfig& n : nodes) {
-    if (n.id == id) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<const NodeConfig*> TopologyConfig::nodes_of_kind(const std::string& kind) const {
-  std::vector<const NodeConfig*> out;
-  for (const NodeConfig& n : nodes) {
-    if (n.kind == kind) out.push_back(&n);
-  }
-  return out;
 }
 
 nlohmann::json RunConfig::to_json() const {
@@ -295,8 +281,10 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
       topo.links.push_back(std::move(config));
     }
   }
-  // Structure: references to sockets, tree shape, reachability.
+  // Structure: references to sockets, tree shape, reachability; then the
+  // fabric settings that name other nodes (ACS ports).
   TopologyGraph::check(topo);
+  pcie::check_fabric_settings(topo);
   return topo;
 }
 

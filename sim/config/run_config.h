@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/params/param_spec.h"
+#include "sim/params/resolved_config.h"
 
 namespace gpunvme {
 
@@ -21,34 +22,6 @@ struct Catalog {
   ComponentSpec scenario;
 
   const ComponentSpec* node_kind(const std::string& kind) const;
-};
-
-struct NodeConfig {
-  std::string id;
-  std::string kind;
-  std::string profile;  // empty when none
-  ParamValues params;
-};
-
-struct LinkConfig {
-  std::string from;
-  std::string to;
-  ParamValues params;
-};
-
-struct TopologyConfig {
-  std::string file;
-  ParamValues params;
-  std::vector<NodeConfig> nodes;
-  std::vector<LinkConfig> links;
-
-  const NodeConfig* node(const std::string& id) const;
-  std::vector<const NodeConfig*> nodes_of_kind(const std::string& kind) const;
-};
-
-struct ScenarioConfig {
-  std::string file;
-  ParamValues params;
 };
 
 struct RunConfig {

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "models/pcie/pcie_specs.h"
-#include "models/pcie/routing.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_path.h"
 
@@ -166,8 +165,6 @@ void TopologyGraph::check(const TopologyConfig& topo) {
                                     n.kind, degree[i]));
     }
   }
-  // Fabric settings that name other nodes (ACS ports).
-  pcie::check_fabric_settings(topo);
 }
 
 void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioConfig& scenario) {

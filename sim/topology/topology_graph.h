@@ -10,7 +10,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "sim/config/run_config.h"
+#include "sim/params/resolved_config.h"
 
 namespace gpunvme {
 
