@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/flash/ftl.h"
-#include "sim/params/param_table.h"
+#include "sim/kernel/params/param_table.h"
 
 namespace gpunvme::flash {
 

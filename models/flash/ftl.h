@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/params/enum_names.h"
+#include "sim/kernel/params/enum_names.h"
 
 namespace gpunvme::flash {
 

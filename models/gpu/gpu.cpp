@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/config/config_error.h"
-#include "sim/config/json_path.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
 
 namespace gpunvme::gpu {
 

@@ -2,7 +2,7 @@
 // multiprocessors' warp schedulers, the L2 atomic units that serialize
 // operations on one address while distinct addresses proceed in parallel,
 // and the per-operation costs the simulated platform charges. Warps run the
-// algorithm library through sim/platform/sim_warp.h.
+// algorithm library through sim/system/machine/sim_warp.h.
 //
 // Resources are next-available-time servers (principle 3): one per warp
 // scheduler (an instruction issues per cycle) and one per atomic address (one
@@ -18,8 +18,8 @@
 #include "models/pcie/pcie_specs.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/params/param_table.h"
 #include "sim/kernel/server.h"
-#include "sim/params/param_table.h"
 
 namespace gpunvme::gpu {
 

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sim/kernel/params/param_spec.h"
 #include "sim/kernel/server.h"
 #include "sim/kernel/time.h"
-#include "sim/params/param_spec.h"
 
 namespace gpunvme::host {
 

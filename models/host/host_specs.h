@@ -3,7 +3,7 @@
 #pragma once
 
 #include "models/pcie/pcie_specs.h"
-#include "sim/params/param_table.h"
+#include "sim/kernel/params/param_table.h"
 
 namespace gpunvme::host {
 

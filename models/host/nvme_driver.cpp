@@ -6,7 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "sim/protocol/nvme_queue.h"
+#include "sim/core/protocol/nvme_queue.h"
 
 namespace gpunvme::host {
 

@@ -27,10 +27,10 @@
 #include "models/gpu/gpu.h"
 #include "models/nvme/controller.h"
 #include "models/pcie/fabric.h"
+#include "sim/core/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_registers.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/memory_space.h"
-#include "sim/protocol/nvme_commands.h"
-#include "sim/protocol/nvme_registers.h"
 
 namespace gpunvme::host {
 

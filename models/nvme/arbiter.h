@@ -21,7 +21,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_commands.h"
 
 namespace gpunvme::nvme {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "sim/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_commands.h"
 
 namespace gpunvme::nvme {
 

@@ -19,9 +19,9 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/protocol/nvme_entries.h"
 #include "sim/kernel/server.h"
 #include "sim/kernel/time.h"
-#include "sim/protocol/nvme_entries.h"
 
 namespace gpunvme::nvme {
 

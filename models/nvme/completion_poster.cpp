@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <utility>
 
-#include "sim/protocol/nvme_queue.h"
-#include "sim/protocol/queue_invariants.h"
+#include "sim/core/protocol/nvme_queue.h"
+#include "sim/core/protocol/queue_invariants.h"
 
 namespace gpunvme::nvme {
 

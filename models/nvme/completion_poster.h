@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/nvme/queue_set.h"
-#include "sim/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_entries.h"
 
 namespace gpunvme::nvme {
 

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "models/flash/flash_params.h"
-#include "sim/config/config_error.h"
-#include "sim/config/json_path.h"
-#include "sim/protocol/nvme_prp.h"
-#include "sim/protocol/nvme_queue.h"
+#include "sim/core/protocol/nvme_prp.h"
+#include "sim/core/protocol/nvme_queue.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
 
 namespace gpunvme::nvme {
 

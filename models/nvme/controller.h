@@ -51,14 +51,14 @@
 #include "models/nvme/shadow_doorbells.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
+#include "sim/core/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_registers.h"
+#include "sim/core/protocol/queue_invariants.h"
 #include "sim/kernel/component.h"
+#include "sim/kernel/latency_histogram.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/kernel/server.h"
-#include "sim/protocol/nvme_commands.h"
-#include "sim/protocol/nvme_entries.h"
-#include "sim/protocol/nvme_registers.h"
-#include "sim/protocol/queue_invariants.h"
-#include "sim/results/latency_histogram.h"
 
 namespace gpunvme::nvme {
 

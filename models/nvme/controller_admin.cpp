@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "models/nvme/controller.h"
-#include "sim/protocol/nvme_prp.h"
-#include "sim/protocol/nvme_queue.h"
+#include "sim/core/protocol/nvme_prp.h"
+#include "sim/core/protocol/nvme_queue.h"
 
 namespace gpunvme::nvme {
 

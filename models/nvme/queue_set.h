@@ -13,10 +13,10 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/queue_invariants.h"
 #include "sim/kernel/time.h"
-#include "sim/protocol/nvme_commands.h"
-#include "sim/protocol/nvme_entries.h"
-#include "sim/protocol/queue_invariants.h"
 
 namespace gpunvme::nvme {
 

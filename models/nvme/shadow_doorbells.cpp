@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "sim/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_commands.h"
 
 namespace gpunvme::nvme {
 

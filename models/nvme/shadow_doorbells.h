@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "models/nvme/queue_set.h"
+#include "sim/core/protocol/nvme_registers.h"
 #include "sim/kernel/calendar.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/kernel/time.h"
-#include "sim/protocol/nvme_registers.h"
 
 namespace gpunvme::nvme {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "models/pcie/pcie_specs.h"
-#include "sim/params/param_table.h"
+#include "sim/kernel/params/param_table.h"
 
 // The flash table names its enums unqualified.
 #include "models/flash/flash_params.h"
@@ -19,8 +19,8 @@ using flash::Precondition;
 
 struct SsdParams {
 #define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
-#include "models/nvme/ssd_params.def"
 #include "models/flash/flash_params.def"
+#include "models/nvme/ssd_params.def"
 #undef GPUNVME_PARAM
   pcie::PortCredits credits;
   static SsdParams from(const ParamValues& values);

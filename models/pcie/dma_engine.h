@@ -20,7 +20,7 @@
 #include "sim/kernel/component.h"
 #include "sim/kernel/inplace_function.h"
 #include "sim/kernel/memory_space.h"
-#include "sim/params/param_spec.h"
+#include "sim/kernel/params/param_spec.h"
 
 namespace gpunvme::pcie {
 

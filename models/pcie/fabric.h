@@ -63,12 +63,12 @@
 #include "models/pcie/iotlb.h"
 #include "models/pcie/link_accounting.h"
 #include "models/pcie/routing.h"
+#include "models/topology/topology_graph.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/inplace_function.h"
 #include "sim/kernel/memory_space.h"
+#include "sim/kernel/params/resolved_config.h"
 #include "sim/kernel/server.h"
-#include "sim/params/resolved_config.h"
-#include "sim/topology/topology_graph.h"
 
 namespace gpunvme::pcie {
 

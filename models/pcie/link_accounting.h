@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/params/enum_names.h"
+#include "sim/kernel/params/enum_names.h"
 
 namespace gpunvme::pcie {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/pcie/link_accounting.h"
-#include "sim/params/param_table.h"
+#include "sim/kernel/params/param_table.h"
 
 namespace gpunvme::pcie {
 

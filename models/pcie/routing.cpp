@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/config/config_error.h"
-#include "sim/config/json_path.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
 
 namespace gpunvme::pcie {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "models/pcie/pcie_specs.h"
-#include "sim/params/resolved_config.h"
-#include "sim/topology/topology_graph.h"
+#include "models/topology/topology_graph.h"
+#include "sim/kernel/params/resolved_config.h"
 
 namespace gpunvme::pcie {
 

@@ -1,6 +1,6 @@
 """Latency budgets: check budgeted scenarios, re-baseline them on purpose.
 
-Budget files live in ``scenarios/budgets/*.json`` (format in sim/budgets/budgets.h
+Budget files live in ``scenarios/budgets/*.json`` (format in sim/frontend/budgets/budgets.h
 and README "Latency budgets"); ``gpunvme budgets`` on the command line does the same.
 """
 

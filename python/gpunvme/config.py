@@ -11,7 +11,7 @@ from .result import Result
 
 PYTHON_ORIGIN = "<python>"
 _NO_VALUE = object()
-# The C++ loader's bound on nesting (sim/config/json_path.h, kMaxJsonDepth).
+# The C++ loader's bound on nesting (sim/kernel/params/json_path.h, kMaxJsonDepth).
 MAX_DEPTH = 256
 
 

@@ -28,7 +28,7 @@ class ConfigError(ValueError):
 
 
 def _format(file, path, value, problem):
-    """The C++ ConfigError's message layout (sim/config/config_error.h)."""
+    """The C++ ConfigError's message layout (sim/kernel/params/config_error.h)."""
     text = (file or "<config>") + ": " + (path or "$")
     if value:
         text += " = " + value

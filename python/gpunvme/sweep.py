@@ -1,7 +1,7 @@
 """Sweeps: many runs over config paths, in this process, local processes or Dask.
 
 A sweep is a base configuration plus a ``sweep`` object, the one that
-``gpunvme sweep SPEC.json`` reads (sim/sweep/sweep_spec.h; the expansion is the
+``gpunvme sweep SPEC.json`` reads (sim/frontend/sweep/sweep_spec.h; the expansion is the
 same C++ code, so points and their keys match the command line's)::
 
     {"scenario.threads": [1024, 4096],                             # a list of values

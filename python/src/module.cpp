@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/budgets/budgets.h"
-#include "sim/config/config_error.h"
-#include "sim/config/json_path.h"
-#include "sim/params/param_spec.h"
-#include "sim/run/catalog.h"
-#include "sim/run/run.h"
-#include "sim/sweep/sweep_spec.h"
+#include "sim/frontend/budgets/budgets.h"
+#include "sim/frontend/sweep/sweep_spec.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
+#include "sim/kernel/params/param_spec.h"
+#include "sim/system/run/catalog.h"
+#include "sim/system/run/run.h"
 
 namespace py = pybind11;
 using nlohmann::json;

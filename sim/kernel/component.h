@@ -8,8 +8,8 @@
 #include <systemc>
 
 #include "sim/kernel/calendar.h"
+#include "sim/kernel/params/param_spec.h"
 #include "sim/kernel/time.h"
-#include "sim/params/param_spec.h"
 
 namespace gpunvme {
 

@@ -40,7 +40,7 @@ TEST(CostPlumbing, AlgorithmsLoopOverLanesOnlyThroughThePlatformAndHaveNoPeekTwi
   const std::regex bare_loop(R"(\bfor_each_lane\((?!p,)|\bvisit_lanes\()");
   std::vector<std::string> found;
   int headers = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kSource / "sim/algo")) {
+  for (const auto& entry : std::filesystem::directory_iterator(kSource / "sim/core/algo")) {
     if (entry.path().extension() != ".h") continue;
     ++headers;
     for (const std::string& m : matches(entry.path(), peek)) found.push_back(m);
@@ -53,8 +53,8 @@ TEST(CostPlumbing, AlgorithmsLoopOverLanesOnlyThroughThePlatformAndHaveNoPeekTwi
 
 TEST(CostPlumbing, PlatformsOfferNoPeek) {
   const std::regex peek(R"(\bpeek(_u32)?\s*[(<])");
-  for (const char* file : {"sim/platform/sim_warp.h", "sim/platform/host_threads.h",
-                           "sim/platform/cuda_warp.cuh", "sim/platform/scripted.h"}) {
+  for (const char* file : {"sim/system/machine/sim_warp.h", "sim/core/platform/host_threads.h",
+                           "sim/core/platform/cuda_warp.cuh", "sim/core/platform/scripted.h"}) {
     const std::filesystem::path path = kSource / file;
     ASSERT_TRUE(std::filesystem::exists(path)) << file;
     for (const std::string& m : matches(path, peek)) ADD_FAILURE() << m;

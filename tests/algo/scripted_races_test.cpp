@@ -1,4 +1,4 @@
-// The strategies on the scripted platform (sim/platform/scripted.h): warps
+// The strategies on the scripted platform (sim/core/platform/scripted.h): warps
 // interleaved operation by operation in orders the tests choose, against an
 // NVMe target the tests drive by hand. Each test states the interleaving it
 // forces and what must hold:
@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/algo/io_agents.h"
-#include "sim/algo/mapping.h"
-#include "sim/algo/queue_state.h"
-#include "sim/algo/strategy.h"
-#include "sim/platform/scripted.h"
+#include "sim/core/algo/io_agents.h"
+#include "sim/core/algo/mapping.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy.h"
+#include "sim/core/platform/scripted.h"
 
 namespace gpunvme {
 namespace {

@@ -1,7 +1,7 @@
-// The strategy name tables (sim/algo/strategy_names.h) against the names the
+// The strategy name tables (sim/core/algo/strategy_names.h) against the names the
 // scenarios, the README and the hardware backend use, written out here by
 // hand.
-#include "sim/algo/strategy_names.h"
+#include "sim/core/algo/strategy_names.h"
 
 #include <gtest/gtest.h>
 

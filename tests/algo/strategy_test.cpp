@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/config_error.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme {
 namespace {

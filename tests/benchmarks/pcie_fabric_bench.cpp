@@ -19,9 +19,9 @@
 
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
+#include "models/topology/topology_graph.h"
 #include "sim/kernel/simulation.h"
-#include "sim/run/catalog.h"
-#include "sim/topology/topology_graph.h"
+#include "sim/system/run/catalog.h"
 
 namespace {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "sim/kernel/simulation.h"
-#include "sim/run/run.h"
+#include "sim/system/run/run.h"
 
 #ifndef GPUNVME_CLI
 #error "GPUNVME_CLI must name the gpunvme program (set by tests/benchmarks/CMakeLists.txt)"

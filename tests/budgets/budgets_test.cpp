@@ -1,6 +1,6 @@
 // Budget checks against hand-made results: limits computed here from the
 // tolerance rule, verdicts, the failure table, re-baselining and bad files.
-#include "sim/budgets/budgets.h"
+#include "sim/frontend/budgets/budgets.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 
 namespace gpunvme::budgets {
 namespace {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "sim/config/config_error.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme {
 namespace {

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/config_error.h"
-#include "sim/config/json_path.h"
-#include "sim/config/resource_limits.h"
-#include "sim/run/catalog.h"
-#include "sim/run/run.h"
-#include "sim/run/setup_checks.h"
-#include "sim/workload/csr_graph.h"
-#include "sim/workload/workload.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
+#include "sim/system/config/resource_limits.h"
+#include "sim/system/run/catalog.h"
+#include "sim/system/run/run.h"
+#include "sim/system/run/setup_checks.h"
+#include "sim/system/workload/csr_graph.h"
+#include "sim/system/workload/workload.h"
 
 namespace gpunvme {
 namespace {

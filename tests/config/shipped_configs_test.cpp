@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/config/config_error.h"
-#include "sim/run/catalog.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/catalog.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme {
 namespace {

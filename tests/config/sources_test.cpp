@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/params/param_spec.h"
-#include "sim/run/catalog.h"
+#include "sim/kernel/params/param_spec.h"
+#include "sim/system/run/catalog.h"
 
 namespace gpunvme {
 namespace {

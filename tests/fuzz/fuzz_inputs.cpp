@@ -37,12 +37,12 @@
 #include <string>
 #include <typeinfo>
 
-#include "sim/budgets/budgets.h"
-#include "sim/config/config_error.h"
-#include "sim/config/resource_limits.h"
-#include "sim/run/run.h"
-#include "sim/sweep/sweep_spec.h"
-#include "sim/workload/csr_graph.h"
+#include "sim/frontend/budgets/budgets.h"
+#include "sim/frontend/sweep/sweep_spec.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/config/resource_limits.h"
+#include "sim/system/run/run.h"
+#include "sim/system/workload/csr_graph.h"
 
 namespace fs = std::filesystem;
 

@@ -2,7 +2,7 @@
 // configurations drawn from the fuzzer's bytes (the soak test's generator,
 // tests/soak/config_generator.h: kind, path, topology, SSDs, strategy and its
 // parts, threads, queues, iodepth, bs, the kind's size, faults, seed) and
-// holds each result to every invariant (sim/results/invariants.h).
+// holds each result to every invariant (sim/system/run/invariants.h).
 //
 // A configuration the simulator refuses with a ConfigError is skipped; a run
 // that throws anything, or a result that breaks an invariant, aborts with the
@@ -13,9 +13,9 @@
 #include <exception>
 #include <string>
 
-#include "sim/config/config_error.h"
-#include "sim/results/invariants.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/invariants.h"
+#include "sim/system/run/run.h"
 #include "tests/soak/config_generator.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

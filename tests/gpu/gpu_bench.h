@@ -1,8 +1,8 @@
 // The GPU model's tests run warps on the library's one-GPU machine
-// (sim/run/gpu_bench.h).
+// (sim/system/run/gpu_bench.h).
 #pragma once
 
-#include "sim/run/gpu_bench.h"
+#include "sim/system/run/gpu_bench.h"
 
 namespace gpunvme::testing {
 using gpunvme::GpuBench;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "tests/gpu/gpu_bench.h"
 
 namespace gpunvme {

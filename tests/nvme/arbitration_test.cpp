@@ -10,7 +10,7 @@
 #include <map>
 
 #include "models/nvme/arbiter.h"
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "tests/nvme/nvme_bench.h"
 
 namespace gpunvme::nvme::testing {

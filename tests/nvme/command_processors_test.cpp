@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_commands.h"
 
 namespace gpunvme::nvme {
 namespace {

@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-#include "sim/protocol/nvme_status.h"
+#include "sim/core/protocol/nvme_status.h"
 
 namespace gpunvme::nvme {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "models/nvme/fault_injector.h"
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "tests/nvme/nvme_bench.h"
 
 namespace gpunvme::nvme::testing {

@@ -20,11 +20,11 @@
 
 #include "models/host/nvme_driver.h"
 #include "models/nvme/controller.h"
-#include "sim/config/run_config.h"
+#include "sim/core/protocol/nvme.h"
 #include "sim/kernel/simulation.h"
-#include "sim/protocol/nvme.h"
-#include "sim/run/catalog.h"
-#include "sim/run/machine.h"
+#include "sim/system/config/run_config.h"
+#include "sim/system/machine/machine.h"
+#include "sim/system/run/catalog.h"
 
 namespace gpunvme::nvme::testing {
 

@@ -7,7 +7,7 @@
 // SystemC build, which switches stacks without telling the sanitizer.
 #include <gtest/gtest.h>
 
-#include "sim/run/run.h"
+#include "sim/system/run/run.h"
 #include "tests/nvme/nvme_bench.h"
 
 namespace gpunvme::nvme::testing {

@@ -1,8 +1,8 @@
-// Parameter tables (sim/params/param_table.h) and enum name tables
-// (sim/params/enum_names.h), on a table written for the test: the generated
+// Parameter tables (sim/kernel/params/param_table.h) and enum name tables
+// (sim/kernel/params/enum_names.h), on a table written for the test: the generated
 // ComponentSpec entry of each declaration kind, the typed struct's values and
 // unit conversions (worked by hand), and describe's kind prefix.
-#include "sim/params/param_table.h"
+#include "sim/kernel/params/param_table.h"
 
 #include <gtest/gtest.h>
 

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "models/pcie/fabric.h"
+#include "models/topology/topology_graph.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/simulation.h"
-#include "sim/run/catalog.h"
-#include "sim/topology/topology_graph.h"
+#include "sim/system/run/catalog.h"
 
 namespace gpunvme::pcie::testing {
 

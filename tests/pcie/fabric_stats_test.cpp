@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/catalog.h"
+#include "sim/system/run/catalog.h"
 #include "tests/pcie/fabric_bench.h"
 
 namespace gpunvme::pcie::testing {

@@ -8,8 +8,8 @@
 
 #include <map>
 
-#include "sim/config/config_error.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/run.h"
 #include "tests/pcie/fabric_bench.h"
 
 namespace gpunvme::pcie::testing {

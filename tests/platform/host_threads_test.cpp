@@ -6,13 +6,13 @@
 // its data in its buffer. Queues go down to 2 entries; 16 to 32 warps race on
 // them. Every case runs twice: with acquire/release accesses and in the
 // platform's relaxed mode, where only the algorithm's fences order a warp's
-// stores (sim/platform/host_threads.h), so that a missing fence shows up.
-// Queues are chosen by the library's mapping (sim/algo/mapping.h), over one
+// stores (sim/core/platform/host_threads.h), so that a missing fence shows up.
+// Queues are chosen by the library's mapping (sim/core/algo/mapping.h), over one
 // or several software targets (SSDs).
 //
 // Under ThreadSanitizer: scripts/build.sh tsan builds only this program
 // (build-tsan/platform_tsan_tests) and scripts/test.sh runs it.
-#include "sim/platform/host_threads.h"
+#include "sim/core/platform/host_threads.h"
 
 #include <gtest/gtest.h>
 
@@ -25,12 +25,12 @@
 #include <thread>
 #include <vector>
 
-#include "sim/algo/completion.h"
-#include "sim/algo/io_agents.h"
-#include "sim/algo/mapping.h"
-#include "sim/algo/queue_state.h"
-#include "sim/algo/strategy.h"
-#include "sim/platform/soft_target.h"
+#include "sim/core/algo/completion.h"
+#include "sim/core/algo/io_agents.h"
+#include "sim/core/algo/mapping.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy.h"
+#include "sim/core/platform/soft_target.h"
 
 namespace gpunvme {
 namespace {

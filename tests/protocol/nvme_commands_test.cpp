@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "sim/protocol/nvme.h"
+#include "sim/core/protocol/nvme.h"
 
 namespace gpunvme::nvme {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "sim/protocol/nvme.h"
+#include "sim/core/protocol/nvme.h"
 
 namespace gpunvme::nvme {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/protocol/nvme.h"
+#include "sim/core/protocol/nvme.h"
 
 namespace gpunvme::nvme {
 namespace {

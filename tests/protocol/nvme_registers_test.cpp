@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "sim/protocol/nvme.h"
+#include "sim/core/protocol/nvme.h"
 
 namespace gpunvme::nvme {
 namespace {

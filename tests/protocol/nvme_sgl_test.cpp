@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/protocol/nvme.h"
+#include "sim/core/protocol/nvme.h"
 
 namespace gpunvme::nvme {
 namespace {

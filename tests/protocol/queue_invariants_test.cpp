@@ -2,7 +2,7 @@
 // worked out on paper for small rings (NVMe Base Specification 1.4, 4.1: a
 // ring of N entries holds N - 1), and the statuses and asynchronous events
 // of 5.2.1 (Figure 146), 5.3, 5.4 and 4.6.1.2.1.
-#include "sim/protocol/queue_invariants.h"
+#include "sim/core/protocol/queue_invariants.h"
 
 #include <gtest/gtest.h>
 

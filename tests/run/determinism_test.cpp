@@ -2,7 +2,7 @@
 // wall-clock fields; a different seed gives a different run.
 #include <gtest/gtest.h>
 
-#include "sim/run/run.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme {
 namespace {

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "sim/kernel/simulation.h"
-#include "sim/run/machine.h"
-#include "sim/run/run.h"
-#include "sim/workload/workload.h"
+#include "sim/system/machine/machine.h"
+#include "sim/system/run/run.h"
+#include "sim/system/workload/workload.h"
 
 namespace gpunvme {
 namespace {

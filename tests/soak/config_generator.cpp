@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/results/invariants.h"
-#include "sim/run/run.h"
+#include "sim/system/run/invariants.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme::soak {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/run_config.h"
-#include "sim/results/invariants.h"
+#include "sim/system/config/run_config.h"
+#include "sim/system/run/invariants.h"
 
 namespace gpunvme::soak {
 

@@ -1,13 +1,13 @@
 // Each result invariant holds on a real result and fires on a result broken
 // in exactly its way, so that no check can pass by never looking.
-#include "sim/results/invariants.h"
+#include "sim/system/run/invariants.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "sim/run/run.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme::invariants {
 namespace {

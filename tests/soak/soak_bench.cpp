@@ -12,9 +12,9 @@
 #include <map>
 #include <string>
 
-#include "sim/config/config_error.h"
-#include "sim/results/invariants.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/invariants.h"
+#include "sim/system/run/run.h"
 #include "tests/soak/config_generator.h"
 
 using namespace gpunvme;

@@ -1,5 +1,5 @@
 // Random valid configurations of every kind and path, each run through every
-// result invariant (sim/results/invariants.h). The configurations come from a
+// result invariant (sim/system/run/invariants.h). The configurations come from a
 // fixed list of seeds, so a failure reproduces; its message carries the
 // equivalent `gpunvme run` command line.
 //
@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config/config_error.h"
-#include "sim/results/invariants.h"
-#include "sim/run/run.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/run/invariants.h"
+#include "sim/system/run/run.h"
 #include "tests/soak/config_generator.h"
 
 namespace gpunvme::soak {

@@ -22,8 +22,8 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/config/config_error.h"
-#include "sim/sweep/sweep_runner.h"
+#include "sim/frontend/sweep/sweep_runner.h"
+#include "sim/kernel/params/config_error.h"
 
 namespace gpunvme::sweep {
 namespace {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/config/resource_limits.h"
-#include "sim/run/run.h"
+#include "sim/system/config/resource_limits.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme {
 namespace {

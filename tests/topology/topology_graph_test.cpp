@@ -1,9 +1,9 @@
 // Routes, tree text and DOT output of the topology graph.
 #include <gtest/gtest.h>
 
-#include "sim/config/run_config.h"
-#include "sim/run/catalog.h"
-#include "sim/topology/topology_graph.h"
+#include "models/topology/topology_graph.h"
+#include "sim/system/config/run_config.h"
+#include "sim/system/run/catalog.h"
 
 namespace gpunvme {
 namespace {

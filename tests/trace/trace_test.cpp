@@ -7,8 +7,8 @@
 #include <fstream>
 #include <set>
 
-#include "sim/run/run.h"
-#include "sim/trace/trace_writer.h"
+#include "sim/system/run/run.h"
+#include "sim/system/trace/trace_writer.h"
 
 namespace gpunvme {
 namespace {

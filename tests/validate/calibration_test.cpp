@@ -13,9 +13,9 @@
 #include <set>
 #include <string>
 
-#include "sim/config/config_error.h"
-#include "sim/config/run_config.h"
-#include "sim/validate/validate.h"
+#include "sim/frontend/validate/validate.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/config/run_config.h"
 
 namespace gpunvme {
 namespace {

@@ -1,6 +1,6 @@
 // fio-style address streams: Zipf ranks against the closed-form probability
 // mass, the read/write mix against rwmixread, sequential streams.
-#include "sim/workload/address_stream.h"
+#include "sim/system/workload/address_stream.h"
 
 #include <gtest/gtest.h>
 

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/config/config_error.h"
-#include "sim/workload/csr_graph.h"
-#include "sim/workload/microbenchmark.h"
-#include "sim/workload/software_cache.h"
-#include "sim/workload/workload.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/workload/csr_graph.h"
+#include "sim/system/workload/microbenchmark.h"
+#include "sim/system/workload/software_cache.h"
+#include "sim/system/workload/workload.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {
@@ -127,7 +127,7 @@ TEST(ConfigErrors, RunLengthFieldsNameTheFieldAndWhatIsAllowed) {
   EXPECT_EQ(error_of({"scenario.time_based=true"}, "kv-cache-gpu").first, "$.time_based");
 }
 
-// Strategy names come from one table (sim/algo/strategy_names.h). A config
+// Strategy names come from one table (sim/core/algo/strategy_names.h). A config
 // that reaches the workload without the declaration's check (built in code)
 // with a misspelt name is refused by name, where it used to run as
 // warp_batch; io_agents refuses the policies it fixes, with the check's

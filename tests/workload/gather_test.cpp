@@ -1,6 +1,6 @@
 // Embedding gather: I/O counts and read amplification against the layout
 // computed by hand.
-#include "sim/workload/gather.h"
+#include "sim/system/workload/gather.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/kernel/simulation.h"
-#include "sim/workload/gpu_io_path.h"
+#include "sim/system/workload/gpu_io_path.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <set>
 
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "sim/kernel/simulation.h"
-#include "sim/run/machine.h"
-#include "sim/workload/graph_bfs.h"
+#include "sim/system/machine/machine.h"
+#include "sim/system/workload/graph_bfs.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {

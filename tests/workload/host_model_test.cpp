@@ -8,7 +8,7 @@
 #include "models/host/cpu_cores.h"
 #include "models/host/host_specs.h"
 #include "models/host/interrupt_coalescing.h"
-#include "sim/params/resolve.h"
+#include "sim/kernel/params/resolve.h"
 
 namespace gpunvme {
 namespace {

@@ -1,12 +1,12 @@
 // KV-cache decode tiering against figures computed by hand from the model
 // shape and tier capacities.
-#include "sim/workload/kv_cache.h"
+#include "sim/system/workload/kv_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {

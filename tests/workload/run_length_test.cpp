@@ -4,7 +4,7 @@
 // on a CPU-initiated path, which have separate issue loops.
 #include <gtest/gtest.h>
 
-#include "sim/config/config_error.h"
+#include "sim/kernel/params/config_error.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {

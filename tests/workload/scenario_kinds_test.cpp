@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "sim/run/scenario_spec.h"
-#include "sim/workload/workload.h"
+#include "sim/system/workload/scenario_spec.h"
+#include "sim/system/workload/workload.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {

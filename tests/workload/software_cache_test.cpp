@@ -1,6 +1,6 @@
 // The GPU software cache: hits and misses, CLOCK's second chance, reference
 // counts that keep lines in use from eviction.
-#include "sim/workload/software_cache.h"
+#include "sim/system/workload/software_cache.h"
 
 #include <gtest/gtest.h>
 

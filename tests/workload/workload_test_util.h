@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/run.h"
+#include "sim/system/run/run.h"
 
 namespace gpunvme::test {
 

@@ -1,0 +1,386 @@
+#include "models/topology/topology_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <fmt/format.h>
+
+#include "models/pcie/pcie_specs.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
+
+namespace gpunvme {
+
+namespace {
+
+// The socket a root complex or a host memory names.
+std::string socket_of(const NodeConfig& n) {
+  return n.kind == "root_complex" ? pcie::RootComplexParams::from(n.params).socket
+                                  : pcie::HostMemoryParams::from(n.params).socket;
+}
+
+bool is_pcie_kind(const std::string& kind) {
+  return kind == "root_complex" || kind == "switch" || kind == "gpu" || kind == "nvme_ssd";
+}
+bool is_endpoint(const std::string& kind) { return kind == "gpu" || kind == "nvme_ssd"; }
+
+// Node index by id, built once per pass so that looking up every link's
+// ends costs linear time in the topology's size.
+class NodeIndex {
+ public:
+  explicit NodeIndex(const TopologyConfig& topo) {
+    index_.reserve(topo.nodes.size());
+    for (std::size_t i = 0; i < topo.nodes.size(); ++i) index_.emplace(topo.nodes[i].id, i);
+  }
+  std::size_t operator()(const std::string& id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? TopologyGraph::npos : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+std::string node_path(std::size_t i) { return index_path("$.nodes", i); }
+std::string link_path(std::size_t i) { return index_path("$.links", i); }
+
+// Union-find, for loop detection in the PCIe forest.
+struct Forest {
+  std::vector<std::size_t> parent;
+  explicit Forest(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  std::size_t find(std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  bool join(std::size_t a, std::size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return false;
+    parent[a] = b;
+    return true;
+  }
+};
+
+}  // namespace
+
+void TopologyGraph::check(const TopologyConfig& topo) {
+  const std::string& file = topo.file;
+  const NodeIndex index_of(topo);
+  // Socket references of root complexes and host memory.
+  const bool has_sockets = !topo.nodes_of_kind("cpu").empty();
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    const NodeConfig& n = topo.nodes[i];
+    if (n.kind != "root_complex" && n.kind != "host_memory") continue;
+    const std::string socket = socket_of(n);
+    if (socket.empty()) {
+      if (has_sockets) {
+        throw ConfigError(file, node_path(i) + ".socket", "\"\"",
+                          "this topology has CPU sockets; name the socket this " + n.kind +
+                              " belongs to");
+      }
+      continue;
+    }
+    std::size_t s = index_of(socket);
+    if (s == npos || topo.nodes[s].kind != "cpu") {
+      throw ConfigError(file, node_path(i) + ".socket", "\"" + socket + "\"",
+                        "expected the id of a node of kind cpu");
+    }
+  }
+  // Link kinds and the PCIe tree.
+  Forest forest(topo.nodes.size());
+  std::vector<int> degree(topo.nodes.size(), 0);
+  std::vector<std::size_t> first_link(topo.nodes.size(), npos);  // an endpoint's PCIe link
+  for (std::size_t l = 0; l < topo.links.size(); ++l) {
+    const LinkConfig& link = topo.links[l];
+    std::size_t a = index_of(link.from);
+    std::size_t b = index_of(link.to);
+    const pcie::LinkType type = pcie::LinkParams::from(link.params).type;
+    if (type == pcie::LinkType::pcie) {
+      for (std::size_t end : {a, b}) {
+        if (!is_pcie_kind(topo.nodes[end].kind)) {
+          throw ConfigError(file, link_path(l), "\"" + topo.nodes[end].id + "\"",
+                            "a pcie link joins root complexes, switches, GPUs and NVMe SSDs; " +
+                                topo.nodes[end].id + " is a " + topo.nodes[end].kind);
+        }
+      }
+      for (std::size_t end : {a, b}) {
+        if (!is_endpoint(topo.nodes[end].kind)) continue;
+        if (first_link[end] != npos) {
+          const LinkConfig& first = topo.links[first_link[end]];
+          throw ConfigError(
+              file, link_path(l), fmt::format("\"{}\" - \"{}\"", link.from, link.to),
+              fmt::format("{} is a PCIe endpoint ({}) and already has its one link, {} (\"{}\" - "
+                          "\"{}\"); a second link to it is not allowed",
+                          topo.nodes[end].id, topo.nodes[end].kind, link_path(first_link[end]),
+                          first.from, first.to));
+        }
+        first_link[end] = l;
+      }
+      if (!forest.join(a, b)) {
+        throw ConfigError(file, link_path(l),
+                          fmt::format("\"{}\" - \"{}\"", link.from, link.to),
+                          "this link closes a loop in the PCIe tree (PCIe is a tree: each "
+                          "device has one path to its root complex)");
+      }
+      ++degree[a];
+      ++degree[b];
+    } else {
+      for (std::size_t end : {a, b}) {
+        if (topo.nodes[end].kind != "cpu") {
+          throw ConfigError(file, link_path(l), "\"" + topo.nodes[end].id + "\"",
+                            "an inter_socket link joins two cpu nodes; " + topo.nodes[end].id +
+                                " is a " + topo.nodes[end].kind);
+        }
+      }
+    }
+  }
+  // Each PCIe tree hangs from exactly one root complex; endpoints are leaves.
+  std::map<std::size_t, std::size_t> root_of_tree;
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    if (topo.nodes[i].kind != "root_complex") continue;
+    auto [it, inserted] = root_of_tree.emplace(forest.find(i), i);
+    if (!inserted) {
+      throw ConfigError(file, node_path(i), "\"" + topo.nodes[i].id + "\"",
+                        "two root complexes (" + topo.nodes[it->second].id + " and " +
+                            topo.nodes[i].id + ") in one PCIe tree");
+    }
+  }
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    const NodeConfig& n = topo.nodes[i];
+    if (!is_pcie_kind(n.kind) || n.kind == "root_complex") continue;
+    if (!root_of_tree.count(forest.find(i))) {
+      throw ConfigError(file, node_path(i), "\"" + n.id + "\"",
+                        "no path to a root complex: link this " + n.kind +
+                            " to a switch or root complex");
+    }
+    if (is_endpoint(n.kind) && degree[i] != 1) {
+      throw ConfigError(file, node_path(i), "\"" + n.id + "\"",
+                        fmt::format("a {} is a PCIe endpoint with exactly one link; it has {}",
+                                    n.kind, degree[i]));
+    }
+  }
+}
+
+void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioConfig& scenario) {
+  const std::string& file = scenario.file;
+  const NodeIndex index_of(topo);
+  TopologyGraph graph(topo);
+  const std::string& gpu = scenario.params.string("gpu");
+  std::size_t g = index_of(gpu);
+  if (g == npos || topo.nodes[g].kind != "gpu") {
+    std::vector<std::string> gpus;
+    for (const NodeConfig* n : topo.nodes_of_kind("gpu")) gpus.push_back(n->id);
+    std::string all;
+    for (const auto& id : gpus) all += (all.empty() ? "" : ", ") + id;
+    throw ConfigError(file, "$.gpu", "\"" + gpu + "\"",
+                      "expected the id of a gpu in the topology (" +
+                          (all.empty() ? std::string("it has none") : all) + ")");
+  }
+  std::vector<std::string> ssds = scenario.params.string_list("ssds");
+  if (ssds.empty()) {
+    throw ConfigError(file, "$.ssds", "[]", "expected at least one nvme_ssd id");
+  }
+  // One search from the GPU tells which SSDs it reaches.
+  const std::vector<bool> reached = graph.reachable_from(g);
+  for (std::size_t k = 0; k < ssds.size(); ++k) {
+    std::size_t s = index_of(ssds[k]);
+    std::string path = index_path("$.ssds", k);
+    if (s == npos || topo.nodes[s].kind != "nvme_ssd") {
+      throw ConfigError(file, path, "\"" + ssds[k] + "\"",
+                        "expected the id of an nvme_ssd in the topology");
+    }
+    if (!reached[s]) {
+      throw ConfigError(file, path, "\"" + ssds[k] + "\"",
+                        "no path between " + gpu + " and " + ssds[k] +
+                            " (are their sockets joined by an inter_socket link?)");
+    }
+  }
+}
+
+TopologyGraph::TopologyGraph(const TopologyConfig& topology)
+    : topology_(topology), graph_(topology.nodes.size()), upstream_(topology.nodes.size(), npos) {
+  const NodeIndex index_of(topology);
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    graph_[i] = TopologyVertex{topology.nodes[i].id, topology.nodes[i].kind, i};
+  }
+  for (std::size_t l = 0; l < topology.links.size(); ++l) {
+    const LinkConfig& link = topology.links[l];
+    EdgeKind kind = pcie::LinkParams::from(link.params).type == pcie::LinkType::pcie ? EdgeKind::Pcie
+                                                                         : EdgeKind::InterSocket;
+    boost::add_edge(index_of(link.from), index_of(link.to), TopologyEdge{kind, l}, graph_);
+  }
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    const NodeConfig& n = topology.nodes[i];
+    if (n.kind != "root_complex" && n.kind != "host_memory") continue;
+    std::size_t s = index_of(socket_of(n));
+    if (s != npos) boost::add_edge(i, s, TopologyEdge{EdgeKind::Attachment, 0}, graph_);
+  }
+  // Orient each PCIe tree from its root complex.
+  for (std::size_t r = 0; r < topology.nodes.size(); ++r) {
+    if (topology.nodes[r].kind != "root_complex") continue;
+    std::queue<std::size_t> frontier;
+    frontier.push(r);
+    std::vector<bool> seen(topology.nodes.size(), false);
+    seen[r] = true;
+    while (!frontier.empty()) {
+      std::size_t v = frontier.front();
+      frontier.pop();
+      for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+        if (graph_[*e].kind != EdgeKind::Pcie) continue;
+        std::size_t w = boost::target(*e, graph_);
+        if (seen[w]) continue;
+        seen[w] = true;
+        upstream_[w] = v;
+        frontier.push(w);
+      }
+    }
+  }
+}
+
+std::vector<std::size_t> TopologyGraph::route(std::size_t from, std::size_t to) const {
+  const std::size_t n = boost::num_vertices(graph_);
+  std::vector<std::size_t> predecessor(n, npos);
+  predecessor[from] = from;
+  // Breadth-first search with a predecessor recorder gives the route with the
+  // fewest hops; in a PCIe tree it is the only route.
+  auto recorder = boost::record_predecessors(predecessor.data(), boost::on_tree_edge());
+  std::vector<boost::default_color_type> colors(n);
+  boost::breadth_first_search(
+      graph_, from,
+      boost::visitor(boost::make_bfs_visitor(recorder))
+          .color_map(boost::make_iterator_property_map(colors.begin(),
+                                                       boost::get(boost::vertex_index, graph_))));
+  if (predecessor[to] == npos) return {};
+  std::vector<std::size_t> path;
+  for (std::size_t v = to; v != from; v = predecessor[v]) path.push_back(v);
+  path.push_back(from);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<bool> TopologyGraph::reachable_from(std::size_t from) const {
+  std::vector<bool> seen(boost::num_vertices(graph_), false);
+  std::queue<std::size_t> frontier;
+  frontier.push(from);
+  seen[from] = true;
+  while (!frontier.empty()) {
+    const std::size_t v = frontier.front();
+    frontier.pop();
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const std::size_t w = boost::target(*e, graph_);
+      if (!seen[w]) {
+        seen[w] = true;
+        frontier.push(w);
+      }
+    }
+  }
+  return seen;
+}
+
+std::vector<std::size_t> TopologyGraph::route_links(std::size_t from, std::size_t to) const {
+  std::vector<std::size_t> nodes = route(from, to);
+  std::vector<std::size_t> links;
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    auto [e, found] = boost::edge(nodes[i - 1], nodes[i], graph_);
+    if (found && graph_[e].kind != EdgeKind::Attachment) links.push_back(graph_[e].link_index);
+  }
+  return links;
+}
+
+std::string TopologyGraph::tree_text() const {
+  std::ostringstream out;
+  const auto& nodes = topology_.nodes;
+  auto link_label = [&](std::size_t a, std::size_t b) -> std::string {
+    auto [e, found] = boost::edge(a, b, graph_);
+    if (!found || graph_[e].kind == EdgeKind::Attachment) return "";
+    const pcie::LinkParams p = pcie::LinkParams::from(topology_.links[graph_[e].link_index].params);
+    if (graph_[e].kind == EdgeKind::InterSocket) {
+      return fmt::format("  [inter-socket {} GB/s]", p.bandwidth_gbps);
+    }
+    return fmt::format("  [Gen{} x{}]", p.gen, p.width);
+  };
+  auto describe = [&](std::size_t i) {
+    std::string text = nodes[i].id + " (" + nodes[i].kind;
+    if (!nodes[i].profile.empty()) text += ", " + nodes[i].profile;
+    return text + ")";
+  };
+  std::function<void(std::size_t, const std::string&)> walk = [&](std::size_t v,
+                                                                    const std::string& indent) {
+    std::vector<std::size_t> children;
+    for (std::size_t w = 0; w < nodes.size(); ++w) {
+      if (upstream_[w] == v) children.push_back(w);
+    }
+    for (std::size_t k = 0; k < children.size(); ++k) {
+      bool last = k + 1 == children.size();
+      out << indent << (last ? "`-- " : "|-- ") << describe(children[k])
+          << link_label(v, children[k]) << "\n";
+      walk(children[k], indent + (last ? "    " : "|   "));
+    }
+  };
+  std::vector<bool> printed(nodes.size(), false);
+  auto print_root = [&](std::size_t r, const std::string& indent) {
+    out << indent << describe(r) << "\n";
+    printed[r] = true;
+    walk(r, indent + "  ");
+  };
+  for (std::size_t s = 0; s < nodes.size(); ++s) {
+    if (nodes[s].kind != "cpu") continue;
+    out << describe(s) << "\n";
+    printed[s] = true;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if ((nodes[i].kind == "root_complex" || nodes[i].kind == "host_memory") &&
+          socket_of(nodes[i]) == nodes[s].id) {
+        print_root(i, "  ");
+      }
+    }
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!printed[i] && (nodes[i].kind == "root_complex" || nodes[i].kind == "host_memory")) {
+      print_root(i, "");
+    }
+  }
+  for (std::size_t l = 0; l < topology_.links.size(); ++l) {
+    const LinkConfig& link = topology_.links[l];
+    const pcie::LinkParams p = pcie::LinkParams::from(link.params);
+    if (p.type == pcie::LinkType::inter_socket) {
+      out << link.from << " <-> " << link.to
+          << fmt::format("  [inter-socket {} GB/s, {} ns]\n", p.bandwidth_gbps,
+                         ps_to_ns(p.latency_ns));
+    }
+  }
+  return out.str();
+}
+
+std::string TopologyGraph::dot() const {
+  std::ostringstream out;
+  auto vertex_writer = [&](std::ostream& os, std::size_t v) {
+    const char* shape = graph_[v].kind == "switch"         ? "diamond"
+                        : graph_[v].kind == "root_complex" ? "box3d"
+                        : graph_[v].kind == "cpu"          ? "box"
+                                                           : "ellipse";
+    os << "[label=\"" << graph_[v].id << "\\n" << graph_[v].kind << "\", shape=" << shape << "]";
+  };
+  auto edge_writer = [&](std::ostream& os, const Graph::edge_descriptor& e) {
+    const TopologyEdge& edge = graph_[e];
+    if (edge.kind == EdgeKind::Attachment) {
+      os << "[style=dashed]";
+      return;
+    }
+    const pcie::LinkParams p = pcie::LinkParams::from(topology_.links[edge.link_index].params);
+    if (edge.kind == EdgeKind::InterSocket) {
+      os << "[label=\"inter-socket\", penwidth=2]";
+    } else {
+      os << "[label=\"Gen" << p.gen << " x" << p.width << "\"]";
+    }
+  };
+  boost::write_graphviz(out, graph_, vertex_writer, edge_writer);
+  return out.str();
+}
+
+}  // namespace gpunvme

@@ -1,0 +1,55 @@
+// Instantiates every strategy of the algorithm library for the CUDA platform,
+// so that the headers keep compiling with nvcc (CMake option GPUNVME_CUDA).
+// The kernels are not launched here: running them against an SSD is the
+// hardware backend's job.
+#include "sim/core/algo/io_agents.h"
+#include "sim/core/algo/strategy.h"
+#include "sim/core/platform/cuda_warp.cuh"
+
+namespace gpunvme::algo {
+
+__global__ void queue_strategies(WarpContext* contexts, const IoRequest* requests,
+                                 std::uint32_t iodepth) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  WarpContext& w = contexts[(blockIdx.x * blockDim.x + threadIdx.x) / 32u];
+  Lanes<Pending> round;
+  w.rounds = &round;
+  w.round_count = 1;
+  Lanes<IoRequest> request;
+  request[threadIdx.x % 32u] = requests[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncwarp();
+  for (std::uint32_t d = 0; d < iodepth; ++d) {
+    submit(p, w, kAllLanes, request, round);
+    wait(p, w, round, kAllLanes);
+  }
+}
+
+__global__ void polling_warps(const WarpContext* context, const std::uint32_t* queues,
+                              std::uint32_t count, std::uint64_t shutdown) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  polling_warp(p, *context, queues, count, shutdown);
+}
+
+__global__ void io_agents(AgentContext* agents, const AgentRing* rings,
+                          const std::uint32_t* agent_of_queue, const IoRequest* requests,
+                          std::uint64_t replies, std::uint32_t agent_warps) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (warp < agent_warps) {
+    agent_loop(p, agents[warp]);
+    return;
+  }
+  Lanes<IoRequest> request;
+  Lanes<std::uint64_t> reply;
+  Lanes<std::uint16_t> status;
+  request[threadIdx.x % 32u] = requests[blockIdx.x * blockDim.x + threadIdx.x];
+  reply[threadIdx.x % 32u] = replies + 8u * (blockIdx.x * blockDim.x + threadIdx.x);
+  __syncwarp();
+  agent_post(p, rings, agent_of_queue, kAllLanes, request, reply);
+  agent_wait(p, kAllLanes, reply, status);
+}
+
+}  // namespace gpunvme::algo

@@ -1,0 +1,1310 @@
+// gpunvme-hw: the hardware backend. Runs the algorithm library's own
+// strategies (sim/core/algo: submit/wait, I/O agents, polling warps) unchanged in
+// CUDA kernels on a real GPU, against an NVMe target (nvme_target.h; here the
+// software controller of soft_controller.h), records every I/O's stage times
+// on the GPU (sim/core/algo/stages.h, %globaltimer) and writes per-stage latency
+// distributions per strategy and warp count to one JSON file.
+//
+//   gpunvme-hw --out hw.json [--strategies all_threads,bam_ticket,...]
+//              [--warps 1,8,32,132] [--ios 16384] [--queues 32] [--entries 256]
+//              [--target-threads 4] [--file PATH | --file-mib 256] [--device 0]
+//
+// Exit codes: 0 ok; 1 a run failed (I/O errors, wrong data, a protocol
+// violation, a hang); 2 bad command line; 77 no CUDA device (test harnesses
+// treat it as "skipped").
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/core/algo/io_agents.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy.h"
+#include "sim/core/algo/strategy_names.h"
+#include "sim/core/platform/cuda_warp.cuh"
+#include "sim/frontend/hardware/soft_controller.h"
+
+namespace gpunvme::hw {
+namespace {
+
+constexpr int kBadInput = 2;
+constexpr int kNoDevice = 77;
+// The data pattern the namespace file holds: the first 8 bytes of every LBA
+// (the same pattern as the host-thread target, sim/core/platform/soft_target.h).
+constexpr std::uint64_t kPatternKey = 0xC0FFEE5A5A5A5A5Aull;
+// Most queues one I/O-agent warp may own (its counters live in the agent's
+// local memory).
+constexpr std::uint32_t kMaxAgentQueues = 64;
+
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// ---- the named strategies as the simulator's scenario names them
+
+struct StrategyCase {
+  std::string name;        // as reported
+  std::string scenario;    // the scenario's `strategy`
+  std::string completion;  // the scenario's `completion` override ("" = the strategy's)
+  algo::Strategy strategy;
+  bool agents = false;
+  bool pollers = false;
+};
+
+bool strategy_case(const std::string& name, StrategyCase& out) {
+  using algo::NamedStrategy;
+  out = StrategyCase{};
+  out.name = name;
+  if (name == "warp_batch+polling_warps") {
+    out.scenario = "warp_batch";
+    out.completion = "polling_warps";
+    out.strategy = algo::named_strategy(NamedStrategy::WarpBatch);
+    out.strategy.completion = algo::Completion::PollingWarps;
+    out.pollers = true;
+    return true;
+  }
+  const algo::StrategyEntry* entry = algo::find_strategy(name);
+  if (entry == nullptr) return false;
+  out.scenario = name;
+  out.strategy = algo::named_strategy(entry->value);
+  out.agents = entry->value == NamedStrategy::IoAgents;
+  return true;
+}
+
+// ---- kernel
+
+struct KernelArgs {
+  const algo::QueuePair* queues;
+  std::uint32_t queue_count;
+  algo::Strategy strategy;
+  std::uint32_t cq_doorbell_batch;
+  std::uint32_t max_batch;
+  std::uint32_t cid_local_bits;
+  std::uint32_t warps;          // compute warps
+  std::uint32_t service_warps;  // agents or pollers, numbered after them
+  std::uint32_t rounds;         // I/Os per thread (iodepth 1)
+  std::uint32_t bytes;
+  std::uint16_t nlb_zero_based;
+  std::uint32_t lbas_per_io;
+  std::uint64_t blocks;  // bs-sized blocks in the namespace
+  std::uint64_t buffers;
+  std::uint32_t buffer_stride;
+  std::uint64_t seed;
+  const platform::CudaStageTrace* trace;
+  const platform::CudaOpProfile* profile;
+  std::uint32_t poll_backoff_ns;  // __nanosleep between polls of a waiting warp
+  unsigned* errors;
+  unsigned* mismatches;
+  unsigned* finished;
+  std::uint64_t shutdown;  // GPU word: set once every compute warp is done
+  bool agents;
+  bool pollers;
+  // io_agents
+  const algo::AgentRing* rings;
+  const std::uint32_t* agent_of_queue;
+  const algo::AgentQueue* agent_queues;  // agent a's at [agent_first[a], agent_first[a + 1])
+  const std::uint32_t* agent_first;
+  const std::uint32_t* agent_local_index;  // [agent][queue]
+  std::uint64_t replies;
+  std::uint32_t batch_size;
+  // polling warps
+  const std::uint32_t* poller_queues;  // poller i's at [poller_first[i], poller_first[i + 1])
+  const std::uint32_t* poller_first;
+};
+
+__device__ std::uint64_t mix(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ std::uint32_t sm_id() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+// The queue a compute warp's I/O goes to: the simulator's mapping
+// (sim/system/workload/microbenchmark.cpp, Microbenchmark::map_queue) for one SSD.
+__device__ std::uint32_t map_queue(const KernelArgs& a, std::uint32_t w, std::uint32_t thread,
+                                   std::uint32_t round) {
+  const std::uint32_t n = a.queue_count;
+  if (a.agents) {
+    const std::uint32_t agents = a.service_warps;
+    const std::uint32_t ag = w % agents;
+    const std::uint32_t owned = (n - ag + agents - 1) / agents;
+    return ag + agents * ((w / agents) % owned);
+  }
+  if (a.strategy.submission == algo::Submission::Exclusive) return w;
+  switch (a.strategy.mapping) {
+    case algo::QueueMapping::PerSm: return sm_id() % n;
+    case algo::QueueMapping::PerWarp: return w % n;
+    default: return (thread + round) % n;
+  }
+}
+
+__device__ algo::WarpContext base_context(const KernelArgs& a) {
+  algo::WarpContext c;
+  c.queues = a.queues;
+  c.queue_count = a.queue_count;
+  c.strategy = a.strategy;
+  c.cq_doorbell_batch = a.cq_doorbell_batch;
+  c.max_batch = a.max_batch;
+  c.cid_local_bits = a.cid_local_bits;
+  c.iodepth = 1;
+  return c;
+}
+
+// Every thread of a warp runs this; the warp's private state (WarpContext,
+// AgentContext) is a per-thread copy that all lanes update identically, so
+// no lane ever reads state another lane is writing.
+__global__ void io_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  const std::uint32_t lane = threadIdx.x % 32u;
+  if (w >= a.warps + a.service_warps) return;
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, w >= a.warps ? 1 : 0);
+
+  if (w >= a.warps) {
+    const std::uint32_t i = w - a.warps;
+    if (a.pollers) {
+      const algo::WarpContext c = base_context(a);
+      algo::polling_warp(p, c, a.poller_queues + a.poller_first[i],
+                         a.poller_first[i + 1] - a.poller_first[i], a.shutdown);
+      p.flush_stage_means();
+      return;
+    }
+    algo::AgentContext c;
+    c.w = base_context(a);
+    c.ring = a.rings[i];
+    algo::AgentQueue owned[kMaxAgentQueues];
+    const std::uint32_t first = a.agent_first[i];
+    c.owned_count = a.agent_first[i + 1] - first;
+    for (std::uint32_t k = 0; k < c.owned_count; ++k) owned[k] = a.agent_queues[first + k];
+    c.owned = owned;
+    c.local_index = a.agent_local_index + std::uint64_t{i} * a.queue_count;
+    c.batch_size = a.batch_size;
+    c.batch_timeout = 0;
+    c.shutdown = a.shutdown;
+    algo::agent_loop(p, c);
+    p.flush_stage_means();
+    p.flush_op_profile();
+    return;
+  }
+
+  algo::WarpContext c = base_context(a);
+  algo::Lanes<algo::Pending> round;
+  c.rounds = &round;
+  c.round_count = 1;
+  algo::Lanes<std::uint64_t> reply;
+  algo::Lanes<std::uint16_t> status;
+  const std::uint32_t thread = w * 32u + lane;
+  const std::uint64_t buffer = a.buffers + std::uint64_t{thread} * a.buffer_stride;
+  volatile std::uint64_t* first_word = reinterpret_cast<volatile std::uint64_t*>(buffer);
+  reply[lane] = a.replies + std::uint64_t{thread} * 8u;
+  for (std::uint32_t r = 0; r < a.rounds; ++r) {
+    algo::Lanes<algo::IoRequest> request;
+    algo::IoRequest& req = request[lane];
+    const std::uint64_t block = mix(a.seed ^ (std::uint64_t{thread} << 24) ^ r) % a.blocks;
+    req.opcode = nvme::NvmOpcode::Read;
+    req.slba = block * a.lbas_per_io;
+    req.nlb_zero_based = a.nlb_zero_based;
+    req.buffer = buffer;
+    req.bytes = a.bytes;
+    req.queue = map_queue(a, w, thread, r);
+    req.pool_index = 0;
+    // Clear the word the data check reads, so that only this read's data
+    // can pass it.
+    *first_word = 0;
+    __threadfence_system();
+    __syncwarp();
+    if (a.agents) {
+      algo::agent_post(p, a.rings, a.agent_of_queue, algo::kAllLanes, request, reply);
+      algo::agent_wait(p, algo::kAllLanes, reply, status);
+    } else {
+      round.fill(algo::Pending{});
+      algo::submit(p, c, algo::kAllLanes, request, round);
+      algo::wait(p, c, round, algo::kAllLanes);
+      status[lane] = round[lane].status;
+      __syncwarp();
+    }
+    if (status[lane] != 0) {
+      atomicAdd(a.errors, 1u);
+    } else if (*first_word != (req.slba ^ kPatternKey)) {
+      atomicAdd(a.mismatches, 1u);
+    }
+    __syncwarp();
+  }
+  if (a.service_warps != 0 && lane == 0) {
+    __threadfence();
+    if (atomicAdd(a.finished, 1u) + 1u == a.warps) {
+      *reinterpret_cast<volatile unsigned*>(a.shutdown) = 1u;
+      __threadfence();
+    }
+  }
+  p.flush_stage_means();
+  p.flush_op_profile();
+}
+
+__global__ void read_globaltimer(unsigned long long* out) {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  *out = ns;
+}
+
+// ---- host side
+
+struct Options {
+  std::string out;
+  std::vector<std::string> strategies = {"all_threads",    "bam_ticket",
+                                         "warp_batch",     "warp_batch+polling_warps",
+                                         "per_warp_queue", "io_agents"};
+  std::vector<std::uint32_t> warps = {1, 8, 32, 132, 528};
+  std::uint64_t ios = 16384;
+  std::uint32_t queues = 32;
+  std::uint32_t entries = 256;
+  std::uint32_t target_threads = 4;
+  std::uint32_t dstrd = 0;            // CAP.DSTRD: doorbells 4 << dstrd bytes apart
+  std::uint32_t poll_backoff_ns = 0;  // __nanosleep between a waiting warp's polls
+  std::uint32_t threads_per_block = 256;
+  std::uint32_t agent_warps = 8;   // the simulator's agent_warps default
+  std::uint32_t poller_warps = 4;  // the simulator's poller_warps default
+  std::uint32_t bs = 4096;
+  std::string file;
+  std::uint64_t file_mib = 256;
+  int device = 0;
+  double timeout_s = 120;
+  std::uint64_t seed = 1;
+  // Stage timing: 0 none, 1 a record per I/O (distributions; costs about as
+  // much as the stages), 2 per-stage means only (a clock read per record),
+  // 3 no stages but an op profile (each warp's time by platform call).
+  std::uint32_t trace = 1;
+  // Controller-only mode: no GPU strategy; host feeder threads keep this many
+  // commands outstanding per queue (one case per depth) and the target's own
+  // statistics are reported. Empty: the strategy cases.
+  std::vector<std::uint32_t> controller_depths;
+  std::uint32_t feeders = 4;  // host threads that feed the queues in that mode
+};
+
+[[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& why) {
+  std::fprintf(stderr, "gpunvme-hw: error: %s = '%s': %s\n", option.c_str(), value.c_str(),
+               why.c_str());
+  std::exit(kBadInput);
+}
+
+std::uint64_t parse_u64(const std::string& option, const std::string& v, std::uint64_t lo,
+                        std::uint64_t hi) {
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || x < lo || x > hi) {
+    bad(option, v,
+        "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return x;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void usage() {
+  std::printf(
+      "gpunvme-hw: run the GPU I/O strategies of sim/core/algo on this GPU against a software NVMe\n"
+      "controller (host threads polling doorbells in pinned host memory, data from a file).\n"
+      "  --out FILE               results JSON (required)\n"
+      "  --strategies LIST        all_threads,bam_ticket,warp_batch,warp_batch+polling_warps,\n"
+      "                           per_warp_queue,io_agents (default: all)\n"
+      "  --warps LIST             compute warps per case (default 1,8,32,132,528)\n"
+      "  --ios N                  I/Os per case at least (default 16384; >= 2 per thread)\n"
+      "  --queues N               I/O queue pairs (default 32; per_warp_queue: one per warp)\n"
+      "  --entries N              entries per SQ and CQ (default 256)\n"
+      "  --target-threads N       controller threads (default 4)\n"
+      "  --dstrd N                doorbell stride 4 << N bytes (CAP.DSTRD, 0-9; default 0)\n"
+      "  --poll-backoff-ns N      __nanosleep between a waiting warp's polls (default 0)\n"
+      "  --threads-per-block N    CUDA block size (default 256)\n"
+      "  --agent-warps N          io_agents service warps (default 8)\n"
+      "  --poller-warps N         polling warps (default 4)\n"
+      "  --bs N                   bytes per read (default 4096)\n"
+      "  --file PATH              namespace file (default: a pattern file of --file-mib MiB,\n"
+      "                           created in $TMPDIR)\n"
+      "  --trace 0|1|2|3          per-stage times: 0 none, 1 a record per I/O (distributions;\n"
+      "                           the records cost about as much as the stages), 2 per-stage\n"
+      "                           means only (a clock read per record; default 1), 3 no stages\n"
+      "                           but an op profile: warp time by platform call per I/O\n"
+      "  --controller-only LIST   no GPU strategy: host feeder threads keep DEPTH commands\n"
+      "                           outstanding per queue (one case per depth in LIST) against\n"
+      "                           the same target; its service time, batch line and\n"
+      "                           throughput are reported (schema gpunvme.hw_controller/1)\n"
+      "  --feeders N              feeder threads in that mode (default 4)\n"
+      "  --device N, --seed N, --timeout-s S\n"
+      "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      usage();
+      std::exit(0);
+    }
+    if (i + 1 >= argc) bad(arg, "", "missing value (see --help)");
+    const std::string v = argv[++i];
+    if (arg == "--out") {
+      o.out = v;
+    } else if (arg == "--strategies") {
+      o.strategies = split(v);
+      StrategyCase sc;
+      for (const std::string& s : o.strategies) {
+        if (!strategy_case(s, sc)) bad(arg, s, "unknown strategy (see --help)");
+      }
+    } else if (arg == "--warps") {
+      o.warps.clear();
+      for (const std::string& s : split(v)) {
+        o.warps.push_back(static_cast<std::uint32_t>(parse_u64(arg, s, 1, 65536)));
+      }
+    } else if (arg == "--ios") {
+      o.ios = parse_u64(arg, v, 1, 1ull << 32);
+    } else if (arg == "--queues") {
+      o.queues = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 4096));
+    } else if (arg == "--entries") {
+      o.entries = static_cast<std::uint32_t>(parse_u64(arg, v, 34, 65536));
+    } else if (arg == "--target-threads") {
+      o.target_threads = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
+    } else if (arg == "--dstrd") {
+      o.dstrd = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 9));
+    } else if (arg == "--poll-backoff-ns") {
+      o.poll_backoff_ns = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 1000000));
+    } else if (arg == "--threads-per-block") {
+      o.threads_per_block = static_cast<std::uint32_t>(parse_u64(arg, v, 32, 1024));
+      if (o.threads_per_block % 32 != 0) bad(arg, v, "must be a multiple of 32");
+    } else if (arg == "--agent-warps") {
+      o.agent_warps = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 1024));
+    } else if (arg == "--poller-warps") {
+      o.poller_warps = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 1024));
+    } else if (arg == "--bs") {
+      o.bs = static_cast<std::uint32_t>(parse_u64(arg, v, 512, 1 << 17));
+      if (o.bs % 512 != 0) bad(arg, v, "must be a multiple of the 512 B LBA");
+    } else if (arg == "--file") {
+      o.file = v;
+    } else if (arg == "--file-mib") {
+      o.file_mib = parse_u64(arg, v, 1, 1 << 20);
+    } else if (arg == "--device") {
+      o.device = static_cast<int>(parse_u64(arg, v, 0, 64));
+    } else if (arg == "--seed") {
+      o.seed = parse_u64(arg, v, 0, ~0ull);
+    } else if (arg == "--trace") {
+      o.trace = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 3));
+    } else if (arg == "--controller-only") {
+      o.controller_depths.clear();
+      for (const std::string& d : split(v)) {
+        o.controller_depths.push_back(static_cast<std::uint32_t>(parse_u64(arg, d, 1, 4096)));
+      }
+      if (o.controller_depths.empty()) bad(arg, v, "expected a list of depths");
+    } else if (arg == "--feeders") {
+      o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
+    } else if (arg == "--timeout-s") {
+      o.timeout_s = static_cast<double>(parse_u64(arg, v, 1, 3600));
+    } else {
+      bad(arg, v, "unknown option (see --help)");
+    }
+  }
+  if (o.out.empty()) bad("--out", "", "required: where to write the results JSON");
+  for (std::uint32_t d : o.controller_depths) {
+    if (d >= o.entries) {
+      bad("--controller-only", std::to_string(d),
+          "a depth must be below --entries (" + std::to_string(o.entries) + ")");
+    }
+  }
+  return o;
+}
+
+// A namespace file whose every 512 B LBA starts with its pattern word.
+std::string make_pattern_file(std::uint64_t mib) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/gpunvme-hw-namespace-" +
+                           std::to_string(::getpid()) + ".bin";
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  std::vector<unsigned char> chunk(1 << 20);
+  for (std::uint64_t c = 0; c < mib; ++c) {
+    for (std::uint64_t off = 0; off < chunk.size(); off += 8) {
+      const std::uint64_t lba = (c * chunk.size() + off) / 512;
+      const std::uint64_t v =
+          off % 512 == 0 ? lba ^ kPatternKey : lba * 0x9E3779B97F4A7C15ull + off;
+      std::memcpy(chunk.data() + off, &v, 8);
+    }
+    if (::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(c * chunk.size())) !=
+        static_cast<ssize_t>(chunk.size())) {
+      ::close(fd);
+      throw std::runtime_error("cannot write " + path);
+    }
+  }
+  ::close(fd);
+  return path;
+}
+
+// Bump allocator over one cudaMalloc'ed arena (queue state, rings, words).
+class DeviceArena {
+ public:
+  explicit DeviceArena(std::uint64_t bytes) : bytes_(bytes) {
+    check(cudaMalloc(&base_, bytes), "cudaMalloc (arena)");
+  }
+  ~DeviceArena() { cudaFree(base_); }
+  void reset() {
+    next_ = 0;
+    check(cudaMemset(base_, 0, bytes_), "cudaMemset (arena)");
+  }
+  std::uint64_t allocate(std::uint64_t bytes, std::uint64_t align) {
+    next_ = (next_ + align - 1) / align * align;
+    if (next_ + bytes > bytes_) throw std::runtime_error("device arena exhausted");
+    const std::uint64_t at = reinterpret_cast<std::uint64_t>(base_) + next_;
+    next_ += bytes;
+    return at;
+  }
+  template <class T>
+  T* put(const std::vector<T>& v) {
+    const std::uint64_t at = allocate(std::max<std::size_t>(1, v.size()) * sizeof(T), 128);
+    if (!v.empty())
+      check(cudaMemcpy(reinterpret_cast<void*>(at), v.data(), v.size() * sizeof(T),
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy (arena)");
+    return reinterpret_cast<T*>(at);
+  }
+
+ private:
+  void* base_ = nullptr;
+  std::uint64_t bytes_;
+  std::uint64_t next_ = 0;
+};
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+std::string json_distribution(const Distribution& d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"count\": %llu, \"mean\": %.1f, \"min\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
+                "\"p99\": %.1f, \"max\": %.1f}",
+                static_cast<unsigned long long>(d.count), d.mean, d.min, d.p50, d.p90, d.p99,
+                d.max);
+  return buf;
+}
+
+// Per-stage distributions from the GPU's records: each interval runs from the
+// previous step to the named one, as the simulator's StageRecorder computes
+// them. The hardware has no CQE-arrival record (the controller posts it on
+// the host clock), so `completion` spans doorbell to CQE seen: the
+// simulator's completion_wait + completion_polling.
+struct StageResult {
+  std::map<std::string, Distribution> stages;
+  std::uint64_t records = 0, dropped = 0;
+};
+
+using StageInterval = std::pair<std::string, std::pair<algo::Stage, algo::Stage>>;
+
+const std::vector<StageInterval>& stage_intervals() {
+  using algo::Stage;
+  static const std::vector<StageInterval> intervals = {
+      {"cid_allocation", {Stage::Request, Stage::CidAllocated}},
+      {"sqe_construction", {Stage::CidAllocated, Stage::SqeBuilt}},
+      {"sq_tail_sync", {Stage::SqeBuilt, Stage::SqTailSynced}},
+      {"doorbell", {Stage::SqTailSynced, Stage::DoorbellRung}},
+      {"completion", {Stage::DoorbellRung, Stage::CompletionSeen}},
+      {"cq_head_sync", {Stage::CompletionSeen, Stage::CqHeadSynced}},
+      {"delivery", {Stage::CqHeadSynced, Stage::Delivered}},
+      {"end_to_end", {Stage::Request, Stage::Delivered}}};
+  return intervals;
+}
+
+StageResult stage_result(const std::vector<unsigned long long>& log, std::uint64_t records) {
+  using algo::Stage;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  const std::vector<StageInterval>& intervals = stage_intervals();
+  std::map<std::string, std::vector<double>> samples;
+  StageResult r;
+  for (std::uint64_t i = 0; i < records; ++i) {
+    const unsigned long long* t = &log[i * n];
+    bool complete = true;
+    for (int s = 0; s < n; ++s) {
+      if (s != static_cast<int>(Stage::CqePosted) && t[s] == 0) complete = false;
+    }
+    // A CID reused before its previous command's last record (CQ scan
+    // releases the slot first) leaves a record mixing two commands; the
+    // simulator's recorder has the same bookkeeping and counts such records
+    // with clamped intervals. Here they are counted as dropped.
+    if (!complete || t[static_cast<int>(Stage::Delivered)] < t[static_cast<int>(Stage::Request)]) {
+      ++r.dropped;
+      continue;
+    }
+    ++r.records;
+    for (const auto& [name, span] : intervals) {
+      const unsigned long long from = t[static_cast<int>(span.first)];
+      const unsigned long long to = t[static_cast<int>(span.second)];
+      samples[name].push_back(to >= from ? static_cast<double>(to - from) : 0.0);
+    }
+  }
+  for (auto& [name, v] : samples) r.stages[name] = summarize(std::move(v));
+  return r;
+}
+
+// The op profile's totals as JSON, per role (compute warps, service warps):
+// warp time per I/O in each kind of platform call and in the warps' own
+// code between calls ("other"), calls per I/O, and the clock's ns per cycle.
+std::string op_profile_json(const std::vector<unsigned long long>& totals, std::uint64_t ios) {
+  constexpr int k = platform::CudaOpProfile::kKinds;
+  constexpr int per_role = platform::CudaOpProfile::kPerRole;
+  std::ostringstream js;
+  js << "{";
+  const char* roles[] = {"compute", "service"};
+  bool first_role = true;
+  for (int role = 0; role < 2; ++role) {
+    const unsigned long long* t = totals.data() + role * per_role;
+    const unsigned long long warps = t[2 * k + 2];
+    if (warps == 0) continue;
+    const double ns_per_cycle =
+        t[2 * k] == 0 ? 0.0 : static_cast<double>(t[2 * k + 1]) / static_cast<double>(t[2 * k]);
+    const double per_io = 1.0 / static_cast<double>(ios);
+    unsigned long long in_calls = 0;
+    js << (first_role ? "" : ", ") << "\"" << roles[role] << "\": {\"warps\": " << warps
+       << ", \"ns_per_cycle\": " << ns_per_cycle
+       << ", \"warp_ns_per_io\": " << static_cast<double>(t[2 * k + 1]) * per_io
+       << ", \"ns_per_io\": {";
+    for (int i = 0; i < k; ++i) {
+      in_calls += t[i];
+      js << (i ? ", " : "") << "\"" << platform::kOpKindNames[i]
+         << "\": " << static_cast<double>(t[i]) * ns_per_cycle * per_io;
+    }
+    const double other = static_cast<double>(t[2 * k]) - static_cast<double>(in_calls);
+    js << ", \"other\": " << other * ns_per_cycle * per_io << "}, \"calls_per_io\": {";
+    for (int i = 0; i < k; ++i) {
+      js << (i ? ", " : "") << "\"" << platform::kOpKindNames[i]
+         << "\": " << static_cast<double>(t[k + i]) * per_io;
+    }
+    js << "}}";
+    first_role = false;
+  }
+  js << "}";
+  return js.str();
+}
+
+// Per-stage means from means-mode totals (sum and count of each stage's
+// timestamps): an interval's mean is the difference of its two stages' mean
+// timestamps, which holds when every command records every stage once (the
+// counts, reported beside the means, show it). Intervals as stage_result's.
+struct StageMeans {
+  std::map<std::string, double> intervals;           // ns
+  std::map<std::string, unsigned long long> counts;  // records per stage
+};
+
+StageMeans stage_means(const std::vector<unsigned long long>& totals) {
+  using algo::Stage;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  StageMeans m;
+  auto mean = [&](Stage s) {
+    const unsigned long long c = totals[n + static_cast<int>(s)];
+    return c == 0 ? 0.0 : static_cast<double>(totals[static_cast<int>(s)]) / static_cast<double>(c);
+  };
+  for (const auto& [name, span] : stage_intervals()) {
+    const unsigned long long from = totals[n + static_cast<int>(span.first)];
+    const unsigned long long to = totals[n + static_cast<int>(span.second)];
+    if (from == 0 || to == 0) continue;
+    m.intervals[name] = mean(span.second) - mean(span.first);
+  }
+  for (int s = 0; s < n; ++s) {
+    const char* name = s == 0 ? "request" : algo::stage_interval_name(static_cast<Stage>(s));
+    if (totals[n + s] != 0) m.counts[name] = totals[n + s];
+  }
+  return m;
+}
+
+std::string read_command(const char* cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd, "r");
+  if (f == nullptr) return out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+  ::pclose(f);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The target's statistics of one case (TargetStats) as JSON.
+std::string target_json(const TargetStats& ts) {
+  std::ostringstream js;
+  js << "{\"fetched\": " << ts.fetched << ", \"completed\": " << ts.completed
+     << ", \"errors\": " << ts.errors << ", \"sq_doorbell_updates\": " << ts.sq_doorbell_updates
+     << ", \"service_ns\": " << json_distribution(ts.service_ns)
+     << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
+     << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
+     << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
+     << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
+     << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"threads\": [";
+  for (std::size_t i = 0; i < ts.threads.size(); ++i) {
+    const TargetStats::Thread& t = ts.threads[i];
+    js << (i ? ", " : "") << "{\"completed\": " << t.completed << ", \"batches\": " << t.batches
+       << ", \"busy_ns\": " << t.busy_ns << ", \"first_batch_ns\": " << t.first_batch_ns
+       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns << "}";
+  }
+  js << "], \"violations\": [";
+  for (std::size_t i = 0; i < ts.violations.size(); ++i) {
+    js << (i ? ", " : "") << "\"" << json_escape(ts.violations[i]) << "\"";
+  }
+  js << "]}";
+  return js.str();
+}
+
+struct CaseResult {
+  std::string json;
+  bool ok = true;
+};
+
+class Backend {
+ public:
+  Backend(const Options& o, const cudaDeviceProp& prop) : o_(o), prop_(prop) {
+    max_warps_ = *std::max_element(o.warps.begin(), o.warps.end());
+    buffer_stride_ = (o.bs + 4095) / 4096 * 4096;
+    buffers_bytes_ = std::uint64_t{max_warps_} * 32u * buffer_stride_;
+    check(cudaMalloc(&buffers_, buffers_bytes_), "cudaMalloc (data buffers)");
+    check(cudaMalloc(&counters_, 4 * sizeof(unsigned)), "cudaMalloc (counters)");
+    SoftController::Options t;
+    t.threads = o.target_threads;
+    t.dstrd = static_cast<std::uint8_t>(o.dstrd);
+    t.max_queues = std::max<std::uint32_t>(o.queues, max_warps_);
+    t.max_entries = 65536;
+    t.dma_base = reinterpret_cast<std::uint64_t>(buffers_);
+    t.dma_bytes = buffers_bytes_;
+    if (o.file.empty()) {
+      file_ = make_pattern_file(o.file_mib);
+      created_file_ = true;
+    } else {
+      file_ = o.file;
+    }
+    t.file = file_;
+    target_ = std::make_unique<SoftController>(t);
+    // Warm the page cache: the controller then serves from memory, as a
+    // drive's read cache would not; the figure the simulator gets is the
+    // measured service time whatever it contains.
+    warm_file();
+  }
+  ~Backend() {
+    target_.reset();
+    cudaFree(buffers_);
+    cudaFree(counters_);
+    if (created_file_) ::unlink(file_.c_str());
+  }
+  NvmeTarget& target() { return *target_; }
+  std::uint64_t file_bytes() const { return target_->capacity_lbas() * target_->lba_bytes(); }
+
+  CaseResult run_case(const StrategyCase& sc, std::uint32_t warps);
+  CaseResult run_controller_case(std::uint32_t depth);
+
+ private:
+  void warm_file() {
+    const int fd = ::open(file_.c_str(), O_RDONLY);
+    std::vector<unsigned char> buf(1 << 20);
+    while (fd >= 0 && ::read(fd, buf.data(), buf.size()) > 0) {
+    }
+    if (fd >= 0) ::close(fd);
+  }
+
+  const Options& o_;
+  const cudaDeviceProp& prop_;
+  std::uint32_t max_warps_ = 1;
+  std::uint32_t buffer_stride_ = 4096;
+  std::uint64_t buffers_bytes_ = 0;
+  void* buffers_ = nullptr;
+  unsigned* counters_ = nullptr;  // errors, mismatches, finished, trace count
+  std::string file_;
+  bool created_file_ = false;
+  std::unique_ptr<SoftController> target_;
+};
+
+CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
+  CaseResult out;
+  const std::uint32_t queues =
+      sc.strategy.submission == algo::Submission::Exclusive ? warps : o_.queues;
+  const std::uint32_t entries = o_.entries;
+  const std::uint32_t threads = warps * 32u;
+  const std::uint32_t rounds =
+      static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (o_.ios + threads - 1) / threads));
+  const std::uint64_t ios = std::uint64_t{threads} * rounds;
+  const std::uint32_t service = sc.agents    ? std::min(o_.agent_warps, queues)
+                                : sc.pollers ? std::min(o_.poller_warps, queues)
+                                             : 0;
+  const std::uint32_t tpb = std::min(o_.threads_per_block, threads);
+  const std::uint32_t blocks = ((warps + service) * 32u + tpb - 1) / tpb;
+  const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
+
+  std::ostringstream js;
+  js << "{\"strategy\": \"" << sc.name << "\", \"warps\": " << warps << ", \"threads\": " << threads
+     << ", \"threads_per_block\": " << tpb << ", \"queues\": " << queues
+     << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs << ", \"iodepth\": 1"
+     << ", \"ios\": " << ios << ", \"service_warps\": " << service
+     << ", \"trace\": " << (o_.trace == 1 ? "true" : "false") << ", \"stage_timing\": \""
+     << (o_.trace == 0   ? "none"
+         : o_.trace == 1 ? "records"
+         : o_.trace == 2 ? "means"
+                         : "op_profile")
+     << "\"";
+  // The matching simulator scenario (gpunvme validate applies these).
+  js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
+  if (!sc.completion.empty()) js << ", \"completion\": \"" << sc.completion << "\"";
+  js << ", \"threads\": " << threads << ", \"threads_per_block\": " << tpb
+     << ", \"queues\": " << queues << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs
+     << ", \"iodepth\": 1, \"ios\": " << ios << ", \"rw\": \"randread\"";
+  if (o_.poll_backoff_ns != 0) js << ", \"poll_backoff_ns\": " << o_.poll_backoff_ns;
+  if (sc.agents) js << ", \"agent_warps\": " << service;
+  if (sc.pollers) js << ", \"poller_warps\": " << service;
+  js << "}";
+
+  auto fail = [&](const std::string& why) {
+    js << ", \"error\": \"" << json_escape(why) << "\"}";
+    out.json = js.str();
+    out.ok = false;
+    std::fprintf(stderr, "gpunvme-hw: %s, %u warps: %s\n", sc.name.c_str(), warps, why.c_str());
+    return out;
+  };
+
+  int per_sm = 0;
+  check(cudaFuncSetAttribute(io_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem)),
+        "cudaFuncSetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, io_kernel, static_cast<int>(tpb),
+                                                      smem),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  // Warps wait on each other (ticket order, agents, pollers): every block
+  // must be resident at once.
+  if (static_cast<std::uint64_t>(per_sm) * prop_.multiProcessorCount < blocks) {
+    return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
+                " threads; the GPU holds " + std::to_string(per_sm * prop_.multiProcessorCount));
+  }
+  if (sc.agents && (queues + service - 1) / service > kMaxAgentQueues) {
+    return fail("io_agents: more than " + std::to_string(kMaxAgentQueues) + " queues per agent");
+  }
+
+  // Queues: rings and doorbells from the controller, the algorithms' shared
+  // state in GPU memory (sim/core/algo/queue_state.h).
+  target_->stop();
+  target_->delete_io_queues();
+  target_->reset_stats();
+  const std::uint32_t cid_space = algo::cid_space_for(sc.strategy.cid, 0, entries, 1, 1);
+  std::uint64_t arena_bytes =
+      std::uint64_t{queues} *
+      (algo::QueuePair::counter_bytes() + 3ull * entries * 4 + 512 + std::uint64_t{cid_space} * 4 +
+       cid_space / 8 + 4 + entries * 8 + 1024);
+  arena_bytes += std::uint64_t{service} * (std::uint64_t{entries} * 72 + 1024) +
+                 std::uint64_t{threads} * 8 + std::uint64_t{queues} * (service + 2) * 8 + (1 << 20);
+  DeviceArena arena(arena_bytes);
+  arena.reset();
+  std::vector<algo::QueuePair> table(queues);
+  for (std::uint32_t i = 0; i < queues; ++i) {
+    const IoQueueRings rings = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    algo::QueuePair& q = table[i];
+    q.trace_id = i;
+    q.qid = rings.qid;
+    q.nsid = 1;
+    q.sq_base = rings.sq_device;
+    q.cq_base = rings.cq_device;
+    q.entries = entries;
+    q.sq_doorbell = rings.sq_doorbell_device;
+    q.cq_doorbell = rings.cq_doorbell_device;
+    algo::place_queue_state(q, cid_space, sc.agents, [&](std::uint64_t b, std::uint64_t al) {
+      return arena.allocate(b, al);
+    });
+  }
+
+  KernelArgs a{};
+  a.queues = arena.put(table);
+  a.queue_count = queues;
+  a.strategy = sc.strategy;
+  a.cq_doorbell_batch = 1;  // the simulator's cq_doorbell_batch default
+  a.max_batch = 32;         // min(32, batch_size default 32), as the simulator
+  a.cid_local_bits = algo::local_cid_bits(1);
+  a.warps = warps;
+  a.poll_backoff_ns = o_.poll_backoff_ns;
+  a.service_warps = service;
+  a.rounds = rounds;
+  a.bytes = o_.bs;
+  a.lbas_per_io = o_.bs / target_->lba_bytes();
+  a.nlb_zero_based = static_cast<std::uint16_t>(a.lbas_per_io - 1);
+  a.blocks = target_->capacity_lbas() / a.lbas_per_io;
+  a.buffers = reinterpret_cast<std::uint64_t>(buffers_);
+  a.buffer_stride = buffer_stride_;
+  a.seed = o_.seed;
+  a.errors = counters_;
+  a.mismatches = counters_ + 1;
+  a.finished = counters_ + 2;
+  a.shutdown = arena.allocate(128, 128);
+  a.agents = sc.agents;
+  a.pollers = sc.pollers;
+  a.batch_size = 32;  // the simulator's batch_size default
+  if (sc.agents) {
+    std::vector<algo::AgentRing> rings(service);
+    std::vector<std::uint32_t> agent_of(queues), first(service + 1, 0),
+        local(std::uint64_t{service} * queues, ~0u);
+    std::vector<algo::AgentQueue> owned;
+    for (std::uint32_t ag = 0; ag < service; ++ag) {
+      first[ag] = static_cast<std::uint32_t>(owned.size());
+      for (std::uint32_t q = ag; q < queues; q += service) {
+        agent_of[q] = ag;
+        local[std::uint64_t{ag} * queues + q] =
+            static_cast<std::uint32_t>(owned.size()) - first[ag];
+        algo::AgentQueue aq;
+        aq.queue = q;
+        owned.push_back(aq);
+      }
+      // The simulator's agent_ring_entries default is 1024.
+      algo::AgentRing& r = rings[ag];
+      r.entries = 1024;
+      r.base = arena.allocate(std::uint64_t{r.entries} * sizeof(algo::AgentRequest), 4096);
+      r.tail = arena.allocate(128, 128);
+      r.gate = arena.allocate(std::uint64_t{r.entries} * 4, 128);
+      r.ready = arena.allocate(std::uint64_t{r.entries} * 4, 128);
+    }
+    first[service] = static_cast<std::uint32_t>(owned.size());
+    a.rings = arena.put(rings);
+    a.agent_of_queue = arena.put(agent_of);
+    a.agent_queues = arena.put(owned);
+    a.agent_first = arena.put(first);
+    a.agent_local_index = arena.put(local);
+    a.replies = arena.allocate(std::uint64_t{threads} * 8, 128);
+  }
+  if (sc.pollers) {
+    std::vector<std::uint32_t> list, first(service + 1, 0);
+    for (std::uint32_t i = 0; i < service; ++i) {
+      first[i] = static_cast<std::uint32_t>(list.size());
+      for (std::uint32_t q = i; q < queues; q += service) list.push_back(q);
+    }
+    first[service] = static_cast<std::uint32_t>(list.size());
+    a.poller_queues = arena.put(list);
+    a.poller_first = arena.put(first);
+  }
+
+  // Stage trace: a live slot per (queue, CID) and a record per I/O.
+  platform::CudaStageTrace trace;
+  constexpr int n = platform::CudaStageTrace::kStages;
+  trace.queues = queues;
+  trace.cid_slots = cid_space;
+  trace.capacity = static_cast<std::uint32_t>(ios);
+  const std::uint64_t live_bytes = std::uint64_t{queues} * cid_space * n * 8;
+  const std::uint64_t log_bytes = ios * n * 8;
+  check(cudaMalloc(&trace.live, live_bytes), "cudaMalloc (trace)");
+  check(cudaMalloc(&trace.log, log_bytes), "cudaMalloc (trace log)");
+  check(cudaMemset(trace.live, 0, live_bytes), "cudaMemset (trace)");
+  trace.count = counters_ + 3;
+  trace.means_only = o_.trace == 2;
+  check(cudaMalloc(&trace.totals, 2 * n * 8), "cudaMalloc (stage totals)");
+  check(cudaMemset(trace.totals, 0, 2 * n * 8), "cudaMemset (stage totals)");
+  // Timestamps are summed after a base read just before the kernel, so that
+  // the sums stay far from overflow.
+  read_globaltimer<<<1, 1>>>(trace.totals);
+  check(cudaMemcpy(&trace.base_ns, trace.totals, 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemset(trace.totals, 0, 2 * n * 8), "cudaMemset (stage totals)");
+  check(cudaMemset(counters_, 0, 4 * sizeof(unsigned)), "cudaMemset (counters)");
+  std::vector<platform::CudaStageTrace> trace_host = {trace};
+  a.trace = o_.trace == 1 || o_.trace == 2 ? arena.put(trace_host) : nullptr;
+  constexpr int per_role = platform::CudaOpProfile::kPerRole;
+  platform::CudaOpProfile profile;
+  check(cudaMalloc(&profile.totals, 2 * per_role * 8), "cudaMalloc (op profile)");
+  check(cudaMemset(profile.totals, 0, 2 * per_role * 8), "cudaMemset (op profile)");
+  std::vector<platform::CudaOpProfile> profile_host = {profile};
+  a.profile = o_.trace == 3 ? arena.put(profile_host) : nullptr;
+
+  target_->start();
+  cudaEvent_t begin, end;
+  check(cudaEventCreate(&begin), "cudaEventCreate");
+  check(cudaEventCreate(&end), "cudaEventCreate");
+  check(cudaEventRecord(begin), "cudaEventRecord");
+  io_kernel<<<blocks, tpb, smem>>>(a);
+  check(cudaGetLastError(), "kernel launch");
+  check(cudaEventRecord(end), "cudaEventRecord");
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(end);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) check(q, "kernel");
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (waited > o_.timeout_s) {
+      // A kernel cannot be cancelled: report and leave the process.
+      target_->stop();
+      const TargetStats s = target_->stats();
+      std::fprintf(stderr,
+                   "gpunvme-hw: %s, %u warps: no completion after %.0f s (controller fetched %llu, "
+                   "completed %llu); exiting\n",
+                   sc.name.c_str(), warps, waited, static_cast<unsigned long long>(s.fetched),
+                   static_cast<unsigned long long>(s.completed));
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  target_->stop();
+
+  unsigned counters[4];
+  check(cudaMemcpy(counters, counters_, sizeof counters, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  const std::uint64_t records = std::min<std::uint64_t>(counters[3], ios);
+  std::vector<unsigned long long> log(records * n);
+  check(cudaMemcpy(log.data(), trace.log, records * n * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<unsigned long long> totals(2 * n);
+  check(cudaMemcpy(totals.data(), trace.totals, 2 * n * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cudaFree(trace.live);
+  cudaFree(trace.log);
+  cudaFree(trace.totals);
+  std::vector<unsigned long long> profile_totals(2 * per_role);
+  check(cudaMemcpy(profile_totals.data(), profile.totals, 2 * per_role * 8, cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
+  cudaFree(profile.totals);
+  const StageResult stages = stage_result(log, records);
+  const StageMeans means = stage_means(totals);
+  const TargetStats ts = target_->stats();
+
+  const double seconds = ms / 1e3;
+  js << ", \"kernel_ms\": " << ms << ", \"iops\": " << static_cast<double>(ios) / seconds
+     << ", \"errors\": " << counters[0] << ", \"data_mismatches\": " << counters[1]
+     << ", \"stage_records\": " << stages.records << ", \"dropped_records\": " << stages.dropped
+     << ", \"stages\": {";
+  bool firstc = true;
+  for (const auto& [name, d] : stages.stages) {
+    js << (firstc ? "" : ", ") << "\"" << name << "\": " << json_distribution(d);
+    firstc = false;
+  }
+  js << "}";
+  if (o_.trace == 2) {
+    js << ", \"stage_means\": {";
+    firstc = true;
+    for (const auto& [name, mean] : means.intervals) {
+      js << (firstc ? "" : ", ") << "\"" << name << "\": " << mean;
+      firstc = false;
+    }
+    js << "}, \"stage_mean_counts\": {";
+    firstc = true;
+    for (const auto& [name, count] : means.counts) {
+      js << (firstc ? "" : ", ") << "\"" << name << "\": " << count;
+      firstc = false;
+    }
+    js << "}";
+  }
+  if (o_.trace == 3) js << ", \"op_profile\": " << op_profile_json(profile_totals, ios);
+  js << ", \"target\": " << target_json(ts) << "}";
+  out.json = js.str();
+  out.ok = counters[0] == 0 && counters[1] == 0 && ts.violations.empty() && ts.completed == ios;
+  std::printf(
+      "%-26s %5u warps %8llu I/Os %9.0f IOPS  e2e p50 %8.0f ns  mean %8.0f ns  svc p50 %7.0f ns"
+      "  errors %u mismatches %u violations %zu dropped %llu\n",
+      sc.name.c_str(), warps, static_cast<unsigned long long>(ios),
+      static_cast<double>(ios) / seconds,
+      stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").p50 : 0.0,
+      stages.stages.count("end_to_end") ? stages.stages.at("end_to_end").mean : 0.0,
+      ts.service_ns.p50, counters[0], counters[1], ts.violations.size(),
+      static_cast<unsigned long long>(stages.dropped));
+  std::fflush(stdout);
+  return out;
+}
+
+// A host view of an address the controller handed out for the GPU (its rings
+// and doorbells live in pinned, mapped host memory).
+// Under unified addressing a mapped allocation has one address on both sides,
+// which is what the runtime answers when it cannot say more.
+volatile unsigned char* host_view(std::uint64_t device_address) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, reinterpret_cast<void*>(device_address)) != cudaSuccess ||
+      attr.hostPointer == nullptr) {
+    (void)cudaGetLastError();  // not sticky: keep it from a later check
+    return reinterpret_cast<volatile unsigned char*>(device_address);
+  }
+  return static_cast<volatile unsigned char*>(attr.hostPointer);
+}
+
+// Controller-only case: the target alone, fed by host threads that play a
+// trivial, fixed submitter (no strategy, no GPU code). Feeder f owns queues
+// f, f + feeders, ...; for each it keeps `depth` reads outstanding: it takes
+// the CQEs whose phase tag has flipped, releases them with one CQ head
+// doorbell, writes as many new SQEs and rings the SQ tail doorbell once. The
+// data still goes to GPU memory by the target's copies, as in the strategy
+// cases, into buffers adjacent within a batch as a warp's are; the GPU
+// itself runs nothing.
+CaseResult Backend::run_controller_case(std::uint32_t depth) {
+  CaseResult out;
+  const std::uint32_t queues = o_.queues;
+  const std::uint32_t entries = o_.entries;
+  const std::uint32_t feeders = std::min(o_.feeders, queues);
+  const std::uint64_t ios = std::max<std::uint64_t>(o_.ios, std::uint64_t{queues} * depth);
+  target_->stop();
+  target_->delete_io_queues();
+  target_->reset_stats();
+  struct Ring {
+    volatile unsigned char* sq;
+    volatile unsigned char* cq;
+    volatile std::uint32_t* sq_doorbell;
+    volatile std::uint32_t* cq_doorbell;
+    std::uint16_t qid;
+  };
+  std::vector<Ring> rings(queues);
+  for (std::uint32_t i = 0; i < queues; ++i) {
+    const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    rings[i] = {host_view(r.sq_device), host_view(r.cq_device),
+                reinterpret_cast<volatile std::uint32_t*>(host_view(r.sq_doorbell_device)),
+                reinterpret_cast<volatile std::uint32_t*>(host_view(r.cq_doorbell_device)), r.qid};
+  }
+  const std::uint64_t buffer_count = buffers_bytes_ / buffer_stride_;
+  const std::uint32_t lbas_per_io = o_.bs / target_->lba_bytes();
+  const std::uint64_t blocks = target_->capacity_lbas() / lbas_per_io;
+  // Each queue's share of the I/Os (the first ones take the remainder).
+  std::vector<std::uint64_t> quota(queues, ios / queues);
+  for (std::uint64_t i = 0; i < ios % queues; ++i) ++quota[i];
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<bool> go{false};
+
+  auto feed = [&](std::uint32_t f) {
+    struct State {
+      std::uint32_t sq_tail = 0, cq_head = 0;
+      bool phase = true;
+      std::uint64_t submitted = 0, completed = 0;
+      std::vector<std::uint16_t> free_cids;
+    };
+    std::vector<std::uint32_t> owned;
+    for (std::uint32_t q = f; q < queues; q += feeders) owned.push_back(q);
+    std::vector<State> st(owned.size());
+    for (State& s : st) {
+      for (std::uint32_t c = depth; c-- > 0;) s.free_cids.push_back(static_cast<std::uint16_t>(c));
+    }
+    std::uint64_t rng = o_.seed * 0x9E3779B97F4A7C15ull + f + 1;
+    std::uint64_t left = 0;
+    for (std::uint32_t q : owned) left += quota[q];
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    while (left > 0) {
+      for (std::size_t k = 0; k < owned.size(); ++k) {
+        const std::uint32_t q = owned[k];
+        State& s = st[k];
+        Ring& r = rings[q];
+        bool reaped = false;
+        for (;;) {
+          nvme::CompletionEntry e;
+          std::memcpy(&e, const_cast<const unsigned char*>(r.cq) + std::size_t{s.cq_head} * 16,
+                      sizeof e);
+          if ((e.phase() != 0) != s.phase) break;
+          std::atomic_thread_fence(std::memory_order_acquire);
+          if (e.status() != nvme::Status::Success) errors.fetch_add(1);
+          s.free_cids.push_back(e.cid);
+          ++s.completed;
+          --left;
+          reaped = true;
+          if (++s.cq_head == entries) {
+            s.cq_head = 0;
+            s.phase = !s.phase;
+          }
+        }
+        if (reaped) *r.cq_doorbell = s.cq_head;
+        bool wrote = false;
+        while (!s.free_cids.empty() && s.submitted < quota[q]) {
+          const std::uint16_t cid = s.free_cids.back();
+          s.free_cids.pop_back();
+          rng ^= rng << 13;
+          rng ^= rng >> 7;
+          rng ^= rng << 17;
+          // The buffer of the SQ slot: a batch's buffers are adjacent, as a
+          // warp's are in the strategy cases, so the target merges their
+          // copies the same way (one copy per batch, not per command).
+          const std::uint64_t buffer = (std::uint64_t{q} * entries + s.sq_tail) % buffer_count;
+          const nvme::SubmissionEntry e = nvme::make_read(
+              cid, 1, (rng % blocks) * lbas_per_io, static_cast<std::uint16_t>(lbas_per_io - 1),
+              reinterpret_cast<std::uint64_t>(buffers_) + buffer * buffer_stride_, 0);
+          std::memcpy(const_cast<unsigned char*>(r.sq) + std::size_t{s.sq_tail} * 64, &e, sizeof e);
+          s.sq_tail = (s.sq_tail + 1) % entries;
+          ++s.submitted;
+          wrote = true;
+        }
+        if (wrote) {
+          std::atomic_thread_fence(std::memory_order_release);
+          *r.sq_doorbell = s.sq_tail;
+        }
+      }
+    }
+  };
+
+  target_->start();
+  std::vector<std::thread> threads;
+  for (std::uint32_t f = 0; f < feeders; ++f) threads.emplace_back(feed, f);
+  const auto started = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  for (std::thread& t : threads) t.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  target_->stop();
+  const TargetStats ts = target_->stats();
+
+  std::ostringstream js;
+  js << "{\"strategy\": \"controller_only\", \"depth\": " << depth << ", \"queues\": " << queues
+     << ", \"queue_entries\": " << entries << ", \"feeders\": " << feeders
+     << ", \"target_threads\": " << o_.target_threads << ", \"bs\": " << o_.bs
+     << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
+     << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << errors.load()
+     << ", \"target\": " << target_json(ts) << "}";
+  out.json = js.str();
+  out.ok = errors.load() == 0 && ts.violations.empty() && ts.completed == ios;
+  std::printf(
+      "controller_only depth %4u  %2u target threads  %8llu I/Os %9.0f IOPS  svc mean %7.0f ns"
+      "  batch %.1f cmds, line %.0f + %.0f ns/cmd, gap %.0f ns  violations %zu\n",
+      depth, o_.target_threads, static_cast<unsigned long long>(ios),
+      static_cast<double>(ios) / seconds, ts.service_ns.mean, ts.batch_commands.mean,
+      ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean, ts.violations.size());
+  std::fflush(stdout);
+  return out;
+}
+
+void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backend,
+                   const std::vector<std::string>& cases, int driver, int runtime);
+
+int main_impl(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "gpunvme-hw: no CUDA device (%s): nothing to measure, skipping\n",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return kNoDevice;
+  }
+  if (o.device >= count) bad("--device", std::to_string(o.device), "no such device");
+  check(cudaSetDevice(o.device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
+  if (!prop.canMapHostMemory) {
+    std::fprintf(stderr, "gpunvme-hw: %s cannot map host memory: skipping\n", prop.name);
+    return kNoDevice;
+  }
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+
+  Backend backend(o, prop);
+  std::vector<std::string> cases;
+  bool ok = true;
+  // The file is rewritten after every case, so that a case that hangs (the
+  // process then exits) leaves the finished ones behind.
+  for (std::uint32_t depth : o.controller_depths) {
+    CaseResult r = backend.run_controller_case(depth);
+    ok = ok && r.ok;
+    cases.push_back(r.json);
+    write_results(o, prop, backend, cases, driver, runtime);
+  }
+  for (const std::string& name :
+       o.controller_depths.empty() ? o.strategies : std::vector<std::string>{}) {
+    StrategyCase sc;
+    strategy_case(name, sc);
+    for (std::uint32_t warps : o.warps) {
+      CaseResult r = backend.run_case(sc, warps);
+      ok = ok && r.ok;
+      cases.push_back(r.json);
+      write_results(o, prop, backend, cases, driver, runtime);
+    }
+  }
+  std::printf("wrote %s (%zu cases)%s\n", o.out.c_str(), cases.size(),
+              ok ? "" : "; some cases FAILED");
+  return ok ? 0 : 1;
+}
+
+void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backend,
+                   const std::vector<std::string>& cases, int driver, int runtime) {
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  static const std::string smi = read_command(
+      "nvidia-smi --query-gpu=driver_version,pcie.link.gen.current,pcie.link.width.current "
+      "--format=csv,noheader 2>/dev/null");
+  // The machine instance: the GPU's UUID and the host's boot id (a lent
+  // machine handed back and started again boots afresh).
+  char uuid[64];
+  const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::snprintf(uuid, sizeof uuid,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                u[14], u[15]);
+  static const std::string boot_id =
+      read_command("cat /proc/sys/kernel/random/boot_id 2>/dev/null");
+  static const std::string host = read_command("hostname 2>/dev/null");
+  const nvme::Cap cap = backend.target().cap();
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (f == nullptr) bad("--out", o.out, "cannot write the file");
+  std::fprintf(f, "{\n  \"schema\": \"%s\",\n  \"date\": \"%s\",\n",
+               o.controller_depths.empty() ? "gpunvme.hw/1" : "gpunvme.hw_controller/1", date);
+  std::fprintf(f,
+               "  \"device\": {\"name\": \"%s\", \"compute_capability\": \"%d.%d\", \"sms\": %d, "
+               "\"l2_bytes\": %d, \"global_memory_bytes\": %zu, \"driver_api\": %d, "
+               "\"runtime\": %d, \"nvidia_smi\": \"%s\", \"uuid\": \"%s\"},\n"
+               "  \"machine\": {\"hostname\": \"%s\", \"boot_id\": \"%s\"},\n",
+               json_escape(prop.name).c_str(), prop.major, prop.minor, prop.multiProcessorCount,
+               prop.l2CacheSize, prop.totalGlobalMem, driver, runtime, json_escape(smi).c_str(),
+               uuid, json_escape(host).c_str(), json_escape(boot_id).c_str());
+  std::fprintf(f,
+               "  \"target\": {\"kind\": \"%s\", \"threads\": %u, \"dstrd\": %u, \"mqes\": %u, "
+               "\"lba_bytes\": %u, \"file_bytes\": %llu, \"file_created\": %s, "
+               "\"rings\": \"host\", \"doorbells\": \"host\", \"data\": \"gpu\", "
+               "\"doc\": \"SQs, CQs and the BAR0 image in pinned host memory mapped into the GPU; "
+               "host threads poll the doorbells, pread from the page-cached file into pinned "
+               "staging and cudaMemcpyAsync into the GPU buffer, then post the CQE\"},\n",
+               backend.target().kind().c_str(), o.target_threads, cap.dstrd, cap.mqes, 512u,
+               static_cast<unsigned long long>(backend.file_bytes()),
+               o.file.empty() ? "true" : "false");
+  std::fprintf(f,
+               "  \"program\": {\"name\": \"gpunvme-hw\", \"seed\": %llu, \"ios_per_case\": %llu, "
+               "\"clock\": \"%%globaltimer ns\"},\n  \"cases\": [\n",
+               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.ios));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::fprintf(f, "    %s%s\n", cases[i].c_str(), i + 1 < cases.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+}  // namespace gpunvme::hw
+
+int main(int argc, char** argv) {
+  try {
+    return gpunvme::hw::main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpunvme-hw: error: %s\n", e.what());
+    return 1;
+  }
+}

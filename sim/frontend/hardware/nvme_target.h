@@ -1,0 +1,110 @@
+// What the hardware backend needs from an NVMe controller, whichever kind it
+// is: a register window (BAR0) the GPU can store to, I/O queue pairs whose
+// rings the controller reads and writes, and what it saw while serving.
+//
+// Two kinds plug in here:
+//  - SoftController (soft_controller.h): host CPU threads polling doorbells in
+//    pinned, GPU-mapped host memory, serving data from a file. Runs on any
+//    CUDA GPU that can map host memory.
+//  - a physical controller whose BAR0 is mapped into the GPU's address space
+//    and whose queues the GPU reaches by peer-to-peer DMA, as BaM does
+//    through its kernel module (or VFIO). Not built here: README.md in this
+//    folder lists what it needs (datacenter GPU, IOMMU and ACS settings, a
+//    PCIe switch) and what an implementation of this interface does.
+//
+// Addresses handed to the GPU are device addresses (what a kernel
+// dereferences); the GPU-side algorithms (sim/core/algo) see nothing else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/protocol/nvme_registers.h"
+
+namespace gpunvme::hw {
+
+// Where a queue's rings ended up (the controller decides: a software
+// controller needs them in host memory it can poll; a physical one may take
+// them in GPU memory, as BaM places them, or in its CMB).
+enum class RingMemory { host_pinned, gpu, cmb };
+inline const char* to_string(RingMemory m) {
+  switch (m) {
+    case RingMemory::host_pinned: return "host";
+    case RingMemory::gpu: return "gpu";
+    case RingMemory::cmb: return "cmb";
+  }
+  return "?";
+}
+
+struct IoQueueRings {
+  std::uint16_t qid = 0;
+  std::uint32_t entries = 0;
+  std::uint64_t sq_device = 0;  // SQ ring as the GPU addresses it (entries x 64 B)
+  std::uint64_t cq_device = 0;  // CQ ring (entries x 16 B)
+  std::uint64_t sq_doorbell_device = 0;
+  std::uint64_t cq_doorbell_device = 0;
+  RingMemory memory = RingMemory::host_pinned;
+};
+
+// Latency summary of the controller's own work, in ns (host clock).
+struct Distribution {
+  std::uint64_t count = 0;
+  double mean = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+Distribution summarize(std::vector<double> samples);
+
+struct TargetStats {
+  std::uint64_t fetched = 0;    // SQEs read
+  std::uint64_t completed = 0;  // CQEs posted
+  std::uint64_t errors = 0;     // CQEs with a status other than Success
+  std::uint64_t sq_doorbell_updates = 0;  // new tail values seen (a software target sees values,
+                                          // not writes: two writes between polls count once)
+  Distribution service_ns;  // SQE fetched -> CQE posted (data transfer included)
+  Distribution data_ns;     // the data part: pread + copy into GPU memory
+  // Batches (the SQEs a thread fetched from one queue in one pass, served
+  // together): their sizes, and the least-squares line of a batch's time
+  // (fetch of its first SQE to its last CQE posted) against its size, which
+  // splits the service time into a per-batch and a per-command part.
+  std::uint64_t batches = 0;
+  Distribution batch_commands;
+  double batch_fixed_ns = 0;            // the line's intercept
+  double batch_per_command_ns = 0;      // its slope
+  // A thread's time from one batch's last CQE to its next batch's first
+  // fetch, for batches served back to back (no empty pass over its queues
+  // in between): what it spends between batches when there is work.
+  Distribution batch_gap_ns;
+  // Per serving thread: a target's threads need not run at one speed, and
+  // the run ends with the slowest, so their means alone understate its
+  // length. Times from the earliest batch of any thread.
+  struct Thread {
+    std::uint64_t completed = 0;  // CQEs it posted
+    std::uint64_t batches = 0;    // passes that served at least one SQE
+    double busy_ns = 0;           // time in those passes (fetch to last CQE posted)
+    double first_batch_ns = 0;    // its first batch's start
+    double last_batch_end_ns = 0;
+  };
+  std::vector<Thread> threads;
+  std::vector<std::string> violations;  // protocol errors by the host side
+};
+
+class NvmeTarget {
+ public:
+  virtual ~NvmeTarget() = default;
+  virtual std::string kind() const = 0;
+  virtual nvme::Cap cap() const = 0;
+  // BAR0 as the GPU addresses it: CAP at 0, doorbells from 0x1000.
+  virtual std::uint64_t bar0_device() const = 0;
+  // Creates I/O queue pair `qid` (1-based) of `entries` entries. Throws
+  // std::runtime_error when the controller refuses.
+  virtual IoQueueRings create_io_queue(std::uint16_t qid, std::uint32_t entries) = 0;
+  // Deletes every I/O queue (between runs); the controller must be idle.
+  virtual void delete_io_queues() = 0;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  // Statistics since the last reset.
+  virtual TargetStats stats() const = 0;
+  virtual void reset_stats() = 0;
+};
+
+}  // namespace gpunvme::hw

@@ -1,0 +1,1360 @@
+#include "sim/frontend/validate/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/kernel/params/config_error.h"
+#include "sim/system/config/run_config.h"
+#include "sim/system/run/run.h"
+
+namespace gpunvme::validate {
+
+namespace {
+
+constexpr double kTiny = 1e-9;
+
+const nlohmann::json& field(const nlohmann::json& doc, const std::string& file,
+                            const std::string& path, const std::string& key) {
+  if (!doc.is_object() || !doc.contains(key)) {
+    throw ConfigError(file, path + "." + key, "", "missing field of the hardware results");
+  }
+  return doc.at(key);
+}
+
+double number(const nlohmann::json& doc, const std::string& file, const std::string& path,
+              const std::string& key) {
+  const nlohmann::json& v = field(doc, file, path, key);
+  if (!v.is_number()) throw ConfigError(file, path + "." + key, v.dump(), "expected a number");
+  return v.get<double>();
+}
+
+// A field older results may lack: `fallback` when absent, else a number.
+double optional_number(const nlohmann::json& doc, const std::string& file, const std::string& path,
+                       const std::string& key, double fallback) {
+  return doc.is_object() && doc.contains(key) ? number(doc, file, path, key) : fallback;
+}
+
+// The measured figure of a metric in one hardware case.
+double measured_metric(const std::string& name, const nlohmann::json& c, const std::string& file,
+                       const std::string& path) {
+  const nlohmann::json& st = field(c, file, path, "stages");
+  auto stage = [&](const std::string& s, const std::string& key) {
+    return number(field(st, file, path + ".stages", s), file, path + ".stages." + s, key);
+  };
+  if (name == "iops") return number(c, file, path, "iops");
+  if (name == "end_to_end.p50") return stage("end_to_end", "p50");
+  if (name == "end_to_end.mean") return stage("end_to_end", "mean");
+  if (name == "completion.mean") return stage("completion", "mean");
+  if (name == "submission.mean") {
+    return stage("cid_allocation", "mean") + stage("sqe_construction", "mean") +
+           stage("sq_tail_sync", "mean") + stage("doorbell", "mean");
+  }
+  if (name == "reap.mean") return stage("cq_head_sync", "mean") + stage("delivery", "mean");
+  throw std::logic_error("unknown metric " + name);
+}
+
+// The simulated figure of a metric (the simulator's result document).
+double simulated_metric(const std::string& name, const nlohmann::json& r) {
+  const nlohmann::json& st = r.at("stages");
+  auto stage = [&](const std::string& s, const std::string& key) {
+    return st.contains(s) && st.at(s).contains(key) ? st.at(s).at(key).get<double>() : 0.0;
+  };
+  if (name == "iops") return r.at("summary").at("iops").get<double>();
+  if (name == "end_to_end.p50") return stage("end_to_end", "p50");
+  if (name == "end_to_end.mean") return stage("end_to_end", "mean");
+  if (name == "completion.mean") {
+    return stage("completion_wait", "mean") + stage("completion_polling", "mean");
+  }
+  if (name == "submission.mean") {
+    return stage("cid_allocation", "mean") + stage("sqe_construction", "mean") +
+           stage("sq_tail_sync", "mean") + stage("doorbell", "mean");
+  }
+  if (name == "reap.mean") return stage("cq_head_sync", "mean") + stage("delivery", "mean");
+  throw std::logic_error("unknown metric " + name);
+}
+
+std::string gpu_profile_for(const std::string& device) {
+  if (device.find("H200") != std::string::npos) return "h200-sxm";
+  if (device.find("H100") != std::string::npos) return "h100-sxm";
+  if (device.find("A100") != std::string::npos) return "a100-sxm";
+  return "";
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  if (n < 2) return std::nan("");
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx < kTiny || syy < kTiny ? std::nan("") : sxy / std::sqrt(sxx * syy);
+}
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// The warps' time per I/O by kind of platform call, measured (an op-profile
+// run, gpunvme-hw --trace 3: compute and service warps added) beside
+// simulated (the run's gpus.*.op_profile). The hardware's "other", the warps'
+// own code between calls, is the simulator's lane_loop: both are reported
+// as own_code.
+nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::json& result,
+                               const std::string& file, const std::string& path) {
+  const double ios = result.at("summary").at("ios").get<double>();
+  const nlohmann::json& gpus = result.at("gpus");
+  nlohmann::json rows = nlohmann::json::object();
+  for (const char* kind : {"atomic", "load", "peek", "store", "fence_gpu", "fence_system",
+                           "mmio_store", "for_lanes", "ballot", "wait", "nanosleep", "own_code"}) {
+    const std::string hw_kind = std::string(kind) == "own_code" ? "other" : kind;
+    const std::string sim_kind = std::string(kind) == "own_code" ? "lane_loop" : kind;
+    double hw = 0;
+    for (const auto& [role, r] : measured.items()) {
+      const std::string at = path + ".op_profile." + role;
+      hw += optional_number(field(r, file, at, "ns_per_io"), file, at + ".ns_per_io", hw_kind, 0.0);
+    }
+    double sim = 0;
+    for (const auto& [id, g] : gpus.items()) {
+      if (g.contains("op_profile")) sim += g.at("op_profile").at(sim_kind).at("ns").get<double>();
+    }
+    rows[kind] = {{"measured", hw}, {"simulated", ios > 0 ? sim / ios : 0.0}};
+  }
+  return rows;
+}
+
+// How fast each serving thread of a controller ran: its busy time over the
+// time its batches would take at the run's fitted line (`fixed_ns` per
+// batch, `per_command_ns` per command), over the same ratio for all threads
+// (> 1: slower than the mean). Dividing by the line keeps a thread that
+// served bigger batches from looking slow. A thread that served no batch
+// counts 1; empty where no thread served one.
+struct ThreadWork {
+  double busy_ns = 0;
+  double batches = 0;
+  double commands = 0;
+};
+
+std::vector<double> relative_speed(const std::vector<ThreadWork>& threads, double fixed_ns,
+                                   double per_command_ns) {
+  auto nominal = [&](const ThreadWork& t) {
+    return t.batches * fixed_ns + t.commands * per_command_ns;
+  };
+  double all_busy = 0, all_nominal = 0;
+  for (const ThreadWork& t : threads) {
+    all_busy += t.busy_ns;
+    all_nominal += nominal(t);
+  }
+  if (all_busy <= 0 || all_nominal <= 0) return {};
+  std::vector<double> ratio;
+  for (const ThreadWork& t : threads) {
+    ratio.push_back(
+        t.batches > 0 && nominal(t) > 0 ? t.busy_ns / nominal(t) / (all_busy / all_nominal) : 1.0);
+  }
+  return ratio;
+}
+
+// The hardware run's threads (`target.threads`, absent in older results).
+std::vector<ThreadWork> measured_threads(const nlohmann::json& target, const std::string& file,
+                                         const std::string& path) {
+  if (!target.contains("threads")) return {};
+  const nlohmann::json& threads = target.at("threads");
+  if (!threads.is_array()) {
+    throw ConfigError(file, path + ".threads", threads.dump(), "expected a list of threads");
+  }
+  std::vector<ThreadWork> work;
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    const std::string at = fmt::format("{}.threads[{}]", path, t);
+    ThreadWork w{number(threads[t], file, at, "busy_ns"), number(threads[t], file, at, "batches"),
+                 number(threads[t], file, at, "completed")};
+    if (w.busy_ns < 0 || w.batches < 0 || w.commands < 0) {
+      throw ConfigError(file, at, threads[t].dump(), "busy_ns, batches and completed must be >= 0");
+    }
+    work.push_back(w);
+  }
+  return work;
+}
+
+// A field of the topology's ssd0 node as given (null when absent).
+nlohmann::json ssd_param(const nlohmann::json& topology, const std::string& name) {
+  for (const nlohmann::json& node : topology.at("nodes")) {
+    if (node.value("id", "") == "ssd0") return node.value(name, nlohmann::json(nullptr));
+  }
+  return nullptr;
+}
+
+// The controller model's processors in a run (ssds.ssd0.batch_processors).
+std::vector<ThreadWork> simulated_processors(const nlohmann::json& result) {
+  const nlohmann::json& ssd = result.at("ssds").at("ssd0");
+  std::vector<ThreadWork> work;
+  if (!ssd.contains("batch_processors")) return work;
+  for (const nlohmann::json& p : ssd.at("batch_processors")) {
+    work.push_back({p.at("busy_ns").get<double>(), p.at("batches").get<double>(),
+                    p.at("commands").get<double>()});
+  }
+  return work;
+}
+
+}  // namespace
+
+Quartiles quartiles(std::vector<double> values) {
+  Quartiles q;
+  if (values.empty()) return q;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double p) {
+    const double x = p * static_cast<double>(values.size() - 1);
+    const auto i = static_cast<std::size_t>(x);
+    const double f = x - static_cast<double>(i);
+    return i + 1 < values.size() ? values[i] * (1 - f) + values[i + 1] * f : values[i];
+  };
+  q.q1 = at(0.25);
+  q.median = at(0.5);
+  q.q3 = at(0.75);
+  return q;
+}
+
+OrderCheck order_check(const std::vector<OrderCase>& cases) {
+  OrderCheck check;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    for (std::size_t j = i + 1; j < cases.size(); ++j) {
+      const OrderCase& a = cases[i];
+      const OrderCase& b = cases[j];
+      if (a.warps != b.warps || a.strategy == b.strategy) continue;
+      const bool a_above = a.measured.q1 > b.measured.q3;
+      const bool b_above = b.measured.q1 > a.measured.q3;
+      if (!a_above && !b_above) continue;  // the IQRs overlap: no measured order
+      ++check.pairs;
+      const OrderCase& hi = a_above ? a : b;
+      const OrderCase& lo = a_above ? b : a;
+      if (hi.simulated > lo.simulated) {
+        ++check.agreed;
+      } else {
+        check.disagreements.push_back(
+            fmt::format("{} warps: {} > {} measured, {:.0f} <= {:.0f} "
+                        "simulated",
+                        a.warps, hi.strategy, lo.strategy, hi.simulated, lo.simulated));
+      }
+    }
+  }
+  return check;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) { return quartiles(std::move(v)).median; }
+
+// The calibration set: controller-only runs (gpunvme-hw --controller-only) of
+// the software target with `threads` serving threads, as in the strategy
+// runs. A run keeps every batch at one size (its depth), so the target's own
+// line of batch time against size has no slope within a run; the line is
+// fitted across the runs instead: each run's mean batch time (its
+// batch_fixed_ns + batch_per_command_ns x mean batch size) against its mean
+// batch size, by least squares. Its intercept is the model's per-batch
+// overhead, its slope the per-command cost; the gap between back-to-back
+// batches is the median of the runs' mean gaps. Nothing here has seen a
+// strategy.
+struct Calibration {
+  double batch_overhead_ns = 0;    // the line's intercept
+  double command_overhead_ns = 0;  // its slope
+  double batch_gap_ns = 0;         // between back-to-back batches
+  nlohmann::json report;
+};
+
+// Least-squares line y = a + b x; {a, b} (b = 0 when x does not vary).
+std::pair<double, double> least_squares(const std::vector<double>& x,
+                                        const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    mx += x[i] / n;
+    my += y[i] / n;
+  }
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  const double b = sxx > kTiny ? sxy / sxx : 0.0;
+  return {my - b * mx, b};
+}
+
+Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads) {
+  std::vector<double> size, time, gap;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const nlohmann::json*>> groups;
+  std::set<std::string> instances;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& c = runs[i];
+    const std::string path = fmt::format("$.controller_only[{}]", i);
+    const auto t = static_cast<std::uint32_t>(number(c, file, path, "target_threads"));
+    const auto depth = static_cast<std::uint32_t>(number(c, file, path, "depth"));
+    const std::string tp = path + ".target";
+    const nlohmann::json& target = field(c, file, path, "target");
+    number(c, file, path, "iops");
+    const double fixed = number(target, file, tp, "batch_fixed_ns");
+    const double slope = number(target, file, tp, "batch_per_command_ns");
+    const double mean_size =
+        number(field(target, file, tp, "batch_commands"), file, tp + ".batch_commands", "mean");
+    number(field(target, file, tp, "service_ns"), file, tp + ".service_ns", "mean");
+    groups[{t, depth}].push_back(&c);
+    if (t != threads) continue;
+    size.push_back(mean_size);
+    time.push_back(fixed + slope * mean_size);
+    const nlohmann::json& g = field(target, file, tp, "batch_gap_ns");
+    if (number(g, file, tp + ".batch_gap_ns", "count") > 0) {
+      gap.push_back(number(g, file, tp + ".batch_gap_ns", "mean"));
+    }
+    instances.insert(c.value("instance", ""));
+  }
+  if (size.empty()) {
+    throw ConfigError(file, "$.controller_only", "",
+                      fmt::format("no controller-only run with {} target threads (the strategy "
+                                  "runs' count): nothing to calibrate the controller from",
+                                  threads));
+  }
+  Calibration cal;
+  const auto [intercept, slope] = least_squares(size, time);
+  double residual = 0;
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    const double r = (time[i] - intercept - slope * size[i]) / time[i];
+    residual += r * r / static_cast<double>(size.size());
+  }
+  const Quartiles g = quartiles(gap);
+  cal.batch_overhead_ns = std::max(0.0, intercept);
+  cal.command_overhead_ns = std::max(0.0, slope);
+  cal.batch_gap_ns = std::max(0.0, g.median);
+  const std::string set = fmt::format(
+      "controller-only runs with {} target threads (every depth), {} runs, instances {}", threads,
+      size.size(), nlohmann::json(instances).dump());
+  cal.report["parameters"] = {
+      {"topology.nodes.ssd0.batch_overhead_ns",
+       {{"value", cal.batch_overhead_ns},
+        {"fitted_to",
+         "intercept of the least-squares line of mean batch time against mean batch "
+         "size over the " +
+             set}}},
+      {"topology.nodes.ssd0.command_overhead_ns",
+       {{"value", cal.command_overhead_ns}, {"fitted_to", "slope of that line over the " + set}}},
+      {"topology.nodes.ssd0.batch_gap_ns",
+       {{"value", cal.batch_gap_ns},
+        {"q1", g.q1},
+        {"q3", g.q3},
+        {"fitted_to",
+         "median of the runs' mean gap between back-to-back batches "
+         "(target.batch_gap_ns.mean) over the " +
+             set}}},
+      {"topology.nodes.ssd0.controller_cores",
+       {{"value", threads}, {"fitted_to", "the strategy runs' target thread count (not fitted)"}}},
+      {"topology.nodes.ssd0.processor_time_scale",
+       {{"value", 1.0},
+        {"fitted_to",
+         "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
+  cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, group] : groups) {
+    std::vector<double> iops, service, batch, batch_time, gp;
+    std::set<std::string> inst;
+    for (const nlohmann::json* c : group) {
+      const nlohmann::json& t = c->at("target");
+      iops.push_back(c->at("iops").get<double>());
+      service.push_back(t.at("service_ns").value("mean", 0.0));
+      batch.push_back(t.at("batch_commands").value("mean", 0.0));
+      batch_time.push_back(t.at("batch_fixed_ns").get<double>() +
+                           t.at("batch_per_command_ns").get<double>() *
+                               t.at("batch_commands").value("mean", 0.0));
+      gp.push_back(t.at("batch_gap_ns").value("mean", 0.0));
+      inst.insert(c->value("instance", ""));
+    }
+    const Quartiles qi = quartiles(iops);
+    rows.push_back({{"target_threads", key.first},
+                    {"depth", key.second},
+                    {"runs", group.size()},
+                    {"instances", inst},
+                    {"iops", {{"median", qi.median}, {"q1", qi.q1}, {"q3", qi.q3}}},
+                    {"service_ns_mean_median", median_of(service)},
+                    {"batch_commands_mean_median", median_of(batch)},
+                    {"batch_time_ns_median", median_of(batch_time)},
+                    {"batch_gap_ns_median", median_of(gp)},
+                    {"used", key.first == threads}});
+  }
+  cal.report["controller_only"] = rows;
+  cal.report["gpu"] =
+      "the GPU profile's figures as committed (configs/gpu/*.json): atomic, fence and load "
+      "latencies fitted to GPU microbenchmarks (no strategy; pass --microbench to compare them "
+      "with a fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
+      "it is cross-validated below where lane_loop_fit is given";
+  return cal;
+}
+
+// One predicted case: the strategy's untraced runs and their quartiles.
+struct MeasuredCase {
+  std::string strategy;
+  std::uint32_t warps = 0;
+  std::vector<const nlohmann::json*> runs;
+  Quartiles iops;
+  std::size_t index = 0;  // of its median run in the merged cases
+};
+
+}  // namespace
+
+namespace {
+
+nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, const Options& options,
+                       const std::string& topology_file, const std::string& profile) {
+  const nlohmann::json& target_doc = field(hw, hw_file, "$", "target");
+  const auto threads =
+      static_cast<std::uint32_t>(number(target_doc, hw_file, "$.target", "threads"));
+  const double file_bytes = number(target_doc, hw_file, "$.target", "file_bytes");
+  const Calibration cal = calibrate(hw.at("controller_only"), hw_file, threads);
+
+  // The strategy cases: untraced runs only (records cost throughput).
+  const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
+  if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
+  std::map<std::pair<std::string, std::uint32_t>, MeasuredCase> measured;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    const std::string path = fmt::format("$.cases[{}]", i);
+    if (c.contains("error") || c.value("trace", true) ||
+        c.value("stage_timing", "none") != "none") {
+      continue;
+    }
+    const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
+    const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
+    number(c, hw_file, path, "iops");
+    field(c, hw_file, path, "scenario");
+    if (!options.strategies.empty() &&
+        std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
+            options.strategies.end()) {
+      continue;
+    }
+    if (!options.warps.empty() &&
+        std::find(options.warps.begin(), options.warps.end(), warps) == options.warps.end()) {
+      continue;
+    }
+    MeasuredCase& m = measured[{strategy, warps}];
+    m.strategy = strategy;
+    m.warps = warps;
+    m.runs.push_back(&c);
+  }
+  if (measured.empty()) {
+    throw ConfigError(hw_file, "$.cases", "", "no untraced strategy run matches the selection");
+  }
+
+  auto simulate = [&](const MeasuredCase& m, const std::vector<std::string>& extra) {
+    const nlohmann::json& c = *m.runs[m.index];
+    RawConfig raw;
+    raw.topology_file = topology_file;
+    raw.topology = read_json_file(topology_file);
+    raw.scenario_file = hw_file + " " + m.strategy;
+    raw.scenario = c.at("scenario");
+    raw.scenario["name"] = fmt::format("hw-{}-{}w", m.strategy, m.warps);
+    raw.scenario["kind"] = "microbenchmark";
+    raw.scenario["path"] = "gpu_initiated";
+    raw.scenario["queue_memory"] = "host";
+    raw.scenario["distribution"] = "uniform";
+    raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
+    raw.seed = options.seed;
+    apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", threads));
+    apply_set(raw,
+              fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", cal.batch_overhead_ns));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}",
+                               cal.command_overhead_ns));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", cal.batch_gap_ns));
+    for (const std::string& o : options.overrides) apply_set(raw, o);
+    for (const std::string& o : extra) apply_set(raw, o);
+    return run(resolve_config(raw));
+  };
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<OrderCase> order;
+  std::map<std::string, std::vector<double>> errors_by_strategy;
+  std::vector<double> abs_errors, sim_all, hw_all;
+  for (auto& [key, m] : measured) {
+    std::vector<double> iops;
+    std::set<std::string> instances;
+    std::set<std::uint64_t> ios;
+    for (const nlohmann::json* r : m.runs) {
+      iops.push_back(r->at("iops").get<double>());
+      instances.insert(r->value("instance", ""));
+      ios.insert(r->value("ios", std::uint64_t{0}));
+    }
+    m.iops = quartiles(iops);
+    // The scenario of the run nearest the median (all runs of a case share it).
+    double nearest = INFINITY;
+    for (std::size_t r = 0; r < iops.size(); ++r) {
+      if (std::fabs(iops[r] - m.iops.median) < nearest) {
+        nearest = std::fabs(iops[r] - m.iops.median);
+        m.index = r;
+      }
+    }
+    const nlohmann::json result = simulate(m, {});
+    const double sim = result.at("summary").at("iops").get<double>();
+    const double err = (sim - m.iops.median) / m.iops.median;
+    abs_errors.push_back(std::fabs(err));
+    errors_by_strategy[m.strategy].push_back(err);
+    sim_all.push_back(sim);
+    hw_all.push_back(m.iops.median);
+    order.push_back({m.strategy, m.warps, m.iops, sim});
+    rows.push_back(
+        {{"strategy", m.strategy},
+         {"warps", m.warps},
+         {"ios", ios},
+         {"measured_iops",
+          {{"median", m.iops.median},
+           {"q1", m.iops.q1},
+           {"q3", m.iops.q3},
+           {"iqr_pct", 100.0 * (m.iops.q3 - m.iops.q1) / m.iops.median},
+           {"min", *std::min_element(iops.begin(), iops.end())},
+           {"max", *std::max_element(iops.begin(), iops.end())},
+           {"runs", iops.size()},
+           {"instances", instances}}},
+         {"simulated_iops", sim},
+         {"error_pct", 100.0 * err},
+         {"inside_measured_iqr", sim >= m.iops.q1 && sim <= m.iops.q3},
+         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
+         {"measured_service_ns_median", [&] {
+            std::vector<double> s;
+            for (const nlohmann::json* r : m.runs) {
+              s.push_back(r->at("target").at("service_ns").value("mean", 0.0));
+            }
+            return median_of(s);
+          }()}});
+  }
+
+  // Leave-one-strategy-out cross-validation of the one GPU parameter fitted
+  // on strategy cases (lane_loop_iteration_ns, from op profiles at 1 warp):
+  // each strategy is predicted again with the median of the other
+  // strategies' fitted values.
+  nlohmann::json cross = nullptr;
+  if (hw.contains("lane_loop_fit")) {
+    const nlohmann::json& fit = hw.at("lane_loop_fit");
+    const nlohmann::json& per = field(fit, hw_file, "$.lane_loop_fit", "per_strategy_ns");
+    std::map<std::string, double> values;
+    for (const auto& [name, v] : per.items()) {
+      if (!v.is_number()) {
+        throw ConfigError(hw_file, "$.lane_loop_fit.per_strategy_ns." + name, v.dump(),
+                          "expected a number (ns per lane-loop iteration)");
+      }
+      values[name] = v.get<double>();
+    }
+    cross = {{"parameter", "topology.nodes.gpu0.lane_loop_iteration_ns"},
+             {"source", fit.value("source", "")},
+             {"folds", nlohmann::json::array()}};
+    std::vector<double> cv_abs;
+    for (const auto& [held_out, unused] : errors_by_strategy) {
+      (void)unused;
+      std::vector<double> others;
+      for (const auto& [name, v] : values) {
+        if (name != held_out) others.push_back(v);
+      }
+      if (others.empty()) continue;
+      const double value = median_of(others);
+      nlohmann::json fold = {{"held_out", held_out},
+                             {"value_ns", value},
+                             {"fitted_on", nlohmann::json::array()},
+                             {"cases", nlohmann::json::array()}};
+      for (const auto& [name, v] : values) {
+        if (name != held_out) fold["fitted_on"].push_back(name);
+      }
+      for (const auto& [key, m] : measured) {
+        if (m.strategy != held_out) continue;
+        const nlohmann::json result =
+            simulate(m, {fmt::format("topology.nodes.gpu0.lane_loop_iteration_ns={:.2f}", value)});
+        const double sim = result.at("summary").at("iops").get<double>();
+        const double err = (sim - m.iops.median) / m.iops.median;
+        cv_abs.push_back(std::fabs(err));
+        fold["cases"].push_back({{"warps", m.warps},
+                                 {"measured_median", m.iops.median},
+                                 {"simulated", sim},
+                                 {"error_pct", 100.0 * err}});
+      }
+      cross["folds"].push_back(fold);
+    }
+    double mae = 0;
+    for (double e : cv_abs) mae += e;
+    cross["cases"] = cv_abs.size();
+    cross["mean_abs_error_pct"] = cv_abs.empty() ? 0.0 : 100.0 * mae / double(cv_abs.size());
+  }
+
+  // Summary over the predicted cases.
+  const OrderCheck oc = order_check(order);
+  double mae = 0, worst = 0, sum_s = 0, sum_h = 0;
+  for (std::size_t i = 0; i < abs_errors.size(); ++i) {
+    mae += abs_errors[i];
+    worst = std::max(worst, abs_errors[i]);
+    sum_s += sim_all[i];
+    sum_h += hw_all[i];
+  }
+  mae /= double(abs_errors.size());
+  nlohmann::json strategies = nlohmann::json::object();
+  for (const auto& [name, errs] : errors_by_strategy) {
+    double w = 0;
+    for (double e : errs) w = std::max(w, std::fabs(e));
+    nlohmann::json e_pct = nlohmann::json::array();
+    for (double e : errs) e_pct.push_back(100.0 * e);
+    strategies[name] = {{"gated_cases", errs.size()},
+                        {"error_pct_by_warps", e_pct},
+                        {"max_abs_error_pct", 100.0 * w},
+                        {"within_tolerance", w <= 1.5 * options.tolerance}};
+  }
+  // Kendall tau of the six strategies' order per warp count (medians).
+  nlohmann::json tau = nlohmann::json::object();
+  {
+    std::map<std::uint32_t, std::vector<const OrderCase*>> by_warps;
+    for (const OrderCase& c : order) by_warps[c.warps].push_back(&c);
+    for (const auto& [w, cs] : by_warps) {
+      double concordant = 0, discordant = 0;
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        for (std::size_t j = i + 1; j < cs.size(); ++j) {
+          const double p = (cs[i]->measured.median - cs[j]->measured.median) *
+                           (cs[i]->simulated - cs[j]->simulated);
+          if (p > 0) ++concordant;
+          if (p < 0) ++discordant;
+        }
+      }
+      const double n = concordant + discordant;
+      tau[std::to_string(w)] = n > 0 ? (concordant - discordant) / n : 0.0;
+    }
+  }
+  const bool within =
+      mae <= options.tolerance && worst <= 1.5 * options.tolerance && oc.agreed == oc.pairs;
+  nlohmann::json summary = {
+      {"iops",
+       {{"unit", "IO/s"},
+        {"calibrated", true},
+        {"doc",
+         "predicted: I/Os of the case / kernel time against the median of its untraced "
+         "runs"},
+        {"cases", abs_errors.size()},
+        {"mean_abs_error_pct", 100.0 * mae},
+        {"max_abs_error_pct", 100.0 * worst},
+        {"aggregate_error_pct", finite_or_null(sum_h > 0 ? 100.0 * (sum_s - sum_h) / sum_h : NAN)},
+        {"pearson_r", finite_or_null(pearson(hw_all, sim_all))},
+        {"within_tolerance", within}}}};
+  return {
+      {"schema", "gpunvme.validate/1"},
+      {"mode", "prediction"},
+      {"measured_file", hw_file},
+      {"device", hw.at("device")},
+      {"instances", hw.value("instances", nlohmann::json::array())},
+      {"date_measured", hw.value("date", "")},
+      {"target", hw.at("target")},
+      {"topology", topology_file},
+      {"gpu_profile", profile},
+      {"seed", options.seed},
+      {"tolerance_pct", 100.0 * options.tolerance},
+      {"calibrated_within_tolerance", within},
+      {"verdict", fmt::format("IOPS MAE <= {0:.0f} %, every case within {1:.0f} %, every pair with "
+                              "disjoint measured IQRs ordered alike: {2}",
+                              100.0 * options.tolerance, 150.0 * options.tolerance,
+                              within ? "met" : "not met")},
+      {"method",
+       "calibrate, freeze, predict: the controller model's parameters come from the "
+       "controller-only runs (calibration), then every strategy case is simulated once with "
+       "them and compared with the median of its untraced runs; nothing is fitted per case "
+       "or per strategy. error = (simulated - median) / median; the measured spread is the "
+       "interquartile range of the case's runs over all machine instances"},
+      {"calibration", cal.report},
+      {"metrics", summary},
+      {"strategies", strategies},
+      {"order_check",
+       {{"pairs_with_disjoint_iqr", oc.pairs},
+        {"ordered_alike", oc.agreed},
+        {"disagreements", oc.disagreements}}},
+      {"kendall_tau_by_warps", tau},
+      {"cross_validation", cross},
+      {"cases", rows},
+      {"not_simulated", nlohmann::json::array()}};
+}
+
+}  // namespace
+
+const std::vector<Metric>& metrics() {
+  // Throughput is the calibrated figure: the untraced hardware runs measure
+  // it without the GPU's stage records, whose cost (a clock read and a store
+  // per stage per I/O, by one lane for the warp) is itself of the order of
+  // the stages: warp_batch at 1 warp does 188 K IOPS traced, 310 K untraced
+  // (configs/measurements/hw-strategies-h100-2026-11-24.json). The latency
+  // and stage figures come from traced runs and are reported beside it.
+  static const std::vector<Metric> m = {
+      {"iops", "IO/s", true,
+       "I/Os of the case / kernel time (hardware: the untraced run of the same case; a case "
+       "without one is reported, not held to the tolerance) or simulated time; in these "
+       "closed loops it also fixes the mean loop latency (Little's law: threads / IOPS)"},
+      {"end_to_end.mean", "ns", false,
+       "request to delivery, mean over the case's I/Os (hardware: traced run, records "
+       "included)"},
+      {"end_to_end.p50", "ns", false, "request to delivery, median (traced run)"},
+      {"completion.mean", "ns", false,
+       "doorbell to CQE seen by a GPU thread (simulator: completion_wait + completion_polling): "
+       "doorbell propagation, controller fetch and service, CQE polling over PCIe"},
+      {"submission.mean", "ns", false,
+       "request to SQ doorbell: cid_allocation + sqe_construction + sq_tail_sync + doorbell "
+       "(GPU atomics, SQE stores to host memory, fences, the doorbell store)"},
+      {"reap.mean", "ns", false, "CQE seen to the requester knowing: cq_head_sync + delivery"},
+  };
+  return m;
+}
+
+nlohmann::json merge_hardware_results(const std::vector<nlohmann::json>& docs) {
+  nlohmann::json out = nlohmann::json::object();
+  nlohmann::json controller = nlohmann::json::array();
+  nlohmann::json instances = nlohmann::json::array();
+  for (const nlohmann::json& doc : docs) {
+    const std::string schema = doc.is_object() ? doc.value("schema", "") : "";
+    if (schema == "gpunvme.lane_loop_fit/1") {
+      out["lane_loop_fit"] = doc;
+      continue;
+    }
+    // Each case carries its machine instance (where the document names one).
+    nlohmann::json cases =
+        doc.is_object() ? doc.value("cases", nlohmann::json::array()) : nlohmann::json::array();
+    if (doc.is_object() && doc.contains("instance")) {
+      for (nlohmann::json& c : cases) {
+        if (c.is_object() && !c.contains("instance")) c["instance"] = doc.at("instance");
+      }
+    }
+    if (doc.is_object()) {
+      for (const nlohmann::json& i : doc.value("instances", nlohmann::json::array())) {
+        instances.push_back(i);
+      }
+    }
+    if (schema == "gpunvme.hw_controller/1") {
+      for (nlohmann::json& c : cases) controller.push_back(std::move(c));
+      continue;
+    }
+    if (!out.contains("schema")) {
+      out = doc;
+      out["cases"] = nlohmann::json::array();
+    }
+    for (nlohmann::json& c : cases) out["cases"].push_back(std::move(c));
+  }
+  if (!controller.empty()) out["controller_only"] = controller;
+  if (!instances.empty()) out["instances"] = instances;
+  return out;
+}
+
+namespace {
+
+// Postdiction: each traced case's controller fitted to that case's own
+// measured service time (a diagnostic of the GPU side; not a prediction).
+nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
+                        const Options& options) {
+  const std::string topology_file =
+      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
+                                    : options.topology_file;
+  if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
+    throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
+                      "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
+  }
+  const nlohmann::json& device = field(hw, hw_file, "$", "device");
+  const std::string device_name = field(device, hw_file, "$.device", "name").get<std::string>();
+  const std::string profile =
+      options.gpu_profile.empty() ? gpu_profile_for(device_name) : options.gpu_profile;
+  if (profile.empty()) {
+    throw ConfigError(hw_file, "$.device.name", device_name,
+                      "no GPU profile known for this device; pass --gpu-profile");
+  }
+  const double file_bytes =
+      number(field(hw, hw_file, "$", "target"), hw_file, "$.target", "file_bytes");
+  const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
+  if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
+
+  // Runs without stage records (gpunvme-hw --trace 0) measure throughput
+  // without the records' own cost (a clock read and stores per stage per
+  // I/O); a traced case takes its IOPS from its untraced twin when there is
+  // one.
+  // The software controller's host threads make repeated runs of one case
+  // differ by up to 15-25 % at 4-8 warps (H100, 2026-11-24), so a case may be
+  // measured several times: the run with the median IOPS is compared, and
+  // the spread is reported. Runs in stage-means mode (--trace 2) cost a clock
+  // read per record, 5-15 % of throughput: their means are reported beside
+  // the per-I/O records', their IOPS are not used. Nor are an op-profile
+  // run's (--trace 3: two clock reads per platform call); its split of the
+  // warps' time by kind of call is reported beside the simulator's.
+  using CaseKey = std::pair<std::string, std::uint32_t>;
+  std::map<CaseKey, std::vector<const nlohmann::json*>> untraced_runs;
+  std::map<CaseKey, const nlohmann::json*> means_runs;
+  std::map<CaseKey, const nlohmann::json*> profile_runs;
+  for (const nlohmann::json& c : cases) {
+    if (c.contains("error") || c.value("trace", true)) continue;
+    const CaseKey key{c.value("strategy", ""), c.value("warps", 0u)};
+    const std::string timing = c.value("stage_timing", "none");
+    if (timing == "means") {
+      means_runs[key] = &c;
+    } else if (timing == "op_profile") {
+      profile_runs[key] = &c;
+    } else {
+      untraced_runs[key].push_back(&c);
+    }
+  }
+  std::map<CaseKey, const nlohmann::json*> untraced;  // the median run of each case
+  for (auto& [key, runs] : untraced_runs) {
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const nlohmann::json* a, const nlohmann::json* b) {
+                       return a->value("iops", 0.0) < b->value("iops", 0.0);
+                     });
+    untraced[key] = runs[(runs.size() - 1) / 2];
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json skipped = nlohmann::json::array();
+  std::map<std::string, std::vector<double>> sim_values, hw_values;
+  // Per strategy: the gated cases' largest error on a calibrated metric.
+  struct StrategyFit {
+    std::size_t cases = 0;
+    double worst = 0;
+  };
+  std::map<std::string, StrategyFit> fits;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    const std::string path = fmt::format("$.cases[{}]", i);
+    if (c.contains("error")) continue;      // the hardware run failed: nothing to compare
+    if (!c.value("trace", true)) continue;  // no stage figures: lends its IOPS (above)
+    const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
+    const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
+    if (!options.strategies.empty() &&
+        std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
+            options.strategies.end()) {
+      continue;
+    }
+    if (!options.warps.empty() &&
+        std::find(options.warps.begin(), options.warps.end(), warps) == options.warps.end()) {
+      continue;
+    }
+    // The controller's service time from the run whose throughput is
+    // compared: the untraced twin where there is one.
+    const auto twin = untraced.find({strategy, warps});
+    const bool gated = twin != untraced.end();
+    const double service_ns =
+        number(field(field(gated ? *twin->second : c, hw_file, path, "target"), hw_file,
+                     path + ".target", "service_ns"),
+               hw_file, path + ".target.service_ns", "mean");
+
+    // The matching scenario: the hardware's own launch shape and queue
+    // layout (its `scenario` block), rings in host memory, reads spread over
+    // the namespace file's span.
+    RawConfig raw;
+    raw.topology_file = topology_file;
+    raw.topology = read_json_file(topology_file);
+    raw.scenario_file = hw_file + " " + path;
+    raw.scenario = field(c, hw_file, path, "scenario");
+    raw.scenario["name"] = fmt::format("hw-{}-{}w", strategy, warps);
+    raw.scenario["kind"] = "microbenchmark";
+    raw.scenario["path"] = "gpu_initiated";
+    raw.scenario["queue_memory"] = "host";
+    raw.scenario["distribution"] = "uniform";
+    raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
+    raw.seed = options.seed;
+    apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    // A batch's time grows with its size (a pread and a copy per command):
+    // where the run measured that slope (target.batch_per_command_ns), each
+    // command costs it and the batch overhead covers the rest.
+    const nlohmann::json& target = field(gated ? *twin->second : c, hw_file, path, "target");
+    const std::string target_path = path + ".target";
+    const double per_command_ns =
+        std::max(0.0, optional_number(target, hw_file, target_path, "batch_per_command_ns", 0.0));
+    apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}", per_command_ns));
+    // Between back-to-back batches a controller thread passes on to its
+    // next queue: where the run measured that gap, the processors spend it.
+    double gap_ns = 0;
+    if (target.contains("batch_gap_ns")) {
+      const nlohmann::json& gaps = target.at("batch_gap_ns");
+      const std::string gaps_path = target_path + ".batch_gap_ns";
+      if (number(gaps, hw_file, gaps_path, "count") > 0) {
+        gap_ns = number(gaps, hw_file, gaps_path, "mean");
+      }
+    }
+    apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", gap_ns));
+    // The target's threads do not run at one speed, and a run lasts as long
+    // as its slowest: where the run measured each thread's busy time, the
+    // controller model's processors (one per thread, owning the same
+    // queues) get their own speeds, found with the batch overhead below.
+    const double batch_fixed_ns =
+        std::max(0.0, optional_number(target, hw_file, target_path, "batch_fixed_ns", 0.0));
+    const std::vector<double> thread_ratio = relative_speed(
+        measured_threads(target, hw_file, target_path), batch_fixed_ns, per_command_ns);
+    // A speed the user sets (--set) is kept, not fitted.
+    const bool speeds_given =
+        std::any_of(options.overrides.begin(), options.overrides.end(), [](const std::string& o) {
+          return o.rfind("topology.nodes.ssd0.processor_time_scale=", 0) == 0;
+        });
+    std::vector<double> processor_scale = speeds_given ? std::vector<double>{} : thread_ratio;
+    if (!processor_scale.empty()) {
+      apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", thread_ratio.size()));
+    }
+    for (const std::string& o : options.overrides) apply_set(raw, o);
+
+    // The batch overhead that brings the controller model's mean service
+    // time (SQE fetched to CQE posted) to the measured one. The placement's
+    // controller serves each fetch as one batch on the processor that owns
+    // the queue (batch_service), as the software controller's threads do;
+    // its service time also holds the batch's data transfer, which depends on
+    // how the batches spread in time, so the overhead is found by fixed-point
+    // steps from the measured figure (a few runs: each step moves it by the
+    // remaining gap).
+    const double mean_batch =
+        target.contains("batch_commands")
+            ? number(target.at("batch_commands"), hw_file, target_path + ".batch_commands", "mean")
+            : 0.0;
+    double overhead = std::max(0.0, service_ns - per_command_ns * mean_batch);
+    nlohmann::json result;
+    // nvme_ssd's batch_overhead_ns ends at 10 ms; a case whose controller
+    // queued for longer (the software controller overloaded) is listed as
+    // not simulated rather than clamped.
+    constexpr double kMaxOverheadNs = 1e7;
+    if (overhead > kMaxOverheadNs) {
+      skipped.push_back({{"strategy", strategy},
+                         {"warps", warps},
+                         {"measured_service_ns", service_ns},
+                         {"reason",
+                          "the controller's measured service time is beyond the SSD "
+                          "model's batch_overhead_ns range (10 ms)"}});
+      continue;
+    }
+    // Each processor's speed (processor_time_scale) is found by the same
+    // steps: its relative speed (relative_speed, from its busy time) must
+    // come to its thread's. The scale multiplies only the processor's work,
+    // not the batch's transfers, so it ends beyond the ratio for a thread
+    // that is slower or faster than the others.
+    constexpr int kSteps = 5;
+    constexpr double kServiceTolerance = 0.005;
+    std::vector<double> processor_ratio;  // simulated, as thread_ratio
+    for (int step = 0; step < kSteps; ++step) {
+      RawConfig attempt = raw;
+      apply_set(attempt, fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", overhead));
+      if (!processor_scale.empty()) {
+        apply_set(attempt, fmt::format("topology.nodes.ssd0.processor_time_scale={}",
+                                       nlohmann::json(processor_scale).dump()));
+      }
+      result = run(resolve_config(attempt));
+      const double simulated = result.at("stages").at("ssd_service").at("mean").get<double>();
+      processor_ratio =
+          relative_speed(simulated_processors(result), batch_fixed_ns, per_command_ns);
+      bool speeds_match = true;
+      for (std::size_t t = 0; t < processor_scale.size() && t < processor_ratio.size(); ++t) {
+        if (std::fabs(processor_ratio[t] - thread_ratio[t]) > kServiceTolerance * thread_ratio[t]) {
+          speeds_match = false;
+        }
+      }
+      if (std::fabs(simulated - service_ns) <= kServiceTolerance * service_ns && speeds_match) {
+        break;
+      }
+      if (step + 1 == kSteps) break;
+      overhead = std::max(0.0, overhead + service_ns - simulated);
+      for (std::size_t t = 0; t < processor_scale.size() && t < processor_ratio.size(); ++t) {
+        if (processor_ratio[t] > 0) {
+          processor_scale[t] =
+              std::clamp(processor_scale[t] * thread_ratio[t] / processor_ratio[t], 0.01, 100.0);
+        }
+      }
+    }
+
+    nlohmann::json row = {
+        {"strategy", strategy},
+        {"warps", warps},
+        {"ios", c.value("ios", 0)},
+        {"measured_service_ns", service_ns},
+        {"batch_overhead_ns", overhead},
+        {"command_overhead_ns", per_command_ns},
+        {"batch_gap_ns", gap_ns},
+        {"processor_time_scale", speeds_given ? ssd_param(raw.topology, "processor_time_scale")
+                                              : nlohmann::json(processor_scale)},
+        {"thread_time_ratio", {{"measured", thread_ratio}, {"simulated", processor_ratio}}},
+        {"gated", gated},
+        {"measured_runs", gated ? untraced_runs.at({strategy, warps}).size() : 1},
+        {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
+        {"metrics", nlohmann::json::object()}};
+    // Per-stage means side by side (diagnostics: where a gap comes from).
+    {
+      nlohmann::json stages = nlohmann::json::object();
+      const nlohmann::json& hs = c.at("stages");
+      const nlohmann::json& ss = result.at("stages");
+      for (const char* s :
+           {"cid_allocation", "sqe_construction", "sq_tail_sync", "doorbell", "completion_wait",
+            "completion_polling", "cq_head_sync", "delivery", "ssd_service"}) {
+        const std::string hw_name = std::string(s) == "completion_wait" ? "completion" : s;
+        nlohmann::json e = nlohmann::json::object();
+        e["measured"] = hs.contains(hw_name) ? nlohmann::json(hs.at(hw_name).value("mean", 0.0))
+                                             : nlohmann::json(nullptr);
+        e["simulated"] =
+            ss.contains(s) ? nlohmann::json(ss.at(s).value("mean", 0.0)) : nlohmann::json(nullptr);
+        stages[s] = e;
+      }
+      // From a stage-means run (--trace 2), where there is one: the same
+      // intervals without the per-I/O records' own cost.
+      const auto means = means_runs.find({strategy, warps});
+      if (means != means_runs.end() && means->second->contains("stage_means")) {
+        const nlohmann::json& hm = means->second->at("stage_means");
+        for (auto& [name, e] : stages.items()) {
+          const std::string hw_name = name == "completion_wait" ? "completion" : name;
+          e["measured_means_mode"] =
+              hm.contains(hw_name) ? nlohmann::json(hm.at(hw_name)) : nlohmann::json(nullptr);
+        }
+      }
+      row["stage_means_ns"] = stages;
+    }
+    const auto profile_run = profile_runs.find({strategy, warps});
+    if (profile_run != profile_runs.end() && profile_run->second->contains("op_profile")) {
+      row["op_profile_ns_per_io"] =
+          op_profile_rows(profile_run->second->at("op_profile"), result, hw_file, path);
+    }
+    if (gated) {
+      const auto& runs = untraced_runs.at({strategy, warps});
+      row["measured_iops_range"] = {runs.front()->value("iops", 0.0),
+                                    runs.back()->value("iops", 0.0)};
+    }
+    for (const Metric& m : metrics()) {
+      const double h = m.name == "iops" && gated ? number(*twin->second, hw_file, path, "iops")
+                                                 : measured_metric(m.name, c, hw_file, path);
+      const double s = simulated_metric(m.name, result);
+      const double err = h > kTiny ? (s - h) / h : std::nan("");
+      row["metrics"][m.name] = {
+          {"measured", h}, {"simulated", s}, {"error_pct", finite_or_null(100.0 * err)}};
+      if (std::isfinite(err)) {
+        sim_values[m.name].push_back(s);
+        hw_values[m.name].push_back(h);
+      }
+      if (m.calibrated && gated) {
+        StrategyFit& fit = fits[strategy];
+        ++fit.cases;
+        fit.worst = std::max(fit.worst, std::isfinite(err) ? std::fabs(err) : INFINITY);
+      }
+    }
+    rows.push_back(row);
+  }
+  if (rows.empty()) {
+    throw ConfigError(hw_file, "$.cases", "", "no successful case matches the selection");
+  }
+
+  nlohmann::json summary = nlohmann::json::object();
+  nlohmann::json strategies = nlohmann::json::object();
+  nlohmann::json calibrated_strategies = nlohmann::json::array();
+  bool all_within = !fits.empty();
+  for (const auto& [name, fit] : fits) {
+    const bool within = fit.worst <= options.tolerance;
+    all_within = all_within && within;
+    if (within) calibrated_strategies.push_back(name);
+    strategies[name] = {{"gated_cases", fit.cases},
+                        {"max_abs_error_pct", finite_or_null(100.0 * fit.worst)},
+                        {"within_tolerance", within}};
+  }
+  for (const Metric& m : metrics()) {
+    const std::vector<double>& s = sim_values[m.name];
+    const std::vector<double>& h = hw_values[m.name];
+    double mae = 0, sum_s = 0, sum_h = 0, worst = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const double e = std::fabs(s[i] - h[i]) / h[i];
+      mae += e;
+      worst = std::max(worst, e);
+      sum_s += s[i];
+      sum_h += h[i];
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, s.size()));
+    // A calibrated metric is held to the tolerance on the gated cases only.
+    const bool within = m.calibrated ? all_within : worst <= options.tolerance;
+    summary[m.name] = {{"unit", m.unit},
+                       {"calibrated", m.calibrated},
+                       {"doc", m.doc},
+                       {"cases", s.size()},
+                       {"mean_abs_error_pct", 100.0 * mae / n},
+                       {"max_abs_error_pct", 100.0 * worst},
+                       {"aggregate_error_pct",
+                        finite_or_null(sum_h > kTiny ? 100.0 * (sum_s - sum_h) / sum_h : NAN)},
+                       {"pearson_r", finite_or_null(pearson(h, s))},
+                       {"within_tolerance", within}};
+  }
+  return {{"schema", "gpunvme.validate/1"},
+          {"mode", "postdiction"},
+          {"measured_file", hw_file},
+          {"device", device},
+          {"date_measured", hw.value("date", "")},
+          {"target", hw.at("target")},
+          {"topology", topology_file},
+          {"gpu_profile", profile},
+          {"seed", options.seed},
+          {"tolerance_pct", 100.0 * options.tolerance},
+          {"calibrated_within_tolerance", all_within},
+          {"calibrated_strategies", calibrated_strategies},
+          {"method",
+           "postdiction (no calibration set given): each hardware case re-run in the simulator "
+           "with the hardware's launch shape, queue "
+           "count and depth, rings in host memory (queue_memory = host) and a controller of the "
+           "software target's shape (4 processors, each owning its queues and serving a fetch "
+           "as one batch) whose batch overhead is set so that its mean service time equals the "
+           "software controller's measured mean service time for that case; error = (simulated "
+           "- measured) / measured; MAE and Pearson r over the cases (Accel-Sim's correlation "
+           "figures); a case is gated (held to the tolerance on the calibrated metrics) when "
+           "its throughput was measured without stage records"},
+          {"metrics", summary},
+          {"strategies", strategies},
+          {"cases", rows},
+          {"not_simulated", skipped}};
+}
+
+}  // namespace
+
+nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
+                         const Options& options) {
+  if (!hw.contains("controller_only")) return postdict(hw, hw_file, options);
+  const std::string topology_file =
+      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
+                                    : options.topology_file;
+  if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
+    throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
+                      "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
+  }
+  const nlohmann::json& device = field(hw, hw_file, "$", "device");
+  const std::string device_name = field(device, hw_file, "$.device", "name").get<std::string>();
+  const std::string profile =
+      options.gpu_profile.empty() ? gpu_profile_for(device_name) : options.gpu_profile;
+  if (profile.empty()) {
+    throw ConfigError(hw_file, "$.device.name", device_name,
+                      "no GPU profile known for this device; pass --gpu-profile");
+  }
+  return predict(hw, hw_file, options, topology_file, profile);
+}
+
+namespace {
+
+// A prediction report's plot: simulated against measured IOPS per case, the
+// measured interquartile range as a horizontal bar, log-log axes, y = x and
+// the tolerance band; one colour per strategy.
+std::string prediction_svg(const nlohmann::json& report) {
+  const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
+  const int pw = w - left - right, ph = h - top - bottom;
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  double lo = 1e300, hi = 0;
+  for (const nlohmann::json& row : report.at("cases")) {
+    for (double v :
+         {row.at("measured_iops").at("q1").get<double>(),
+          row.at("measured_iops").at("q3").get<double>(), row.at("simulated_iops").get<double>()}) {
+      if (v > 0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+  }
+  if (hi <= 0) {
+    lo = 1;
+    hi = 10;
+  }
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const double span = std::max(1.0, l1 - l0);
+  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
+  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  std::ostringstream s;
+  s << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      w, h);
+  const nlohmann::json& iops = report.at("metrics").at("iops");
+  s << fmt::format(
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate (prediction): IOPS, {} ({}); "
+      "MAE {:.1f} %, order {}/{}</text>\n",
+      left, report.at("device").value("name", "?"), report.value("date_measured", ""),
+      iops.at("mean_abs_error_pct").get<double>(),
+      report.at("order_check").at("ordered_alike").get<std::size_t>(),
+      report.at("order_check").at("pairs_with_disjoint_iqr").get<std::size_t>());
+  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
+  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
+  s << fmt::format(
+      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+      "fill=\"#eeeeee\"/>\n",
+      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
+      y(a * (1 - tol)));
+  s << fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
+      y(a), x(b), y(b));
+  s << fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
+      top, pw, ph);
+  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
+    const double v = std::pow(10.0, e);
+    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
+                     top + ph + 18, e);
+    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
+                     y(v) + 4, e);
+  }
+  s << fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured IOPS (median, bar: IQR over "
+      "the runs)</text>\n",
+      left + pw / 2, h - 25);
+  s << fmt::format(
+      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">"
+      "predicted IOPS</text>\n",
+      top + ph / 2, top + ph / 2);
+  std::map<std::string, const char*> colour;
+  for (const nlohmann::json& row : report.at("cases")) {
+    const std::string name = row.at("strategy").get<std::string>();
+    if (colour.count(name) == 0) {
+      colour[name] = colours[colour.size() % 8];
+    }
+    const nlohmann::json& m = row.at("measured_iops");
+    const double med = m.at("median").get<double>(), sim = row.at("simulated_iops").get<double>();
+    if (med <= 0 || sim <= 0) continue;
+    s << fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n",
+        x(std::max(m.at("q1").get<double>(), a)), y(sim), x(m.at("q3").get<double>()), y(sim),
+        colour[name]);
+    s << fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\"><title>{} "
+        "{} warps: measured {:.0f} (IQR {:.0f}-{:.0f}), predicted {:.0f}</title></circle>\n",
+        x(med), y(sim), colour[name], name, row.at("warps").get<int>(), med,
+        m.at("q1").get<double>(), m.at("q3").get<double>(), sim);
+  }
+  int k = 0;
+  for (const auto& [name, c] : colour) {
+    const nlohmann::json& st = report.at("strategies").at(name);
+    s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
+                     top + 10 + 40 * k, c);
+    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k,
+                     name);
+    s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">max |error| {:.1f}%</text>\n",
+                     left + pw + 30, top + 29 + 40 * k, st.at("max_abs_error_pct").get<double>());
+    ++k;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string correlation_svg(const nlohmann::json& report) {
+  if (report.value("mode", "") == "prediction") return prediction_svg(report);
+  const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
+  const int pw = w - left - right, ph = h - top - bottom;
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  double lo = 1e300, hi = 0;
+  for (const nlohmann::json& row : report.at("cases")) {
+    for (const auto& [name, m] : row.at("metrics").items()) {
+      if (name == "iops") continue;  // another unit: kept out of the ns plot
+      for (const char* k : {"measured", "simulated"}) {
+        const double v = m.at(k).get<double>();
+        if (v > 0) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+      }
+    }
+  }
+  if (hi <= 0) {
+    lo = 1;
+    hi = 10;
+  }
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const double span = std::max(1.0, l1 - l0);
+  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
+  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  std::ostringstream s;
+  s << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" "
+      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      w, h);
+  s << fmt::format(
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} "
+      "({})</text>\n",
+      left, report.at("device").value("name", "?"), report.value("date_measured", ""));
+  // Tolerance band and y = x.
+  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
+  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
+  s << fmt::format(
+      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+      "fill=\"#eeeeee\"/>\n",
+      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
+      y(a * (1 - tol)));
+  s << fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
+      y(a), x(b), y(b));
+  s << fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
+      top, pw, ph);
+  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
+    const double v = std::pow(10.0, e);
+    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
+                     top + ph + 18, e);
+    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
+                     y(v) + 4, e);
+  }
+  s << fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
+      left + pw / 2, h - 25);
+  s << fmt::format(
+      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">simulated "
+      "(ns)</text>\n",
+      top + ph / 2, top + ph / 2);
+  int k = 0;
+  for (const auto& [name, summary] : report.at("metrics").items()) {
+    if (name == "iops") continue;
+    const char* colour = colours[k % 8];
+    for (const nlohmann::json& row : report.at("cases")) {
+      const nlohmann::json& m = row.at("metrics").at(name);
+      const double hv = m.at("measured").get<double>(), sv = m.at("simulated").get<double>();
+      if (hv <= 0 || sv <= 0) continue;
+      s << fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.7\"><title>{} "
+          "{} warps: measured {:.0f}, simulated {:.0f}</title></circle>\n",
+          x(hv), y(sv), colour, row.value("strategy", ""), row.value("warps", 0), hv, sv);
+    }
+    const nlohmann::json& r = summary.at("pearson_r");
+    s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
+                     top + 10 + 40 * k, colour);
+    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k,
+                     name);
+    s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">MAE {:.1f}%, r {}</text>\n",
+                     left + pw + 30, top + 29 + 40 * k,
+                     summary.at("mean_abs_error_pct").get<double>(),
+                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()));
+    ++k;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string report_table(const nlohmann::json& report) {
+  std::ostringstream s;
+  s << fmt::format("{:<18} {:>5} {:>8} {:>8} {:>9} {:>8}  {}\n", "metric", "cases", "MAE %",
+                   "max %", "aggr. %", "r", "calibrated");
+  for (const auto& [name, m] : report.at("metrics").items()) {
+    const nlohmann::json& r = m.at("pearson_r");
+    const nlohmann::json& ag = m.at("aggregate_error_pct");
+    s << fmt::format("{:<18} {:>5} {:>8.1f} {:>8.1f} {:>9} {:>8}  {}\n", name,
+                     m.at("cases").get<int>(), m.at("mean_abs_error_pct").get<double>(),
+                     m.at("max_abs_error_pct").get<double>(),
+                     ag.is_null() ? std::string("n/a") : fmt::format("{:+.1f}", ag.get<double>()),
+                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()),
+                     m.at("calibrated").get<bool>()
+                         ? (m.at("within_tolerance").get<bool>() ? "yes, within" : "yes, OUTSIDE")
+                         : "no");
+  }
+  if (report.contains("strategies")) {
+    s << fmt::format("{:<26} {:>11} {:>14}  {}\n", "strategy", "gated cases", "max |error| %",
+                     "within the tolerance");
+    for (const auto& [name, st] : report.at("strategies").items()) {
+      const nlohmann::json& worst = st.at("max_abs_error_pct");
+      s << fmt::format(
+          "{:<26} {:>11} {:>14}  {}\n", name, st.at("gated_cases").get<int>(),
+          worst.is_null() ? std::string("n/a") : fmt::format("{:.1f}", worst.get<double>()),
+          st.at("within_tolerance").get<bool>() ? "yes" : "no");
+    }
+  }
+  return s.str();
+}
+
+}  // namespace gpunvme::validate

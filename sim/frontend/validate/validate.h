@@ -1,0 +1,104 @@
+// Hardware correlation (gpunvme validate): each case the hardware backend
+// measured (sim/frontend/hardware, gpunvme-hw) is re-run in the simulator on a
+// topology that places things as the hardware did (rings in pinned host
+// memory behind the root complex, counters and data buffers in GPU memory,
+// the software controller's measured service time as the SSD's service
+// time), and the two are compared per metric in the manner of Accel-Sim's
+// correlation plots: per-case relative error, mean absolute error %,
+// aggregate error and Pearson r over the cases.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gpunvme::validate {
+
+struct Options {
+  // The simulated placement (default: configs/topologies/hw-soft-controller.json).
+  std::string topology_file;
+  // GPU profile for the simulated GPU ("" = from the measured device's name:
+  // H100 -> h100-sxm, H200 -> h200-sxm).
+  std::string gpu_profile;
+  std::vector<std::string> overrides;  // --set paths, applied to every case
+  std::uint64_t seed = 1;
+  // Only these cases ("" = every one): strategy names, warp counts.
+  std::vector<std::string> strategies;
+  std::vector<std::uint32_t> warps;
+  // Relative error a calibrated metric may have (0.10 = 10 %).
+  double tolerance = 0.10;
+};
+
+// The metrics compared per case. `calibrated` ones are held to the
+// tolerance (the report's `within_tolerance`); the others are reported.
+struct Metric {
+  std::string name;
+  std::string unit;
+  bool calibrated;
+  std::string doc;
+};
+const std::vector<Metric>& metrics();
+
+// Hardware results: gpunvme-hw JSON documents merged. Strategy runs
+// (schema gpunvme.hw/1) have their `cases` concatenated (device and target
+// from the first); controller-only runs (gpunvme.hw_controller/1, the
+// calibration set) go to `controller_only`; per-strategy fits of the GPU
+// profile's lane-loop cost (gpunvme.lane_loop_fit/1) to `lane_loop_fit`.
+// A document's `instance` (the machine instance it was measured on) is given
+// to each of its cases that has none.
+nlohmann::json merge_hardware_results(const std::vector<nlohmann::json>& docs);
+
+// Runs the simulator for every selected case of `hw` and returns the
+// correlation report (schema gpunvme.validate/1). `hw_file` names the source
+// in the report and in error messages. ConfigError on malformed input.
+//
+// With controller-only runs in `hw` (mode "prediction"): every controller
+// parameter is taken from them (the calibration set), frozen, and every
+// strategy case is predicted from its untraced runs' median and IQR, with an
+// order check and, where `lane_loop_fit` is given, leave-one-strategy-out
+// cross-validation of that GPU parameter. Without them (mode
+// "postdiction"): each traced case's controller is fitted to that case's
+// own measured service time, a diagnostic of the GPU side only.
+nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
+                         const Options& options);
+
+// Quartiles of repeated measurements (linear interpolation between order
+// statistics, as numpy's default): {q1, median, q3}. Empty input: zeros.
+struct Quartiles {
+  double q1 = 0, median = 0, q3 = 0;
+};
+Quartiles quartiles(std::vector<double> values);
+
+// The order check: for each pair of strategies at one warp count whose
+// measured interquartile ranges do not overlap, whether the simulated
+// figures order them the same way. Input: one entry per case.
+struct OrderCase {
+  std::string strategy;
+  std::uint32_t warps = 0;
+  Quartiles measured;
+  double simulated = 0;
+};
+struct OrderCheck {
+  std::size_t pairs = 0;                   // pairs with disjoint IQRs
+  std::size_t agreed = 0;                  // of those, ordered alike by the simulator
+  std::vector<std::string> disagreements;  // "WARPS warps: A > B measured, A <= B simulated"
+};
+OrderCheck order_check(const std::vector<OrderCase>& cases);
+
+// Accel-Sim style scatter plot of a report: simulated against measured per
+// metric, log-log axes, the y = x line and the tolerance band. SVG text, no
+// dependencies.
+std::string correlation_svg(const nlohmann::json& report);
+
+// The GPU microbenchmarks (tests/hardware/gpu_microbench.cu, schema
+// gpunvme.gpu_microbench/1) against the same loops on simulated warps of GPU
+// profile `profile`: per figure measured, simulated, error % and whether it
+// is within `tolerance` (sim/frontend/validate/microbench.cpp).
+nlohmann::json correlate_microbenchmarks(const nlohmann::json& microbench, const std::string& file,
+                                         const std::string& profile, double tolerance);
+
+// A short text table of a report.
+std::string report_table(const nlohmann::json& report);
+
+}  // namespace gpunvme::validate

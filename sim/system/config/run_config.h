@@ -1,0 +1,77 @@
+// The validated, fully resolved configuration of one run: the topology (nodes
+// and links with every parameter resolved from defaults, device profiles and
+// the user's values), the scenario, and the seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/kernel/params/param_spec.h"
+#include "sim/kernel/params/resolved_config.h"
+
+namespace gpunvme {
+
+// Every component kind a topology may use, with its declared parameters.
+struct Catalog {
+  std::vector<ComponentSpec> node_kinds;
+  ComponentSpec link;
+  ComponentSpec topology;  // top-level topology fields other than nodes/links
+  ComponentSpec scenario;
+
+  const ComponentSpec* node_kind(const std::string& kind) const;
+};
+
+struct RunConfig {
+  TopologyConfig topology;
+  ScenarioConfig scenario;
+  std::uint64_t seed = 1;
+
+  // The resolved configuration as written into every result.
+  nlohmann::json to_json() const;
+};
+
+// The source tree the program was built from (shipped configs, scenarios, budgets).
+std::string source_dir();
+// Where profiles are looked up: `<dir of topology file>/<kind dir>/NAME.json`
+// first, then the shipped `configs/` tree.
+std::string shipped_configs_dir();
+
+// ConfigError when `path` is a directory, a device or a socket, which a
+// reader would take for an empty or a never-ending input; `what` names the
+// kind of file expected ("JSON file", "graph file").
+void require_readable_input(const std::string& path, const std::string& what);
+
+// Reads and parses a JSON file; ConfigError on I/O or syntax errors.
+nlohmann::json read_json_file(const std::string& path);
+
+// Raw documents plus their origin, before validation; overrides are applied
+// to these (`topology.…` and `scenario.…` paths) before resolving.
+struct RawConfig {
+  std::string topology_file;
+  nlohmann::json topology;
+  std::string scenario_file;
+  nlohmann::json scenario;
+  std::uint64_t seed = 1;
+};
+
+RawConfig load_raw_config(const std::string& topology_file, const std::string& scenario_file);
+// A seed as the user wrote it (--seed N, seed=N): a decimal integer, 0 to
+// 2^64 - 1; anything else (a sign, a fraction) is a ConfigError naming `origin`.
+std::uint64_t parse_seed(const std::string& text, const std::string& origin);
+// Applies `topology.PATH=V`, `scenario.PATH=V` or `seed=N`.
+void apply_set(RawConfig& raw, const std::string& assignment);
+
+TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& doc,
+                                const std::string& file);
+ScenarioConfig resolve_scenario(const Catalog& catalog, const nlohmann::json& doc,
+                                const std::string& file, const TopologyConfig& topology);
+RunConfig resolve(const Catalog& catalog, const RawConfig& raw);
+
+// Paths of the shipped defaults.
+std::string default_topology_file();
+std::string default_scenario_file();
+
+}  // namespace gpunvme

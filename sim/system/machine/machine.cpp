@@ -1,0 +1,74 @@
+#include "sim/system/machine/machine.h"
+
+#include <stdexcept>
+
+#include "models/pcie/pcie_specs.h"
+#include "sim/kernel/params/config_error.h"
+
+namespace gpunvme {
+
+namespace {
+// Builds a component whose constructor checks its parameters against each
+// other: its ConfigError names the field, and the file is the topology's.
+template <typename Build>
+auto in_topology_file(const TopologyConfig& topology, Build build) {
+  try {
+    return build();
+  } catch (const ConfigError& e) {
+    if (!e.file().empty()) throw;
+    throw ConfigError(topology.file, e.path(), e.value(), e.problem());
+  }
+}
+}  // namespace
+
+Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(topology) {
+  fabric_ = std::make_unique<pcie::Fabric>("pcie", topology, graph_, memory_);
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    const NodeConfig& node = topology.nodes[i];
+    if (node.kind == "gpu") {
+      gpus_[node.id] = in_topology_file(topology, [&] {
+        return std::make_unique<gpu::Gpu>(node.id.c_str(), node.params, i, memory_);
+      });
+      copy_engines_[node.id] = std::make_unique<pcie::DmaEngine>(
+          (node.id + "_copy_engine").c_str(), *fabric_, memory_, i,
+          pcie::dma_engine_config(node.params, "copy_engine_"));
+    } else if (node.kind == "nvme_ssd") {
+      ssds_[node.id] = in_topology_file(topology, [&] {
+        return std::make_unique<nvme::Controller>(node.id.c_str(), node.params, i, *fabric_,
+                                                  memory_);
+      });
+    } else if (node.kind == "host_memory") {
+      const auto bytes = static_cast<std::uint64_t>(pcie::HostMemoryParams::from(node.params).capacity_gib *
+                                                    static_cast<double>(1ull << 30));
+      memory_.allocate(bytes, i, RegionKind::HostMemory, node.id);
+    }
+  }
+}
+
+std::size_t Machine::node_index(const std::string& id) const {
+  for (std::size_t i = 0; i < topology_.nodes.size(); ++i) {
+    if (topology_.nodes[i].id == id) return i;
+  }
+  throw std::out_of_range("no node " + id);
+}
+
+gpu::Gpu& Machine::gpu(const std::string& id) { return *gpus_.at(id); }
+nvme::Controller& Machine::ssd(const std::string& id) { return *ssds_.at(id); }
+
+pcie::DmaEngine& Machine::copy_engine(const std::string& gpu_id) {
+  return *copy_engines_.at(gpu_id);
+}
+
+nlohmann::json Machine::dma_engines() const {
+  nlohmann::json out = nlohmann::json::array();
+  auto add = [&out](const std::string& node, const char* kind, const pcie::DmaEngine& engine) {
+    nlohmann::json entry = {{"node", node}, {"kind", kind}};
+    entry.update(engine.statistics());
+    out.push_back(std::move(entry));
+  };
+  for (const auto& [id, engine] : copy_engines_) add(id, "gpu_copy_engine", *engine);
+  for (const auto& [id, ssd] : ssds_) add(id, "ssd_data_dma", ssd->dma_engine());
+  return out;
+}
+
+}  // namespace gpunvme

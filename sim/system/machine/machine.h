@@ -1,0 +1,51 @@
+// The simulated machine built from a resolved topology: the address space,
+// the topology graph, the PCIe fabric and one model per device.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu/gpu.h"
+#include "models/nvme/controller.h"
+#include "models/pcie/dma_engine.h"
+#include "models/pcie/fabric.h"
+#include "models/topology/topology_graph.h"
+#include "sim/kernel/memory_space.h"
+#include "sim/system/config/run_config.h"
+
+namespace gpunvme {
+
+class Machine {
+ public:
+  explicit Machine(const TopologyConfig& topology);
+
+  const TopologyConfig& topology() const { return topology_; }
+  const TopologyGraph& graph() const { return graph_; }
+  MemorySpace& memory() { return memory_; }
+  pcie::Fabric& fabric() { return *fabric_; }
+
+  std::size_t node_index(const std::string& id) const;
+  gpu::Gpu& gpu(const std::string& id);
+  nvme::Controller& ssd(const std::string& id);
+  const std::map<std::string, std::unique_ptr<nvme::Controller>>& ssds() const { return ssds_; }
+  const std::map<std::string, std::unique_ptr<gpu::Gpu>>& gpus() const { return gpus_; }
+  // The copy engine of a GPU: host <-> device copies (bounce buffers, KV-cache tiers) go
+  // through it, with the GPU's copy_engine_* parameters.
+  pcie::DmaEngine& copy_engine(const std::string& gpu_id);
+  // Per DMA engine (each GPU's copy engine, each SSD's data DMA): what it moved; the result's
+  // pcie.dma_engines.
+  nlohmann::json dma_engines() const;
+
+ private:
+  const TopologyConfig& topology_;
+  TopologyGraph graph_;
+  MemorySpace memory_;
+  std::unique_ptr<pcie::Fabric> fabric_;
+  std::map<std::string, std::unique_ptr<gpu::Gpu>> gpus_;
+  std::map<std::string, std::unique_ptr<nvme::Controller>> ssds_;
+  std::map<std::string, std::unique_ptr<pcie::DmaEngine>> copy_engines_;  // by GPU id
+};
+
+}  // namespace gpunvme

@@ -1,0 +1,454 @@
+#include "sim/system/machine/sim_warp.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/kernel/simulation.h"
+
+namespace gpunvme::platform {
+
+namespace {
+// The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
+// the time's raw value: no floating-point conversion per wait.
+sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
+}  // namespace
+
+// Wait states of every warp, packed: chunks are never freed, released states
+// are reused.
+class SimWarp::WaitStatePool {
+ public:
+  WaitState* acquire() {
+    if (free_.empty()) {
+      chunks_.push_back(std::make_unique<WaitState[]>(kChunk));
+      for (std::size_t i = kChunk; i > 0; --i) free_.push_back(&chunks_.back()[i - 1]);
+    }
+    WaitState* state = free_.back();
+    free_.pop_back();
+    return state;
+  }
+  void release(WaitState* state) { free_.push_back(state); }
+
+ private:
+  static constexpr std::size_t kChunk = 256;
+  std::vector<std::unique_ptr<WaitState[]>> chunks_;
+  std::vector<WaitState*> free_;
+};
+
+SimWarp::WaitStatePool& SimWarp::wait_state_pool() {
+  static WaitStatePool pool;
+  return pool;
+}
+
+SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
+                 WarpCounters& counters, WarpPlacement placement, Picoseconds poll_backoff)
+    : gpu_(gpu),
+      fabric_(fabric),
+      memory_(memory),
+      state_(wait_state_pool().acquire()),
+      sink_(sink),
+      counters_(counters),
+      placement_(placement),
+      poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
+      calendar_(Calendar::current()) {
+  *state_ = WaitState{};
+  state_->warp = this;
+  state_->memory = &memory_;
+}
+
+SimWarp::~SimWarp() noexcept(false) {
+  // The warp's last operations end before its thread does (the run's end
+  // time counts them), unless the thread is being killed.
+  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) settle();
+  for (const WatchedRange& w : watches_) memory_.cancel(w.id);
+  wait_state_pool().release(state_);
+}
+
+void SimWarp::begin_instruction(algo::LaneMask mask) {
+  if (instruction_depth_ != 0) {
+    throw std::logic_error("for_lanes/ballot may not nest: lanes already run in lockstep");
+  }
+  settle();
+  ++instruction_depth_;
+  ++counters_.instructions;
+  instruction_start_ =
+      gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
+  algo::visit_lanes(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
+}
+
+void SimWarp::end_instruction(algo::LaneMask mask) {
+  while (reads_in_flight_ != 0) {
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
+    sc_core::wait(read_returned_);
+  }
+  // Lanes with the same operation sequence ran as one path; distinct paths
+  // ran one after another.
+  std::uint64_t signatures[algo::kWarpLanes];
+  Picoseconds path_cost[algo::kWarpLanes];
+  std::uint32_t paths = 0;
+  algo::visit_lanes(mask, [&](int lane) {
+    const LaneCost& c = lane_cost_[lane];
+    const Picoseconds cost = c.cursor - instruction_start_;
+    for (std::uint32_t i = 0; i < paths; ++i) {
+      if (signatures[i] == c.signature) {
+        path_cost[i] = std::max(path_cost[i], cost);
+        return;
+      }
+    }
+    signatures[paths] = c.signature;
+    path_cost[paths++] = cost;
+  });
+  Picoseconds total = 0;
+  for (std::uint32_t i = 0; i < paths; ++i) total += path_cost[i];
+  if (paths > 1) {
+    counters_.divergent_paths += paths - 1;
+    gpu_.book_issue(placement_.sm, placement_.scheduler, instruction_start_ + gpu_.costs().cycle,
+                    paths - 1);
+  }
+  busy_until_ = std::max(busy_until_, instruction_start_ + std::max(total, gpu_.costs().cycle));
+  --instruction_depth_;
+}
+
+Picoseconds SimWarp::op_issue_slow() {
+  if (instruction_depth_ == 0) {
+    ++counters_.instructions;
+    return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
+  }
+  // A lane's store, atomic, fence or GPU load uses what its PCIe reads
+  // returned: it issues once they are back.
+  while (lane_reads_in_flight_[current_lane_] != 0) {
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
+    sc_core::wait(read_returned_);
+  }
+  return lane_cost_[current_lane_].cursor;
+}
+
+void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_until_, done); }
+
+void SimWarp::resume_at(Picoseconds when) {
+  Simulation::count_event(Simulation::EventKind::kWarpStep);
+  calendar_.wake_at(when, resume_);
+  sc_core::wait(resume_);
+}
+
+std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
+  const auto old = memory_.load<std::uint32_t>(addr);
+  memory_.store<std::uint32_t>(addr, old + value);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
+                                      std::uint32_t desired) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
+  const auto old = memory_.load<std::uint32_t>(addr);
+  if (old == expected) memory_.store<std::uint32_t>(addr, desired);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
+  const auto old = memory_.load<std::uint32_t>(addr);
+  memory_.store<std::uint32_t>(addr, old | bits);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
+  const ProfileScope scope(*this, ProfiledOp::kAtomic);
+  settle();
+  const auto old = memory_.load<std::uint32_t>(addr);
+  memory_.store<std::uint32_t>(addr, old & bits);
+  ++counters_.atomics;
+  op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  return old;
+}
+
+// A load that leaves the GPU is a non-posted PCIe read: the warp waits for
+// its completion (inside an instruction, at the end of the instruction).
+void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
+  ++counters_.pcie_loads;
+  if (instruction_depth_ != 0) {
+    // The lanes of one instruction issue their reads together: this lane's
+    // read goes out now and the next lane's with it, instead of after it
+    // returns; a lane's further reads are independent loads too (the words
+    // of a multi-word load), so they do not wait for its earlier ones. The
+    // value is the memory's at issue (the read reaches the target a few
+    // hundred ns later: a write in between shows on the next read, as if it
+    // had landed just after this one).
+    const Picoseconds issue = lane_cost_[current_lane_].cursor;
+    if (issue > now()) resume_at(issue);
+    memory_.read(addr, data, len);
+    const int lane = current_lane_;
+    LaneCost& c = lane_cost_[lane];
+    c.signature = mix(c.signature, kPcieLoad);
+    ++reads_in_flight_;
+    ++lane_reads_in_flight_[lane];
+    fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
+                 [this, lane](const std::uint8_t*, std::uint32_t) {
+                   LaneCost& done = lane_cost_[lane];
+                   done.cursor = std::max(done.cursor, now() + gpu_.costs().pcie_load_overhead);
+                   --lane_reads_in_flight_[lane];
+                   --reads_in_flight_;
+                   read_returned_.notify(sc_core::SC_ZERO_TIME);
+                 });
+    return;
+  }
+  const Picoseconds issue = op_issue();
+  if (issue > now()) resume_at(issue);
+  bool done = false;
+  sc_core::sc_event arrived;
+  fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
+               [&](const std::uint8_t* bytes, std::uint32_t got) {
+                 std::memcpy(data, bytes, std::min<std::size_t>(got, len));
+                 done = true;
+                 arrived.notify(sc_core::SC_ZERO_TIME);
+               });
+  while (!done) {
+    Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
+    sc_core::wait(arrived);
+  }
+  op_done(now() + gpu_.costs().pcie_load_overhead, kPcieLoad);
+}
+
+void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
+  const ProfileScope scope(*this, ProfiledOp::kStore);
+  settle();
+  // One store instruction moves up to 16 B per lane.
+  const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
+  const Picoseconds issue = op_issue();
+  if (gpu_.owns(addr, len)) {
+    memory_.write(addr, data, len);
+    gpu_store_since_fence_ = true;
+    op_done(issue + instructions * gpu_.costs().store_issue, kStore);
+    return;
+  }
+  ++counters_.pcie_stores;
+  pcie_store_since_fence_ = true;
+  fabric_.write(gpu_.node(), addr, static_cast<std::uint32_t>(len), data, nullptr);
+  op_done(issue + instructions * gpu_.costs().pcie_store_issue, kPcieStore);
+}
+
+void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
+  const ProfileScope scope(*this, ProfiledOp::kMmioStore);
+  settle();
+  ++counters_.mmio_stores;
+  pcie_store_since_fence_ = true;
+  const Picoseconds issue = op_issue();
+  fabric_.write(gpu_.node(), addr, 4, &value, nullptr);
+  op_done(issue + gpu_.costs().pcie_store_issue, kPcieStore);
+}
+
+void SimWarp::fence_block() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
+  settle();
+  ++counters_.fences;
+  op_done(op_issue() + gpu_.costs().fence_block, kFence);
+}
+
+void SimWarp::fence_gpu() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
+  settle();
+  ++counters_.fences;
+  const Picoseconds cost =
+      gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu;
+  gpu_store_since_fence_ = false;
+  op_done(op_issue() + cost, kFence);
+}
+
+void SimWarp::fence_system() {
+  const ProfileScope scope(*this, ProfiledOp::kFenceSystem);
+  settle();
+  ++counters_.fences;
+  const Picoseconds cost = pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
+                                                   : gpu_.costs().fence_system;
+  gpu_store_since_fence_ = false;
+  pcie_store_since_fence_ = false;
+  op_done(op_issue() + cost, kFence);
+}
+
+void SimWarp::lane_loop(std::uint32_t iterations) {
+  if (predicate_depth_ != 0 || check_depth_ != 0) return;
+  const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
+  const Picoseconds t = Picoseconds{iterations} * gpu_.costs().lane_loop_iteration;
+  if (instruction_depth_ != 0) {
+    // A loop in one lane's code inside for_lanes/ballot: the lanes run
+    // theirs side by side, so it lengthens this lane's path only.
+    lane_cost_[current_lane_].cursor += t;
+    return;
+  }
+  counters_.lane_loop_iterations += iterations;
+  if (t == 0) return;
+  counters_.lane_loop_ps += t;
+  busy_until_ = std::max(now(), busy_until_) + t;
+}
+
+void SimWarp::nanosleep(std::uint32_t ns) {
+  const ProfileScope scope(*this, ProfiledOp::kSleep);
+  settle();
+  const Picoseconds t = ns_to_ps(ns);
+  counters_.sleep_ps += t;
+  op_done(op_issue() + t, kSleep);
+}
+
+bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
+                          Picoseconds deadline) {
+  // The predicate is evaluated once here and then only when something it read
+  // has been written (reevaluate): the warp's own state does not change while
+  // it waits, so an evaluation over unchanged memory repeats the last answer.
+  settle();
+  Waiting waiting(ready);
+  waiting_ = &waiting;
+  if (evaluate()) return true;
+  if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
+  WaitState& state = *state_;
+  for (;;) {
+    settle();
+    const Picoseconds start = now();
+    if (reevaluate()) return true;
+    if (deadline != 0 && start >= deadline) return false;
+    waiting.start = start;
+    waiting.seen = 0;
+    state.satisfied = false;
+    // One watch per range. A write that does not satisfy the predicate
+    // re-arms only the watch it fired (the others still stand); one that
+    // does parks them all (recheck), and its wake-up is the last: the loop
+    // below waits for it.
+    watch_ranges(ranges, count);
+    timeout_.cancel();
+    if (deadline != 0) timeout_.notify(ps(deadline - start));
+    while (!state.satisfied || now() < waiting.seen) {
+      Simulation::count_event(Simulation::EventKind::kWarpWakeup);
+      // Without a deadline the timeout is never notified: waiting on the
+      // wake event alone spares the kernel building an event list per wait.
+      if (deadline == 0) {
+        sc_core::wait(wake_);
+      } else {
+        sc_core::wait(wake_ | timeout_);
+      }
+      if (!state.satisfied && deadline != 0 && now() >= deadline) break;
+    }
+    timeout_.cancel();
+    // A satisfied wait's watches were parked by recheck; after a timeout
+    // they are still live.
+    if (!state.satisfied) {
+      for (const WatchedRange& w : watches_) memory_.park(w.id);
+    }
+    state.satisfied = false;
+    const Picoseconds waited = now() - start;
+    counters_.wait_ps += waited;
+    counters_.polls += waited / poll_period_ + 1;
+    // The predicate was true at the write; re-check after the poll's latency,
+    // as the real loop would (another warp may have taken what we waited for).
+    if (reevaluate()) return true;
+    if (deadline != 0 && now() >= deadline) return false;
+  }
+}
+
+void SimWarp::watch_ranges(const std::uint64_t* ranges, std::size_t count) {
+  // Registered (or resumed) in range order: the firing order is that of
+  // fresh registrations either way.
+  next_watches_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t addr = ranges[2 * i];
+    const std::uint64_t len = ranges[2 * i + 1];
+    MemorySpace::WatchId id = 0;
+    for (WatchedRange& parked : watches_) {
+      if (parked.id != 0 && parked.addr == addr && parked.len == len) {
+        id = parked.id;
+        parked.id = 0;
+        memory_.resume(id);
+        break;
+      }
+    }
+    if (id == 0) id = memory_.watch(addr, len, &SimWarp::watch_fired, state_);
+    next_watches_.push_back(WatchedRange{addr, len, id});
+  }
+  // Parked watches of ranges this wait does not watch would only lengthen
+  // the pages' watch lists.
+  for (const WatchedRange& parked : watches_) {
+    if (parked.id != 0) memory_.cancel(parked.id);
+  }
+  watches_.swap(next_watches_);
+}
+
+void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
+  WaitState& state = *static_cast<WaitState*>(context);
+  if (state.satisfied) {
+    state.memory->park(id);
+    return;
+  }
+  // Most writes a waiter watches are other warps' business (their flags,
+  // other CQ entries): when nothing the predicate read has changed, its
+  // answer (false, or the wait would be satisfied) has not either.
+  if (state.unchanged()) {
+    // Keeps the watch, with the firing order a fresh registration would get.
+    state.memory->rearm(id);
+    return;
+  }
+  state.warp->recheck(id);
+}
+
+void SimWarp::recheck(MemorySpace::WatchId id) {
+  if (!evaluate()) {
+    memory_.rearm(id);
+    return;
+  }
+  state_->satisfied = true;
+  for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
+  // The spinning warp issues a poll every poll period; the first one issued
+  // at or after the write sees it, one load latency later.
+  Waiting& waiting = *waiting_;
+  const Picoseconds t = now();
+  const Picoseconds polls = (t - waiting.start + poll_period_ - 1) / poll_period_;
+  waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
+  calendar_.wake_at(waiting.seen, wake_);
+}
+
+bool SimWarp::evaluate() {
+  WaitState& state = *state_;
+  state.count = 0;
+  state.overflow = false;
+  state.evaluated_at = memory_.write_count();
+  reads_ = &state;
+  state.answer = holds(waiting_->ready);
+  reads_ = nullptr;
+  return state.answer;
+}
+
+bool SimWarp::WaitState::unchanged() const {
+  if (overflow) return false;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (memory->line_stamp(lines[i]) > evaluated_at) return false;
+  }
+  return true;
+}
+
+void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
+  WaitState& reads = *reads_;
+  if (reads.overflow || len == 0) return;
+  const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
+  for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
+    // Consecutive peeks mostly share a line: look back before adding.
+    bool known = false;
+    for (std::uint32_t i = reads.count; i > 0 && !known; --i) known = reads.lines[i - 1] == line;
+    if (known) continue;
+    if (reads.count == WaitState::kMaxLines) {
+      reads.overflow = true;
+      return;
+    }
+    reads.lines[reads.count++] = line;
+  }
+}
+
+}  // namespace gpunvme::platform

@@ -1,0 +1,459 @@
+// The simulated platform: one GPU warp running an algorithm as a SystemC
+// thread. Every operation has its memory effect on simulated memory at once
+// (stores that leave the GPU land when the PCIe fabric delivers them) and
+// costs modelled time:
+//
+// - every warp instruction takes an issue cycle on its SM's warp scheduler
+//   (a next-available-time server shared by the warps of that scheduler);
+// - inside for_lanes/ballot the lanes execute in lockstep: lanes that run
+//   the same sequence of memory operations form one path and cost what their
+//   slowest lane costs; lanes whose sequences differ took different branches
+//   and their paths run one after another (SIMT divergence). Same-address
+//   atomics of several lanes still serialize at their L2 unit;
+// - atomics queue at the L2 unit of their address; loads of GPU memory cost
+//   an L2 hit; loads elsewhere (pinned host memory, a peer's BAR) are PCIe
+//   reads through the fabric; stores elsewhere (host memory, a CMB, a
+//   doorbell) are posted PCIe writes. Inside for_lanes/ballot the lanes'
+//   PCIe reads are in flight together (the warp waits for the last one at
+//   the end of the instruction), a lane's further reads too (the words of a
+//   multi-word load); its store, atomic, fence or GPU load waits for them;
+// - fences cost their measured latencies, more when stores they must order
+//   are outstanding;
+// - the warp's own code between memory operations costs time where it loops
+//   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
+//   op profiles);
+// - a readiness predicate evaluated by a wait costs nothing (its loads are
+//   the wait's polls, below); evaluated through check() its loads cost what
+//   loads cost and count to the op profile's "peek"; its loops over lanes
+//   cost nothing in either place;
+// - waiting is a watch on simulated memory: the warp sleeps until the write
+//   it waits for and notices it on its next poll (polls are issued every load
+//   latency plus the __nanosleep backoff); the polls are counted, not
+//   simulated.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <systemc>
+#include <type_traits>
+#include <vector>
+
+#include "models/gpu/gpu.h"
+#include "models/pcie/fabric.h"
+#include "sim/core/algo/lanes.h"
+#include "sim/core/algo/stages.h"
+#include "sim/kernel/calendar.h"
+#include "sim/kernel/memory_space.h"
+
+namespace gpunvme::platform {
+
+// Receives each I/O's stage times (keyed by queue trace id and CID).
+class StageSink {
+ public:
+  virtual ~StageSink() = default;
+  virtual void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) = 0;
+};
+
+// The kinds of call an op profile tells apart: the CUDA platform's
+// (sim/core/platform/cuda_warp.cuh, gpunvme-hw --trace 3), whose "other" (the
+// warp's own code between calls) is lane_loop here.
+enum class ProfiledOp : int {
+  kAtomic,
+  kLoad,
+  kPeek,
+  kStore,
+  kFenceGpu,
+  kFenceSystem,
+  kMmioStore,
+  kForLanes,
+  kBallot,
+  kWait,
+  kSleep,
+  kLaneLoop,
+  kCount
+};
+inline constexpr int kProfiledOps = static_cast<int>(ProfiledOp::kCount);
+inline constexpr const char* kProfiledOpNames[kProfiledOps] = {
+    "atomic",     "load",      "peek",   "store", "fence_gpu", "fence_system",
+    "mmio_store", "for_lanes", "ballot", "wait",  "nanosleep", "lane_loop"};
+
+struct WarpCounters {
+  std::uint64_t polls = 0;            // loads a spinning warp would have issued
+  Picoseconds wait_ps = 0;            // time spent waiting on memory
+  std::uint64_t instructions = 0;     // warp instructions issued
+  std::uint64_t divergent_paths = 0;  // extra serialized paths inside for_lanes/ballot
+  std::uint64_t atomics = 0;
+  std::uint64_t mmio_stores = 0;
+  std::uint64_t pcie_stores = 0;  // posted stores to host memory or a CMB
+  std::uint64_t pcie_loads = 0;
+  std::uint64_t fences = 0;
+  Picoseconds sleep_ps = 0;                // __nanosleep time
+  std::uint64_t lane_loop_iterations = 0;  // passes of warp-uniform loops over lanes
+  Picoseconds lane_loop_ps = 0;            // the time they cost (loops inside lanes: in
+                                           // their for_lanes or ballot)
+  // Op profile: time and calls per kind of platform call made in
+  // warp-uniform code (calls inside a for_lanes, ballot or wait count to it).
+  Picoseconds op_ps[kProfiledOps] = {};
+  std::uint64_t op_calls[kProfiledOps] = {};
+};
+
+// Where a warp runs: its SM and the warp scheduler within it.
+struct WarpPlacement {
+  std::uint32_t sm = 0;
+  std::uint32_t scheduler = 0;
+};
+
+// A non-owning reference to a wait predicate. Predicates are lambdas on the
+// waiting warp's stack that outlive the wait; wrapping each in a
+// std::function would allocate on every wait.
+class PredicateRef {
+ public:
+  // Not for PredicateRef itself: copying one must copy, not wrap it.
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, PredicateRef>>>
+  explicit PredicateRef(F& f)
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o) { return static_cast<bool>((*static_cast<F*>(o))()); }) {}
+  bool operator()() const { return call_(object_); }
+
+ private:
+  void* object_;
+  bool (*call_)(void*);
+};
+
+class SimWarp {
+ public:
+  SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
+          WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
+  ~SimWarp() noexcept(false);
+  SimWarp(const SimWarp&) = delete;
+  SimWarp& operator=(const SimWarp&) = delete;
+
+  // ---- time and stages
+  // The warp's time: the kernel's, or later while the operations and loops
+  // it has charged have not yet run their course (see settle()).
+  Picoseconds clock() const { return std::max(now(), busy_until_); }
+  void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage) {
+    sink_.stage(qid, cid, stage, clock());
+  }
+  void stage_at(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) {
+    sink_.stage(qid, cid, stage, when);
+  }
+
+  // ---- lanes
+  template <class F>
+  void for_lanes(algo::LaneMask mask, F&& body) {
+    const ProfileScope scope(*this, ProfiledOp::kForLanes);
+    begin_instruction(mask);
+    algo::visit_lanes(mask, [&](int lane) {
+      current_lane_ = lane;
+      body(lane);
+    });
+    end_instruction(mask);
+  }
+  template <class F>
+  algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
+    const ProfileScope scope(*this, ProfiledOp::kBallot);
+    algo::LaneMask result = 0;
+    begin_instruction(mask);
+    algo::visit_lanes(mask, [&](int lane) {
+      current_lane_ = lane;
+      if (predicate(lane)) result |= algo::LaneMask{1} << lane;
+    });
+    end_instruction(mask);
+    return result;
+  }
+
+  // ---- GPU memory
+  std::uint32_t atomic_add_u32(std::uint64_t addr, std::uint32_t value);
+  std::uint32_t atomic_cas_u32(std::uint64_t addr, std::uint32_t expected, std::uint32_t desired);
+  std::uint32_t atomic_or_u32(std::uint64_t addr, std::uint32_t bits);
+  std::uint32_t atomic_and_u32(std::uint64_t addr, std::uint32_t bits);
+  std::uint32_t load_u32(std::uint64_t addr) { return load<std::uint32_t>(addr); }
+  // Inside a wait predicate a load is a poll: free (the polls themselves
+  // are accounted by wait_until), and noted so that the wait re-evaluates
+  // the predicate only once something it read is written. Inside check() it
+  // costs a load and counts to the op profile's "peek".
+  template <class T>
+  T load(std::uint64_t addr) {
+    static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
+    if (predicate_depth_ != 0) return poll<T>(addr);
+    const ProfileScope scope(*this, check_depth_ != 0 ? ProfiledOp::kPeek : ProfiledOp::kLoad);
+    T value;
+    settle();
+    if (!gpu_.owns(addr, sizeof(T))) {
+      pcie_load(addr, &value, sizeof(T));
+      return value;
+    }
+    // GPU memory, inline: a load of a known size copies without a call.
+    const Picoseconds issue = op_issue();
+    value = memory_.load<T>(addr);
+    op_done(issue + gpu_.costs().load_latency, kLoad);
+    return value;
+  }
+  void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
+  void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
+  // Evaluates a readiness predicate once, outside a wait, as the warp's own
+  // code deciding whether to act: its loads are charged (and profiled as
+  // "peek"), its loops over lanes are not.
+  template <class Pred>
+  auto check(Pred&& ready) {
+    const DepthScope scope(check_depth_);
+    return ready();
+  }
+  // Stage records are always kept here, and reads made only for them
+  // (observe_u32) cost nothing: they observe the run, as a trace does.
+  static constexpr bool recording() { return true; }
+  // It reads memory as it is at the warp's time.
+  std::uint32_t observe_u32(std::uint64_t addr) {
+    settle();
+    return memory_.load<std::uint32_t>(addr);
+  }
+
+  // A loop of `iterations` passes over lanes (lanes.h): the warp's own code,
+  // charged as latency; it takes no memory operation. Inside for_lanes or a
+  // ballot it is one lane's loop and lengthens that lane's path. Inside a
+  // readiness predicate (a wait's or check()'s) it costs nothing.
+  void lane_loop(std::uint32_t iterations);
+
+  // ---- ordering, devices, backoff
+  void fence_block();
+  void fence_gpu();
+  void fence_system();
+  void mmio_store_u32(std::uint64_t addr, std::uint32_t value);
+  void nanosleep(std::uint32_t ns);
+
+  // ---- waiting: returns once `ready()` holds, re-checking it whenever a
+  // write touches one of the (address, length) ranges.
+  // (block_until checks `ready()` first and returns at once when it holds.)
+  template <class Pred, class... Ranges>
+  void wait_until(Pred&& ready, Ranges... ranges) {
+    static_assert(sizeof...(Ranges) % 2 == 0, "ranges come as address, length pairs");
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    const std::uint64_t flat[] = {static_cast<std::uint64_t>(ranges)..., 0};
+    block_until(PredicateRef(ready), flat, sizeof...(Ranges) / 2, 0);
+  }
+  // As wait_until, with the ranges in an array of `count` (address, length)
+  // pairs.
+  template <class Pred>
+  void wait_until_any(Pred&& ready, const std::uint64_t* ranges, std::size_t count) {
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    block_until(PredicateRef(ready), ranges, count, 0);
+  }
+  // As wait_until_any, but gives up at `deadline` (absolute, picoseconds);
+  // returns whether `ready()` holds.
+  template <class Pred>
+  bool wait_until_deadline(Pred&& ready, Picoseconds deadline, const std::uint64_t* ranges,
+                           std::size_t count) {
+    const ProfileScope scope(*this, ProfiledOp::kWait);
+    return block_until(PredicateRef(ready), ranges, count, deadline == 0 ? 1 : deadline);
+  }
+
+  const WarpPlacement& placement() const { return placement_; }
+
+ private:
+  // Times one platform call made in warp-uniform code into its kind's
+  // bucket of the op profile; calls nested in it count to it.
+  class ProfileScope {
+   public:
+    ProfileScope(SimWarp& warp, ProfiledOp kind)
+        : warp_(warp), kind_(static_cast<int>(kind)), on_(warp.profile_depth_ == 0) {
+      if (!on_) return;
+      ++warp_.profile_depth_;
+      start_ = warp_.clock();
+    }
+    ~ProfileScope() {
+      if (!on_) return;
+      warp_.counters_.op_ps[kind_] += warp_.clock() - start_;
+      ++warp_.counters_.op_calls[kind_];
+      --warp_.profile_depth_;
+    }
+    ProfileScope(const ProfileScope&) = delete;
+    ProfileScope& operator=(const ProfileScope&) = delete;
+
+   private:
+    SimWarp& warp_;
+    int kind_;
+    bool on_;
+    Picoseconds start_ = 0;
+  };
+
+  // Counts nesting of a predicate evaluation for as long as it lasts.
+  class DepthScope {
+   public:
+    explicit DepthScope(int& depth) : depth_(depth) { ++depth_; }
+    ~DepthScope() { --depth_; }
+    DepthScope(const DepthScope&) = delete;
+    DepthScope& operator=(const DepthScope&) = delete;
+
+   private:
+    int& depth_;
+  };
+
+  // Evaluates a wait predicate: its loads are polls, not charged reads.
+  template <class Pred>
+  bool holds(Pred& ready) {
+    const DepthScope scope(predicate_depth_);
+    return ready();
+  }
+  // A load inside a wait predicate.
+  template <class T>
+  T poll(std::uint64_t addr) {
+    // Consecutive polls mostly read the line the last one did: nothing to note.
+    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
+    return memory_.load<T>(addr);
+  }
+
+  enum OpKind : std::uint32_t {
+    kAtomic = 1,
+    kLoad,
+    kStore,
+    kPcieLoad,
+    kPcieStore,
+    kFence,
+    kSleep,
+  };
+  struct LaneCost {
+    Picoseconds cursor = 0;       // when this lane's last operation completes
+    std::uint64_t signature = 0;  // the sequence of operations it ran
+  };
+
+  void begin_instruction(algo::LaneMask mask);
+  void end_instruction(algo::LaneMask mask);
+  // When the next operation issues, and recording its completion.
+  // Inline for a lane's operation inside for_lanes/ballot, the common case;
+  // an operation that is an instruction of its own, or waits for its lane's
+  // PCIe reads, takes the out-of-line paths.
+  Picoseconds op_issue() {
+    if (instruction_depth_ == 0 || lane_reads_in_flight_[current_lane_] != 0) {
+      return op_issue_slow();
+    }
+    return lane_cost_[current_lane_].cursor;
+  }
+  void op_done(Picoseconds done, OpKind kind) {
+    if (instruction_depth_ == 0) {
+      op_done_alone(done);
+      return;
+    }
+    LaneCost& c = lane_cost_[current_lane_];
+    c.cursor = std::max(c.cursor, done);
+    c.signature = mix(c.signature, kind);
+  }
+  static std::uint64_t mix(std::uint64_t signature, std::uint32_t kind) {
+    return (signature ^ kind) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+  }
+  Picoseconds op_issue_slow();
+  void op_done_alone(Picoseconds done);
+  // Waits until every charged operation has completed. An operation, an
+  // instruction or a warp-uniform loop over lanes charges its time to
+  // busy_until_ and returns; the next operation settles before it touches
+  // memory, books a resource or reads memory for a record, so its effects
+  // land when the warp reaches it. What runs in between is the warp's own
+  // code, which nobody else sees: loops that follow an operation take no
+  // wait of their own (the operation and its loops end in one), and stage
+  // records read the warp's time, clock(). Every modelled time is what it
+  // would be with a wait per operation and per loop; only the kernel's
+  // order among warps that wake at the same picosecond can differ.
+  void settle() {
+    if (busy_until_ > now()) resume_at(busy_until_);
+  }
+  // A warp step: the thread sleeps until `when`, woken by the calendar.
+  void resume_at(Picoseconds when);
+  static Picoseconds now() { return Calendar::now(); }
+  void pcie_load(std::uint64_t addr, void* data, std::size_t len);
+  // A wait's state as its watch callbacks see it: the predicate's last
+  // answer, and the memory lines that evaluation read (polls) with the write
+  // count it ran at; until one of them is written again, evaluating it again
+  // gives the same answer. Each warp's lives in a dense pool rather than on
+  // its own stack: most callbacks only find that nothing the predicate read
+  // has changed, and that check then touches one or two cache lines (and no
+  // page of a cold warp stack).
+  struct alignas(64) WaitState {
+    static constexpr std::uint32_t kMaxLines = 32;
+    SimWarp* warp = nullptr;
+    MemorySpace* memory = nullptr;
+    std::uint64_t evaluated_at = 0;
+    std::uint32_t count = 0;
+    bool overflow = false;   // read more lines than it keeps: always re-evaluate
+    bool satisfied = false;  // the wait in progress has seen its write
+    bool answer = false;     // the predicate's last answer
+    std::uint64_t lines[kMaxLines];
+    // Whether [addr, addr+len) lies in the last line noted.
+    bool last_line_holds(std::uint64_t addr, std::size_t len) const {
+      const std::uint64_t line = addr / MemorySpace::kLineBytes;
+      return count != 0 && lines[count - 1] == line &&
+             (addr + len - 1) / MemorySpace::kLineBytes == line;
+    }
+    // Whether nothing the last evaluation read has been written since.
+    // Predicates are functions of simulated memory (polls) and of the
+    // waiting warp's own state, which does not change while it waits.
+    bool unchanged() const;
+  };
+  class WaitStatePool;
+  static WaitStatePool& wait_state_pool();
+  // The rest of a wait in progress, on the waiting warp's stack.
+  struct Waiting {
+    PredicateRef ready;
+    Picoseconds start = 0;
+    Picoseconds seen = 0;  // when the satisfied warp notices the write
+    explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
+  };
+  // A watch of the wait in progress, or parked since the last wait ended:
+  // a warp mostly waits on the same ranges wait after wait, and resuming a
+  // parked watch costs less than a new one.
+  struct WatchedRange {
+    std::uint64_t addr;
+    std::uint64_t len;
+    MemorySpace::WatchId id;
+  };
+  bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
+                   Picoseconds deadline);
+  // Makes the watches of ranges[0 .. count) live, resuming parked ones.
+  void watch_ranges(const std::uint64_t* ranges, std::size_t count);
+  // A watched write: context is the warp's WaitState.
+  static void watch_fired(void* context, MemorySpace::WatchId id);
+  // A watched write that may have made the predicate true.
+  void recheck(MemorySpace::WatchId id);
+  // Evaluates the predicate, noting what it reads and its answer.
+  bool evaluate();
+  // The predicate's answer: the last one while nothing it read has been
+  // written since, else a fresh evaluation.
+  bool reevaluate() { return state_->unchanged() ? state_->answer : evaluate(); }
+  void note_read(std::uint64_t addr, std::size_t len) const;
+
+  gpu::Gpu& gpu_;
+  pcie::Fabric& fabric_;
+  MemorySpace& memory_;
+  WaitState* state_;            // from wait_state_pool()
+  Waiting* waiting_ = nullptr;  // the wait in progress, for the watch callbacks
+  StageSink& sink_;
+  WarpCounters& counters_;
+  WarpPlacement placement_;
+  Picoseconds poll_period_;
+  int instruction_depth_ = 0;
+  int current_lane_ = 0;
+  Picoseconds instruction_start_ = 0;
+  algo::Lanes<LaneCost> lane_cost_{};
+  Picoseconds busy_until_ = 0;  // completion of the operations charged so far
+  bool gpu_store_since_fence_ = false;
+  bool pcie_store_since_fence_ = false;
+  // PCIe reads the lanes of the current instruction have in flight: the
+  // lanes issue theirs together and the instruction ends when all are back.
+  std::uint32_t reads_in_flight_ = 0;
+  algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
+  Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
+  sc_core::sc_event read_returned_;
+  sc_core::sc_event resume_;  // a step is due (resume_at)
+  sc_core::sc_event wake_;    // a poll has seen the write the wait needed
+  sc_core::sc_event timeout_;
+  std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
+  std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
+  WaitState* reads_ = nullptr;              // where polls are noted, while evaluating
+  int predicate_depth_ = 0;                 // > 0 while a wait predicate is evaluated
+  int check_depth_ = 0;                     // > 0 while check() evaluates a predicate
+  int profile_depth_ = 0;                   // > 0 inside a profiled call
+};
+
+}  // namespace gpunvme::platform

@@ -1,0 +1,252 @@
+#include "sim/system/run/run.h"
+
+#include "sim/system/workload/scenario_spec.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/pcie/routing.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/simulation.h"
+#include "sim/system/machine/machine.h"
+#include "sim/system/run/catalog.h"
+#include "sim/system/run/setup_checks.h"
+#include "sim/system/trace/link_counters.h"
+#include "sim/system/trace/trace_writer.h"
+#include "sim/system/workload/workload.h"
+
+namespace gpunvme {
+
+namespace {
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+// The run's timed activations by what they were for (Simulation::EventKind).
+nlohmann::json events_by_kind() {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < Simulation::kEventKinds; ++k) {
+    kinds[Simulation::kEventKindNames[k]] =
+        Simulation::events(static_cast<Simulation::EventKind>(k));
+  }
+  return kinds;
+}
+
+// The path each requester -> target pair that exchanged data took, like nvidia-smi topo -p2p,
+// as the fabric routed it (direct, root complex, ACS-redirected, IOMMU-translated, CPU fabric),
+// with its bytes and IOTLB hits and misses.
+nlohmann::json paths_json(Machine& machine, const RunConfig&) { return machine.fabric().paths(); }
+
+// The GPU and each SSD exchange traffic both ways (doorbells one way, queue
+// entries and data the other); a platform that refuses it is a configuration
+// error, not a run that hangs.
+void check_fabric_paths(const RunConfig& config) {
+  // On the bounce path data crosses host memory; GPU and SSD never talk
+  // directly, which is what it is for on platforms that refuse peer traffic.
+  if (config.scenario.params.json().value("path", "gpu_initiated") == "bounce") return;
+  const TopologyConfig& topo = config.topology;
+  TopologyGraph graph(topo);
+  pcie::Router router(topo, graph);
+  auto index = [&](const std::string& id) {
+    return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
+  };
+  const std::size_t g = index(ScenarioParams::from(config.scenario.params).gpu);
+  const std::vector<std::string> ssds = ScenarioParams::from(config.scenario.params).ssds;
+  for (const std::string& ssd : ssds) {
+    router.require_path(g, index(ssd));
+  }
+}
+}  // namespace
+
+RunConfig resolve_config(const RawConfig& raw) {
+  RunConfig config = resolve(catalog(), raw);
+  apply_scenario_kind(raw.scenario, config);
+  check_workload(config);
+  check_fabric_paths(config);
+  check_setup(config);
+  return config;
+}
+
+RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
+                      const std::vector<std::string>& overrides, std::uint64_t seed) {
+  RawConfig raw = load_raw_config(topology_file, scenario_file);
+  raw.seed = seed;
+  for (const std::string& o : overrides) apply_set(raw, o);
+  return resolve_config(raw);
+}
+
+const std::vector<std::string>& wall_clock_fields() {
+  static const std::vector<std::string> fields{"wall_time_s"};
+  return fields;
+}
+
+nlohmann::json run(const RunConfig& config) { return run(config, RunOptions{}); }
+
+nlohmann::json run(const RunConfig& config, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  check_workload(config);
+  check_fabric_paths(config);
+  Simulation simulation;
+  Machine machine(config.topology);
+  std::unique_ptr<trace::TraceWriter> trace_writer;
+  if (!options.trace_file.empty()) {
+    trace_writer =
+        std::make_unique<trace::TraceWriter>(options.trace_file, options.trace_limit_bytes);
+    trace_writer->set_sampler(ns_to_ps(options.trace_sample_ns),
+                              trace::link_utilization_sampler(machine.fabric()));
+  }
+  const trace::ScopedTrace tracing(trace_writer.get());
+  std::unique_ptr<Workload> workload = make_workload(config, machine);
+  simulation.run();
+  const Picoseconds elapsed = Simulation::now();
+  for (const auto& [id, ssd] : machine.ssds()) ssd->check_drained();
+
+  const std::uint64_t done = workload->completed();
+  if (done != workload->ios() || !workload->finished()) {
+    throw std::runtime_error(fmt::format("run ended with {} of {} I/Os complete{}", done,
+                                         workload->ios(),
+                                         workload->finished() ? "" : ", workload unfinished"));
+  }
+  // Throughput counts from the workload's start to its last completion: the
+  // controllers' bring-up before it (CC.EN, admin queue, Set Features, queue
+  // creation: ~71 us on the default topology) moves no data and would dilute
+  // short runs. It is reported on its own as bring_up_ns.
+  const Picoseconds io_start = std::min(workload->started_at(), elapsed);
+  const Picoseconds io_end = std::clamp(workload->finished_at(), io_start, elapsed);
+  const double seconds = static_cast<double>(io_end - io_start) * 1e-12;
+  // A failed I/O is accounted for but is not throughput: every I/O submitted
+  // either succeeded (ios) or failed (failed), and only the successful ones
+  // count in iops and bandwidth_gbps.
+  const std::uint64_t failed = workload->errors();
+  const std::uint64_t succeeded = done - failed;
+  const double iops = seconds > 0 ? static_cast<double>(succeeded) / seconds : 0.0;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  nlohmann::json result;
+  result["schema"] = "gpunvme.result/1";
+  result["config"] = config.to_json();
+  nlohmann::json latency = workload->end_to_end().summary_ns();
+  const double bytes_per_s = seconds > 0 ? static_cast<double>(workload->bytes()) / seconds : 0.0;
+  result["summary"] = {
+      {"path", workload->path()},
+      {"strategy", workload->strategy()},
+      {"submitted", workload->ios()},
+      {"ios", succeeded},
+      {"failed", failed},
+      {"errors", failed},
+      {"timeouts", workload->timeouts()},
+      {"reset_aborted", workload->reset_aborted()},
+      {"iops", round_to(iops, 0.001)},
+      {"bandwidth_gbps", round_to(bytes_per_s / 1e9, 1e-6)},
+      {"latency_ns", latency},
+      {"simulated_time_ns", round_to(ps_to_ns(elapsed), 0.001)},
+      {"bring_up_ns", round_to(ps_to_ns(io_start), 0.001)},
+      {"io_time_ns", round_to(ps_to_ns(io_end - io_start), 0.001)},
+      {"mean_in_flight", round_to(workload->mean_in_flight(io_end - io_start), 1e-6)},
+      {"bytes", workload->bytes()},
+      {"events", Simulation::events()},
+      {"events_by_kind", events_by_kind()},
+      {"wall_time_s", round_to(wall, 1e-6)},
+  };
+  result["summary"].update(workload->summary(elapsed));
+  nlohmann::json stage_json = workload->stages();
+  LatencyHistogram fetch, service;
+  nlohmann::json ssds = nlohmann::json::object();
+  for (const auto& [id, ssd] : machine.ssds()) {
+    fetch.merge(ssd->fetch_wait());
+    service.merge(ssd->service());
+    ssds[id] = ssd->statistics(elapsed);
+  }
+  stage_json["ssd_fetch_wait"] = fetch.summary_ns();
+  stage_json["ssd_service"] = service.summary_ns();
+  result["stages"] = stage_json;
+  result["ssds"] = ssds;
+  nlohmann::json gpus = nlohmann::json::object();
+  for (const auto& [id, gpu] : machine.gpus()) {
+    const platform::WarpCounters& c = workload->counters();
+    gpus[id] = {{"atomics", gpu->atomics()},
+                {"atomic_queueing_ns", round_to(ps_to_ns(gpu->atomic_queueing_ps()), 0.001)},
+                {"polls", c.polls},
+                {"wait_ns", round_to(ps_to_ns(c.wait_ps), 0.001)},
+                {"fences", c.fences},
+                {"mmio_stores", c.mmio_stores},
+                {"pcie_stores", c.pcie_stores},
+                {"pcie_loads", c.pcie_loads},
+                {"instructions", c.instructions},
+                {"divergent_paths", c.divergent_paths},
+                {"issue_stall_ns", round_to(ps_to_ns(gpu->issue_stall_ps()), 0.001)},
+                {"sleep_ns", round_to(ps_to_ns(c.sleep_ps), 0.001)},
+                {"lane_loop_iterations", c.lane_loop_iterations},
+                {"lane_loop_ns", round_to(ps_to_ns(c.lane_loop_ps), 0.001)}};
+    nlohmann::json profile = nlohmann::json::object();
+    for (int k = 0; k < platform::kProfiledOps; ++k) {
+      profile[platform::kProfiledOpNames[k]] = {{"ns", round_to(ps_to_ns(c.op_ps[k]), 0.001)},
+                                                {"calls", c.op_calls[k]}};
+    }
+    gpus[id]["op_profile"] = profile;
+  }
+  result["gpus"] = gpus;
+  // Links by direction (utilization, bytes by TLP class, overhead, credit stalls), root
+  // complexes (fabric load, IOTLB hits and misses), host memory, read-tag waits.
+  result["pcie"] = machine.fabric().report(elapsed);
+  result["pcie"]["dma_engines"] = machine.dma_engines();
+  result["paths"] = paths_json(machine, config);
+  result.update(workload->sections(elapsed));
+  if (trace_writer) {
+    trace_writer->finish({{"scenario", ScenarioParams::from(config.scenario.params).name},
+                          {"simulated_time_ns", ps_to_ns(elapsed)}});
+  }
+  return result;
+}
+
+std::string summary_table(const nlohmann::json& result) {
+  std::ostringstream out;
+  const nlohmann::json& s = result.at("summary");
+  const nlohmann::json& cfg = result.at("config");
+  out << fmt::format("scenario {} on topology {} (seed {})\n",
+                     cfg["scenario"]["name"].get<std::string>(),
+                     cfg["topology"]["name"].get<std::string>(), cfg["seed"].get<std::uint64_t>());
+  out << fmt::format("  path {}, strategy {}\n", s["path"].get<std::string>(),
+                     s["strategy"].get<std::string>());
+  // I/Os submitted, of which `errors` failed (and count in no throughput figure).
+  out << fmt::format("  {} I/Os ({} errors) in {:.3f} us simulated, {:.3f} s wall, {} events\n",
+                     s["submitted"].get<std::uint64_t>(), s["failed"].get<std::uint64_t>(),
+                     s["simulated_time_ns"].get<double>() / 1000.0, s["wall_time_s"].get<double>(),
+                     s["events"].get<std::uint64_t>());
+  out << fmt::format("  {:.1f} KIOPS, {:.3f} GB/s\n", s["iops"].get<double>() / 1000.0,
+                     s["bandwidth_gbps"].get<double>());
+  if (s["failed"].get<std::uint64_t>() != 0) {
+    out << fmt::format(
+        "  {} failed ({} timed out, {} aborted by a controller reset); throughput counts the {} "
+        "that succeeded\n",
+        s["failed"].get<std::uint64_t>(), s["timeouts"].get<std::uint64_t>(),
+        s["reset_aborted"].get<std::uint64_t>(), s["ios"].get<std::uint64_t>());
+  }
+  // The scenario kind's own figures (tokens/s, traversal time, lookups/s).
+  for (const char* key : {"tokens_per_s", "mean_stall_ns", "traversal_time_ns", "cache_hit_rate",
+                          "lookups_per_s", "reads", "writes", "data_complete"}) {
+    if (s.contains(key)) out << fmt::format("  {}: {}\n", key, s[key].dump());
+  }
+  out << fmt::format("  {:<18} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "stage (ns)", "mean", "p50",
+                     "p99", "p999", "max");
+  for (const auto& [name, h] : result.at("stages").items()) {
+    if (h["count"].get<std::uint64_t>() == 0) continue;
+    out << fmt::format("  {:<18} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", name,
+                       h["mean"].get<double>(), h["p50"].get<double>(), h["p99"].get<double>(),
+                       h["p999"].get<double>(), h["max"].get<double>());
+  }
+  for (const auto& path : result.at("paths")) {
+    std::string route;
+    for (const auto& hop : path["route"]) {
+      route += (route.empty() ? "" : " -> ") + hop.get<std::string>();
+    }
+    out << fmt::format("  path {} -> {}: {} ({})\n", path["from"].get<std::string>(),
+                       path["to"].get<std::string>(), path["kind"].get<std::string>(), route);
+  }
+  return out.str();
+}
+
+}  // namespace gpunvme

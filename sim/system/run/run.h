@@ -1,0 +1,45 @@
+// The library's entry point: run(config) -> results. The command line and the
+// Python module are thin layers over these functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/system/config/run_config.h"
+
+namespace gpunvme {
+
+// Validates raw documents into a run configuration, including the checks
+// that need the devices' parameters and every check that building the
+// machine and workload makes (sim/system/run/setup_checks.h), so that a
+// configuration it accepts does not fail at setup (ConfigError on bad input).
+RunConfig resolve_config(const RawConfig& raw);
+
+// Loads, overrides and validates a configuration (ConfigError on bad input).
+RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
+                      const std::vector<std::string>& overrides, std::uint64_t seed);
+
+// Runs one simulation. The result holds the resolved configuration, the
+// summary, per-stage latencies and per-device statistics; everything but
+// summary.wall_time_s is a pure function of the configuration and seed.
+nlohmann::json run(const RunConfig& config);
+
+// What a run records besides its result.
+struct RunOptions {
+  // Chrome trace / Perfetto JSON of the run ("" = none), at most
+  // trace_limit_bytes; counters sampled every trace_sample_ns of simulated time.
+  std::string trace_file;
+  std::uint64_t trace_limit_bytes = 64'000'000;
+  double trace_sample_ns = 1000.0;
+};
+nlohmann::json run(const RunConfig& config, const RunOptions& options);
+
+// A short human-readable table of a result.
+std::string summary_table(const nlohmann::json& result);
+
+// Keys of a result that depend on the host machine, not on the simulation.
+const std::vector<std::string>& wall_clock_fields();
+
+}  // namespace gpunvme

@@ -1,0 +1,196 @@
+// The CPU-initiated I/O paths: host cores build and submit every NVMe
+// command, as the Linux driver, io_uring or SPDK do.
+//
+// - gds (GPUDirect Storage): the command's data pointer is GPU memory, so the
+//   SSD DMAs straight into (or out of) the GPU;
+// - bounce (seed 000's eight steps): the SSD DMAs into a pinned host buffer
+//   and a GPU copy engine moves the data to GPU memory (for writes, first from
+//   the GPU to the buffer).
+//
+// With request_origin = gpu each request starts on the GPU: a GPU thread
+// posts a 64 B request to its core's ring in host memory (a posted PCIe
+// write) and a polling core sees it request_notice_ns later; once the data is
+// in place the core posts a completion flag to GPU memory (gds) or the copy
+// engine's completion does (bounce), and the GPU thread sees it one GPU load
+// later. With request_origin = cpu host threads issue and consume the I/O.
+//
+// Cores are next-available-time servers (models/host/cpu_cores.h). A core
+// takes every request waiting for it in one pass (one system call for the
+// batch; per command the cuFile call and GPU buffer look-up (gds), the file
+// system, the driver's submit and the DMA map; one doorbell per queue), and
+// reaps completions in passes: polling passes start when an entry lands;
+// with interrupts, each queue's vector fires by the NVMe Interrupt
+// Coalescing rule (models/host/interrupt_coalescing.h; every entry when it
+// is off) and each handler run pays interrupt_ns, however many interrupts
+// arrived while it was pending or running (they merge, as a latched MSI-X
+// vector does). The bounce path pays a copy launch per copy and, once the
+// copy engine is done, the cost of learning so. Core time is booked per
+// stage (HostCost) for the results' breakdown. Core c submits to queue
+// c mod queues of each SSD; the queue's own core reaps it. Queues live in
+// host memory (CID = SQ slot).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/host/cpu_cores.h"
+#include "models/host/interrupt_coalescing.h"
+#include "models/host/nvme_driver.h"
+#include "sim/kernel/component.h"
+#include "sim/system/workload/command_watchdog.h"
+#include "sim/system/workload/io_path.h"
+#include "sim/system/workload/path_stages.h"
+
+namespace gpunvme {
+
+class CpuInitiatedPath : public Component, public IoPath {
+ public:
+  enum class Mode { Gds, Bounce };
+
+  CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+                   Mode mode, std::uint64_t max_io_bytes);
+  ~CpuInitiatedPath() override;
+
+  void start(std::function<void()> ready) override;
+  void submit(const BlockIo& io, IoDone done) override;
+  void close() override {}
+
+  std::string name() const override { return mode_ == Mode::Gds ? "gds" : "bounce"; }
+  std::string strategy() const override;
+  std::uint64_t submitted() const override { return submitted_; }
+  std::uint64_t completed() const override { return stages_.completed(); }
+  std::uint64_t errors() const override { return errors_; }
+  std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t timeouts() const override { return timeouts_; }
+  std::uint64_t reset_aborted() const override { return reset_aborted_; }
+  const LatencyHistogram& end_to_end() const override { return stages_.end_to_end(); }
+  nlohmann::json stages() const override { return stages_.stages_json(); }
+  const platform::WarpCounters& counters() const override { return no_warps_; }
+  nlohmann::json sections(Picoseconds elapsed) const override;
+
+  const host::CpuCores& cores() const { return cores_; }
+  const host::CpuIoCosts& costs() const { return costs_; }
+
+ private:
+  // Stage indices of an I/O (PathStages times).
+  enum Stage : int {
+    kRequested = 0,
+    kNoticed,    // a core has the request
+    kCopiedIn,   // bounce writes: the data is in the host buffer
+    kSubmitted,  // SQE written, doorbell posted
+    kCqePosted,  // the completion entry is in host memory
+    kReaped,     // a core has consumed it
+    kCopiedOut,  // bounce reads: the data is in GPU memory
+    kDelivered,  // the requester knows
+    kStageCount
+  };
+  struct Request {
+    BlockIo io;
+    IoDone done;
+    std::uint32_t queue = 0;
+    std::uint32_t slot = 0;
+    Picoseconds times[kStageCount];
+  };
+  struct Queue {
+    std::uint32_t ssd = 0;
+    std::uint16_t qid = 0;
+    std::uint32_t core = 0;  // reaps it
+    std::uint32_t entries = 0;
+    std::uint64_t sq_base = 0;
+    std::uint64_t cq_base = 0;
+    std::uint64_t sq_doorbell = 0;
+    std::uint64_t cq_doorbell = 0;
+    std::uint64_t irq_word = 0;
+    std::uint64_t prp_lists = 0;  // one list page per slot
+    // SQ positions and CQ positions are monotonic counters (ring index =
+    // position mod entries). CIDs are tags from a free list, as blk-mq
+    // hands them out: at most entries - 1 commands are outstanding, so the
+    // SQ never overflows.
+    std::uint32_t sq_tail = 0;               // positions claimed by submission passes
+    std::uint32_t published = 0;             // tail written to the doorbell
+    std::vector<bool> written;               // per SQ slot: entry written, not yet published
+    std::uint32_t cq_head = 0;               // CQ entries consumed
+    std::uint32_t arrived = 0;               // CQ entries that have landed
+    std::uint32_t reserved = 0;              // tags in use
+    std::vector<std::uint16_t> tags;         // free CIDs
+    std::vector<std::uint32_t> tag_request;  // request index per CID
+    bool reap_scheduled = false;
+    // With interrupts: the vector's coalescing state, whether an interrupt
+    // waits for the handler, and whether an aggregation-time expiry is
+    // scheduled.
+    host::InterruptCoalescer coalescer{1, 0};
+    bool irq_pending = false;
+    bool expiry_scheduled = false;
+    MemorySpace::WatchId arrival_watch = 0;
+  };
+  struct Core {
+    std::deque<std::uint32_t> waiting;  // requests to submit, in arrival order
+    bool pass_scheduled = false;
+    std::uint64_t ring = 0;  // host memory the GPU posts its requests to
+    std::uint64_t posted = 0;
+  };
+
+  std::uint32_t allocate_request();
+  std::uint64_t bounce_buffer(std::uint32_t request);
+  void noticed(std::uint32_t request);
+  void ready_to_submit(std::uint32_t request);
+  void kick(std::uint32_t core);
+  void submission_pass(std::uint32_t core);
+  void write_command(Queue& q, std::uint32_t slot, std::uint32_t request);
+  void arm_arrival(std::uint32_t queue);
+  void schedule_reap(std::uint32_t queue);
+  void reap_pass(std::uint32_t queue);
+  void raise_interrupt(std::uint32_t queue);
+  void schedule_expiry(std::uint32_t queue);
+  void copy_done(std::uint32_t core, std::function<void()> then);
+  void after_reap(std::uint32_t request, std::uint16_t status);
+  void deliver_to_gpu(std::uint32_t request, std::uint16_t status);
+  void finish(std::uint32_t request, std::uint16_t status);
+  bool mapped(std::uint32_t ssd) const { return dma_map_[ssd]; }
+
+  const RunConfig& config_;
+  Machine& machine_;
+  Mode mode_;
+  gpu::Gpu& gpu_;
+  std::uint64_t max_io_bytes_;
+  std::uint64_t buffer_stride_;
+  bool from_gpu_;
+  std::size_t cpu_node_;
+  std::size_t memory_node_;
+  host::CpuIoCosts costs_;
+  host::CpuCores cores_;
+  std::vector<Core> core_state_;
+  std::vector<nvme::Controller*> ssds_;
+  std::vector<bool> dma_map_;
+  std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
+  std::size_t drivers_ready_ = 0;
+  std::uint32_t queues_per_ssd_ = 1;
+  std::vector<Queue> queues_;  // queue i of SSD k at k * queues_per_ssd + i
+  std::vector<Request> requests_;
+  std::vector<std::uint32_t> free_requests_;
+  std::vector<std::uint64_t> bounce_chunks_;  // host regions of kBounceChunk buffers
+  std::uint64_t gpu_flags_ = 0;               // GPU words completion flags are posted to
+  PathStages stages_;
+  std::function<void()> ready_;
+  platform::WarpCounters no_warps_;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t errors_ = 0;
+  std::uint64_t timeouts_ = 0;
+  std::uint64_t reset_aborted_ = 0;
+  std::uint64_t bytes_ = 0;
+  // Per SSD: the driver's per-command timeout, when its faults can lose a
+  // command (null otherwise). Queue = index into queues_, CID = tag.
+  std::vector<std::unique_ptr<CommandWatchdog>> watchdogs_;
+  std::uint64_t submit_passes_ = 0;
+  std::uint64_t reap_passes_ = 0;
+  std::uint64_t doorbells_ = 0;
+  std::uint64_t copies_ = 0;
+  std::uint64_t mapped_commands_ = 0;
+  std::uint64_t handler_runs_ = 0;
+  host::HostCostLedger ledger_;
+};
+
+}  // namespace gpunvme

@@ -1,0 +1,507 @@
+#include "sim/system/workload/gpu_io_path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+#include <systemc>
+
+#include "sim/core/algo/completion.h"
+#include "sim/core/algo/mapping.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy.h"
+#include "sim/core/algo/strategy_names.h"
+#include "sim/core/protocol/nvme_commands.h"
+#include "sim/core/protocol/nvme_entries.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/threads.h"
+
+namespace gpunvme {
+
+namespace {
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+using algo::local_cid_bits;
+}  // namespace
+
+algo::StrategyFields strategy_fields(const ParamValues& s) {
+  algo::StrategyFields fields;
+  fields.strategy = s.string("strategy");
+  fields.queue_mapping = s.string("queue_mapping");
+  fields.cid_scheme = s.string("cid_scheme");
+  fields.submission = s.string("submission");
+  fields.completion = s.string("completion");
+  fields.ssd_mapping = s.string("ssd_mapping");
+  return fields;
+}
+
+StrategyPlan strategy_plan(const RunConfig& config) {
+  const algo::StrategyFields fields = strategy_fields(config.scenario.params);
+  algo::ResolvedStrategy resolved;
+  if (const std::optional<algo::UnknownName> unknown = algo::resolve_strategy(fields, resolved)) {
+    std::string allowed;
+    for (const std::string& name : algo::allowed_names(unknown->field)) {
+      allowed += (allowed.empty() ? "" : ", ") + name;
+    }
+    throw ConfigError(config.scenario.file, "$." + std::string(unknown->field),
+                      "\"" + std::string(unknown->value) + "\"", "expected one of: " + allowed);
+  }
+  StrategyPlan plan;
+  plan.name = std::string(algo::strategy_entry(resolved.named).name);
+  plan.named = resolved.named;
+  plan.strategy = resolved.strategy;
+  plan.ssd_mapping = resolved.ssd_mapping;
+  plan.agents = resolved.agents;
+  plan.pollers = resolved.pollers;
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// The FIFO source: block I/Os submitted through the IoPath interface
+// ---------------------------------------------------------------------------
+
+class GpuIoPath::QueuedRequests : public GpuRequestSource {
+ public:
+  explicit QueuedRequests(Machine& machine, const std::vector<std::string>& ssd_ids)
+      : machine_(machine), ssd_ids_(ssd_ids) {}
+
+  bool queues_first() const override { return false; }
+
+  void lay_out(GpuIoPath& path, gpu::Gpu& gpu) override {
+    path_ = &path;
+    const auto warps = static_cast<std::uint32_t>(path.warps().size());
+    mailboxes_ = gpu.allocate(std::uint64_t{warps} * 128, 128);
+    shutdown_word_ = gpu.allocate(128, 128);
+    taken_.assign(warps, {});
+    seq_.assign(warps, 0);
+    live_warps_ = warps;
+  }
+  std::uint64_t shutdown_word() const override { return shutdown_word_; }
+
+  void push(const BlockIo& io, IoDone done) {
+    if (closed_) throw std::logic_error(path_->id() + ": submit after close");
+    ++submitted_;
+    pending_.push_back({io, std::move(done)});
+    wake_one();
+  }
+  void close() {
+    closed_ = true;
+    while (!idle_.empty()) wake_one();
+  }
+
+  bool next_batch(platform::SimWarp& p, std::uint32_t w) override {
+    const std::uint64_t mailbox = mailboxes_ + std::uint64_t{w} * 128;
+    for (;;) {
+      if (!pending_.empty()) return true;
+      if (closed_) return false;
+      // Sleep on the mailbox until submit() or close() writes it. Reading
+      // the mailbox costs a load, during which a request (or close) may
+      // come; the warp is not yet listed as idle, so submit() did not wake
+      // it: it must look again before it sleeps, or that request would wait
+      // for a wake-up that never comes (with one warp, forever).
+      const std::uint32_t seen = p.check([&] { return p.load_u32(mailbox); });
+      if (!pending_.empty() || closed_) continue;
+      idle_.push_back(w);
+      p.wait_until([&] { return p.load_u32(mailbox) != seen; }, mailbox, 4);
+    }
+  }
+
+  algo::LaneMask fill_round(std::uint32_t w, std::uint32_t round,
+                            algo::Lanes<algo::IoRequest>& request) override {
+    const GpuWarp& warp = path_->warps()[w];
+    std::vector<std::vector<Pending>>& taken = taken_[w];
+    if (taken.size() <= round) taken.resize(round + 1);
+    taken[round].clear();
+    algo::LaneMask mask = 0;
+    for (std::uint32_t lane = 0; lane < warp.lanes && !pending_.empty(); ++lane) {
+      Pending next = std::move(pending_.front());
+      pending_.pop_front();
+      const BlockIo& io = next.io;
+      const std::uint32_t lba = machine_.ssd(ssd_ids_[io.ssd]).lba_bytes();
+      algo::IoRequest& r = request[lane];
+      r.queue = path_->map_queue(w, warp.first_thread + lane, seq_[w]++, io.ssd);
+      r.opcode = io.write ? nvme::NvmOpcode::Write : nvme::NvmOpcode::Read;
+      r.slba = io.slba;
+      r.nlb_zero_based = static_cast<std::uint16_t>(io.lbas - 1);
+      r.bytes = io.lbas * lba;
+      r.pool_index = round;
+      r.buffer = io.buffer;
+      mask |= algo::LaneMask{1} << lane;
+      taken[round].push_back(std::move(next));
+    }
+    return mask;
+  }
+
+  // Calls back once the whole batch is in: the warp's threads go on
+  // together.
+  void completed(std::uint32_t w, std::uint32_t round, int lane, std::uint16_t status) override {
+    std::vector<Pending>& taken = taken_[w][round];
+    IoDone callback = std::move(taken[static_cast<std::size_t>(lane)].done);
+    if (callback) callback(status);
+  }
+
+  void warp_exits(platform::SimWarp&, std::uint32_t) override {
+    if (--live_warps_ == 0 && path_->service_warps() != 0) {
+      machine_.memory().store<std::uint32_t>(shutdown_word_, 1u);
+    }
+  }
+
+  std::uint64_t submitted() const override { return submitted_; }
+
+ private:
+  struct Pending {
+    BlockIo io;
+    IoDone done;
+  };
+
+  void wake_one() {
+    if (idle_.empty()) return;
+    const std::uint32_t w = idle_.back();
+    idle_.pop_back();
+    MemorySpace& memory = machine_.memory();
+    const std::uint64_t mailbox = mailboxes_ + std::uint64_t{w} * 128;
+    memory.store<std::uint32_t>(mailbox, memory.load<std::uint32_t>(mailbox) + 1u);
+  }
+
+  Machine& machine_;
+  const std::vector<std::string>& ssd_ids_;
+  GpuIoPath* path_ = nullptr;
+  std::uint64_t mailboxes_ = 0;  // a GPU word per warp that submit() writes to wake it
+  std::uint64_t shutdown_word_ = 0;
+  std::deque<Pending> pending_;
+  std::vector<std::uint32_t> idle_;                       // warps asleep on their mailbox
+  std::vector<std::vector<std::vector<Pending>>> taken_;  // [warp][round]: requests in flight
+  std::vector<std::uint64_t> seq_;                        // per warp: requests it has taken
+  std::uint32_t live_warps_ = 0;
+  bool closed_ = false;
+  std::uint64_t submitted_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// GpuIoPath
+// ---------------------------------------------------------------------------
+
+GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+                     std::uint64_t max_io_bytes)
+    : GpuIoPath(name, config, machine, max_io_bytes, nullptr, GpuQueueOptions{}) {}
+
+GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+                     std::uint64_t max_io_bytes, GpuRequestSource& source, GpuQueueOptions options)
+    : GpuIoPath(name, config, machine, max_io_bytes, &source, std::move(options)) {}
+
+GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+                     std::uint64_t max_io_bytes, GpuRequestSource* source, GpuQueueOptions options)
+    : Component(name, ParamValues{}),
+      config_(config),
+      machine_(machine),
+      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
+      max_io_bytes_(max_io_bytes),
+      options_(std::move(options)),
+      source_(source) {
+  const ParamValues& s = config.scenario.params;
+  plan_ = strategy_plan(config);
+  ssd_ids_ = s.string_list("ssds");
+  ssd_count_ = static_cast<std::uint32_t>(ssd_ids_.size());
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
+  entries_ = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
+  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
+  warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
+  cq_doorbell_batch_ = static_cast<std::uint32_t>(s.integer("cq_doorbell_batch"));
+  batch_size_ = static_cast<std::uint32_t>(s.integer("batch_size"));
+  batch_timeout_ = ns_to_ps(s.real("batch_timeout_ns"));
+  cid_space_field_ = s.integer("cid_space");
+  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                   : 0;
+  agent_ring_entries_ = static_cast<std::uint32_t>(s.integer("agent_ring_entries"));
+  poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
+  if (source_ == nullptr) {
+    queued_ = std::make_unique<QueuedRequests>(machine, ssd_ids_);
+    source_ = queued_.get();
+  }
+  std::vector<nvme::Controller*> ssds;
+  for (const std::string& id : ssd_ids_) ssds.push_back(&machine.ssd(id));
+  deadlines_.arm(*this, ssds, [this](std::uint32_t ssd, std::uint16_t qid, std::uint16_t cid) {
+    drivers_[ssd]->admin(nvme::make_abort(0, qid, cid), [](const nvme::CompletionEntry&) {});
+  });
+}
+
+GpuIoPath::~GpuIoPath() = default;
+
+std::pair<std::string, std::uint32_t> GpuIoPath::queue_name(std::uint32_t trace_id) const {
+  return {ssd_ids_[trace_id % ssd_count_], trace_id / ssd_count_ + 1};
+}
+
+void GpuIoPath::start(std::function<void()> ready) {
+  ready_ = std::move(ready);
+  plan_warps();
+  if (source_->queues_first()) create_queues();
+  source_->lay_out(*this, gpu_);
+  lay_out_service_warps();
+  if (!source_->queues_first()) create_queues();
+  prepare_queues();
+}
+
+void GpuIoPath::create_queues() {
+  // Queues in GPU memory, as BaM places them (rings_in_host moves both rings
+  // to pinned host memory behind the SSD's socket, as the hardware backend's
+  // software controller keeps them; sq_placement may move the SQs alone to
+  // host memory or the SSD's CMB); queue i of SSD k is at position
+  // i * ssds + k so that consecutive warps alternate SSDs.
+  const bool rings_in_host = options_.rings_in_host;
+  const std::string sq_placement =
+      options_.sq_placement != "gpu" ? options_.sq_placement : (rings_in_host ? "host" : "gpu");
+  const bool shadow = options_.shadow_doorbells;
+  queues_.resize(std::size_t{queues_per_ssd_} * ssd_count_);
+  for (std::uint32_t k = 0; k < ssd_count_; ++k) {
+    nvme::Controller& ssd = machine_.ssd(ssd_ids_[k]);
+    // The host driver brings the SSD up and creates the queues through its
+    // admin queue; the warps start once every SSD's queues exist. Without
+    // host memory the driver keeps its admin queues in GPU memory and its
+    // MMIO comes from the GPU.
+    const HostSide side = nearest_host_side(machine_, machine_.node_index(ssd_ids_[k]));
+    const std::size_t cpu = side.cpu == HostSide::npos ? gpu_.node() : side.cpu;
+    const std::size_t memory =
+        side.memory == HostSide::npos ? host::NvmeDriver::kNoHostMemory : side.memory;
+    if ((sq_placement == "host" || rings_in_host) && memory == host::NvmeDriver::kNoHostMemory) {
+      throw ConfigError(config_.scenario.file, rings_in_host ? "$.queue_memory" : "$.sq_placement",
+                        "\"host\"",
+                        fmt::format("no host_memory node of the topology reaches {}; allowed: "
+                                    "gpu, host (with host memory), cmb (with a CMB)",
+                                    ssd_ids_[k]));
+    }
+    drivers_.push_back(std::make_unique<host::NvmeDriver>(
+        fmt::format("{}_driver", ssd_ids_[k]).c_str(), ssd, machine_.fabric(), machine_.memory(),
+        cpu, memory, &gpu_));
+    host::NvmeDriver& driver = *drivers_.back();
+    std::vector<host::IoQueueSpec> specs;
+    for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
+      algo::QueuePair q;
+      q.trace_id = i * ssd_count_ + k;
+      q.qid = static_cast<std::uint16_t>(i + 1);
+      q.entries = entries_;
+      const std::uint64_t sq_bytes = std::uint64_t{entries_} * nvme::kSqEntrySize;
+      const std::uint64_t cq_bytes = std::uint64_t{entries_} * nvme::kCqEntrySize;
+      q.sq_base = sq_placement == "gpu"
+                      ? gpu_.allocate(sq_bytes, 4096)
+                      : driver.allocate(host::queue_placement_from_string(sq_placement), sq_bytes);
+      q.cq_base = rings_in_host ? driver.allocate(host::QueuePlacement::host, cq_bytes)
+                                : gpu_.allocate(cq_bytes, 4096);
+      // Counters, gates, flags and CID state: prepare_queues, once the CID
+      // space is known.
+      if (max_io_bytes_ > 2 * 4096) {
+        q.prp_lists = gpu_.allocate(std::uint64_t{entries_} * 4096, 4096);
+      }
+      q.sq_doorbell = ssd.doorbell_address(true, q.qid);
+      q.cq_doorbell = ssd.doorbell_address(false, q.qid);
+      host::IoQueueSpec spec;
+      spec.qid = q.qid;
+      spec.entries = entries_;
+      spec.placement = rings_in_host ? host::QueuePlacement::host : host::QueuePlacement::gpu;
+      spec.sq_base = q.sq_base;
+      spec.cq_base = q.cq_base;
+      specs.push_back(spec);
+      queues_[q.trace_id] = q;
+    }
+    host::BringUpOptions bring_up;
+    bring_up.io_queues = static_cast<std::uint16_t>(queues_per_ssd_);
+    // Shadow doorbells and EventIdx in GPU memory: the GPU threads write and
+    // read them at GPU-memory cost, the controller polls them over PCIe.
+    bring_up.shadow_doorbells = shadow;
+    bring_up.shadow_placement = host::QueuePlacement::gpu;
+    driver.bring_up(bring_up, nullptr);
+    driver.create_io_queues(std::move(specs), [this, controller = &ssd, &driver, k,
+                                               shadow](std::vector<host::IoQueue> created) {
+      for (const host::IoQueue& q : created) {
+        if (q.status != nvme::Status::Success) {
+          throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
+                                               controller->id(), q.qid,
+                                               nvme::status_name(q.status)));
+        }
+        if (shadow) {
+          // Known once Doorbell Buffer Config has run (bring-up).
+          algo::QueuePair& pair = queues_[(q.qid - 1u) * ssd_count_ + k];
+          pair.sq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::SqTail, q.qid);
+          pair.cq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::CqHead, q.qid);
+          pair.sq_event_idx = driver.event_idx(nvme::DoorbellKind::SqTail, q.qid);
+          pair.cq_event_idx = driver.event_idx(nvme::DoorbellKind::CqHead, q.qid);
+        }
+      }
+      if (++drivers_ready_ == drivers_.size()) {
+        spawn_warps();
+        if (ready_) ready_();
+      }
+    });
+  }
+}
+
+platform::WarpPlacement GpuIoPath::place(std::uint32_t w) const {
+  // Blocks go to SMs in the block scheduler's order (Gpu::block_sm); within
+  // an SM, warps spread over the warp schedulers in order (blocks that share
+  // an SM continue the numbering).
+  const std::uint32_t sms = gpu_.sms();
+  const std::uint32_t block = w / warps_per_block_;
+  const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
+  return {gpu_.block_sm(block), in_sm % gpu_.schedulers_per_sm()};
+}
+
+void GpuIoPath::plan_warps() {
+  const std::uint32_t warps = ceil_div(threads_, algo::kWarpLanes);
+  queue_map_.mapping = plan_.strategy.mapping;
+  queue_map_.ssd_mapping = options_.ssd_mapping;
+  queue_map_.exclusive = plan_.strategy.submission == algo::Submission::Exclusive;
+  queue_map_.agents = plan_.agents ? service_warps_ : 0;
+  queue_map_.queues_per_ssd = queues_per_ssd_;
+  queue_map_.ssds = ssd_count_;
+  // CID partitions: each warp's index among the warps sharing its home
+  // queue, its SM as the block scheduler places it.
+  std::vector<std::uint32_t> seen(std::size_t{queues_per_ssd_} * ssd_count_, 0);
+  std::uint32_t users = 1;
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const platform::WarpPlacement placement = place(w);
+    const std::uint32_t home = algo::home_queue(queue_map_, w, placement.sm);
+    const std::uint32_t partition = home == ~0u ? w : seen[home]++;
+    users = std::max(users, partition + 1);
+    const std::uint32_t first = w * algo::kWarpLanes;
+    warps_.push_back(
+        {first, std::min<std::uint32_t>(algo::kWarpLanes, threads_ - first), placement, partition});
+  }
+  algo::WarpContext& c = base_context_;
+  c.strategy = plan_.strategy;
+  c.cq_doorbell_batch = cq_doorbell_batch_;
+  c.max_batch = std::min<std::uint32_t>(32, batch_size_);
+  c.cid_local_bits = local_cid_bits(iodepth_);
+  c.iodepth = iodepth_;
+  cid_space_ = algo::cid_space_for(plan_.strategy.cid, cid_space_field_, entries_, users, iodepth_);
+}
+
+void GpuIoPath::lay_out_service_warps() {
+  service_.lay_out(plan_.pollers, plan_.agents, service_warps_, queues_per_ssd_ * ssd_count_,
+                   queue_map_, agent_ring_entries_, gpu_);
+  if (plan_.agents) replies_ = gpu_.allocate(std::uint64_t{threads_} * iodepth_ * 8, 128);
+}
+
+void GpuIoPath::prepare_queues() {
+  observer_ =
+      std::make_unique<platform::CqArrivalObserver>(machine_.memory(), deadlines_.sink(recorder_));
+  for (algo::QueuePair& q : queues_) {
+    algo::place_queue_state(
+        q, cid_space_, plan_.agents,
+        [&](std::uint64_t bytes, std::uint64_t align) { return gpu_.allocate(bytes, align); });
+    observer_->observe(q);
+  }
+  base_context_.queues = queues_.data();
+  base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());
+}
+
+void GpuIoPath::spawn_warps() {
+  spawn_threads(id() + "_warp", warps_.size(),
+                [this](std::size_t w) { warp_main(static_cast<std::uint32_t>(w)); });
+  spawn_threads(id() + "_agent", plan_.agents ? service_warps_ : 0,
+                [this](std::size_t a) { agent_main(static_cast<std::uint32_t>(a)); });
+  spawn_threads(id() + "_poller", plan_.pollers ? service_warps_ : 0,
+                [this](std::size_t i) { poller_main(static_cast<std::uint32_t>(i)); });
+}
+
+std::uint32_t GpuIoPath::map_queue(std::uint32_t w, std::uint32_t thread, std::uint64_t seq,
+                                   std::uint32_t ssd) const {
+  return algo::map_queue(queue_map_, {w, warps_[w].placement.sm, thread, seq}, ssd);
+}
+
+void GpuIoPath::submit(const BlockIo& io, IoDone done) {
+  if (!queued_) throw std::logic_error(id() + ": requests come from its source, not submit()");
+  queued_->push(io, std::move(done));
+}
+
+void GpuIoPath::close() {
+  if (queued_) queued_->close();
+}
+
+void GpuIoPath::warp_main(std::uint32_t w) {
+  const GpuWarp& warp = warps_[w];
+  GpuRequestSource& source = *source_;
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, warp.placement, poll_backoff_);
+  algo::WarpContext context = base_context_;
+  context.cid_partition = warp.cid_partition;
+  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
+  context.rounds = rounds.data();
+  context.round_count = iodepth_;
+  std::vector<algo::LaneMask> masks(iodepth_, 0);
+  std::vector<algo::Lanes<std::uint16_t>> status(iodepth_, algo::Lanes<std::uint16_t>{});
+  std::vector<algo::Lanes<std::uint32_t>> bytes(iodepth_, algo::Lanes<std::uint32_t>{});
+  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
+  for (std::uint32_t d = 0; d < replies.size(); ++d) {
+    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+      replies[d][lane] = replies_ + ((std::uint64_t{warp.first_thread} + lane) * iodepth_ + d) * 8;
+    }
+  }
+  while (source.next_batch(p, w)) {
+    std::uint32_t used = 0;
+    for (std::uint32_t d = 0; d < iodepth_; ++d) {
+      algo::Lanes<algo::IoRequest> request{};
+      const algo::LaneMask mask = source.fill_round(w, d, request);
+      if (mask == 0) break;
+      masks[d] = mask;
+      ++used;
+      algo::visit_lanes(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
+      if (plan_.agents) {
+        algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
+      } else {
+        rounds[d].fill(algo::Pending{});
+        algo::submit(p, context, mask, request, rounds[d]);
+      }
+    }
+    if (used == 0) break;
+    for (std::uint32_t d = 0; d < used; ++d) {
+      if (plan_.agents) {
+        algo::agent_wait(p, masks[d], replies[d], status[d]);
+      } else {
+        algo::wait(p, context, rounds[d], masks[d]);
+        algo::visit_lanes(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
+      }
+    }
+    // Statuses go back once the whole batch is in: the warp's threads go on
+    // together.
+    for (std::uint32_t d = 0; d < used; ++d) {
+      algo::visit_lanes(masks[d], [&](int lane) {
+        const std::uint16_t st = status[d][lane];
+        // A failed I/O moved no data the requester can use.
+        if (st != 0) {
+          ++errors_;
+          if (aborted_by_timeout(st)) ++timeouts_;
+          if (aborted_by_reset(st)) ++reset_aborted_;
+        } else {
+          bytes_ += bytes[d][lane];
+        }
+        source.completed(w, d, lane, st);
+      });
+    }
+    for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
+  }
+  source.warp_exits(p, w);
+}
+
+void GpuIoPath::agent_main(std::uint32_t a) {
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + a),
+                      poll_backoff_);
+  algo::AgentContext context = service_.agent_context(a, base_context_, batch_size_, batch_timeout_,
+                                                      source_->shutdown_word());
+  algo::agent_loop(p, context);
+}
+
+void GpuIoPath::poller_main(std::uint32_t i) {
+  platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
+                      counters_, place(static_cast<std::uint32_t>(warps_.size()) + i),
+                      poll_backoff_);
+  const std::vector<std::uint32_t>& watched = service_.poller_queues(i);
+  algo::polling_warp(p, base_context_, watched.data(), static_cast<std::uint32_t>(watched.size()),
+                     source_->shutdown_word());
+}
+
+}  // namespace gpunvme

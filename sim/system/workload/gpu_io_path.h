@@ -1,0 +1,226 @@
+// The GPU-initiated I/O path, the one driver of every GPU-initiated
+// workload: `threads` GPU threads, grouped in warps, run requests through
+// the scenario's strategy (sim/core/algo), with the queues in GPU memory as BaM
+// places them; I/O-agent and polling warps serve them where the strategy has
+// them. Where the requests come from is the path's request source:
+//
+//  - block I/Os submitted through the IoPath interface (the KV cache, graph
+//    and gather workloads, and the microbenchmark's randrw and zipf
+//    patterns through FioWorkload): a FIFO the warps take requests from. A
+//    warp takes up to 32 x iodepth requests at once (lane = request mod 32,
+//    round = request / 32), submits every round, waits for all of them,
+//    then calls each request back. An idle warp sleeps on a mailbox word in
+//    GPU memory (a watch, not a spin) that submit() writes. The SSD a
+//    request names picks the SSD; the strategy's mapping picks the queue on
+//    it (as the microbenchmark's ssd_mapping = stripe does);
+//  - the microbenchmark's fio loop (microbenchmark.h), which generates each
+//    thread's requests on the GPU.
+//
+// Either way a warp runs batches: the source fills up to iodepth rounds of
+// up to 32 requests, the warp submits every round, waits for all of them,
+// and hands each status back to the source.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/host/nvme_driver.h"
+#include "sim/core/algo/io_agents.h"
+#include "sim/core/algo/io_common.h"
+#include "sim/core/algo/mapping.h"
+#include "sim/core/algo/queue_pair.h"
+#include "sim/core/algo/strategy_names.h"
+#include "sim/kernel/component.h"
+#include "sim/system/machine/cq_observer.h"
+#include "sim/system/workload/command_watchdog.h"
+#include "sim/system/workload/io_path.h"
+#include "sim/system/workload/service_warps.h"
+#include "sim/system/workload/stage_recorder.h"
+
+namespace gpunvme {
+
+// The strategy a scenario asks for, with every "strategy" field resolved
+// (sim/core/algo/strategy_names.h); ConfigError for a name the tables do not
+// know.
+struct StrategyPlan {
+  std::string name;  // the named strategy's, as the results report it
+  algo::NamedStrategy named = algo::NamedStrategy::WarpBatch;
+  algo::Strategy strategy;
+  algo::SsdMapping ssd_mapping = algo::SsdMapping::Interleave;
+  bool agents = false;   // io_agents
+  bool pollers = false;  // completion = polling_warps
+};
+StrategyPlan strategy_plan(const RunConfig& config);
+// The scenario's strategy fields as written (they refer to `s`).
+algo::StrategyFields strategy_fields(const ParamValues& s);
+
+// One compute warp of the path.
+struct GpuWarp {
+  std::uint32_t first_thread;
+  std::uint32_t lanes;
+  platform::WarpPlacement placement;
+  std::uint32_t cid_partition;  // index among the warps sharing its home queue
+};
+
+class GpuIoPath;
+
+// Where the warps of a GpuIoPath get their requests. The path calls it from
+// its warps (next_batch, fill_round, completed, warp_exits), each with the
+// warp's index.
+class GpuRequestSource {
+ public:
+  virtual ~GpuRequestSource() = default;
+
+  // Whether the path creates the I/O queues before the source's and the
+  // service warps' GPU memory (lay_out) or after. The order GPU memory is
+  // carved in decides which L2 partition each word falls in, and with it
+  // the latency of atomics on it; each source keeps the order its results
+  // were established with.
+  virtual bool queues_first() const = 0;
+  // Carves the source's GPU memory once the path has planned its warps
+  // (path.warps()) and service warps; the source may keep `path`.
+  virtual void lay_out(GpuIoPath& path, gpu::Gpu& gpu) = 0;
+  // The GPU word the service warps watch: set once every compute warp has
+  // left (warp_exits).
+  virtual std::uint64_t shutdown_word() const = 0;
+
+  // Before each batch of warp `w`: false when the warp has nothing more to
+  // do (it then leaves); may wait, on the GPU, for work.
+  virtual bool next_batch(platform::SimWarp& p, std::uint32_t w) = 0;
+  // The requests of round `round` of the batch (queue, command, buffer);
+  // returns the lanes that have one, 0 when the batch has no more rounds.
+  virtual algo::LaneMask fill_round(std::uint32_t w, std::uint32_t round,
+                                    algo::Lanes<algo::IoRequest>& request) = 0;
+  // Once every round of the batch has completed: the request of `lane` in
+  // `round` ended with `status` (rounds and lanes in order).
+  virtual void completed(std::uint32_t w, std::uint32_t round, int lane, std::uint16_t status) = 0;
+  // Warp `w` leaves (next_batch said so, or a batch had no rounds).
+  virtual void warp_exits(platform::SimWarp& p, std::uint32_t w) = 0;
+  // Requests the source has taken in (submit()) or generated (the fio loop).
+  virtual std::uint64_t submitted() const = 0;
+};
+
+// Where the queues go, beyond BaM's all-GPU placement (the microbenchmark's
+// queue_memory, sq_placement and shadow_doorbells), and how several SSDs'
+// queues are chosen.
+struct GpuQueueOptions {
+  bool rings_in_host = false;        // both rings in host memory behind the SSD's socket
+  std::string sq_placement = "gpu";  // gpu, host or cmb
+  bool shadow_doorbells = false;     // Doorbell Buffer Config, shadow words in GPU memory
+  // Stripe: every request names its SSD; Interleave: the mapping may pick
+  // any SSD's queue.
+  algo::SsdMapping ssd_mapping = algo::SsdMapping::Stripe;
+};
+
+class GpuIoPath : public Component, public IoPath {
+ public:
+  // Requests come from submit() (the FIFO source), for I/Os of at most
+  // `max_io_bytes`.
+  GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+            std::uint64_t max_io_bytes);
+  // Requests come from `source` (kept, not owned); the queues are placed as
+  // `options` say.
+  GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+            std::uint64_t max_io_bytes, GpuRequestSource& source, GpuQueueOptions options);
+  ~GpuIoPath() override;
+
+  void start(std::function<void()> ready) override;
+  void submit(const BlockIo& io, IoDone done) override;
+  void close() override;
+
+  std::string name() const override { return "gpu_initiated"; }
+  std::string strategy() const override { return plan_.name; }
+  std::uint64_t submitted() const override { return source_->submitted(); }
+  std::uint64_t completed() const override { return recorder_.completed(); }
+  std::uint64_t errors() const override { return errors_; }
+  std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t timeouts() const override { return timeouts_; }
+  std::uint64_t reset_aborted() const override { return reset_aborted_; }
+  const LatencyHistogram& end_to_end() const override { return recorder_.end_to_end(); }
+  nlohmann::json stages() const override { return recorder_.stages_json(); }
+  const platform::WarpCounters& counters() const override { return counters_; }
+  nlohmann::json sections(Picoseconds) const override { return nlohmann::json::object(); }
+  const StageRecorder& recorder() const { return recorder_; }
+
+  // Queue trace id -> (SSD id, qid), for traces.
+  std::pair<std::string, std::uint32_t> queue_name(std::uint32_t trace_id) const;
+
+  // For request sources: the plan, the compute warps, the service warps and
+  // the queue table index of one request.
+  const StrategyPlan& plan() const { return plan_; }
+  const std::vector<GpuWarp>& warps() const { return warps_; }
+  std::uint32_t service_warps() const { return service_warps_; }
+  std::uint32_t ssd_count() const { return ssd_count_; }
+  // `ssd`: the SSD the request must go to, or algo::kAnySsd.
+  std::uint32_t map_queue(std::uint32_t warp, std::uint32_t thread, std::uint64_t seq,
+                          std::uint32_t ssd) const;
+
+ private:
+  class QueuedRequests;
+
+  GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+            std::uint64_t max_io_bytes, GpuRequestSource* source, GpuQueueOptions options);
+
+  void create_queues();
+  void plan_warps();
+  void lay_out_service_warps();
+  void prepare_queues();
+  void spawn_warps();
+  platform::WarpPlacement place(std::uint32_t warp) const;
+  void warp_main(std::uint32_t warp);
+  void agent_main(std::uint32_t agent);
+  void poller_main(std::uint32_t poller);
+
+  const RunConfig& config_;
+  Machine& machine_;
+  gpu::Gpu& gpu_;
+  std::uint64_t max_io_bytes_;
+  GpuQueueOptions options_;
+  std::unique_ptr<QueuedRequests> queued_;  // the FIFO source, when no other was given
+  GpuRequestSource* source_;
+
+  // The scenario's fields the path reads (all read in the constructor).
+  StrategyPlan plan_;
+  std::vector<std::string> ssd_ids_;
+  std::uint32_t ssd_count_ = 1;
+  std::uint32_t queues_per_ssd_ = 1;
+  std::uint32_t entries_ = 0;
+  std::uint32_t threads_ = 0;
+  std::uint32_t iodepth_ = 1;
+  std::uint32_t warps_per_block_ = 8;
+  std::uint32_t cq_doorbell_batch_ = 1;
+  std::uint32_t batch_size_ = 1;
+  Picoseconds batch_timeout_ = 0;
+  std::int64_t cid_space_field_ = 0;
+  std::uint32_t service_warps_ = 0;  // agent_warps or poller_warps, as the strategy has them
+  std::uint32_t agent_ring_entries_ = 0;
+  Picoseconds poll_backoff_ = 0;
+
+  std::uint32_t cid_space_ = 0;
+  std::vector<algo::QueuePair> queues_;
+  std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
+  std::size_t drivers_ready_ = 0;
+  std::function<void()> ready_;
+  std::vector<GpuWarp> warps_;
+  algo::WarpContext base_context_;
+  algo::QueueMap queue_map_;
+  StageRecorder recorder_;
+  platform::WarpCounters counters_;
+  std::unique_ptr<platform::CqArrivalObserver> observer_;
+
+  // io_agents and polling warps.
+  ServiceWarps service_;
+  std::uint64_t replies_ = 0;  // io_agents: one 8 B reply word per thread and round
+
+  std::uint64_t errors_ = 0;
+  std::uint64_t timeouts_ = 0;
+  std::uint64_t reset_aborted_ = 0;
+  std::uint64_t bytes_ = 0;
+  // The warps' deadline per command, armed when an SSD's faults can lose
+  // one (the warps then record their stages through it).
+  GpuDeadlines deadlines_;
+};
+
+}  // namespace gpunvme

@@ -1,0 +1,630 @@
+#include "sim/system/workload/kv_cache.h"
+
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
+#include "sim/system/workload/scenario_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/kernel/params/config_error.h"
+
+namespace gpunvme {
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+constexpr double kGiB = 1073741824.0;
+
+std::uint64_t ssd_capacity_bytes(const RunConfig& config) {
+  std::uint64_t least = ~std::uint64_t{0};
+  const auto ssds = ScenarioParams::from(config.scenario.params).ssds;
+  for (const std::string& id : ssds) {
+    const NodeConfig& n = *config.topology.node(id);
+    least = std::min(least, static_cast<std::uint64_t>(nvme::SsdParams::from(n.params).capacity_gib * kGiB));
+  }
+  return least * ssds.size();
+}
+
+std::uint64_t largest_lba(const RunConfig& config) {
+  std::uint64_t lba = 512;
+  const std::vector<std::string> ssds = ScenarioParams::from(config.scenario.params).ssds;
+  for (const std::string& id : ssds) {
+    lba = std::max<std::uint64_t>(lba, nvme::SsdParams::from(config.topology.node(id)->params).lba_bytes);
+  }
+  return lba;
+}
+}  // namespace
+
+KvShape kv_shape(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  KvShape k{};
+  k.layers = static_cast<std::uint64_t>(s.layers);
+  k.batch = static_cast<std::uint64_t>(s.batch);
+  k.block_tokens = static_cast<std::uint64_t>(s.block_tokens);
+  k.context = static_cast<std::uint64_t>(s.context_tokens);
+  k.steps = static_cast<std::uint64_t>(s.decode_steps);
+  k.gqa_group = static_cast<std::uint64_t>(s.gqa_group);
+  k.token_bytes = 2ull * static_cast<std::uint64_t>(s.kv_heads) *
+                  static_cast<std::uint64_t>(s.head_dim) *
+                  static_cast<std::uint64_t>(s.dtype_bytes);
+  k.block_bytes = k.block_tokens * k.token_bytes;
+  k.full_blocks = k.context / k.block_tokens;
+  k.hbm_blocks = static_cast<std::uint64_t>(s.hbm_kv_gib * kGiB) / k.block_bytes;
+  k.dram_blocks = static_cast<std::uint64_t>(s.host_kv_gib * kGiB) / k.block_bytes;
+  const double nvme = s.nvme_kv_gib;
+  const std::uint64_t slot = round_up(k.block_bytes, kPage);
+  k.nvme_blocks = nvme > 0 ? static_cast<std::uint64_t>(nvme * kGiB) / k.block_bytes
+                           : ssd_capacity_bytes(config) / slot;
+  return k;
+}
+
+std::uint64_t check_kv_cache(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const std::string& file = config.scenario.file;
+  const KvShape k = kv_shape(config);
+  const std::uint64_t tails = k.batch * k.layers;
+  const std::uint64_t end_full = (k.context + k.steps) / k.block_tokens;
+  const std::uint64_t all_blocks = tails * end_full;
+  const bool lru = s.eviction == KvEviction::lru;
+  const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
+  if (k.hbm_blocks < tails) {
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
+                      fmt::format("HBM must hold every sequence's last block of every layer: {} "
+                                  "blocks of {} B",
+                                  tails, k.block_bytes));
+  }
+  const std::uint64_t slot = round_up(k.block_bytes, kPage);
+  if (s.nvme_kv_gib > 0 && static_cast<double>(k.nvme_blocks) * static_cast<double>(slot) >
+                                       static_cast<double>(ssd_capacity_bytes(config))) {
+    throw ConfigError(file, "$.nvme_kv_gib", fmt::format("{}", s.nvme_kv_gib),
+                      fmt::format("the SSDs hold {} B", ssd_capacity_bytes(config)));
+  }
+  const std::uint64_t room = (lru ? 0 : k.hbm_blocks - tails) + k.dram_blocks + k.nvme_blocks;
+  if (room < all_blocks) {
+    throw ConfigError(file, "$.context_tokens", std::to_string(k.context),
+                      fmt::format("{} full KV blocks by the end of decoding, but the tiers hold {} "
+                                  "({})",
+                                  all_blocks, room,
+                                  lru ? "lru keeps every block in DRAM or NVMe"
+                                      : "HBM besides the last blocks, DRAM and NVMe"));
+  }
+  const std::uint64_t per_layer = k.batch * end_full;
+  if (lru && k.hbm_blocks - tails < (prefetch + 1) * per_layer) {
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
+                      fmt::format("lru needs HBM for the {} layers in flight (prefetch_layers + "
+                                  "1): {} blocks besides the {} last blocks",
+                                  prefetch + 1, (prefetch + 1) * per_layer, tails));
+  }
+  if (k.dram_blocks > 0 && config.topology.nodes_of_kind("host_memory").empty()) {
+    throw ConfigError(file, "$.host_kv_gib", fmt::format("{}", s.host_kv_gib),
+                      "a DRAM tier needs a host_memory node in the topology");
+  }
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * kGiB;
+  const double staging = lru ? 0.0 : static_cast<double>((prefetch + 1) * per_layer * slot);
+  const double reload = static_cast<double>(k.layers * (k.full_blocks + 1) * slot);
+  const double hbm = static_cast<double>(k.hbm_blocks * slot);
+  if (hbm + staging + reload > 0.9 * gpu_bytes) {
+    throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
+                      fmt::format("the KV tier ({:.0f} B), prefetch staging ({:.0f} B) and a "
+                                  "reload buffer ({:.0f} B) exceed {}'s memory",
+                                  hbm, staging, reload, gpu.id));
+  }
+  const auto bs = static_cast<std::uint64_t>(s.bs);
+  const std::uint64_t block_read = round_up(k.block_bytes, largest_lba(config));
+  if (bs % kPage != 0 && bs < block_read) {
+    throw ConfigError(file, "$.bs", std::to_string(bs),
+                      "a KV block split into several commands needs bs in whole 4 KiB pages");
+  }
+  return std::min(bs, block_read);
+}
+
+KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunConfig& config,
+                                 Machine& machine)
+    : PathWorkload(name, config, machine, check_kv_cache(config)),
+      shape_(kv_shape(config)),
+      lru_(ScenarioParams::from(config.scenario.params).eviction == KvEviction::lru),
+      prefetch_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).prefetch_layers)),
+      layer_compute_(ScenarioParams::from(config.scenario.params).layer_compute_us),
+      hbm_bytes_per_ps_(ScenarioParams::from(config.scenario.params).hbm_bandwidth_gbps * 1e9 / 1e12),
+      io_bytes_(check_kv_cache(config)),
+      threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)),
+      slot_bytes_(round_up(shape_.block_bytes, kPage)) {
+  const std::uint64_t tails = shape_.batch * shape_.layers;
+  const std::uint64_t end_full = (shape_.context + shape_.steps) / shape_.block_tokens;
+  blocks_by_layer_.resize(tails);
+  hbm_base_ = gpu_.allocate(shape_.hbm_blocks * slot_bytes_, kPage);
+  if (!lru_) {
+    staging_per_layer_ = shape_.batch * end_full;
+    staging_base_ = gpu_.allocate(
+        std::max<std::uint64_t>(1, (prefetch_ + 1) * staging_per_layer_) * slot_bytes_, kPage);
+  }
+  reload_base_ = gpu_.allocate(shape_.layers * (shape_.full_blocks + 1) * slot_bytes_, kPage);
+  if (shape_.dram_blocks > 0) {
+    std::size_t memory = HostSide::npos;
+    for (std::size_t i = 0; i < machine.topology().nodes.size(); ++i) {
+      if (machine.topology().nodes[i].kind == "host_memory") {
+        memory = i;
+        break;
+      }
+    }
+    const HostSide side =
+        nearest_host_side(machine, machine.gpu(ScenarioParams::from(config.scenario.params).gpu).node());
+    if (side.memory != HostSide::npos) memory = side.memory;
+    dram_base_ = machine.memory()
+                     .allocate(shape_.dram_blocks * slot_bytes_, memory, RegionKind::HostMemory,
+                               "kv_dram_tier", kPage)
+                     .base;
+  }
+  layers_.resize(shape_.steps * shape_.layers);
+  step_times_.assign(shape_.steps, 0);
+  stalls_.assign(shape_.steps, 0);
+  dram_step_bytes_.assign(shape_.steps, 0);
+  nvme_step_bytes_.assign(shape_.steps, 0);
+  token_failed_.assign(shape_.steps * shape_.batch, false);
+  place_blocks();
+}
+
+std::uint64_t KvCacheWorkload::dram_address(std::uint64_t home) const {
+  return dram_base_ + (home % std::max<std::uint64_t>(shape_.dram_blocks, 1)) * slot_bytes_;
+}
+
+// Full blocks go to the tiers in placement order. pin: HBM (less the last
+// blocks), DRAM, NVMe. lru: homes in DRAM then NVMe, and the first blocks
+// in placement order start out cached in HBM.
+void KvCacheWorkload::place_blocks() {
+  const KvShape& k = shape_;
+  const std::uint64_t tails = k.batch * k.layers;
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> order;  // layer, seq, j
+  if (ScenarioParams::from(config_.scenario.params).placement == KvPlacement::interleave) {
+    for (std::uint64_t j = 0; j < k.full_blocks; ++j)
+      for (std::uint64_t l = 0; l < k.layers; ++l)
+        for (std::uint64_t b = 0; b < k.batch; ++b) order.emplace_back(l, b, j);
+  } else {
+    for (std::uint64_t l = 0; l < k.layers; ++l)
+      for (std::uint64_t b = 0; b < k.batch; ++b)
+        for (std::uint64_t j = 0; j < k.full_blocks; ++j) order.emplace_back(l, b, j);
+  }
+  // Blocks of a (layer, sequence) are kept in token order.
+  std::vector<std::vector<std::uint32_t>> placed(tails, std::vector<std::uint32_t>(k.full_blocks));
+  if (lru_) {
+    cache_slots_ = k.hbm_blocks - tails;
+    slot_block_.assign(cache_slots_, -1);
+    slot_pins_.assign(cache_slots_, 0);
+    recency_pos_.resize(cache_slots_);
+    for (std::uint64_t i = cache_slots_; i-- > 0;)
+      free_slots_.push_back(static_cast<std::uint32_t>(i));
+  }
+  for (const auto& [l, b, j] : order) {
+    const auto id = static_cast<std::uint32_t>(blocks_.size());
+    const std::uint64_t tier_blocks[3] = {lru_ ? 0 : k.hbm_blocks - tails, k.dram_blocks,
+                                          k.nvme_blocks};
+    std::uint64_t* used[3] = {&hbm_used_, &dram_used_, &nvme_used_};
+    Block block{kNvme, 0, -1};
+    for (int t = 0; t < 3; ++t) {
+      if (*used[t] < tier_blocks[t]) {
+        block.tier = static_cast<Tier>(t);
+        block.home = (*used[t])++;
+        break;
+      }
+    }
+    ++initial_tier_blocks_[block.tier];
+    if (lru_ && !free_slots_.empty()) {
+      const std::uint32_t slot = free_slots_.back();
+      free_slots_.pop_back();
+      block.cached = slot;
+      slot_block_[slot] = id;
+      recency_pos_[slot] = recency_.insert(recency_.end(), slot);
+    }
+    blocks_.push_back(block);
+    placed[l * k.batch + b][j] = id;
+  }
+  blocks_by_layer_ = std::move(placed);
+}
+
+std::uint64_t KvCacheWorkload::new_block(Tier preferred) {
+  const KvShape& k = shape_;
+  const std::uint64_t tails = k.batch * k.layers;
+  const std::uint64_t tier_blocks[3] = {lru_ ? 0 : k.hbm_blocks - tails, k.dram_blocks,
+                                        k.nvme_blocks};
+  std::uint64_t* used[3] = {&hbm_used_, &dram_used_, &nvme_used_};
+  Block block{kNvme, 0, -1};
+  for (int t = preferred; t < 3; ++t) {
+    if (*used[t] < tier_blocks[t]) {
+      block.tier = static_cast<Tier>(t);
+      block.home = (*used[t])++;
+      break;
+    }
+  }
+  blocks_.push_back(block);
+  return blocks_.size() - 1;
+}
+
+void KvCacheWorkload::begin() {
+  step_started_ = now();
+  previous_end_ = now();
+  const std::uint64_t total = layers_.size();
+  for (std::uint64_t g = 0; g <= prefetch_ && g < total; ++g) start_fetch(g);
+  try_compute(0);
+}
+
+std::int64_t KvCacheWorkload::cache_slot_for(std::uint64_t g, std::uint32_t block) {
+  std::uint32_t slot = 0;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    auto victim = std::find_if(recency_.begin(), recency_.end(),
+                               [&](std::uint32_t s) { return slot_pins_[s] == 0; });
+    if (victim == recency_.end()) {
+      throw std::logic_error("kv_cache: no HBM slot free of layers in flight");
+    }
+    slot = *victim;
+    // A slot whose fetch failed holds no block.
+    if (slot_block_[slot] >= 0) blocks_[static_cast<std::size_t>(slot_block_[slot])].cached = -1;
+    recency_.erase(victim);
+  }
+  slot_block_[slot] = block;
+  blocks_[block].cached = slot;
+  recency_pos_[slot] = recency_.insert(recency_.end(), slot);
+  (void)g;
+  return slot;
+}
+
+void KvCacheWorkload::start_fetch(std::uint64_t g) {
+  Layer& layer = layers_[g];
+  layer.fetch_started = true;
+  layer.outstanding = 1;  // held until every block is asked for
+  const std::uint64_t l = g % shape_.layers;
+  for (std::uint64_t b = 0; b < shape_.batch; ++b) {
+    for (std::uint32_t id : blocks_of(l, b)) need_block(g, id, b);
+  }
+  fetch_done(g);
+}
+
+// Layer g needs block `id` in HBM: nothing to do if it lives (pin) or is
+// cached (lru) there; otherwise a fetch into its staging buffer or cache slot.
+void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id, std::uint64_t seq) {
+  Layer& layer = layers_[g];
+  Block& block = blocks_[id];
+  if (block.lost) fail_token(g / shape_.layers, seq);
+  if (!lru_) {
+    if (block.tier == kHbm) return;
+    const std::uint64_t index = (g % (prefetch_ + 1)) * staging_per_layer_ + layer.streamed++;
+    ++layer.outstanding;
+    fetch_block(g, id, seq, staging_base_ + index * slot_bytes_);
+    return;
+  }
+  if (block.cached >= 0) {
+    ++hits_;
+    const auto slot = static_cast<std::uint32_t>(block.cached);
+    recency_.splice(recency_.end(), recency_, recency_pos_[slot]);
+    ++slot_pins_[slot];
+    layer.pinned.push_back(slot);
+    return;
+  }
+  ++misses_;
+  const auto slot = static_cast<std::uint32_t>(cache_slot_for(g, id));
+  ++slot_pins_[slot];
+  layer.pinned.push_back(slot);
+  ++layer.outstanding;
+  fetch_block(g, id, seq, hbm_base_ + std::uint64_t{slot} * slot_bytes_);
+}
+
+void KvCacheWorkload::fail_token(std::uint64_t step, std::uint64_t seq) {
+  const std::uint64_t index = step * shape_.batch + seq;
+  if (index >= token_failed_.size() || token_failed_[index]) return;
+  token_failed_[index] = true;
+  ++failed_tokens_;
+}
+
+void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64_t seq,
+                                  std::uint64_t dest) {
+  const Block& block = blocks_[id];
+  const std::uint64_t step = g / shape_.layers;
+  if (block.tier == kDram) {
+    // A GPU copy engine pulls the block from pinned host memory.
+    const std::uint64_t len = shape_.block_bytes;
+    machine_.copy_engine(gpu_.id()).read(dram_address(block.home), len, [this, g, step, len] {
+      bytes_from_dram_ += len;
+      dram_step_bytes_[step] += len;
+      fetch_done(g);
+    });
+    return;
+  }
+  const std::uint32_t issuer = next_issuer_++ % threads_;
+  read_nvme(block.home, dest, issuer, [this, g, id, seq, step](std::uint64_t bytes, bool failed) {
+    bytes_from_nvme_ += bytes;
+    nvme_step_bytes_[step] += bytes;
+    if (failed) {
+      ++failed_block_reads_;
+      fail_token(step, seq);
+      // Under lru the slot holds no valid copy: a later layer must not hit it.
+      Block& b = blocks_[id];
+      if (b.cached >= 0) {
+        slot_block_[static_cast<std::size_t>(b.cached)] = -1;
+        b.cached = -1;
+      }
+    }
+    fetch_done(g);
+  });
+}
+
+void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
+                                std::function<void(std::uint64_t, bool)> done) {
+  const std::uint64_t ssds = ssd_ids_.size();
+  const auto ssd = static_cast<std::uint32_t>(slot % ssds);
+  const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
+  const std::uint64_t bytes = round_up(shape_.block_bytes, lba);
+  const std::uint64_t first = slot / ssds * (slot_bytes_ / lba);
+  struct Join {
+    std::uint64_t left;
+    std::uint64_t arrived = 0;
+    bool failed = false;
+  };
+  auto join = std::make_shared<Join>(Join{(bytes + io_bytes_ - 1) / io_bytes_});
+  for (std::uint64_t offset = 0; offset < bytes; offset += io_bytes_) {
+    BlockIo request;
+    request.ssd = ssd;
+    request.slba = first + offset / lba;
+    request.lbas = static_cast<std::uint32_t>(std::min(io_bytes_, bytes - offset) / lba);
+    request.buffer = dest + offset;
+    request.issuer = issuer;
+    const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
+    io().submit(request, [join, done, io_bytes](std::uint16_t status) {
+      if (status != 0) {
+        join->failed = true;
+      } else {
+        join->arrived += io_bytes;
+      }
+      if (--join->left == 0) done(join->arrived, join->failed);
+    });
+  }
+}
+
+void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std::uint64_t src,
+                                 std::uint32_t issuer) {
+  const std::uint64_t ssds = ssd_ids_.size();
+  const auto ssd = static_cast<std::uint32_t>(slot % ssds);
+  const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
+  const std::uint64_t bytes = round_up(shape_.block_bytes, lba);
+  const std::uint64_t first = slot / ssds * (slot_bytes_ / lba);
+  for (std::uint64_t offset = 0; offset < bytes; offset += io_bytes_) {
+    BlockIo request;
+    request.ssd = ssd;
+    request.slba = first + offset / lba;
+    request.lbas = static_cast<std::uint32_t>(std::min(io_bytes_, bytes - offset) / lba);
+    request.write = true;
+    request.buffer = src + offset;
+    request.issuer = issuer;
+    ++outstanding_writes_;
+    const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
+    io().submit(request, [this, block_id, io_bytes](std::uint16_t status) {
+      if (status != 0) {
+        if (!blocks_[block_id].lost) ++failed_block_writes_;
+        blocks_[block_id].lost = true;
+      } else {
+        bytes_to_nvme_ += io_bytes;
+      }
+      --outstanding_writes_;
+      maybe_finish();
+    });
+  }
+}
+
+void KvCacheWorkload::fetch_done(std::uint64_t g) {
+  Layer& layer = layers_[g];
+  if (--layer.outstanding != 0) return;
+  layer.data_ready = true;
+  try_compute(g);
+}
+
+void KvCacheWorkload::try_compute(std::uint64_t g) {
+  if (g >= layers_.size() || g != computed_) return;
+  Layer& layer = layers_[g];
+  if (!layer.data_ready || layer.started) return;
+  layer.started = true;
+  const std::uint64_t step = g / shape_.layers;
+  stall_ += now() - previous_end_;
+  // Attention reads every cached token of the layer (and the new one) from HBM.
+  const std::uint64_t attention_bytes =
+      shape_.batch * (shape_.context + step + 1) * shape_.token_bytes;
+  hbm_attention_bytes_ += attention_bytes;
+  const auto attention = static_cast<Picoseconds>(
+      std::llround(static_cast<double>(attention_bytes) / hbm_bytes_per_ps_));
+  schedule_in(layer_compute_ + attention, [this, g] { layer_done(g); });
+}
+
+void KvCacheWorkload::layer_done(std::uint64_t g) {
+  ++computed_;
+  previous_end_ = now();
+  for (std::uint32_t slot : layers_[g].pinned) --slot_pins_[slot];
+  layers_[g].pinned.clear();
+  const std::uint64_t step = g / shape_.layers;
+  if ((g + 1) % shape_.layers == 0) end_step(step);
+  const std::uint64_t ahead = g + prefetch_ + 1;
+  if (ahead < layers_.size() && !layers_[ahead].fetch_started) start_fetch(ahead);
+  if (g + 1 < layers_.size()) {
+    try_compute(g + 1);
+    return;
+  }
+  decode_end_ = now();
+  if (ScenarioParams::from(config_.scenario.params).measure_reload) {
+    reloading_ = true;
+    reload(shape_.dram_blocks > 0 ? kDram : kNvme);
+  }
+  maybe_finish();
+}
+
+// Done once decoding, the reload measurements and every write of a block
+// moved down a tier are.
+void KvCacheWorkload::maybe_finish() {
+  if (decode_end_ == 0 || reloading_ || outstanding_writes_ != 0) return;
+  done();
+}
+
+// The step's token is in every sequence's last block of every layer; a
+// block that is now full moves down a tier and a new last block starts.
+void KvCacheWorkload::end_step(std::uint64_t step) {
+  step_times_[step] = now() - step_started_;
+  stalls_[step] = stall_;
+  stall_ = 0;
+  step_started_ = now();
+  const std::uint64_t tokens = shape_.context + step + 1;
+  if (tokens % shape_.block_tokens != 0) return;
+  for (std::uint64_t l = 0; l < shape_.layers; ++l) {
+    for (std::uint64_t b = 0; b < shape_.batch; ++b) {
+      const std::uint64_t id = new_block(lru_ ? kDram : kHbm);
+      blocks_of(l, b).push_back(static_cast<std::uint32_t>(id));
+      // The next step's layer may already be fetching: it needs this block too.
+      const std::uint64_t next = (step + 1) * shape_.layers + l;
+      if (next < layers_.size() && layers_[next].fetch_started) {
+        Layer& layer = layers_[next];
+        ++layer.outstanding;
+        layer.data_ready = false;
+        need_block(next, static_cast<std::uint32_t>(id), b);
+        fetch_done(next);
+      }
+      const Block& block = blocks_[id];
+      if (block.tier == kDram) {
+        ++outstanding_writes_;
+        machine_.copy_engine(gpu_.id()).write(dram_address(block.home), shape_.block_bytes, [this] {
+          bytes_to_dram_ += shape_.block_bytes;
+          --outstanding_writes_;
+          maybe_finish();
+        });
+      } else if (block.tier == kNvme) {
+        write_nvme(static_cast<std::uint32_t>(id), block.home, hbm_base_,
+                   next_issuer_++ % threads_);
+      }
+    }
+  }
+}
+
+// One sequence's whole context (every layer, the partial last block
+// included) brought into HBM from `from`, all blocks requested at once.
+void KvCacheWorkload::reload(Tier from) {
+  const std::uint64_t blocks =
+      shape_.layers * ((shape_.context + shape_.block_tokens - 1) / shape_.block_tokens);
+  reload_bytes_ = shape_.layers * shape_.context * shape_.token_bytes;
+  reload_started_ = now();
+  reload_outstanding_ = blocks;
+  auto finished = [this, from] {
+    if (--reload_outstanding_ != 0) return;
+    if (from == kDram) {
+      reload_dram_ = now() - reload_started_;
+      reload(kNvme);
+      return;
+    }
+    reload_nvme_ = std::max<Picoseconds>(1, now() - reload_started_);
+    reloading_ = false;
+    maybe_finish();
+  };
+  for (std::uint64_t i = 0; i < blocks; ++i) {
+    const std::uint64_t dest = reload_base_ + i * slot_bytes_;
+    if (from == kDram) {
+      machine_.copy_engine(gpu_.id()).read(dram_address(i), shape_.block_bytes, finished);
+    } else {
+      read_nvme(i % std::max<std::uint64_t>(shape_.nvme_blocks, 1), dest,
+                static_cast<std::uint32_t>(i % threads_),
+                [this, finished](std::uint64_t, bool failed) {
+                  if (failed) ++failed_reload_blocks_;
+                  finished();
+                });
+    }
+  }
+}
+
+// Tokens whose every block arrived: a token decoded from missing data is no
+// throughput.
+std::uint64_t KvCacheWorkload::complete_tokens() const {
+  return shape_.batch * shape_.steps - failed_tokens_;
+}
+
+bool KvCacheWorkload::data_complete() const {
+  return failed_tokens_ == 0 && failed_block_reads_ == 0 && failed_block_writes_ == 0 &&
+         failed_reload_blocks_ == 0;
+}
+
+nlohmann::json KvCacheWorkload::summary(Picoseconds) const {
+  const double seconds = static_cast<double>(decode_end_ - began_at()) * 1e-12;
+  Picoseconds stall = 0;
+  for (Picoseconds s : stalls_) stall += s;
+  return {{"tokens_per_s",
+           seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
+          {"mean_stall_ns", round_to(ps_to_ns(stall) / static_cast<double>(shape_.steps), 0.001)},
+          {"failed_tokens", failed_tokens_},
+          {"data_complete", data_complete()}};
+}
+
+nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
+  nlohmann::json out = PathWorkload::sections(elapsed);
+  const KvShape& k = shape_;
+  nlohmann::json steps = nlohmann::json::array();
+  Picoseconds total_step = 0, total_stall = 0;
+  for (std::uint64_t s = 0; s < k.steps; ++s) {
+    steps.push_back({{"time_ns", round_to(ps_to_ns(step_times_[s]), 0.001)},
+                     {"stall_ns", round_to(ps_to_ns(stalls_[s]), 0.001)},
+                     {"dram_to_hbm_bytes", dram_step_bytes_[s]},
+                     {"nvme_to_hbm_bytes", nvme_step_bytes_[s]}});
+    total_step += step_times_[s];
+    total_stall += stalls_[s];
+  }
+  const double seconds = static_cast<double>(decode_end_ - began_at()) * 1e-12;
+  const std::uint64_t total_kv = k.batch * k.layers * k.context * k.token_bytes;
+  auto reload_ns = [](Picoseconds t) -> nlohmann::json {
+    return t == 0 ? nlohmann::json(nullptr) : nlohmann::json(round_to(ps_to_ns(t), 0.001));
+  };
+  // A context already in HBM is where attention reads it: bringing it back
+  // moves no bytes and takes no time, so the HBM figure is zero by
+  // definition, not measured. It is reported (when the reload is measured)
+  // so that the three tiers read side by side; null like the others when it
+  // is not.
+  const bool measured = ScenarioParams::from(config_.scenario.params).measure_reload;
+  out["kv_cache"] = {
+      {"token_bytes_per_layer", k.token_bytes},
+      {"kv_bytes_per_token", k.token_bytes * k.layers},
+      {"block_bytes", k.block_bytes},
+      {"full_blocks_per_sequence_layer", k.full_blocks},
+      {"total_kv_bytes", total_kv},
+      {"total_kv_bytes_without_gqa", total_kv * k.gqa_group},
+      {"tiers",
+       {{"hbm_blocks", k.hbm_blocks},
+        {"dram_blocks", k.dram_blocks},
+        {"nvme_blocks", k.nvme_blocks},
+        {"initial_hbm_blocks", initial_tier_blocks_[kHbm] + k.batch * k.layers},
+        {"initial_dram_blocks", initial_tier_blocks_[kDram]},
+        {"initial_nvme_blocks", initial_tier_blocks_[kNvme]}}},
+      {"eviction", lru_ ? "lru" : "pin"},
+      {"steps", steps},
+      {"tokens_per_s",
+       seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
+      {"tokens", k.batch * k.steps},
+      {"failed_tokens", failed_tokens_},
+      {"failed_block_reads", failed_block_reads_},
+      {"failed_block_writes", failed_block_writes_},
+      {"data_complete", data_complete()},
+      {"mean_step_ns", round_to(ps_to_ns(total_step) / static_cast<double>(k.steps), 0.001)},
+      {"mean_stall_ns", round_to(ps_to_ns(total_stall) / static_cast<double>(k.steps), 0.001)},
+      {"bytes",
+       {{"hbm_attention_read", hbm_attention_bytes_},
+        {"dram_to_hbm", bytes_from_dram_},
+        {"nvme_to_hbm", bytes_from_nvme_},
+        {"hbm_to_dram", bytes_to_dram_},
+        {"hbm_to_nvme", bytes_to_nvme_}}},
+      {"lru", {{"hits", hits_}, {"misses", misses_}}},
+      {"reload",
+       {{"bytes", reload_bytes_},
+        {"failed_blocks", failed_reload_blocks_},
+        {"hbm_ns", measured ? nlohmann::json(0.0) : nlohmann::json(nullptr)},
+        {"dram_ns", reload_ns(reload_dram_)},
+        {"nvme_ns", reload_ns(reload_nvme_)}}},
+  };
+  return out;
+}
+
+}  // namespace gpunvme

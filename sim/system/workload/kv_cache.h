@@ -1,0 +1,177 @@
+// LLM decoding with the KV cache tiered over HBM, host DRAM and NVMe
+// (seed 000: the KV cache problem; seed 001: prefetch and double buffering).
+//
+// Model shape: per token and layer the cache holds K and V, 2 x kv_heads x
+// head_dim x dtype_bytes; blocks of block_tokens tokens are the unit placed
+// in a tier and moved. Each sequence's last, partly filled block of every
+// layer lives in HBM (new tokens are written there); the full blocks are
+// placed in HBM, then DRAM, then NVMe (placement: layer_order or
+// interleave). A block that fills during decoding moves down to the fastest
+// tier with room (pin) or to its DRAM/NVMe home (lru).
+//
+// A decode step runs the layers in order. Layer l computes for
+// layer_compute_us plus the time attention takes to read the layer's KV from
+// HBM (bytes / hbm_bandwidth_gbps), once the previous layer is done and the
+// layer's blocks are in HBM. Blocks not in HBM are fetched: from DRAM by a
+// GPU copy engine (a DMA read of host memory), from NVMe through the
+// scenario's path (bs bytes per command at most). The fetch for layer g
+// starts when layer g - prefetch_layers - 1 has finished (its staging buffer
+// is free), so prefetch_layers = 0 fetches a layer only when it is next.
+//
+// eviction = pin: blocks stay where placed; lower-tier blocks stream
+// through staging buffers every step. eviction = lru: HBM (less the tail
+// blocks) caches blocks; a fetched block replaces the least recently used
+// block not needed by a layer in flight; lower tiers keep every block.
+//
+// Reports tokens per second, each step's time and stall (time the GPU waited
+// for data), bytes moved per tier, and (measure_reload) the time to bring one
+// sequence's whole context into HBM from DRAM and from NVMe (and from HBM:
+// zero, since an HBM-resident context needs no reload).
+//
+// A failed NVMe read leaves its block's data missing: the token that
+// sequence decodes in that step is computed from incomplete data and is
+// counted as failed, not in tokens_per_s (a failed block is not retried; its
+// cache slot, under lru, holds nothing valid). A failed write of a block moved
+// down to NVMe loses it: every later token that reads it fails too.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/system/workload/workload.h"
+
+namespace gpunvme {
+
+// The cache's shape from the scenario fields.
+struct KvShape {
+  std::uint64_t layers, batch, block_tokens, context, steps;
+  std::uint64_t token_bytes;  // per token and layer: 2 x kv_heads x head_dim x dtype
+  std::uint64_t block_bytes;  // block_tokens x token_bytes
+  std::uint64_t full_blocks;  // per sequence and layer at the start: context / block_tokens
+  std::uint64_t hbm_blocks;   // tier capacities in blocks
+  std::uint64_t dram_blocks;
+  std::uint64_t nvme_blocks;
+  std::uint64_t gqa_group;
+};
+KvShape kv_shape(const RunConfig& config);
+
+// Checks the kv_cache fields; returns the bytes of one NVMe command at most.
+std::uint64_t check_kv_cache(const RunConfig& config);
+
+class KvCacheWorkload : public PathWorkload {
+ public:
+  KvCacheWorkload(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine);
+  nlohmann::json summary(Picoseconds elapsed) const override;
+  nlohmann::json sections(Picoseconds elapsed) const override;
+
+  enum Tier : std::uint8_t { kHbm = 0, kDram = 1, kNvme = 2 };
+  // Bytes read into HBM from DRAM and NVMe in each decode step.
+  const std::vector<std::uint64_t>& dram_bytes_per_step() const { return dram_step_bytes_; }
+  const std::vector<std::uint64_t>& nvme_bytes_per_step() const { return nvme_step_bytes_; }
+  const std::vector<Picoseconds>& step_times() const { return step_times_; }
+  const std::vector<Picoseconds>& stalls() const { return stalls_; }
+  Picoseconds reload_dram() const { return reload_dram_; }
+  Picoseconds reload_nvme() const { return reload_nvme_; }
+  const KvShape& shape() const { return shape_; }
+
+ private:
+  struct Block {
+    Tier tier;                 // pin: where it lives; lru: its home (DRAM or NVMe)
+    std::uint64_t home;        // DRAM: host address; NVMe: slot index on the SSDs
+    std::int64_t cached = -1;  // lru: HBM cache slot
+    bool lost = false;         // its write to NVMe failed: its data is gone
+  };
+  struct Layer {  // one layer of one decode step, g = step * layers + l
+    std::uint64_t outstanding = 0;
+    bool fetch_started = false;
+    bool data_ready = false;
+    bool started = false;
+    std::uint64_t streamed = 0;         // pin: staging buffers taken
+    std::vector<std::uint32_t> pinned;  // lru: cache slots this layer holds
+  };
+
+  void begin() override;
+  void place_blocks();
+  std::uint64_t new_block(Tier preferred_home);
+  void start_fetch(std::uint64_t g);
+  void need_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq);
+  void fetch_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq, std::uint64_t dest);
+  // The token sequence `seq` decodes in `step` lacks data.
+  void fail_token(std::uint64_t step, std::uint64_t seq);
+  void fetch_done(std::uint64_t g);
+  void try_compute(std::uint64_t g);
+  void layer_done(std::uint64_t g);
+  void end_step(std::uint64_t step);
+  void reload(Tier from);
+  void maybe_finish();
+  // Calls `done` with the bytes that arrived and whether any of the block's
+  // I/Os failed.
+  void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
+                 std::function<void(std::uint64_t bytes, bool failed)> done);
+  void write_nvme(std::uint32_t block, std::uint64_t slot, std::uint64_t src, std::uint32_t issuer);
+  std::int64_t cache_slot_for(std::uint64_t g, std::uint32_t block);
+  std::uint64_t complete_tokens() const;
+  bool data_complete() const;
+  std::uint64_t dram_address(std::uint64_t home) const;
+  std::vector<std::uint32_t>& blocks_of(std::uint64_t layer, std::uint64_t seq) {
+    return blocks_by_layer_[layer * shape_.batch + seq];
+  }
+
+  KvShape shape_;
+  bool lru_;
+  std::uint64_t prefetch_;
+  Picoseconds layer_compute_;
+  double hbm_bytes_per_ps_;
+  std::uint64_t io_bytes_;  // bytes per NVMe command at most
+  std::uint32_t threads_;
+  std::uint32_t next_issuer_ = 0;
+  std::uint64_t slot_bytes_;  // a block's footprint in GPU memory, host memory and on the SSDs
+
+  std::vector<Block> blocks_;
+  std::vector<std::vector<std::uint32_t>> blocks_by_layer_;  // [layer * batch + seq] -> blocks
+  std::uint64_t hbm_used_ = 0, dram_used_ = 0, nvme_used_ = 0;
+  std::uint64_t cache_slots_ = 0;  // lru
+  std::uint64_t hbm_base_ = 0;     // pinned HBM blocks (pin) or cache slots (lru)
+  std::uint64_t staging_base_ = 0;
+  std::uint64_t staging_per_layer_ = 0;
+  std::uint64_t dram_base_ = 0;
+  std::uint64_t reload_base_ = 0;
+  std::vector<std::uint64_t> hbm_slot_of_;  // pin: HBM slot of HBM-resident blocks
+  // lru: per slot the block it holds, recency, and how many layers in
+  // flight hold it.
+  std::vector<std::int64_t> slot_block_;
+  std::vector<std::uint32_t> slot_pins_;
+  std::list<std::uint32_t> recency_;  // least recent first
+  std::vector<std::list<std::uint32_t>::iterator> recency_pos_;
+  std::vector<std::uint32_t> free_slots_;
+
+  std::vector<Layer> layers_;
+  Picoseconds previous_end_ = 0;  // when the last layer finished computing
+  std::uint64_t computed_ = 0;    // layers finished
+  std::vector<Picoseconds> step_times_, stalls_;
+  std::vector<std::uint64_t> dram_step_bytes_, nvme_step_bytes_;
+  Picoseconds step_started_ = 0;
+  Picoseconds stall_ = 0;
+  std::uint64_t bytes_from_dram_ = 0, bytes_from_nvme_ = 0;
+  std::uint64_t bytes_to_dram_ = 0, bytes_to_nvme_ = 0;
+  std::uint64_t hbm_attention_bytes_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0;
+  std::uint64_t initial_tier_blocks_[3] = {0, 0, 0};
+  std::uint64_t outstanding_writes_ = 0;
+  Picoseconds decode_end_ = 0;
+  Picoseconds reload_dram_ = 0, reload_nvme_ = 0;
+  std::uint64_t reload_bytes_ = 0;
+  std::uint64_t reload_outstanding_ = 0;
+  bool reloading_ = false;
+  Picoseconds reload_started_ = 0;
+  // Failures: per (step, sequence) whether its token lacked data.
+  std::vector<bool> token_failed_;
+  std::uint64_t failed_tokens_ = 0;
+  std::uint64_t failed_block_reads_ = 0;   // blocks whose read failed (decoding)
+  std::uint64_t failed_block_writes_ = 0;  // blocks lost moving down to NVMe
+  std::uint64_t failed_reload_blocks_ = 0;
+};
+
+}  // namespace gpunvme

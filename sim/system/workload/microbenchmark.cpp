@@ -1,0 +1,391 @@
+#include "sim/system/workload/microbenchmark.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+
+#include "sim/core/algo/mapping.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy_names.h"
+#include "sim/core/protocol/nvme_commands.h"
+#include "sim/kernel/params/config_error.h"
+
+namespace gpunvme {
+
+namespace {
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+using algo::local_cid_bits;
+
+// The SM a thread block runs on, by block index (Gpu::block_sm).
+using BlockSm = std::function<std::uint32_t(std::uint32_t block)>;
+
+// The queue mapping a plan asks for (sim/core/algo/mapping.h).
+algo::QueueMap queue_map_of(const StrategyPlan& plan, std::uint32_t per_ssd, std::uint32_t ssds,
+                            std::uint32_t agents) {
+  algo::QueueMap m;
+  m.mapping = plan.strategy.mapping;
+  m.ssd_mapping = plan.ssd_mapping;
+  m.exclusive = plan.strategy.submission == algo::Submission::Exclusive;
+  m.agents = plan.agents ? agents : 0;
+  m.queues_per_ssd = per_ssd;
+  m.ssds = ssds;
+  return m;
+}
+
+// Each warp's index among the warps sharing its home queue, and the most
+// warps any queue has.
+struct Partitions {
+  std::vector<std::uint32_t> index;
+  std::uint32_t users = 1;
+};
+Partitions cid_partitions(const StrategyPlan& plan, std::uint32_t warps,
+                          std::uint32_t warps_per_block, const BlockSm& block_sm,
+                          std::uint32_t per_ssd, std::uint32_t ssds) {
+  Partitions out;
+  out.index.resize(warps);
+  std::vector<std::uint32_t> seen(std::size_t{per_ssd} * ssds, 0);
+  const algo::QueueMap map = queue_map_of(plan, per_ssd, ssds, 0);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t home = algo::home_queue(map, w, block_sm(w / warps_per_block));
+    out.index[w] = home == ~0u ? w : seen[home]++;
+    out.users = std::max(out.users, out.index[w] + 1);
+  }
+  return out;
+}
+
+std::uint32_t cid_space_of(const algo::Strategy& st, std::int64_t configured, std::uint32_t entries,
+                           std::uint32_t users, std::uint32_t iodepth) {
+  return algo::cid_space_for(st.cid, configured, entries, users, iodepth);
+}
+
+void check_strategy(const RunConfig& config) {
+  const ParamValues& s = config.scenario.params;
+  const std::string& file = config.scenario.file;
+  const StrategyPlan plan = strategy_plan(config);
+  const algo::Strategy& st = plan.strategy;
+  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
+  const auto sms = static_cast<std::uint32_t>(gpu.params.integer("sms"));
+  const auto max_warps_per_sm = static_cast<std::uint32_t>(gpu.params.integer("max_warps_per_sm"));
+  const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
+  const std::uint32_t warps = ceil_div(threads, 32);
+  const std::uint32_t warps_per_block = ceil_div(s.integer("threads_per_block"), 32);
+  const auto per_ssd = static_cast<std::uint32_t>(s.integer("queues"));
+  const auto ssds = static_cast<std::uint32_t>(s.string_list("ssds").size());
+  const std::uint32_t all_queues = per_ssd * ssds;
+  const auto entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
+  const auto iodepth = static_cast<std::uint32_t>(s.integer("iodepth"));
+  const bool stripe = plan.ssd_mapping == algo::SsdMapping::Stripe;
+  if (all_queues > 65535) {
+    throw ConfigError(
+        file, "$.queues", std::to_string(per_ssd),
+        fmt::format("{} queues over {} SSDs: at most 65,535 in one run", all_queues, ssds));
+  }
+  if (const std::optional<algo::RefusedOption> refused =
+          algo::refused_option(strategy_fields(s), plan.named, st.cid)) {
+    const std::string field(refused->field);
+    throw ConfigError(file, "$." + field, "\"" + s.string(field) + "\"", std::string(refused->why));
+  }
+  if (plan.agents) {
+    if (s.integer("agent_warps") > per_ssd) {
+      throw ConfigError(file, "$.agent_warps", std::to_string(s.integer("agent_warps")),
+                        fmt::format("each agent owns at least one queue per SSD: at most {} "
+                                    "(queues)",
+                                    per_ssd));
+    }
+  } else {
+    if (st.submission == algo::Submission::AgentBatch ||
+        st.mapping == algo::QueueMapping::PerAgent) {
+      throw ConfigError(file, "$.strategy", "\"" + plan.name + "\"",
+                        "agent submission needs strategy io_agents");
+    }
+    const bool exclusive = st.submission == algo::Submission::Exclusive;
+    if (exclusive != (st.completion == algo::Completion::OwnerDrain)) {
+      throw ConfigError(file, "$.completion", "\"" + s.string("completion") + "\"",
+                        "exclusive submission and owner_drain completion go together (a warp "
+                        "that owns its queue drains it)");
+    }
+    if (exclusive) {
+      if (st.mapping != algo::QueueMapping::PerWarp) {
+        throw ConfigError(file, "$.queue_mapping", "\"" + s.string("queue_mapping") + "\"",
+                          "a warp that owns its queue needs the per_warp mapping");
+      }
+      const std::uint32_t available = stripe ? per_ssd : all_queues;
+      if (warps > available) {
+        throw ConfigError(file, "$.threads", std::to_string(threads),
+                          fmt::format("each of the {} warps owns a queue{}, but there are {}",
+                                      warps, stripe ? " on every SSD" : "", available));
+      }
+      if (stripe && ssds > algo::kMaxOwnedQueues) {
+        throw ConfigError(
+            file, "$.ssds", std::to_string(ssds),
+            fmt::format("a warp owns one queue per SSD, at most {}", algo::kMaxOwnedQueues));
+      }
+    }
+    if (st.completion == algo::Completion::PollingWarps &&
+        static_cast<std::uint32_t>(s.integer("poller_warps")) > all_queues) {
+      throw ConfigError(
+          file, "$.poller_warps", std::to_string(s.integer("poller_warps")),
+          fmt::format("each polling warp drains at least one of the {} queues", all_queues));
+    }
+  }
+  const std::uint32_t service = plan.agents ? static_cast<std::uint32_t>(s.integer("agent_warps"))
+                                : plan.pollers
+                                    ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+                                    : 0;
+  const std::uint32_t blocks = ceil_div(std::uint64_t{warps} + service, warps_per_block);
+  if (ceil_div(blocks, sms) * warps_per_block > max_warps_per_sm) {
+    throw ConfigError(
+        file, "$.threads", std::to_string(threads),
+        fmt::format("{} warps{} in blocks of {} need {} resident warps on an SM; "
+                    "{} holds {} (waves of blocks are not modelled)",
+                    warps, service ? fmt::format(" (+{} service warps)", service) : "",
+                    warps_per_block, ceil_div(blocks, sms) * warps_per_block, gpu.id,
+                    max_warps_per_sm));
+  }
+  const std::int64_t cid_space = s.integer("cid_space");
+  if ((st.cid == algo::CidScheme::Counter || st.cid == algo::CidScheme::CounterLock) &&
+      cid_space != 0 && cid_space < entries) {
+    throw ConfigError(file, "$.cid_space", std::to_string(cid_space),
+                      fmt::format("must be at least queue_entries ({}): every command the queue "
+                                  "holds needs its own CID",
+                                  entries));
+  }
+  if (st.cid == algo::CidScheme::WarpPartition || st.cid == algo::CidScheme::ThreadPool) {
+    if (st.cid == algo::CidScheme::WarpPartition && local_cid_bits(iodepth) > 10) {
+      throw ConfigError(file, "$.iodepth", std::to_string(iodepth),
+                        "warp_partition keeps at most 1024 warp-local CIDs (iodepth <= 32)");
+    }
+    // Where the GPU's blocks go (its block_sm_order; checked when the GPU
+    // is built).
+    const std::vector<std::int64_t> order = gpu.params.integer_list("block_sm_order");
+    const BlockSm block_sm = [&](std::uint32_t block) {
+      return order.size() == sms ? static_cast<std::uint32_t>(order[block % sms]) : block % sms;
+    };
+    const Partitions parts = cid_partitions(plan, warps, warps_per_block, block_sm, per_ssd, ssds);
+    const std::uint64_t space = cid_space_of(st, 0, entries, parts.users, iodepth);
+    if (space > 65536) {
+      throw ConfigError(file, "$.cid_scheme", "\"" + s.string("cid_scheme") + "\"",
+                        fmt::format("{} warps share a queue and each needs {} CIDs: {} > 65,536",
+                                    parts.users, space / parts.users, space));
+    }
+  }
+}
+
+}  // namespace
+
+void check_microbenchmark(const RunConfig& config) {
+  const ParamValues& s = config.scenario.params;
+  const std::string& file = config.scenario.file;
+  const auto ssds = s.string_list("ssds");
+  for (std::size_t k = 0; k < ssds.size(); ++k) {
+    const NodeConfig& ssd = *config.topology.node(ssds[k]);
+    const auto queues = s.integer("queues");
+    const auto granted = ssd.params.integer("max_io_queues");
+    if (queues > granted) {
+      throw ConfigError(
+          file, "$.queues", std::to_string(queues),
+          fmt::format("{} grants at most {} I/O queues (max_io_queues)", ssd.id, granted));
+    }
+    const auto entries = s.integer("queue_entries");
+    const auto mqes = ssd.params.integer("mqes");
+    if (entries > mqes) {
+      throw ConfigError(
+          file, "$.queue_entries", std::to_string(entries),
+          fmt::format("{} accepts queues of at most {} entries (mqes)", ssd.id, mqes));
+    }
+    if (s.string("sq_placement") == "cmb") {
+      const auto cmb_mib = ssd.params.integer("cmb_mib");
+      if (cmb_mib == 0) {
+        throw ConfigError(file, "$.sq_placement", "\"cmb\"",
+                          fmt::format("{} (profile {}) has no controller memory buffer "
+                                      "(cmb_mib = 0); allowed: gpu, host, or cmb on an SSD "
+                                      "with cmb_mib > 0",
+                                      ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+      }
+      const std::uint64_t sq_bytes = static_cast<std::uint64_t>(queues) * entries * 64;
+      if (sq_bytes > (static_cast<std::uint64_t>(cmb_mib) << 20)) {
+        throw ConfigError(file, "$.sq_placement", "\"cmb\"",
+                          fmt::format("{} SQs of {} entries need {} B, more than {}'s {} MiB CMB",
+                                      queues, entries, sq_bytes, ssd.id, cmb_mib));
+      }
+    }
+    if (s.boolean("shadow_doorbells") && !ssd.params.boolean("shadow_doorbells")) {
+      throw ConfigError(file, "$.shadow_doorbells", "true",
+                        fmt::format("{} (profile {}) does not support Doorbell Buffer Config "
+                                    "(its shadow_doorbells is false); allowed: false",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
+    const auto bs = s.integer("bs");
+    const auto lba = ssd.params.integer("lba_bytes");
+    if (bs % lba != 0) {
+      throw ConfigError(file, "$.bs", std::to_string(bs),
+                        fmt::format("must be a multiple of {}'s {} B LBAs", ssd.id, lba));
+    }
+    const auto mdts = ssd.params.integer("mdts");
+    if (mdts != 0 && bs > (4096ll << mdts)) {
+      throw ConfigError(file, "$.bs", std::to_string(bs),
+                        fmt::format("exceeds {}'s maximum transfer of {} B (mdts {})", ssd.id,
+                                    4096ll << mdts, mdts));
+    }
+    if (bs > 4096ll * 513) {
+      throw ConfigError(file, "$.bs", std::to_string(bs),
+                        "exceeds what one PRP list page describes (513 pages of 4 KiB)");
+    }
+    if (bs / lba > 65536) {
+      throw ConfigError(file, "$.bs", std::to_string(bs),
+                        "more than 65,536 LBAs in one command (NLB is 16 bits)");
+    }
+  }
+  check_strategy(config);
+}
+
+// ---------------------------------------------------------------------------
+// FioWarpLoop
+// ---------------------------------------------------------------------------
+
+FioWarpLoop::FioWarpLoop(const RunConfig& config, Machine& machine) {
+  const ParamValues& s = config.scenario.params;
+  seed_ = config.seed;
+  total_ios_ = static_cast<std::uint64_t>(s.integer("ios"));
+  time_based_ = s.boolean("time_based");
+  runtime_ = ns_to_ps(s.real("runtime_us") * 1000.0);
+  bytes_per_io_ = static_cast<std::uint64_t>(s.integer("bs"));
+  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
+  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
+  const std::string& rw = s.string("rw");
+  random_ = rw == "randread" || rw == "randwrite";
+  write_ = rw == "randwrite" || rw == "write";
+  sequential_streams_ = s.string("distribution") == "sequential" || !random_;
+  queue_options_.rings_in_host = s.string("queue_memory") == "host";
+  queue_options_.sq_placement = s.string("sq_placement");
+  queue_options_.shadow_doorbells = s.boolean("shadow_doorbells");
+  queue_options_.ssd_mapping = strategy_plan(config).ssd_mapping;
+  const double span_gib = s.real("span_gib");
+  for (const std::string& id : s.string_list("ssds")) {
+    const nvme::Controller& ssd = machine.ssd(id);
+    span_lbas_.push_back(span_gib > 0
+                             ? static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes()
+                             : ssd.capacity_lbas());  // validation keeps span_gib within every SSD
+    lbas_per_io_.push_back(bytes_per_io_ / ssd.lba_bytes());
+  }
+  ssd_count_ = static_cast<std::uint32_t>(span_lbas_.size());
+  stripe_ = queue_options_.ssd_mapping == algo::SsdMapping::Stripe;
+  striped_slots_ = ~std::uint64_t{0};
+  for (std::uint32_t k = 0; k < ssd_count_; ++k) {
+    striped_slots_ =
+        std::min(striped_slots_, std::max<std::uint64_t>(1, span_lbas_[k] / lbas_per_io_[k]));
+  }
+  striped_slots_ *= ssd_count_;
+}
+
+void FioWarpLoop::lay_out(GpuIoPath& path, gpu::Gpu& gpu) {
+  path_ = &path;
+  buffer_stride_ = round_up(bytes_per_io_, 4096);
+  buffers_ = gpu.allocate(std::uint64_t{threads_} * iodepth_ * buffer_stride_, 4096);
+  // The words that tell the service warps the compute warps are done.
+  const std::uint64_t words = gpu.allocate(256, 128);
+  finished_word_ = words;
+  shutdown_word_ = words + 128;
+  const std::vector<GpuWarp>& warps = path.warps();
+  warps_.clear();
+  warps_.reserve(warps.size());
+  for (std::uint32_t w = 0; w < warps.size(); ++w) {
+    WarpState state;
+    state.rng.seed(seed_ * 0x9E3779B97F4A7C15ull + w);
+    for (std::uint32_t lane = 0; lane < warps[w].lanes; ++lane) {
+      const std::uint64_t thread = warps[w].first_thread + lane;
+      state.remaining[lane] =
+          time_based_ ? ~std::uint64_t{0}
+                      : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
+      state.next_block[lane] = thread;  // spaced out as the span is known (fill_round)
+    }
+    warps_.push_back(std::move(state));
+  }
+}
+
+void FioWarpLoop::started(Picoseconds now) {
+  started_at_ = now;
+  // fio counts runtime from when the job starts issuing, after setup: here
+  // once every SSD's queues exist.
+  if (runtime_ > 0) deadline_ = now + runtime_;
+}
+
+bool FioWarpLoop::next_batch(platform::SimWarp& p, std::uint32_t w) {
+  // fio's runtime: past the deadline a thread issues nothing more; what it
+  // has in flight completes.
+  if (deadline_ != 0 && p.clock() >= deadline_) warps_[w].remaining.fill(0);
+  return true;
+}
+
+algo::LaneMask FioWarpLoop::fill_round(std::uint32_t w, std::uint32_t round,
+                                       algo::Lanes<algo::IoRequest>& request) {
+  WarpState& state = warps_[w];
+  const GpuWarp& warp = path_->warps()[w];
+  algo::LaneMask mask = 0;
+  for (std::uint32_t lane = 0; lane < warp.lanes; ++lane) {
+    if (state.remaining[lane] == 0) continue;
+    --state.remaining[lane];
+    ++issued_;
+    mask |= algo::LaneMask{1} << lane;
+    const std::uint32_t thread = warp.first_thread + lane;
+    algo::IoRequest& r = request[lane];
+    auto choose = [&](std::uint64_t slots) {
+      if (!sequential_streams_) {
+        return std::uniform_int_distribution<std::uint64_t>(0, slots - 1)(state.rng);
+      }
+      // Sequential streams start evenly spaced over the span.
+      return (state.next_block[lane] * std::max<std::uint64_t>(1, slots / threads_) +
+              state.issued[lane]) %
+             slots;
+    };
+    std::uint32_t ssd = 0;
+    if (stripe_) {
+      const std::uint64_t block = choose(striped_slots_);
+      ssd = static_cast<std::uint32_t>(block % ssd_count_);
+      r.queue = path_->map_queue(w, thread, state.issued[lane], ssd);
+      r.slba = block / ssd_count_ * lbas_per_io_[ssd];
+    } else {
+      r.queue = path_->map_queue(w, thread, state.issued[lane], algo::kAnySsd);
+      ssd = r.queue % ssd_count_;
+      const std::uint64_t block =
+          choose(std::max<std::uint64_t>(1, span_lbas_[ssd] / lbas_per_io_[ssd]));
+      r.slba = block * lbas_per_io_[ssd];
+    }
+    ++state.issued[lane];
+    r.opcode = write_ ? nvme::NvmOpcode::Write : nvme::NvmOpcode::Read;
+    r.nlb_zero_based = static_cast<std::uint16_t>(lbas_per_io_[ssd] - 1);
+    r.bytes = static_cast<std::uint32_t>(bytes_per_io_);
+    r.pool_index = round;
+    r.buffer = buffers_ + (std::uint64_t{thread} * iodepth_ + round) * buffer_stride_;
+  }
+  return mask;
+}
+
+void FioWarpLoop::warp_exits(platform::SimWarp& p, std::uint32_t) {
+  // The last compute warp to leave tells the service warps, through GPU
+  // memory.
+  if (path_->service_warps() == 0) return;
+  if (p.atomic_add_u32(finished_word_, 1u) + 1u == path_->warps().size()) {
+    p.store_u32(shutdown_word_, 1u);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Microbenchmark
+// ---------------------------------------------------------------------------
+
+Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunConfig& config,
+                               Machine& machine)
+    : loop_(config, machine),
+      path_(name, config, machine, loop_.bytes_per_io(), loop_, loop_.queue_options()) {
+  path_.start([this] { loop_.started(Component::now()); });
+}
+
+}  // namespace gpunvme

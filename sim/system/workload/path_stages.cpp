@@ -1,0 +1,34 @@
+#include "sim/system/workload/path_stages.h"
+
+#include "sim/system/trace/trace_writer.h"
+
+namespace gpunvme {
+
+PathStages::PathStages(std::vector<std::string> names)
+    : names_(std::move(names)), intervals_(names_.size()) {}
+
+void PathStages::record(const Picoseconds* times, const std::string& device, std::uint32_t queue,
+                        std::uint16_t cid) {
+  trace::TraceWriter* trace = trace::active();
+  Picoseconds previous = times[0];
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    const Picoseconds t = times[i + 1];
+    if (t == kNotReached) continue;
+    const Picoseconds interval = t >= previous ? t - previous : 0;
+    intervals_[i].record(interval);
+    if (trace != nullptr) trace->span(device, queue, names_[i], previous, interval, cid);
+    previous = t;
+  }
+  end_to_end_.record(previous - times[0]);
+}
+
+nlohmann::json PathStages::stages_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (intervals_[i].count() != 0) out[names_[i]] = intervals_[i].summary_ns();
+  }
+  out["end_to_end"] = end_to_end_.summary_ns();
+  return out;
+}
+
+}  // namespace gpunvme

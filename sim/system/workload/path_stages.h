@@ -1,0 +1,41 @@
+// Per-stage latency distributions of an I/O path whose steps are not the GPU
+// algorithm's (the CPU-initiated paths): each I/O carries the time it reached
+// each stage, and every interval runs from the previous stage it reached.
+// With a trace active, each I/O's intervals also become trace spans.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/latency_histogram.h"
+
+namespace gpunvme {
+
+class PathStages {
+ public:
+  static constexpr Picoseconds kNotReached = std::numeric_limits<Picoseconds>::max();
+
+  // names[i] names the interval that ends at stage i + 1 (stage 0 is the
+  // request).
+  explicit PathStages(std::vector<std::string> names);
+
+  // `times` has names.size() + 1 entries; kNotReached for stages an I/O
+  // skips. `device`/`queue`/`cid` name it in a trace.
+  void record(const Picoseconds* times, const std::string& device, std::uint32_t queue,
+              std::uint16_t cid);
+
+  std::uint64_t completed() const { return end_to_end_.count(); }
+  const LatencyHistogram& end_to_end() const { return end_to_end_; }
+  // Stages some I/O reached, in order, then end_to_end.
+  nlohmann::json stages_json() const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<LatencyHistogram> intervals_;
+  LatencyHistogram end_to_end_;
+};
+
+}  // namespace gpunvme

@@ -1,0 +1,48 @@
+#include "sim/system/workload/stage_recorder.h"
+
+#include <algorithm>
+
+#include "sim/system/trace/trace_writer.h"
+
+namespace gpunvme {
+
+StageRecorder::Times& StageRecorder::times_of(std::uint16_t queue, std::uint16_t cid) {
+  if (queue >= in_flight_.size()) in_flight_.resize(std::size_t{queue} + 1);
+  auto& blocks = in_flight_[queue];
+  const std::size_t block = cid >> kBlockBits;
+  if (block >= blocks.size()) blocks.resize(block + 1);
+  if (!blocks[block]) blocks[block] = std::make_unique<Block>();  // zeroed: no stage seen yet
+  return (*blocks[block])[cid & ((1u << kBlockBits) - 1)];
+}
+
+void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
+                          Picoseconds when) {
+  Times& times = times_of(queue, cid);
+  times[static_cast<int>(stage)] = when;
+  if (stage != algo::Stage::Delivered) return;
+  // Each interval runs from the previous step's end to this step's end.
+  trace::TraceWriter* trace = trace::active();
+  for (int s = 1; s < kStages; ++s) {
+    const Picoseconds interval = times[s] >= times[s - 1] ? times[s] - times[s - 1] : 0;
+    intervals_[s].record(interval);
+    if (trace != nullptr) {
+      const auto [device, qid] = trace->queue_name(queue);
+      trace->span(device, qid, algo::stage_interval_name(static_cast<algo::Stage>(s)), times[s - 1],
+                  interval, cid);
+    }
+  }
+  end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
+  last_delivered_ = std::max(last_delivered_, when);
+  times = Times{};  // the CID's next command starts a fresh record
+}
+
+nlohmann::json StageRecorder::stages_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (int s = 1; s < kStages; ++s) {
+    out[algo::stage_interval_name(static_cast<algo::Stage>(s))] = intervals_[s].summary_ns();
+  }
+  out["end_to_end"] = end_to_end_.summary_ns();
+  return out;
+}
+
+}  // namespace gpunvme
