@@ -334,7 +334,8 @@ std::vector<std::string> split(const std::string& s) {
 
 void usage() {
   std::printf(
-      "gpunvme-hw: run the GPU I/O strategies of sim/core/algo on this GPU against a software NVMe\n"
+      "gpunvme-hw: run the GPU I/O strategies of sim/core/algo on this GPU against a software "
+      "NVMe\n"
       "controller (host threads polling doorbells in pinned host memory, data from a file).\n"
       "  --out FILE               results JSON (required)\n"
       "  --strategies LIST        all_threads,bam_ticket,warp_batch,warp_batch+polling_warps,\n"
