@@ -28,6 +28,14 @@ LAYERS = [
     ("core", ["sim/core/algo"]),
     ("core", ["sim/core/platform"]),
     ("kernel", ["sim/kernel"]),
+    # The PCIe fabric's parameter declarations (and the link byte accounting
+    # one of them names) sit below the topology graph, which reads link and
+    # socket parameters through them; the rest of models/pcie sits above it.
+    ("models", ["models/pcie/pcie_specs.h", "models/pcie/pcie_specs.cpp",
+                "models/pcie/link_accounting.h", "models/pcie/link_accounting.cpp",
+                "models/pcie/link_params.def", "models/pcie/switch_params.def",
+                "models/pcie/root_complex_params.def", "models/pcie/host_memory_params.def",
+                "models/pcie/bar_target_params.def", "models/pcie/topology_params.def"]),
     ("models", ["models/topology"]),
     ("models", ["models"]),
     ("system", ["sim/system/config"]),

@@ -1,5 +1,5 @@
 // Which scenario fields belong to which kind is one column of the scenario's
-// parameter table (sim/system/run/scenario_params.def). These tests hold the three
+// parameter table (sim/system/workload/scenario_params.def). These tests hold the three
 // places that show it to that column: `gpunvme describe scenario`, the kind
 // check of `gpunvme check`, and the README's scenario and host-cost tables.
 #include <gtest/gtest.h>

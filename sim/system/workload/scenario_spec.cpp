@@ -7,7 +7,7 @@ namespace gpunvme {
 ScenarioParams ScenarioParams::from(const ParamValues& values) {
   ScenarioParams out;
 #define GPUNVME_PARAM GPUNVME_PARAM_READ
-#include "sim/system/run/scenario_params.def"
+#include "sim/system/workload/scenario_params.def"
 #undef GPUNVME_PARAM
   return out;
 }
@@ -19,7 +19,7 @@ const ComponentSpec& scenario_spec() {
       "the SSDs.",
       {
 #define GPUNVME_PARAM GPUNVME_PARAM_SPEC
-#include "sim/system/run/scenario_params.def"
+#include "sim/system/workload/scenario_params.def"
 #undef GPUNVME_PARAM
       }};
   return spec;

@@ -29,7 +29,7 @@ GPUNVME_ENUM(SsdMapping, interleave, stripe)
 // than the scenario's holds its declared default.
 struct ScenarioParams {
 #define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
-#include "sim/system/run/scenario_params.def"
+#include "sim/system/workload/scenario_params.def"
 #undef GPUNVME_PARAM
   static ScenarioParams from(const ParamValues& values);
 };
