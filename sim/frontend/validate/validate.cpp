@@ -1129,6 +1129,57 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
 
 namespace {
 
+// Log-log axes over whole decades covering [lo, hi] (1 to 10 when nothing is
+// positive), in a plot area of pw x ph pixels at (left, top): what both
+// validation plots draw their points on.
+class LogLogAxes {
+ public:
+  LogLogAxes(double lo, double hi, int left, int top, int pw, int ph)
+      : left_(left), top_(top), pw_(pw), ph_(ph) {
+    if (hi <= 0) {
+      lo = 1;
+      hi = 10;
+    }
+    l0_ = std::floor(std::log10(lo));
+    span_ = std::max(1.0, std::ceil(std::log10(hi)) - l0_);
+  }
+  double x(double v) const { return left_ + (std::log10(v) - l0_) / span_ * pw_; }
+  double y(double v) const { return top_ + ph_ - (std::log10(v) - l0_) / span_ * ph_; }
+  // The smallest value on the axes (a bar reaching below it starts there).
+  double lowest() const { return std::pow(10.0, l0_); }
+
+  // The tolerance band around y = x (a fraction `tol` either side), the
+  // diagonal, the frame and the decade labels of both axes.
+  void draw_frame(std::ostringstream& s, double tol) const {
+    const int left = left_, top = top_, pw = pw_, ph = ph_;
+    auto x = [&](double v) { return this->x(v); };
+    auto y = [&](double v) { return this->y(v); };
+    const double a = std::pow(10.0, l0_), b = std::pow(10.0, l0_ + span_);
+    s << fmt::format(
+        "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+        "fill=\"#eeeeee\"/>\n",
+        x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
+        y(a * (1 - tol)));
+    s << fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
+        y(a), x(b), y(b));
+    s << fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n",
+        left, top, pw, ph);
+    for (double e = l0_; e <= l0_ + span_ + 1e-9; e += 1) {
+      const double v = std::pow(10.0, e);
+      s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
+                       top + ph + 18, e);
+      s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n",
+                       left - 6, y(v) + 4, e);
+    }
+  }
+
+ private:
+  int left_, top_, pw_, ph_;
+  double l0_ = 0, span_ = 1;
+};
+
 // A prediction report's plot: simulated against measured IOPS per case, the
 // measured interquartile range as a horizontal bar, log-log axes, y = x and
 // the tolerance band; one colour per strategy.
@@ -1148,14 +1199,9 @@ std::string prediction_svg(const nlohmann::json& report) {
       }
     }
   }
-  if (hi <= 0) {
-    lo = 1;
-    hi = 10;
-  }
-  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
-  const double span = std::max(1.0, l1 - l0);
-  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
-  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  const LogLogAxes axes(lo, hi, left, top, pw, ph);
+  auto x = [&](double v) { return axes.x(v); };
+  auto y = [&](double v) { return axes.y(v); };
   std::ostringstream s;
   s << fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -1170,26 +1216,7 @@ std::string prediction_svg(const nlohmann::json& report) {
       iops.at("mean_abs_error_pct").get<double>(),
       report.at("order_check").at("ordered_alike").get<std::size_t>(),
       report.at("order_check").at("pairs_with_disjoint_iqr").get<std::size_t>());
-  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
-  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
-  s << fmt::format(
-      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
-      "fill=\"#eeeeee\"/>\n",
-      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
-      y(a * (1 - tol)));
-  s << fmt::format(
-      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
-      y(a), x(b), y(b));
-  s << fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
-      top, pw, ph);
-  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
-    const double v = std::pow(10.0, e);
-    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
-                     top + ph + 18, e);
-    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
-                     y(v) + 4, e);
-  }
+  axes.draw_frame(s, report.value("tolerance_pct", 10.0) / 100.0);
   s << fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured IOPS (median, bar: IQR over "
       "the runs)</text>\n",
@@ -1209,8 +1236,8 @@ std::string prediction_svg(const nlohmann::json& report) {
     if (med <= 0 || sim <= 0) continue;
     s << fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n",
-        x(std::max(m.at("q1").get<double>(), a)), y(sim), x(m.at("q3").get<double>()), y(sim),
-        colour[name]);
+        x(std::max(m.at("q1").get<double>(), axes.lowest())), y(sim), x(m.at("q3").get<double>()),
+        y(sim), colour[name]);
     s << fmt::format(
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\"><title>{} "
         "{} warps: measured {:.0f} (IQR {:.0f}-{:.0f}), predicted {:.0f}</title></circle>\n",
@@ -1253,14 +1280,9 @@ std::string correlation_svg(const nlohmann::json& report) {
       }
     }
   }
-  if (hi <= 0) {
-    lo = 1;
-    hi = 10;
-  }
-  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
-  const double span = std::max(1.0, l1 - l0);
-  auto x = [&](double v) { return left + (std::log10(v) - l0) / span * pw; };
-  auto y = [&](double v) { return top + ph - (std::log10(v) - l0) / span * ph; };
+  const LogLogAxes axes(lo, hi, left, top, pw, ph);
+  auto x = [&](double v) { return axes.x(v); };
+  auto y = [&](double v) { return axes.y(v); };
   std::ostringstream s;
   s << fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -1271,27 +1293,7 @@ std::string correlation_svg(const nlohmann::json& report) {
       "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} "
       "({})</text>\n",
       left, report.at("device").value("name", "?"), report.value("date_measured", ""));
-  // Tolerance band and y = x.
-  const double tol = report.value("tolerance_pct", 10.0) / 100.0;
-  const double a = std::pow(10.0, l0), b = std::pow(10.0, l0 + span);
-  s << fmt::format(
-      "<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
-      "fill=\"#eeeeee\"/>\n",
-      x(a), y(a * (1 + tol)), x(b / (1 + tol)), y(b), x(b), y(b * (1 - tol)), x(a),
-      y(a * (1 - tol)));
-  s << fmt::format(
-      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", x(a),
-      y(a), x(b), y(b));
-  s << fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left,
-      top, pw, ph);
-  for (double e = l0; e <= l0 + span + 1e-9; e += 1) {
-    const double v = std::pow(10.0, e);
-    s << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1e{:.0f}</text>\n", x(v),
-                     top + ph + 18, e);
-    s << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">1e{:.0f}</text>\n", left - 6,
-                     y(v) + 4, e);
-  }
+  axes.draw_frame(s, report.value("tolerance_pct", 10.0) / 100.0);
   s << fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
       left + pw / 2, h - 25);
