@@ -22,8 +22,6 @@ GPUNVME_ENUM(KvEviction, pin, lru)
 // Where the gpu_initiated microbenchmark's rings live.
 GPUNVME_ENUM(QueueMemory, gpu, host)
 GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
-// How I/O spreads over several SSDs.
-GPUNVME_ENUM(SsdMapping, interleave, stripe)
 
 // A scenario's fields, typed; times in picoseconds. A field of another kind
 // than the scenario's holds its declared default.
