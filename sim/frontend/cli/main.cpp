@@ -272,15 +272,18 @@ int main(int argc, char** argv) {
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
-      "(gpunvme-hw, next to this program) or read earlier hardware results, re-run every case "
-      "in the simulator with the same placement and the measured controller service time, and "
-      "write a correlation report (per metric: simulated vs measured, MAE %, aggregate error, "
-      "Pearson r) and an SVG plot. Exit 1 when a calibrated metric is off by more than the "
-      "tolerance.\n"
+      "(gpunvme-hw, next to this program) or read earlier hardware results, and simulate every "
+      "case with the same placement. When the results include controller-only runs "
+      "(gpunvme-hw --controller-only), the controller is calibrated once from them, every "
+      "parameter is frozen and each strategy case is predicted (prediction mode: median and "
+      "IQR per case, the order check, leave-one-strategy-out cross-validation); without them, "
+      "each case's controller is fitted to its own measured service time (postdiction, a "
+      "diagnostic). Writes the report and an SVG plot; exit 1 when the verdict fails.\n"
       "Examples:\n"
       "  gpunvme validate                       measure on this GPU, then simulate\n"
-      "  gpunvme validate --measured configs/measurements/hw-h100-2026-11-24.json "
-      "--out report.json --plot report.svg");
+      "  gpunvme validate --measured configs/measurements/hw-strategies-h100-2026-11-26.json "
+      "--measured configs/measurements/hw-controller-h100-2026-11-26.json "
+      "--measured configs/measurements/lane-loop-fit-h100-2026-11-24.json --out report.json");
   validate_cmd->add_option("--measured,-m", measured_files,
                            "gpunvme-hw results (one or more, merged) instead of measuring now");
   validate_cmd->add_option("--hw", hw_program,
