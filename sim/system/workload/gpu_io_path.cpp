@@ -16,6 +16,7 @@
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/threads.h"
+#include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -28,13 +29,14 @@ using algo::local_cid_bits;
 }  // namespace
 
 algo::StrategyFields strategy_fields(const ParamValues& s) {
+  const ScenarioParams scenario = ScenarioParams::from(s);
   algo::StrategyFields fields;
-  fields.strategy = s.string("strategy");
-  fields.queue_mapping = s.string("queue_mapping");
-  fields.cid_scheme = s.string("cid_scheme");
-  fields.submission = s.string("submission");
-  fields.completion = s.string("completion");
-  fields.ssd_mapping = s.string("ssd_mapping");
+  fields.strategy = scenario.strategy;
+  fields.queue_mapping = scenario.queue_mapping;
+  fields.cid_scheme = scenario.cid_scheme;
+  fields.submission = scenario.submission;
+  fields.completion = scenario.completion;
+  fields.ssd_mapping = scenario.ssd_mapping;
   return fields;
 }
 
@@ -197,28 +199,28 @@ GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& confi
     : Component(name, ParamValues{}),
       config_(config),
       machine_(machine),
-      gpu_(machine.gpu(config.scenario.params.string("gpu"))),
+      gpu_(machine.gpu(ScenarioParams::from(config.scenario.params).gpu)),
       max_io_bytes_(max_io_bytes),
       options_(std::move(options)),
       source_(source) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   plan_ = strategy_plan(config);
-  ssd_ids_ = s.string_list("ssds");
+  ssd_ids_ = s.ssds;
   ssd_count_ = static_cast<std::uint32_t>(ssd_ids_.size());
-  queues_per_ssd_ = static_cast<std::uint32_t>(s.integer("queues"));
-  entries_ = static_cast<std::uint32_t>(s.integer("queue_entries"));
-  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
-  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
-  warps_per_block_ = ceil_div(s.integer("threads_per_block"), algo::kWarpLanes);
-  cq_doorbell_batch_ = static_cast<std::uint32_t>(s.integer("cq_doorbell_batch"));
-  batch_size_ = static_cast<std::uint32_t>(s.integer("batch_size"));
-  batch_timeout_ = ns_to_ps(s.real("batch_timeout_ns"));
-  cid_space_field_ = s.integer("cid_space");
-  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.integer("agent_warps"))
-                   : plan_.pollers ? static_cast<std::uint32_t>(s.integer("poller_warps"))
+  queues_per_ssd_ = static_cast<std::uint32_t>(s.queues);
+  entries_ = static_cast<std::uint32_t>(s.queue_entries);
+  threads_ = static_cast<std::uint32_t>(s.threads);
+  iodepth_ = static_cast<std::uint32_t>(s.iodepth);
+  warps_per_block_ = ceil_div(s.threads_per_block, algo::kWarpLanes);
+  cq_doorbell_batch_ = static_cast<std::uint32_t>(s.cq_doorbell_batch);
+  batch_size_ = static_cast<std::uint32_t>(s.batch_size);
+  batch_timeout_ = s.batch_timeout_ns;
+  cid_space_field_ = s.cid_space;
+  service_warps_ = plan_.agents    ? static_cast<std::uint32_t>(s.agent_warps)
+                   : plan_.pollers ? static_cast<std::uint32_t>(s.poller_warps)
                                    : 0;
-  agent_ring_entries_ = static_cast<std::uint32_t>(s.integer("agent_ring_entries"));
-  poll_backoff_ = ns_to_ps(s.real("poll_backoff_ns"));
+  agent_ring_entries_ = static_cast<std::uint32_t>(s.agent_ring_entries);
+  poll_backoff_ = s.poll_backoff_ns;
   if (source_ == nullptr) {
     queued_ = std::make_unique<QueuedRequests>(machine, ssd_ids_);
     source_ = queued_.get();
