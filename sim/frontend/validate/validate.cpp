@@ -749,10 +749,17 @@ nlohmann::json merge_hardware_results(const std::vector<nlohmann::json>& docs) {
 
 namespace {
 
-// Postdiction: each traced case's controller fitted to that case's own
-// measured service time (a diagnostic of the GPU side; not a prediction).
-nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
-                        const Options& options) {
+// What both modes take from a results file before simulating: the topology,
+// the measured device and the GPU profile that simulates it.
+struct MeasuredSetup {
+  std::string topology_file;
+  const nlohmann::json& device;
+  std::string device_name;
+  std::string profile;
+};
+
+MeasuredSetup measured_setup(const nlohmann::json& hw, const std::string& hw_file,
+                             const Options& options) {
   const std::string topology_file =
       options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
                                     : options.topology_file;
@@ -768,6 +775,17 @@ nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
     throw ConfigError(hw_file, "$.device.name", device_name,
                       "no GPU profile known for this device; pass --gpu-profile");
   }
+  return {topology_file, device, device_name, profile};
+}
+
+// Postdiction: each traced case's controller fitted to that case's own
+// measured service time (a diagnostic of the GPU side; not a prediction).
+nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
+                        const Options& options) {
+  const MeasuredSetup setup = measured_setup(hw, hw_file, options);
+  const std::string& topology_file = setup.topology_file;
+  const nlohmann::json& device = setup.device;
+  const std::string& profile = setup.profile;
   const double file_bytes =
       number(field(hw, hw_file, "$", "target"), hw_file, "$.target", "file_bytes");
   const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
@@ -1109,21 +1127,9 @@ nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
 nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                          const Options& options) {
   if (!hw.contains("controller_only")) return postdict(hw, hw_file, options);
-  const std::string topology_file =
-      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
-                                    : options.topology_file;
-  if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
-    throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
-                      "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
-  }
-  const nlohmann::json& device = field(hw, hw_file, "$", "device");
-  const std::string device_name = field(device, hw_file, "$.device", "name").get<std::string>();
-  const std::string profile =
-      options.gpu_profile.empty() ? gpu_profile_for(device_name) : options.gpu_profile;
-  if (profile.empty()) {
-    throw ConfigError(hw_file, "$.device.name", device_name,
-                      "no GPU profile known for this device; pass --gpu-profile");
-  }
+  const MeasuredSetup setup = measured_setup(hw, hw_file, options);
+  const std::string& topology_file = setup.topology_file;
+  const std::string& profile = setup.profile;
   return predict(hw, hw_file, options, topology_file, profile);
 }
 
