@@ -1,13 +1,12 @@
 #include "models/gpu/gpu.h"
 
-#include "models/pcie/dma_engine.h"
-#include "models/pcie/pcie_specs.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
+#include "models/pcie/dma_engine.h"
+#include "models/pcie/pcie_specs.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 
@@ -90,6 +89,9 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.fence_system = p.fence_system_ns;
   costs_.fence_system_after_pcie_store = p.fence_system_after_pcie_store_ns;
   costs_.lane_loop_iteration = p.lane_loop_iteration_ns;
+  costs_.host_poll_read = p.host_poll_read_ns;
+  costs_.host_read_interval = std::max<Picoseconds>(1, ns_to_ps(1e3 / p.host_reads_per_us));
+  costs_.copy_op_host_reads = p.copy_op_host_reads;
   warp_schedulers_.assign(std::size_t{sms_} * schedulers_per_sm_, NextFreeServer{});
   for (std::int64_t sm : p.block_sm_order) {
     block_sm_order_.push_back(static_cast<std::uint32_t>(sm));

@@ -11,6 +11,7 @@
 // in configs/gpu/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,10 @@ struct GpuParams {
 
 const ComponentSpec& gpu_spec();
 
+// The unit of the GPU's read requests over PCIe: a warp's loads of one
+// 128 B line in one instruction go out as one request.
+inline constexpr std::uint64_t kPcieReadLineBytes = 128;
+
 // Costs of the operations a warp issues, in picoseconds, from the parameters.
 struct GpuCosts {
   Picoseconds cycle;        // one SM clock cycle
@@ -53,6 +58,9 @@ struct GpuCosts {
   Picoseconds fence_system;                   // nothing outstanding (or only GPU-memory stores)
   Picoseconds fence_system_after_pcie_store;  // a posted PCIe store since the last fence
   Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
+  Picoseconds host_poll_read;                 // one poll of host memory, few pollers
+  Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
+  double copy_op_host_reads;                  // host reads a copy operation waits for in turn
 };
 
 class Gpu : public Component {
@@ -89,6 +97,36 @@ class Gpu : public Component {
   // in two partitions, and a line in the far one costs more.
   Picoseconds atomic_latency(std::uint32_t sm, std::uint64_t addr) const;
 
+  // The GPU's reads over PCIe in flight, in 128 B line requests: warps
+  // spinning on host memory (a wait whose predicate reads it) keep one each
+  // all the time they wait (the simulator does not issue those polls; it
+  // counts the pollers), and the lines of the reads warps issue are in
+  // flight until they return.
+  void add_host_poller() { ++host_pollers_; }
+  void remove_host_poller() { --host_pollers_; }
+  std::uint32_t host_pollers() const { return host_pollers_; }
+  void add_host_read() { ++host_reads_; }
+  void remove_host_read() { --host_reads_; }
+  std::uint64_t host_reads_in_flight() const { return std::uint64_t{host_pollers_} + host_reads_; }
+  // The period of one poll of host memory: the unloaded read, or, once the
+  // reads in flight outrun the rate they are served at, the time to serve
+  // one of each (the closed-loop bound of W readers with one read each).
+  Picoseconds host_poll_period() const {
+    return std::max(costs_.host_poll_read, host_reads_in_flight() * costs_.host_read_interval);
+  }
+  // The earliest a read over PCIe issued now completes: behind the reads in
+  // flight, then its own.
+  Picoseconds host_read_queue_floor() const {
+    return (host_reads_in_flight() + 1) * costs_.host_read_interval;
+  }
+  // What the reads in flight add to one copy-engine operation: it waits
+  // behind them copy_op_host_reads times.
+  Picoseconds copy_op_poll_delay() const {
+    return static_cast<Picoseconds>(
+        costs_.copy_op_host_reads *
+        static_cast<double>(host_reads_in_flight() * costs_.host_read_interval));
+  }
+
   std::uint64_t atomics() const { return atomics_; }
   Picoseconds atomic_queueing_ps() const { return atomic_queueing_ps_; }
   Picoseconds issue_stall_ps() const { return issue_stall_ps_; }
@@ -106,6 +144,8 @@ class Gpu : public Component {
   std::vector<std::uint32_t> sm_partition_;      // empty: SM s near partition s mod 2
   std::unordered_map<std::uint64_t, NextFreeServer> atomic_units_;  // by address
   std::uint64_t atomics_ = 0;
+  std::uint32_t host_pollers_ = 0;
+  std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
   Picoseconds atomic_queueing_ps_ = 0;
   Picoseconds issue_stall_ps_ = 0;
 };

@@ -81,6 +81,24 @@ void BatchServiceProcessing::read_dispatched(std::uint16_t qid, Picoseconds now)
 // controller's thread waits for the batch's copies before posting its CQEs,
 // the core takes no other batch until this one's completions are all
 // posted.
+std::vector<std::uint64_t> copy_operations(const std::uint8_t* entries, std::uint32_t count,
+                                           const CommandCost& cost) {
+  std::vector<std::uint64_t> operations;
+  std::uint64_t end = 0;
+  bool to_gpu = false;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SubmissionEntry sqe;
+    std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
+    const std::uint64_t bytes = cost.data_bytes(sqe);
+    if (bytes == 0) continue;
+    const bool read = static_cast<NvmOpcode>(sqe.opcode()) == NvmOpcode::Read;
+    if (operations.empty() || read != to_gpu || sqe.prp1 != end) operations.push_back(sqe.prp1);
+    to_gpu = read;
+    end = sqe.prp1 + bytes;
+  }
+  return operations;
+}
+
 FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_t* entries,
                                             std::uint32_t count, Picoseconds now) {
   Picoseconds work = batch_overhead_;
@@ -92,6 +110,17 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
   const std::size_t processor = processor_of(qid);
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);
+  if (hooks_.copy_op_delay) {
+    // The batch's copies are issued after its reads from the file; the
+    // copy engine serves every core's in turn.
+    Picoseconds delay = 0;
+    for (std::uint64_t addr : copy_operations(entries, count, cost_)) {
+      delay += hooks_.copy_op_delay(addr);
+    }
+    if (delay > 0) {
+      fetched.processed = copy_engine_.book(*fetched.processed, delay).end;
+    }
+  }
   fetched.batch = std::make_shared<BatchHold>(
       BatchHold{processor, count, hooks_.generation(), pollers_[processor].fetch_started, count});
   ++pollers_[processor].batches_held;

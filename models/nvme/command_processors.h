@@ -94,7 +94,18 @@ struct ProcessorHooks {
   std::function<void()> kick_fetch;
   // The controller's reset count: work from before a reset is dropped.
   std::function<std::uint64_t()> generation;
+  // What the GPU owning `addr` adds to one of its copy-engine operations
+  // now (polls of host memory it waits behind); null: the controller's own
+  // DMA moves the data.
+  std::function<Picoseconds(std::uint64_t addr)> copy_op_delay;
 };
+
+// The copy operations a batch's data takes: a command's data continues the
+// previous operation when it goes the same way and its GPU buffer starts
+// where that one's ended, as the software controller merges them. Returns
+// the first GPU address of each operation.
+std::vector<std::uint64_t> copy_operations(const std::uint8_t* entries, std::uint32_t count,
+                                           const CommandCost& cost);
 
 class ProcessorPolicy {
  public:
@@ -199,6 +210,7 @@ class BatchServiceProcessing : public ProcessorPolicy {
   Picoseconds batch_overhead_;
   Picoseconds batch_gap_;
   ProcessorHooks hooks_;
+  NextFreeServer copy_engine_;  // the GPU's copy operations, one after another
   std::vector<Poller> pollers_;
   std::vector<bool> waiting_;  // per SQ: listed in its poller's waiting
 };

@@ -73,6 +73,11 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                       fmt::format("expected one entry per controller core ({}), or none", cores));
   }
   cores_ = std::make_unique<ProcessorCores>(cores, std::move(processor_scale));
+  if (p.boolean("gpu_copy_engine") && !p.boolean("batch_service")) {
+    throw ConfigError("", fmt::format("$.nodes[{}].gpu_copy_engine", node), "true",
+                      "copies through the GPU's copy engine are a batch_service controller's: "
+                      "set batch_service = true, or gpu_copy_engine = false");
+  }
   if (p.boolean("batch_service")) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
@@ -81,6 +86,11 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
     hooks.queue_ready = [this](std::uint16_t qid) { arbiter_.mark_ready(qid); };
     hooks.kick_fetch = [this] { kick_fetch(); };
     hooks.generation = [this] { return generation_; };
+    if (p.boolean("gpu_copy_engine")) {
+      hooks.copy_op_delay = [this](std::uint64_t addr) {
+        return copy_op_delay_ ? copy_op_delay_(addr) : Picoseconds{0};
+      };
+    }
     processors_ = std::make_unique<BatchServiceProcessing>(
         *cores_, cost_, ns_to_ps(p.real("batch_overhead_ns")), ns_to_ps(p.real("batch_gap_ns")),
         max_io_queues_, std::move(hooks));

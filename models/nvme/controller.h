@@ -104,6 +104,11 @@ class Controller : public Component, public pcie::RegisterTarget {
   // `data` (4 B) to `address`. The table lives in a BAR and is written at
   // set-up through config/MMIO accesses that are not modelled as traffic.
   void set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data);
+  // Under gpu_copy_engine: what one copy operation to GPU address `addr`
+  // waits for besides its own time (the machine asks the GPU owning it).
+  void set_copy_op_delay(std::function<Picoseconds(std::uint64_t addr)> delay) {
+    copy_op_delay_ = std::move(delay);
+  }
 
   // Set-up shortcut for tests of other models: enables the controller at once
   // and creates I/O queue pair `qid` (CQ `qid` bound to SQ `qid`, medium
@@ -352,6 +357,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   // path.
   std::unique_ptr<ProcessorCores> cores_;
   std::unique_ptr<ProcessorPolicy> processors_;
+  std::function<Picoseconds(std::uint64_t)> copy_op_delay_;
   NextFreeServer admin_processor_;
   NextFreeServer datapath_;
   std::uint32_t fetches_in_flight_ = 0;

@@ -428,6 +428,83 @@ TEST(SimWarp, PollBackoffDelaysNoticingAWrite) {
   }
 }
 
+// A warp waiting on host memory polls it with one read in flight: a poll
+// takes host_poll_read while few warps poll, and W pollers share the rate
+// host reads are served at (host_reads_per_us), so each polls once every
+// max(host_poll_read, W / rate). Oracle: that bound by hand, with a rate of
+// one read per microsecond so that three pollers outrun it.
+TEST(SimWarp, HostPollersShareTheHostReadRate) {
+  const std::uint64_t flag = GpuBench::host_memory() + 4096;
+  // One poller: it notices a write at w with the first poll issued at or
+  // after w, one poll time later.
+  {
+    GpuBench bench;
+    const Picoseconds period = bench.gpu().costs().host_poll_read;
+    EXPECT_EQ(period, ns_to_ps(1234.3));
+    const Picoseconds write_at = ns_to_ps(5000);
+    Picoseconds seen = 0;
+    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+      p.wait_until([&] { return p.load_u32(flag) != 0; }, flag, 4);
+      seen = p.clock();
+    });
+    sc_core::sc_spawn([&] {
+      sc_core::wait(sc_core::sc_time(static_cast<double>(write_at), sc_core::SC_PS));
+      EXPECT_EQ(bench.gpu().host_pollers(), 1u);
+      bench.machine().memory().store<std::uint32_t>(flag, 1);
+    });
+    bench.run();
+    EXPECT_EQ(seen, (write_at + period - 1) / period * period + period);
+    EXPECT_EQ(bench.gpu().host_pollers(), 0u);
+  }
+  // Three pollers at one read per microsecond: every 3 us. A fourth warp's
+  // read over PCIe waits behind one read of each: 4 us, longer than the
+  // fabric's round trip.
+  {
+    GpuBench bench(nlohmann::json{{"host_reads_per_us", 1.0}});
+    const Picoseconds period = ns_to_ps(3000);
+    const Picoseconds write_at = ns_to_ps(10000);
+    std::vector<Picoseconds> seen(3, 0);
+    for (std::uint32_t w = 0; w < 3; ++w) {
+      bench.spawn({w, 0}, [&, w](platform::SimWarp& p) {
+        p.wait_until([&] { return p.load_u32(flag) != 0; }, flag, 4);
+        seen[w] = p.clock();
+      });
+    }
+    Picoseconds read_took = 0;
+    bench.spawn({3, 0}, [&](platform::SimWarp& p) {
+      sc_core::wait(sc_core::sc_time(1000.0, sc_core::SC_NS));
+      EXPECT_EQ(bench.gpu().host_pollers(), 3u);
+      const Picoseconds start = p.clock();
+      p.load_u32(GpuBench::host_memory());
+      read_took = p.clock() - start;
+    });
+    sc_core::sc_spawn([&] {
+      sc_core::wait(sc_core::sc_time(static_cast<double>(write_at), sc_core::SC_PS));
+      bench.machine().memory().store<std::uint32_t>(flag, 1);
+    });
+    bench.run();
+    EXPECT_EQ(read_took, ns_to_ps(4000));
+    for (Picoseconds s : seen) EXPECT_EQ(s, (write_at + period - 1) / period * period + period);
+    EXPECT_EQ(bench.gpu().host_pollers(), 0u);
+  }
+}
+
+// A copy operation waits behind the pollers' reads copy_op_host_reads times.
+// Oracle: 2 pollers, 4 reads per microsecond (250 ns each), 8.7 reads:
+// 8.7 x 2 x 250 ns = 4350 ns; none without pollers.
+TEST(GpuModel, CopyOperationsWaitBehindHostPolls) {
+  GpuBench bench(nlohmann::json{{"host_reads_per_us", 4.0}});
+  gpu::Gpu& gpu = bench.gpu();
+  EXPECT_EQ(gpu.copy_op_poll_delay(), 0u);
+  gpu.add_host_poller();
+  gpu.add_host_poller();
+  EXPECT_EQ(gpu.copy_op_poll_delay(), ns_to_ps(4350));
+  EXPECT_EQ(gpu.host_read_queue_floor(), ns_to_ps(750));
+  EXPECT_EQ(gpu.host_poll_period(), gpu.costs().host_poll_read);  // 500 ns < 1234.3 ns
+  gpu.remove_host_poller();
+  gpu.remove_host_poller();
+}
+
 // The kernel activations a run counts (summary.events_by_kind), by hand:
 // every operation issued while the warp's charged time has not yet passed is
 // a step, and so is the end of a warp that still has time charged; a wait

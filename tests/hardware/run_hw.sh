@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every hardware measurement in one call, for a lent GPU machine: the GPU
 # microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu,
+# host_polls_under_copies.cu,
 # warp_host_access.cu, block_placement.cu) and the
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
@@ -38,6 +39,10 @@ if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_read_under_copies" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_read_under_copies" \
     tests/hardware/host_read_under_copies.cu -lpthread || exit 1
 fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_polls_under_copies" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_polls_under_copies" \
+    tests/hardware/host_polls_under_copies.cu -lpthread || exit 1
+fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_host_access" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/warp_host_access" tests/hardware/warp_host_access.cu || exit 1
 fi
@@ -74,6 +79,7 @@ fi
   if [ "${MICROBENCH:-1}" != 0 ]; then
     "$bin/gpu_microbench" "$out/microbench.json" || status=1
     "$bin/host_read_under_copies" "$out/host-read-under-copies.json" || status=1
+    "$bin/host_polls_under_copies" "$out/host-polls-under-copies.json" || status=1
     "$bin/warp_host_access" "$out/warp-host-access.json" || status=1
     "$bin/block_placement" "$out/block-placement.json" || status=1
   fi

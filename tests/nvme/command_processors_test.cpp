@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,88 @@ TEST(BatchServiceProcessing, OneBatchPerCoreUntilItsCompletionsArePosted) {
   EXPECT_EQ((*stats)[0].commands, 4u);
   EXPECT_EQ((*stats)[0].busy, 1000u);  // fetch started at 0, last completion at 1000
   EXPECT_EQ((*stats)[1].batches, 0u);
+}
+
+// Entries given as (read?, GPU address, blocks of 512 B), in queue order.
+std::vector<std::uint8_t> entries_of(
+    const std::vector<std::tuple<bool, std::uint64_t, std::uint16_t>>& commands) {
+  std::vector<std::uint8_t> bytes(commands.size() * kSqEntrySize);
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const auto& [read, addr, blocks] = commands[i];
+    const auto cid = static_cast<std::uint16_t>(i);
+    const SubmissionEntry e = read ? make_read(cid, 1, 0, blocks - 1, addr, 0)
+                                   : make_write(cid, 1, 0, blocks - 1, addr, 0);
+    std::memcpy(bytes.data() + i * kSqEntrySize, &e, kSqEntrySize);
+  }
+  return bytes;
+}
+
+TEST(CopyOperations, ARunContinuesWhileBuffersFollowEachOtherTheSameWay) {
+  const CommandCost cost{0, 0.0, 512};
+  const std::uint64_t a = 1ull << 40;
+  // read a (4 KiB), read a+4K (continues), read a+16K (gap: new), write a+20K
+  // (other way: new), write a+24K (continues), read a+8K (goes back: new).
+  std::vector<std::uint8_t> e = entries_of({{true, a, 8},
+                                            {true, a + 4096, 8},
+                                            {true, a + 16384, 8},
+                                            {false, a + 20480, 8},
+                                            {false, a + 24576, 8},
+                                            {true, a + 8192, 8}});
+  EXPECT_EQ(copy_operations(e.data(), 6, cost),
+            (std::vector<std::uint64_t>{a, a + 16384, a + 20480, a + 8192}));
+  // A flush moves no data and breaks no run: the write after it continues
+  // the write before it.
+  SubmissionEntry flush = make_flush(9, 1);
+  std::vector<std::uint8_t> f = entries_of({{false, a, 8}});
+  f.resize(3 * kSqEntrySize);
+  std::memcpy(f.data() + kSqEntrySize, &flush, kSqEntrySize);
+  const SubmissionEntry next = make_write(10, 1, 0, 15, a + 4096, 0);  // 8 KiB
+  std::memcpy(f.data() + 2 * kSqEntrySize, &next, kSqEntrySize);
+  EXPECT_EQ(copy_operations(f.data(), 3, cost), (std::vector<std::uint64_t>{a}));
+  EXPECT_TRUE(copy_operations(f.data() + kSqEntrySize, 1, cost).empty());
+}
+
+TEST(BatchServiceProcessing, CopiesWaitForTheCopyEngineAfterTheBatchsWork) {
+  // Two cores; every copy operation is delayed 1000 ps (the GPU's polls);
+  // the copy engine serves the cores' copies one after another.
+  ScriptedController controller;
+  ProcessorHooks hooks = controller.hooks();
+  std::vector<std::uint64_t> asked;
+  hooks.copy_op_delay = [&](std::uint64_t addr) {
+    asked.push_back(addr);
+    return Picoseconds{1000};
+  };
+  ProcessorCores cores(2, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(hooks));
+  const std::uint64_t a = 1ull << 40;
+  ASSERT_EQ(policy.fetch_turn(1, 3, 4, 0), 3u);
+  ASSERT_EQ(policy.fetch_turn(2, 2, 4, 0), 2u);
+  // Core 0: 500 + 3 x 100 = 800 ps of work from 0, then two copy operations
+  // (a, a+4K continue; a+64K does not): 2000 ps on the copy engine, 800..2800.
+  const std::vector<std::uint8_t> first =
+      entries_of({{true, a, 8}, {true, a + 4096, 8}, {true, a + 65536, 8}});
+  policy.read_arrived(1);
+  const FetchedWork one = policy.fetched(1, first.data(), 3, 0);
+  ASSERT_TRUE(one.processed);
+  EXPECT_EQ(*one.processed, 2800u);
+  EXPECT_EQ(asked, (std::vector<std::uint64_t>{a, a + 65536}));
+  // Core 1: 700 ps of work from 100 (done at 800), one copy operation; the
+  // copy engine is busy until 2800: 2800..3800.
+  const std::vector<std::uint8_t> second =
+      entries_of({{true, a + 8 * 4096, 8}, {true, a + 9 * 4096, 8}});
+  policy.read_arrived(2);
+  const FetchedWork two = policy.fetched(2, second.data(), 2, 100);
+  ASSERT_TRUE(two.processed);
+  EXPECT_EQ(*two.processed, 3800u);
+  // No delay (no polls): the batch ends with its work.
+  ScriptedController quiet;
+  ProcessorHooks no_polls = quiet.hooks();
+  no_polls.copy_op_delay = [](std::uint64_t) { return Picoseconds{0}; };
+  ProcessorCores one_core(1, {});
+  BatchServiceProcessing idle(one_core, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(no_polls));
+  ASSERT_EQ(idle.fetch_turn(1, 3, 4, 0), 3u);
+  idle.read_arrived(1);
+  EXPECT_EQ(*idle.fetched(1, first.data(), 3, 0).processed, 800u);
 }
 
 TEST(BatchServiceProcessing, AResetDropsWaitingQueuesAndOlderWakeUps) {

@@ -673,6 +673,7 @@ std::string target_json(const TargetStats& ts) {
      << ", \"service_ns\": " << json_distribution(ts.service_ns)
      << ", \"data_ns\": " << json_distribution(ts.data_ns) << ", \"batches\": " << ts.batches
      << ", \"batch_commands\": " << json_distribution(ts.batch_commands)
+     << ", \"batch_copies\": " << json_distribution(ts.batch_copies)
      << ", \"batch_fixed_ns\": " << ts.batch_fixed_ns
      << ", \"batch_per_command_ns\": " << ts.batch_per_command_ns
      << ", \"batch_gap_ns\": " << json_distribution(ts.batch_gap_ns) << ", \"threads\": [";

@@ -55,21 +55,24 @@ struct Distribution {
 Distribution summarize(std::vector<double> samples);
 
 struct TargetStats {
-  std::uint64_t fetched = 0;    // SQEs read
-  std::uint64_t completed = 0;  // CQEs posted
-  std::uint64_t errors = 0;     // CQEs with a status other than Success
+  std::uint64_t fetched = 0;              // SQEs read
+  std::uint64_t completed = 0;            // CQEs posted
+  std::uint64_t errors = 0;               // CQEs with a status other than Success
   std::uint64_t sq_doorbell_updates = 0;  // new tail values seen (a software target sees values,
                                           // not writes: two writes between polls count once)
-  Distribution service_ns;  // SQE fetched -> CQE posted (data transfer included)
-  Distribution data_ns;     // the data part: pread + copy into GPU memory
+  Distribution service_ns;                // SQE fetched -> CQE posted (data transfer included)
+  Distribution data_ns;                   // the data part: pread + copy into GPU memory
   // Batches (the SQEs a thread fetched from one queue in one pass, served
   // together): their sizes, and the least-squares line of a batch's time
   // (fetch of its first SQE to its last CQE posted) against its size, which
   // splits the service time into a per-batch and a per-command part.
   std::uint64_t batches = 0;
   Distribution batch_commands;
-  double batch_fixed_ns = 0;            // the line's intercept
-  double batch_per_command_ns = 0;      // its slope
+  // Copy operations per batch (a batch's data merged where both sides
+  // continue the previous copy): each waits on the GPU's copy engine.
+  Distribution batch_copies;
+  double batch_fixed_ns = 0;        // the line's intercept
+  double batch_per_command_ns = 0;  // its slope
   // A thread's time from one batch's last CQE to its next batch's first
   // fetch, for batches served back to back (no empty pass over its queues
   // in between): what it spends between batches when there is work.

@@ -1,5 +1,6 @@
 #include "sim/frontend/hardware/soft_controller.h"
 
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
-
-#include <cuda_runtime.h>
 
 #include "sim/core/protocol/nvme_commands.h"
 #include "sim/core/protocol/nvme_prp.h"
@@ -52,7 +51,8 @@ Distribution summarize(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   auto at = [&](double q) {
-    return v[std::min<std::size_t>(v.size() - 1, static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
+    return v[std::min<std::size_t>(v.size() - 1,
+                                   static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
   };
   d.mean = sum / static_cast<double>(v.size());
   d.min = v.front();
@@ -145,7 +145,8 @@ IoQueueRings SoftController::create_io_queue(std::uint16_t qid, std::uint32_t en
                              "Identifier or Size)");
   }
   Queue& q = queues_[qid];
-  if (q.exists) throw std::runtime_error("soft controller: queue " + std::to_string(qid) + " exists");
+  if (q.exists)
+    throw std::runtime_error("soft controller: queue " + std::to_string(qid) + " exists");
   IoQueueRings r;
   r.qid = qid;
   r.entries = entries;
@@ -177,7 +178,8 @@ void SoftController::delete_io_queues() {
 
 void SoftController::start() {
   stop_.store(false);
-  for (std::uint32_t t = 0; t < options_.threads; ++t) threads_.emplace_back([this, t] { serve(t); });
+  for (std::uint32_t t = 0; t < options_.threads; ++t)
+    threads_.emplace_back([this, t] { serve(t); });
 }
 
 void SoftController::stop() {
@@ -192,7 +194,7 @@ void SoftController::violation(Worker& w, std::string what) {
 
 TargetStats SoftController::stats() const {
   TargetStats s;
-  std::vector<double> service, data, sizes, gaps;
+  std::vector<double> service, data, sizes, gaps, copies;
   // Least-squares line of batch time against batch size.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const Worker& w : workers_) {
@@ -211,11 +213,13 @@ TargetStats SoftController::stats() const {
     service.insert(service.end(), w.service_ns.begin(), w.service_ns.end());
     data.insert(data.end(), w.data_ns.begin(), w.data_ns.end());
     gaps.insert(gaps.end(), w.batch_gap_ns.begin(), w.batch_gap_ns.end());
+    copies.insert(copies.end(), w.batch_copies.begin(), w.batch_copies.end());
     s.violations.insert(s.violations.end(), w.violations.begin(), w.violations.end());
   }
   std::int64_t origin = 0;
   for (const Worker& w : workers_) {
-    if (w.first_batch_ns != 0 && (origin == 0 || w.first_batch_ns < origin)) origin = w.first_batch_ns;
+    if (w.first_batch_ns != 0 && (origin == 0 || w.first_batch_ns < origin))
+      origin = w.first_batch_ns;
   }
   for (const Worker& w : workers_) {
     TargetStats::Thread t;
@@ -233,6 +237,7 @@ TargetStats SoftController::stats() const {
   s.batches = static_cast<std::uint64_t>(n);
   s.batch_commands = summarize(std::move(sizes));
   s.batch_gap_ns = summarize(std::move(gaps));
+  s.batch_copies = summarize(std::move(copies));
   const double spread = n * sxx - sx * sx;
   if (n >= 2 && spread > 0) {
     s.batch_per_command_ns = (n * sxy - sx * sy) / spread;
@@ -249,6 +254,7 @@ void SoftController::reset_stats() {
     w.data_ns.clear();
     w.batches.clear();
     w.batch_gap_ns.clear();
+    w.batch_copies.clear();
     w.last_batch_end_ns = 0;
     w.first_batch_ns = 0;
     w.batch_passes = 0;
@@ -404,7 +410,8 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     if (status == nvme::Status::Success) {
       const std::uint64_t bytes = std::uint64_t{rw.block_count} * options_.lba_bytes;
       if (opcode == nvme::NvmOpcode::Read) {
-        const ssize_t got = ::pread(fd_, staging, bytes, static_cast<off_t>(rw.slba * options_.lba_bytes));
+        const ssize_t got =
+            ::pread(fd_, staging, bytes, static_cast<off_t>(rw.slba * options_.lba_bytes));
         if (got != static_cast<ssize_t>(bytes)) status = nvme::Status::UnrecoveredReadError;
       }
       std::uint64_t offset = 0;
@@ -428,14 +435,15 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     batch.push_back({cid, status, batch_start, 0});
   }
   if (!batch.empty()) {
+    w.batch_copies.push_back(static_cast<double>(copies.size()));
     bool copied = true;
     const auto stream = static_cast<cudaStream_t>(w.stream);
     for (const Copy& c : copies) {
       void* gpu = reinterpret_cast<void*>(c.gpu);
-      copied = copied && (c.to_gpu ? cudaMemcpyAsync(gpu, c.host, c.bytes, cudaMemcpyHostToDevice,
-                                                     stream)
-                                   : cudaMemcpyAsync(c.host, gpu, c.bytes, cudaMemcpyDeviceToHost,
-                                                     stream)) == cudaSuccess;
+      copied = copied &&
+               (c.to_gpu ? cudaMemcpyAsync(gpu, c.host, c.bytes, cudaMemcpyHostToDevice, stream)
+                         : cudaMemcpyAsync(c.host, gpu, c.bytes, cudaMemcpyDeviceToHost, stream)) ==
+                   cudaSuccess;
     }
     if (!copied) {
       for (Command& c : batch) {
@@ -450,8 +458,7 @@ bool SoftController::poll_queue(std::uint16_t qid, Worker& w) {
     for (const auto& [s, e] : writes) {
       const nvme::ReadWriteFields rw = nvme::decode_read_write(e);
       const std::uint64_t bytes = std::uint64_t{rw.block_count} * options_.lba_bytes;
-      if (::pwrite(fd_, w.staging + s, bytes,
-                   static_cast<off_t>(rw.slba * options_.lba_bytes)) !=
+      if (::pwrite(fd_, w.staging + s, bytes, static_cast<off_t>(rw.slba * options_.lba_bytes)) !=
           static_cast<ssize_t>(bytes)) {
         for (Command& c : batch) {
           if (c.cid == e.cid()) c.status = nvme::Status::WriteFault;

@@ -34,11 +34,11 @@ namespace gpunvme::hw {
 class SoftController : public NvmeTarget {
  public:
   struct Options {
-    std::string file;             // backing file: the namespace (read, and written by writes)
-    bool writable = false;        // open the file for writing too
+    std::string file;       // backing file: the namespace (read, and written by writes)
+    bool writable = false;  // open the file for writing too
     std::uint32_t lba_bytes = 512;
-    std::uint32_t threads = 4;    // serving threads; queue q by thread (q - 1) % threads
-    std::uint8_t dstrd = 0;       // CAP.DSTRD: doorbell stride 4 << dstrd bytes
+    std::uint32_t threads = 4;  // serving threads; queue q by thread (q - 1) % threads
+    std::uint8_t dstrd = 0;     // CAP.DSTRD: doorbell stride 4 << dstrd bytes
     std::uint32_t max_queues = 1024;
     std::uint32_t max_entries = 65536;     // CAP.MQES + 1
     std::uint32_t max_transfer = 1 << 17;  // MDTS: 128 KiB (32 pages)
@@ -81,10 +81,10 @@ class SoftController : public NvmeTarget {
     std::uint32_t sq_tail = 0, sq_head = 0, cq_tail = 0, cq_head = 0;
     bool phase = true;
     nvme::OutstandingCids cids;
-    std::vector<Command> waiting;            // served, waiting for CQ room
+    std::vector<Command> waiting;  // served, waiting for CQ room
   };
   struct Worker {
-    void* stream = nullptr;          // cudaStream_t
+    void* stream = nullptr;            // cudaStream_t
     unsigned char* staging = nullptr;  // pinned: batch x max_transfer
     std::vector<double> service_ns, data_ns;
     std::vector<std::pair<double, double>> batches;  // (commands, ns from fetch to last CQE)
@@ -92,6 +92,7 @@ class SoftController : public NvmeTarget {
     // its next batch's first fetch, when no whole pass over its queues found
     // nothing in between (overhead between batches, not idleness).
     std::vector<double> batch_gap_ns;
+    std::vector<double> batch_copies;  // copy operations of each batch
     std::int64_t last_batch_end_ns = 0;
     std::int64_t first_batch_ns = 0;  // 0: none yet
     std::uint64_t batch_passes = 0;   // passes that served SQEs (whole or not)

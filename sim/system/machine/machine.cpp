@@ -38,10 +38,20 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
                                                   memory_);
       });
     } else if (node.kind == "host_memory") {
-      const auto bytes = static_cast<std::uint64_t>(pcie::HostMemoryParams::from(node.params).capacity_gib *
-                                                    static_cast<double>(1ull << 30));
+      const auto bytes = static_cast<std::uint64_t>(
+          pcie::HostMemoryParams::from(node.params).capacity_gib * static_cast<double>(1ull << 30));
       memory_.allocate(bytes, i, RegionKind::HostMemory, node.id);
     }
+  }
+  // A controller that moves data with a GPU's copy engine waits behind
+  // that GPU's polls of host memory.
+  for (auto& [id, ssd] : ssds_) {
+    ssd->set_copy_op_delay([this](std::uint64_t addr) {
+      for (const auto& [gpu_id, gpu] : gpus_) {
+        if (gpu->owns(addr, 1)) return gpu->copy_op_poll_delay();
+      }
+      return Picoseconds{0};
+    });
   }
 }
 

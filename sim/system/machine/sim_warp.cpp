@@ -52,6 +52,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       counters_(counters),
       placement_(placement),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
+      poll_backoff_(poll_backoff),
       calendar_(Calendar::current()) {
   *state_ = WaitState{};
   state_->warp = this;
@@ -76,6 +77,7 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
   instruction_start_ =
       gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
   algo::visit_lanes(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
+  instruction_lines_ = 0;
 }
 
 void SimWarp::end_instruction(algo::LaneMask mask) {
@@ -194,22 +196,32 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     c.signature = mix(c.signature, kPcieLoad);
     ++reads_in_flight_;
     ++lane_reads_in_flight_[lane];
-    fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
-                 [this, lane](const std::uint8_t*, std::uint32_t) {
-                   LaneCost& done = lane_cost_[lane];
-                   done.cursor = std::max(done.cursor, now() + gpu_.costs().pcie_load_overhead);
-                   --lane_reads_in_flight_[lane];
-                   --reads_in_flight_;
-                   read_returned_.notify(sc_core::SC_ZERO_TIME);
-                 });
+    // Behind the reads the GPU has in flight; lanes reading one line in
+    // one instruction share its request.
+    const Picoseconds queued = now() + gpu_.host_read_queue_floor();
+    const bool new_line = note_instruction_line(addr / gpu::kPcieReadLineBytes);
+    if (new_line) gpu_.add_host_read();
+    fabric_.read(
+        gpu_.node(), addr, static_cast<std::uint32_t>(len),
+        [this, lane, queued, new_line](const std::uint8_t*, std::uint32_t) {
+          if (new_line) gpu_.remove_host_read();
+          LaneCost& done = lane_cost_[lane];
+          done.cursor = std::max({done.cursor, now() + gpu_.costs().pcie_load_overhead, queued});
+          --lane_reads_in_flight_[lane];
+          --reads_in_flight_;
+          read_returned_.notify(sc_core::SC_ZERO_TIME);
+        });
     return;
   }
   const Picoseconds issue = op_issue();
   if (issue > now()) resume_at(issue);
+  const Picoseconds queued = now() + gpu_.host_read_queue_floor();
   bool done = false;
   sc_core::sc_event arrived;
+  gpu_.add_host_read();
   fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
                [&](const std::uint8_t* bytes, std::uint32_t got) {
+                 gpu_.remove_host_read();
                  std::memcpy(data, bytes, std::min<std::size_t>(got, len));
                  done = true;
                  arrived.notify(sc_core::SC_ZERO_TIME);
@@ -218,7 +230,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
     Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
     sc_core::wait(arrived);
   }
-  op_done(now() + gpu_.costs().pcie_load_overhead, kPcieLoad);
+  op_done(std::max(now() + gpu_.costs().pcie_load_overhead, queued), kPcieLoad);
 }
 
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
@@ -312,11 +324,28 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   if (evaluate()) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   WaitState& state = *state_;
+  // While its predicate reads host memory the warp is one of the GPU's host
+  // pollers, until the wait returns.
+  struct HostPolling {
+    gpu::Gpu& gpu;
+    bool counted = false;
+    void set(bool polling) {
+      if (polling == counted) return;
+      counted = polling;
+      if (polling) {
+        gpu.add_host_poller();
+      } else {
+        gpu.remove_host_poller();
+      }
+    }
+    ~HostPolling() { set(false); }
+  } host_polling{gpu_};
   for (;;) {
     settle();
     const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
+    host_polling.set(state.reads_host);
     waiting.start = start;
     waiting.seen = 0;
     state.satisfied = false;
@@ -347,7 +376,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     state.satisfied = false;
     const Picoseconds waited = now() - start;
     counters_.wait_ps += waited;
-    counters_.polls += waited / poll_period_ + 1;
+    counters_.polls += waited / current_poll_period() + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
     if (reevaluate()) return true;
@@ -410,8 +439,9 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   // at or after the write sees it, one load latency later.
   Waiting& waiting = *waiting_;
   const Picoseconds t = now();
-  const Picoseconds polls = (t - waiting.start + poll_period_ - 1) / poll_period_;
-  waiting.seen = waiting.start + polls * poll_period_ + gpu_.costs().load_latency;
+  const Picoseconds period = current_poll_period();
+  const Picoseconds polls = (t - waiting.start + period - 1) / period;
+  waiting.seen = waiting.start + polls * period + current_poll_latency();
   calendar_.wake_at(waiting.seen, wake_);
 }
 
@@ -419,6 +449,7 @@ bool SimWarp::evaluate() {
   WaitState& state = *state_;
   state.count = 0;
   state.overflow = false;
+  state.reads_host = false;
   state.evaluated_at = memory_.write_count();
   reads_ = &state;
   state.answer = holds(waiting_->ready);
@@ -436,7 +467,9 @@ bool SimWarp::WaitState::unchanged() const {
 
 void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
   WaitState& reads = *reads_;
-  if (reads.overflow || len == 0) return;
+  if (len == 0) return;
+  if (!gpu_.owns(addr, len)) reads.reads_host = true;
+  if (reads.overflow) return;
   const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
   for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
     // Consecutive peeks mostly share a line: look back before adding.

@@ -29,7 +29,11 @@
 // - waiting is a watch on simulated memory: the warp sleeps until the write
 //   it waits for and notices it on its next poll (polls are issued every load
 //   latency plus the __nanosleep backoff); the polls are counted, not
-//   simulated.
+//   simulated. A warp whose predicate reads host memory (or anything over
+//   PCIe) is one of the GPU's host pollers while it waits: its polls take
+//   the GPU's host poll period, which grows with the pollers once they
+//   outrun the rate host reads are served at, and every other read over
+//   PCIe waits behind one read of each poller (gpu::Gpu::host_poll_period).
 #pragma once
 
 #include <algorithm>
@@ -376,9 +380,10 @@ class SimWarp {
     MemorySpace* memory = nullptr;
     std::uint64_t evaluated_at = 0;
     std::uint32_t count = 0;
-    bool overflow = false;   // read more lines than it keeps: always re-evaluate
-    bool satisfied = false;  // the wait in progress has seen its write
-    bool answer = false;     // the predicate's last answer
+    bool overflow = false;    // read more lines than it keeps: always re-evaluate
+    bool satisfied = false;   // the wait in progress has seen its write
+    bool answer = false;      // the predicate's last answer
+    bool reads_host = false;  // the last evaluation read memory outside the GPU
     std::uint64_t lines[kMaxLines];
     // Whether [addr, addr+len) lies in the last line noted.
     bool last_line_holds(std::uint64_t addr, std::size_t len) const {
@@ -410,6 +415,14 @@ class SimWarp {
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
+  // The period of the waiting warp's polls, and the latency of the poll that
+  // sees the write: host polls when its predicate read host memory.
+  Picoseconds current_poll_period() const {
+    return state_->reads_host ? gpu_.host_poll_period() + poll_backoff_ : poll_period_;
+  }
+  Picoseconds current_poll_latency() const {
+    return state_->reads_host ? gpu_.host_poll_period() : gpu_.costs().load_latency;
+  }
   // Makes the watches of ranges[0 .. count) live, resuming parked ones.
   void watch_ranges(const std::uint64_t* ranges, std::size_t count);
   // A watched write: context is the warp's WaitState.
@@ -431,7 +444,8 @@ class SimWarp {
   StageSink& sink_;
   WarpCounters& counters_;
   WarpPlacement placement_;
-  Picoseconds poll_period_;
+  Picoseconds poll_period_;   // polls of GPU memory: a load latency plus the backoff
+  Picoseconds poll_backoff_;  // __nanosleep between polls
   int instruction_depth_ = 0;
   int current_lane_ = 0;
   Picoseconds instruction_start_ = 0;
@@ -442,6 +456,18 @@ class SimWarp {
   // PCIe reads the lanes of the current instruction have in flight: the
   // lanes issue theirs together and the instruction ends when all are back.
   std::uint32_t reads_in_flight_ = 0;
+  // The lines the instruction in progress has read over PCIe.
+  std::uint64_t instruction_line_list_[algo::kWarpLanes * 4];
+  std::uint32_t instruction_lines_ = 0;
+  // Whether `line` is the instruction's first read of it (noted if so).
+  bool note_instruction_line(std::uint64_t line) {
+    for (std::uint32_t i = instruction_lines_; i > 0; --i) {
+      if (instruction_line_list_[i - 1] == line) return false;
+    }
+    if (instruction_lines_ < algo::kWarpLanes * 4)
+      instruction_line_list_[instruction_lines_++] = line;
+    return true;
+  }
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
   Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
   sc_core::sc_event read_returned_;

@@ -36,6 +36,7 @@
 #include "sim/system/machine/cq_observer.h"
 #include "sim/system/workload/command_watchdog.h"
 #include "sim/system/workload/io_path.h"
+#include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/service_warps.h"
 #include "sim/system/workload/stage_recorder.h"
 
@@ -53,8 +54,9 @@ struct StrategyPlan {
   bool pollers = false;  // completion = polling_warps
 };
 StrategyPlan strategy_plan(const RunConfig& config);
-// The scenario's strategy fields as written (they refer to `s`).
-algo::StrategyFields strategy_fields(const ParamValues& s);
+// The scenario's strategy fields as written. They are views into `scenario`,
+// which must outlive them.
+algo::StrategyFields strategy_fields(const ScenarioParams& scenario);
 
 // One compute warp of the path.
 struct GpuWarp {

@@ -87,8 +87,9 @@ void check_strategy(const RunConfig& config) {
         file, "$.queues", std::to_string(per_ssd),
         fmt::format("{} queues over {} SSDs: at most 65,535 in one run", all_queues, ssds));
   }
+  const ScenarioParams scenario = ScenarioParams::from(s);
   if (const std::optional<algo::RefusedOption> refused =
-          algo::refused_option(strategy_fields(s), plan.named, st.cid)) {
+          algo::refused_option(strategy_fields(scenario), plan.named, st.cid)) {
     const std::string field(refused->field);
     throw ConfigError(file, "$." + field, "\"" + s.string(field) + "\"", std::string(refused->why));
   }
