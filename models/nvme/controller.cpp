@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "models/flash/flash_params.h"
+#include "models/nvme/ssd_params.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
 #include "sim/kernel/params/config_error.h"
@@ -38,42 +39,42 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
       memory_(memory),
       flash_(flash::flash_params_from(this->params())) {
   const ParamValues& p = this->params();
+  const SsdParams ssd = SsdParams::from(p);
   dma_ = std::make_unique<pcie::DmaEngine>("dma", fabric, memory, node,
                                            pcie::dma_engine_config(p, "dma_"));
-  max_io_queues_ = static_cast<std::uint32_t>(p.integer("max_io_queues"));
-  max_entries_ = static_cast<std::uint32_t>(p.integer("mqes"));
-  dstrd_ = static_cast<std::uint8_t>(p.integer("dstrd"));
-  lba_bytes_ = static_cast<std::uint32_t>(p.integer("lba_bytes"));
-  mdts_ = static_cast<std::uint8_t>(p.integer("mdts"));
+  max_io_queues_ = static_cast<std::uint32_t>(ssd.max_io_queues);
+  max_entries_ = static_cast<std::uint32_t>(ssd.mqes);
+  dstrd_ = static_cast<std::uint8_t>(ssd.dstrd);
+  lba_bytes_ = static_cast<std::uint32_t>(ssd.lba_bytes);
+  mdts_ = static_cast<std::uint8_t>(ssd.mdts);
   max_transfer_bytes_ = mdts_ == 0 ? 0 : (kPageBytes << mdts_);
-  fetch_burst_ = static_cast<std::uint32_t>(p.integer("sq_fetch_burst"));
-  max_fetches_ = static_cast<std::uint32_t>(p.integer("max_outstanding_fetches"));
-  max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
-  command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
-  cost_ =
-      CommandCost{command_overhead_, p.real("command_ns_per_kib") * 1000.0 / 1024.0, lba_bytes_};
-  const double datapath_gbps = p.real("datapath_gbps");
+  fetch_burst_ = static_cast<std::uint32_t>(ssd.sq_fetch_burst);
+  max_fetches_ = static_cast<std::uint32_t>(ssd.max_outstanding_fetches);
+  max_active_ = static_cast<std::uint32_t>(ssd.max_active_commands);
+  command_overhead_ = ssd.command_overhead_ns;
+  cost_ = CommandCost{command_overhead_, ssd.command_ns_per_kib * 1000.0 / 1024.0, lba_bytes_};
+  const double datapath_gbps = ssd.datapath_gbps;
   datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
-  admin_command_ = ns_to_ps(p.real("admin_command_ns"));
-  ready_delay_ = us_to_ps(p.real("ready_delay_us"));
-  cmb_access_ = ns_to_ps(p.real("cmb_access_ns"));
-  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
-  wrr_supported_ = p.boolean("wrr_supported");
-  sgl_supported_ = p.boolean("sgl_supported");
-  shadow_supported_ = p.boolean("shadow_doorbells");
-  vwc_present_ = p.boolean("volatile_write_cache");
+  admin_command_ = ssd.admin_command_ns;
+  ready_delay_ = ssd.ready_delay_us;
+  cmb_access_ = ssd.cmb_access_ns;
+  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ssd.shadow_poll_ns);
+  wrr_supported_ = ssd.wrr_supported;
+  sgl_supported_ = ssd.sgl_supported;
+  shadow_supported_ = ssd.shadow_doorbells;
+  vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
-  default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
+  default_burst_log2_ = static_cast<std::uint8_t>(ssd.arbitration_burst_log2);
   arbiter_ = Arbiter(default_burst_log2_);
-  const auto cores = static_cast<std::size_t>(p.integer("controller_cores"));
-  std::vector<double> processor_scale = p.real_list("processor_time_scale");
+  const auto cores = static_cast<std::size_t>(ssd.controller_cores);
+  std::vector<double> processor_scale = ssd.processor_time_scale;
   if (!processor_scale.empty() && processor_scale.size() != cores) {
     throw ConfigError("", fmt::format("$.nodes[{}].processor_time_scale", node),
                       render_value(p.json().at("processor_time_scale")),
                       fmt::format("expected one entry per controller core ({}), or none", cores));
   }
   cores_ = std::make_unique<ProcessorCores>(cores, std::move(processor_scale));
-  if (p.boolean("batch_service")) {
+  if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
       schedule_at(when, std::move(callback));
@@ -82,12 +83,11 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
     hooks.kick_fetch = [this] { kick_fetch(); };
     hooks.generation = [this] { return generation_; };
     processors_ = std::make_unique<BatchServiceProcessing>(
-        *cores_, cost_, ns_to_ps(p.real("batch_overhead_ns")), ns_to_ps(p.real("batch_gap_ns")),
-        max_io_queues_, std::move(hooks));
+        *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
   } else {
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }
-  const auto vectors = p.integer("msix_vectors");
+  const auto vectors = ssd.msix_vectors;
   CompletionHooks completion_hooks;
   completion_hooks.load_status = [this](std::uint64_t addr) {
     return memory_.load<std::uint16_t>(addr);
@@ -108,7 +108,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   granted_sqs_ = granted_cqs_ = max_io_queues_;
 
   std::vector<ScheduledFault> schedule;
-  const auto entries = p.string_list("fault_schedule");
+  const std::vector<std::string>& entries = ssd.fault_schedule;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     try {
       schedule.push_back(parse_scheduled_fault(entries[k]));
@@ -117,11 +117,11 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                         "\"" + entries[k] + "\"", e.what());
     }
   }
-  faults_ = FaultInjector(p.real("fault_media_error_rate"), p.real("fault_command_error_rate"),
-                          static_cast<std::uint64_t>(p.integer("fault_seed")), std::move(schedule));
+  faults_ = FaultInjector(ssd.fault_media_error_rate, ssd.fault_command_error_rate,
+                          static_cast<std::uint64_t>(ssd.fault_seed), std::move(schedule));
   track_commands_ = faults_.may_lose_commands();
-  link_retrain_ = us_to_ps(p.real("link_retrain_us"));
-  io_timeout_ = us_to_ps(p.real("io_timeout_us"));
+  link_retrain_ = ssd.link_retrain_us;
+  io_timeout_ = ssd.io_timeout_us;
   for (const ScheduledFault& f : faults_.timed_events()) {
     schedule_at(f.at, [this, kind = f.kind] { device_event(kind); });
   }
@@ -132,7 +132,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   registers_ = &memory.allocate(std::max<std::uint64_t>(bar_bytes, 16384), node,
                                 RegionKind::Registers, id() + ".bar0", 16384);
   fabric.attach_registers(*registers_, this);
-  const auto cmb_mib = static_cast<std::uint64_t>(p.integer("cmb_mib"));
+  const auto cmb_mib = static_cast<std::uint64_t>(ssd.cmb_mib);
   if (cmb_mib > 0) {
     cmb_ = &memory.allocate(cmb_mib << 20, node, RegionKind::ControllerMemoryBuffer, id() + ".cmb",
                             1ull << 20);

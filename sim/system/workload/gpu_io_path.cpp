@@ -28,8 +28,7 @@ std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
 using algo::local_cid_bits;
 }  // namespace
 
-algo::StrategyFields strategy_fields(const ParamValues& s) {
-  const ScenarioParams scenario = ScenarioParams::from(s);
+algo::StrategyFields strategy_fields(const ScenarioParams& scenario) {
   algo::StrategyFields fields;
   fields.strategy = scenario.strategy;
   fields.queue_mapping = scenario.queue_mapping;
@@ -41,7 +40,9 @@ algo::StrategyFields strategy_fields(const ParamValues& s) {
 }
 
 StrategyPlan strategy_plan(const RunConfig& config) {
-  const algo::StrategyFields fields = strategy_fields(config.scenario.params);
+  // The fields are views into `scenario`, which outlives them here.
+  const ScenarioParams scenario = ScenarioParams::from(config.scenario.params);
+  const algo::StrategyFields fields = strategy_fields(scenario);
   algo::ResolvedStrategy resolved;
   if (const std::optional<algo::UnknownName> unknown = algo::resolve_strategy(fields, resolved)) {
     std::string allowed;

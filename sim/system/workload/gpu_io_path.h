@@ -41,6 +41,8 @@
 
 namespace gpunvme {
 
+struct ScenarioParams;
+
 // The strategy a scenario asks for, with every "strategy" field resolved
 // (sim/core/algo/strategy_names.h); ConfigError for a name the tables do not
 // know.
@@ -53,8 +55,9 @@ struct StrategyPlan {
   bool pollers = false;  // completion = polling_warps
 };
 StrategyPlan strategy_plan(const RunConfig& config);
-// The scenario's strategy fields as written (they refer to `s`).
-algo::StrategyFields strategy_fields(const ParamValues& s);
+// The scenario's strategy fields as written: views into `scenario`, valid
+// while it lives.
+algo::StrategyFields strategy_fields(const ScenarioParams& scenario);
 
 // One compute warp of the path.
 struct GpuWarp {
