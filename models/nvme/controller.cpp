@@ -25,10 +25,6 @@ constexpr std::uint8_t kCmbSizeUnitMib = 2;
 constexpr std::uint8_t kCmbBar = 2;
 constexpr Picoseconds kTimeoutUnit = 500ull * 1'000'000'000ull;  // CAP.TO: 500 ms units
 
-std::uint32_t unfetched(std::uint32_t head, std::uint32_t fetching, std::uint32_t tail,
-                        std::uint32_t entries) {
-  return ring_occupied(ring_advance(head, fetching, entries), tail, entries);
-}
 }  // namespace
 
 Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, std::size_t node,
@@ -48,9 +44,6 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   lba_bytes_ = static_cast<std::uint32_t>(ssd.lba_bytes);
   mdts_ = static_cast<std::uint8_t>(ssd.mdts);
   max_transfer_bytes_ = mdts_ == 0 ? 0 : (kPageBytes << mdts_);
-  fetch_burst_ = static_cast<std::uint32_t>(ssd.sq_fetch_burst);
-  max_fetches_ = static_cast<std::uint32_t>(ssd.max_outstanding_fetches);
-  max_active_ = static_cast<std::uint32_t>(ssd.max_active_commands);
   command_overhead_ = ssd.command_overhead_ns;
   cost_ = CommandCost{command_overhead_, ssd.command_ns_per_kib * 1000.0 / 1024.0, lba_bytes_};
   const double datapath_gbps = ssd.datapath_gbps;
@@ -65,7 +58,6 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
   default_burst_log2_ = static_cast<std::uint8_t>(ssd.arbitration_burst_log2);
-  arbiter_ = Arbiter(default_burst_log2_);
   const auto cores = static_cast<std::size_t>(ssd.controller_cores);
   std::vector<double> processor_scale = ssd.processor_time_scale;
   if (!processor_scale.empty() && processor_scale.size() != cores) {
@@ -79,14 +71,30 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
       schedule_at(when, std::move(callback));
     };
-    hooks.queue_ready = [this](std::uint16_t qid) { arbiter_.mark_ready(qid); };
-    hooks.kick_fetch = [this] { kick_fetch(); };
+    hooks.queue_ready = [this](std::uint16_t qid) { fetch_->mark_ready(qid); };
+    hooks.kick_fetch = [this] { fetch_->kick(); };
     hooks.generation = [this] { return generation_; };
     processors_ = std::make_unique<BatchServiceProcessing>(
         *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
   } else {
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }
+  FetchLimits limits;
+  limits.fetch_burst = static_cast<std::uint32_t>(ssd.sq_fetch_burst);
+  limits.max_fetches = static_cast<std::uint32_t>(ssd.max_outstanding_fetches);
+  limits.max_active = static_cast<std::uint32_t>(ssd.max_active_commands);
+  FetchHooks fetch_hooks;
+  fetch_hooks.now = [] { return now(); };
+  fetch_hooks.read = [this](std::uint64_t addr, std::uint32_t len, FetchHooks::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  fetch_hooks.deliver = [this](std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
+                               std::uint32_t count, std::uint64_t generation) {
+    on_entries(qid, first, data, count, generation);
+  };
+  fetch_hooks.generation = [this] { return generation_; };
+  fetch_ = std::make_unique<FetchEngine>(queues_, *processors_, limits, default_burst_log2_,
+                                         std::move(fetch_hooks));
   const auto vectors = ssd.msix_vectors;
   CompletionHooks completion_hooks;
   completion_hooks.load_status = [this](std::uint64_t addr) {
@@ -302,9 +310,9 @@ void Controller::enable() {
     csts_.cfs = true;
     return;
   }
-  arbiter_.set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
-                             ? ArbitrationMechanism::WeightedRoundRobinUrgent
-                             : ArbitrationMechanism::RoundRobin);
+  fetch_->arbiter().set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
+                                      ? ArbitrationMechanism::WeightedRoundRobinUrgent
+                                      : ArbitrationMechanism::RoundRobin);
   SubmissionQueue& sq = queues_.sq(kAdminQueueId);
   sq = SubmissionQueue{};
   sq.open(asq_, aqa.sq_entries);
@@ -317,7 +325,7 @@ void Controller::enable() {
   cq.in_cmb = cq_in_cmb;
   cq.irq_enabled = true;  // the admin CQ always signals vector 0
   cq.bound_sqs = 1;
-  arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
+  fetch_->arbiter().add_queue(kAdminQueueId, QueuePriority::Urgent);
   queues_.index_rings();
   const std::uint64_t generation = generation_;
   ready_at_ = now() + ready_delay_;
@@ -334,7 +342,7 @@ void Controller::enable() {
 void Controller::reset() {
   ++generation_;
   for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
-    if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
+    if (queues_.sq(qid).exists) fetch_->arbiter().remove_queue(qid);
     queues_.sq(qid) = SubmissionQueue{};
     processors_->forget_queue(qid);
     queues_.cq(qid) = CompletionQueue{};
@@ -346,8 +354,8 @@ void Controller::reset() {
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
   vwc_enabled_ = vwc_present_;
-  arbiter_.set_mechanism(ArbitrationMechanism::RoundRobin);
-  arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
+  fetch_->arbiter().set_mechanism(ArbitrationMechanism::RoundRobin);
+  fetch_->arbiter().set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
 }
 
 // ---------------------------------------------------------------------------
@@ -384,10 +392,10 @@ void Controller::fault_reset() {
   for (std::size_t qid = 1; qid < queues_.count(); ++qid)
     io_queues += queues_.sq(qid).exists ? 1u : 0u;
   const Picoseconds recovery = ready_delay_ + admin_command_ * (3u + 2u * io_queues);
-  paused_until_ = std::max(paused_until_, now() + recovery);
+  fetch_->pause_until(now() + recovery);
   reset_recovery_ps_ += recovery;
-  schedule_at(paused_until_, [this] {
-    if (now() >= paused_until_) kick_fetch();
+  schedule_at(fetch_->paused_until(), [this] {
+    if (now() >= fetch_->paused_until()) fetch_->kick();
   });
 }
 
@@ -465,9 +473,9 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     }
     for (std::uint32_t i = sq.tail; i != value; i = ring_next(i, sq.entries)) sq.rung_at[i] = now();
     sq.tail = value;
-    arbiter_.mark_ready(qid);
+    fetch_->mark_ready(qid);
     update_sq_event_idx(qid);
-    kick_fetch();
+    fetch_->kick();
     return;
   }
   if (qid >= queues_.count() || !queues_.cq(qid).exists) {
@@ -489,73 +497,6 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
   }
   cq.head = value;
   completions_->release_held(qid);
-}
-
-// Serves SQs in the arbiter's order: each turn takes up to the arbitration
-// burst from one SQ, in PCIe reads of at most sq_fetch_burst entries that
-// never cross the ring's end, while read slots and command slots last.
-void Controller::kick_fetch() {
-  if (now() < paused_until_) return;  // resetting: the end of the reset kicks again
-  while (fetches_in_flight_ < max_fetches_) {
-    const std::uint32_t io_room =
-        active_ + entries_fetching_ >= max_active_ ? 0 : max_active_ - active_ - entries_fetching_;
-    const std::optional<std::uint16_t> next = arbiter_.next(io_room > 0);
-    if (!next) {
-      // Only I/O SQs are left ready (the admin SQ is served regardless): they
-      // wait for a command slot to free.
-      if (io_room == 0 && arbiter_.any_ready() && !slot_stall_since_) slot_stall_since_ = now();
-      return;
-    }
-    const std::uint16_t qid = *next;
-    SubmissionQueue& sq = queues_.sq(qid);
-    std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
-    if (turn == 0) continue;
-    turn = std::min(turn, arbiter_.burst());
-    if (qid != kAdminQueueId) turn = std::min(turn, io_room);
-    // The processor policy may hold an I/O SQ back or shorten its turn.
-    const bool polled = qid != kAdminQueueId && processors_->one_read_per_turn();
-    if (qid != kAdminQueueId) {
-      turn = processors_->fetch_turn(qid, turn, fetch_burst_, now());
-      if (turn == 0) continue;
-    }
-    const std::uint64_t generation = generation_;
-    while (turn > 0 && fetches_in_flight_ < max_fetches_) {
-      const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
-      const std::uint32_t count = std::min({turn, fetch_burst_, sq.entries - from});
-      sq.fetching += count;
-      if (qid != kAdminQueueId) {
-        account_slots();
-        entries_fetching_ += count;
-        slots_busy_max_ = std::max(slots_busy_max_, active_ + entries_fetching_);
-        if (slot_stall_since_) {
-          // A stall counts once time passed in it: a slot freed and taken in
-          // the same instant held nothing back.
-          if (now() > *slot_stall_since_) {
-            ++slot_stalls_;
-            slot_stall_ps_ += now() - *slot_stall_since_;
-          }
-          slot_stall_since_.reset();
-        }
-      }
-      ++fetches_in_flight_;
-      turn = polled ? 0 : turn - count;
-      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
-        --fetches_in_flight_;
-        if (qid != kAdminQueueId) {
-          account_slots();
-          entries_fetching_ -= count;
-        }
-        const bool current = qid != kAdminQueueId && generation == generation_;
-        if (current) processors_->read_arrived(qid);
-        on_entries(qid, from, data, count, generation);
-        if (current) processors_->read_dispatched(qid, now());
-        kick_fetch();
-      };
-      mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
-               std::move(arrived));
-    }
-    if (unfetched(sq.head, sq.fetching, sq.tail, sq.entries) > 0) arbiter_.mark_ready(qid);
-  }
 }
 
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
@@ -582,8 +523,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (qid != kAdminQueueId) {
       fetch_wait_.record(now() - sq.rung_at[slot]);
       command->io_index = io_fetched_++;
-      account_slots();
-      ++active_;
+      fetch_->command_started();
     }
     const std::uint16_t cid = command->sqe.cid();
     if (sq.cids.claim(cid) == QueueError::CidInUse) {
@@ -592,10 +532,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       ++cid_conflicts_;
       schedule_in(command_overhead_, [this, command] {
         if (command->generation != generation_) {
-          if (command->qid != kAdminQueueId) {
-            account_slots();
-            --active_;
-          }
+          if (command->qid != kAdminQueueId) fetch_->command_ended();
           return;
         }
         ++errors_;
@@ -883,10 +820,7 @@ void Controller::execute_dataset_management(CommandPtr command, Picoseconds proc
 void Controller::complete(const Command& command, Status status, std::uint32_t dw0, bool dnr) {
   if (command.cancelled) return;  // a reset completed it already
   if (command.generation != generation_) {
-    if (command.qid != kAdminQueueId) {
-      account_slots();
-      --active_;
-    }
+    if (command.qid != kAdminQueueId) fetch_->command_ended();
     return;
   }
   if (track_commands_ && command.qid != kAdminQueueId) {
@@ -925,29 +859,16 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
 void Controller::finish_sq_command(std::uint16_t qid) {
   SubmissionQueue& sq = queues_.sq(qid);
   --sq.in_flight;
-  const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
-  if (qid != kAdminQueueId) {
-    account_slots();
-    --active_;
-  }
-  if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 &&
-      unfetched(sq.head, sq.fetching, sq.tail, sq.entries) == 0) {
+  const bool was_full = qid != kAdminQueueId && fetch_->slots_full();
+  if (qid != kAdminQueueId) fetch_->command_ended();
+  if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 && unfetched(sq) == 0) {
     auto drained = std::move(sq.on_drained);
     sq.on_drained = nullptr;
     drained();
     return;
   }
   update_sq_event_idx(qid);
-  if (was_full && arbiter_.any_ready()) kick_fetch();
-}
-
-void Controller::account_slots() {
-  const Picoseconds elapsed = now() - slots_since_;
-  if (elapsed != 0) {
-    slot_ps_ += static_cast<long double>(active_) * elapsed;
-    reserved_slot_ps_ += static_cast<long double>(active_ + entries_fetching_) * elapsed;
-  }
-  slots_since_ = now();
+  if (was_full && fetch_->arbiter().any_ready()) fetch_->kick();
 }
 
 void Controller::check_drained() const {
@@ -987,15 +908,6 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   }
   const Picoseconds io_span =
       last_io_completion_ > first_io_doorbell_ ? last_io_completion_ - first_io_doorbell_ : 0;
-  // Occupancy is averaged over the I/O span (first I/O doorbell to last I/O
-  // completion), outside which no I/O command holds a slot.
-  auto over_span = [io_span](long double integral) {
-    return io_span == 0 ? 0.0 : static_cast<double>(integral / static_cast<long double>(io_span));
-  };
-  const auto pending = static_cast<long double>(now() - slots_since_);
-  const long double command_ps = slot_ps_ + pending * active_;
-  const long double reserved_ps = reserved_slot_ps_ + pending * (active_ + entries_fetching_);
-  const Picoseconds open_stall = slot_stall_since_ ? now() - *slot_stall_since_ : 0;
   nlohmann::json stats = {
       {"commands", completed_},
       {"admin_commands", admin_completed_},
@@ -1030,13 +942,7 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"first_io_doorbell_ns", ps_to_ns(first_io_doorbell_)},
       {"fetch_wait_ns", fetch_wait_.summary_ns()},
       {"service_ns", service_.summary_ns()},
-      {"slots",
-       {{"count", max_active_},
-        {"busy_mean", over_span(reserved_ps)},
-        {"busy_max", slots_busy_max_},
-        {"commands_mean", over_span(command_ps)},
-        {"fetch_stalls", slot_stalls_ + (open_stall > 0 ? 1 : 0)},
-        {"stalled_ns", ps_to_ns(slot_stall_ps_ + open_stall)}}},
+      {"slots", fetch_->slot_statistics(io_span)},
       {"flash",
        {{"page_reads", f.page_reads},
         {"page_programs", f.page_programs},

@@ -47,6 +47,7 @@
 #include "models/nvme/command_processors.h"
 #include "models/nvme/completion_poster.h"
 #include "models/nvme/fault_injector.h"
+#include "models/nvme/fetch_engine.h"
 #include "models/nvme/queue_set.h"
 #include "models/nvme/shadow_doorbells.h"
 #include "models/pcie/dma_engine.h"
@@ -150,7 +151,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   const LatencyHistogram& fetch_wait() const { return fetch_wait_; }
   const LatencyHistogram& service() const { return service_; }
   const flash::FlashArray& flash() const { return flash_; }
-  ArbitrationMechanism arbitration_mechanism() const { return arbiter_.mechanism(); }
+  ArbitrationMechanism arbitration_mechanism() const { return fetch_->arbiter().mechanism(); }
 
  private:
   struct Segment {
@@ -196,9 +197,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   void mirror_registers();
   void enable();
   void reset();
-  // --- doorbells, fetch and arbitration
+  // --- doorbells and the entries the fetch engine reads
   void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow);
-  void kick_fetch();
   void on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
                   std::uint32_t count, std::uint64_t generation);
   // --- I/O commands
@@ -277,9 +277,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t lba_bytes_;
   std::uint64_t max_transfer_bytes_;  // 0 = no limit
   std::uint8_t mdts_;
-  std::uint32_t fetch_burst_;
-  std::uint32_t max_fetches_;
-  std::uint32_t max_active_;
   Picoseconds command_overhead_;
   CommandCost cost_;
   double datapath_ps_per_byte_;  // 0 = not a limit
@@ -314,7 +311,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   // Shadow doorbells and EventIdx of the queues of queues_.
   std::unique_ptr<ShadowDoorbells> shadow_;
   std::vector<CommandPtr> held_aers_;
-  Arbiter arbiter_;
   FaultInjector faults_;
   // With faults that can lose commands: the I/O commands between fetch and
   // completion (a reset aborts them) and those lost (an Abort finds them),
@@ -322,7 +318,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool track_commands_ = false;
   std::unordered_map<std::uint32_t, CommandPtr> live_;
   std::unordered_map<std::uint32_t, CommandPtr> lost_;
-  Picoseconds paused_until_ = 0;  // after an injected reset: back at this time
   Picoseconds link_retrain_ = 0;
   Picoseconds io_timeout_ = 0;
   std::uint64_t timeout_faults_ = 0;
@@ -334,19 +329,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds reset_recovery_ps_ = 0;
   Picoseconds link_down_ps_ = 0;
 
-  // Command slots (max_active_commands): an I/O command holds one from the
-  // moment its SQE is requested (entries_fetching_) until its completion is
-  // posted (active_). Occupancy is integrated over simulated time so that
-  // results can report the mean alongside the maximum.
-  void account_slots();
-  Picoseconds slots_since_ = 0;                  // last change of active_ or entries_fetching_
-  long double slot_ps_ = 0;                      // integral of active_ over time
-  long double reserved_slot_ps_ = 0;             // integral of active_ + entries_fetching_
-  std::uint32_t slots_busy_max_ = 0;             // max of active_ + entries_fetching_
-  std::uint64_t slot_stalls_ = 0;                // times the fetch engine found no free slot
-  std::optional<Picoseconds> slot_stall_since_;  // while an I/O SQ waits for a slot
-  Picoseconds slot_stall_ps_ = 0;
-
   // Servers: the command processors (cores and the policy that drives
   // them), the admin processor (one admin command at a time) and the data
   // path.
@@ -354,9 +336,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<ProcessorPolicy> processors_;
   NextFreeServer admin_processor_;
   NextFreeServer datapath_;
-  std::uint32_t fetches_in_flight_ = 0;
-  std::uint32_t entries_fetching_ = 0;
-  std::uint32_t active_ = 0;  // I/O commands between fetch and completion
+  // Arbitration, command slots and SQ entry reads; paused by an injected
+  // reset until the host would have brought the controller back.
+  std::unique_ptr<FetchEngine> fetch_;
 
   std::function<void(const DmaRecord&)> dma_observer_;
 
