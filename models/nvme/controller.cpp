@@ -46,8 +46,6 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   max_transfer_bytes_ = mdts_ == 0 ? 0 : (kPageBytes << mdts_);
   command_overhead_ = ssd.command_overhead_ns;
   cost_ = CommandCost{command_overhead_, ssd.command_ns_per_kib * 1000.0 / 1024.0, lba_bytes_};
-  const double datapath_gbps = ssd.datapath_gbps;
-  datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
   admin_command_ = ssd.admin_command_ns;
   ready_delay_ = ssd.ready_delay_us;
   cmb_access_ = ssd.cmb_access_ns;
@@ -128,6 +126,69 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   faults_ = FaultInjector(ssd.fault_media_error_rate, ssd.fault_command_error_rate,
                           static_cast<std::uint64_t>(ssd.fault_seed), std::move(schedule));
   track_commands_ = faults_.may_lose_commands();
+  IoLimits io_limits;
+  io_limits.lba_bytes = lba_bytes_;
+  io_limits.capacity_lbas = capacity_lbas();
+  io_limits.max_transfer_bytes = max_transfer_bytes_;
+  io_limits.sgl_supported = sgl_supported_;
+  io_limits.datapath_ps_per_byte = ssd.datapath_gbps > 0 ? 1000.0 / ssd.datapath_gbps : 0.0;
+  io_limits.cost = cost_;
+  IoHooks io_hooks;
+  io_hooks.now = [] { return now(); };
+  io_hooks.schedule_at = [this](Picoseconds when, Callback callback) {
+    schedule_at(when, std::move(callback));
+  };
+  io_hooks.complete = [this](const Command& command, Status status, std::uint32_t dw0, bool dnr) {
+    complete(command, status, dw0, dnr);
+  };
+  io_hooks.resolve = [this](CommandPtr command, std::uint64_t bytes, bool to_host,
+                            Picoseconds start, Resolved done) {
+    resolve_data_pointer(std::move(command), bytes, to_host, start, std::move(done));
+  };
+  io_hooks.check_segments = [this](const Command& command, const std::vector<Segment>& segments,
+                                   std::uint64_t bytes) {
+    check_segments(command, segments, bytes);
+  };
+  io_hooks.read = [this](std::uint64_t addr, std::uint32_t len, IoHooks::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  io_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data,
+                          std::function<void()> delivered) {
+    mem_write(addr, len, data, std::move(delivered));
+  };
+  io_hooks.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued) {
+    dma_->write(addr, len, nullptr, std::move(issued));
+  };
+  io_hooks.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done) {
+    dma_->read(addr, len, std::move(done));
+  };
+  io_hooks.in_own_cmb = [this](std::uint64_t addr, std::uint64_t len) {
+    return in_own_cmb(addr, len);
+  };
+  io_hooks.observe_dma = [this](const DmaRecord& record) {
+    if (dma_observer_) dma_observer_(record);
+  };
+  io_hooks.device_event = [this](FaultKind kind) { device_event(kind); };
+  io_hooks.lose = [this](const CommandPtr& command) {
+    lost_[command_key(command->qid, command->sqe.cid())] = command;
+  };
+  io_hooks.generation = [this] { return generation_; };
+  io_hooks.volatile_cache = [this] { return vwc_enabled_; };
+  io_hooks.media_read = [this](Picoseconds at, Picoseconds processed, std::uint64_t offset,
+                               std::uint32_t bytes) {
+    return flash_.read(at, processed, offset, bytes);
+  };
+  io_hooks.media_write = [this](Picoseconds in, std::uint64_t offset, std::uint32_t bytes) {
+    return flash_.write(in, offset, bytes);
+  };
+  io_hooks.media_flush = [this](Picoseconds at, Picoseconds after) {
+    return flash_.flush(at, after);
+  };
+  io_hooks.media_trim = [this](std::uint64_t offset, std::uint64_t bytes) {
+    flash_.trim(offset, bytes);
+  };
+  io_ =
+      std::make_unique<IoExecution>(queues_, *processors_, faults_, io_limits, std::move(io_hooks));
   link_retrain_ = ssd.link_retrain_us;
   io_timeout_ = ssd.io_timeout_us;
   for (const ScheduledFault& f : faults_.timed_events()) {
@@ -555,262 +616,10 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
-      execute(std::move(command));
+      io_->execute(std::move(command));
     }
   }
   update_sq_event_idx(qid);
-}
-
-// ---------------------------------------------------------------------------
-// I/O commands
-// ---------------------------------------------------------------------------
-
-// The data path limits throughput only: a transfer starts once the path is
-// free and occupies it for its bytes, while the data flows on cut-through.
-Picoseconds Controller::book_datapath(Picoseconds ready, std::uint64_t bytes) {
-  if (datapath_ps_per_byte_ <= 0) return ready;
-  return datapath_
-      .book(ready, static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes)))
-      .start;
-}
-
-void Controller::execute(CommandPtr command) {
-  const SubmissionEntry& sqe = command->sqe;
-  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
-  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
-  const ReadWriteFields fields = decode_read_write(sqe);
-  const std::uint64_t bytes = cost_.data_bytes(sqe);
-  const Picoseconds processed = processors_->processed(command->batch_processed, bytes, now());
-  auto finish_at = [this, command](Picoseconds when, Status status) {
-    schedule_at(when, [this, command, status] { complete(*command, status); });
-  };
-  if (queues_.sq(command->qid).on_drained) {
-    finish_at(processed, Status::AbortedSqDeletion);
-    return;
-  }
-  if (opcode == NvmOpcode::Flush) {
-    if (sqe.nsid != 1 && sqe.nsid != 0xFFFFFFFFu) {
-      finish_at(processed, Status::InvalidNamespaceOrFormat);
-      return;
-    }
-    // Without a volatile write cache, buffered data is already safe.
-    finish_at(vwc_enabled_ ? flash_.flush(now(), processed) : processed, Status::Success);
-    return;
-  }
-  if (opcode == NvmOpcode::DatasetManagement && sqe.nsid == 1) {
-    execute_dataset_management(std::move(command), processed);
-    return;
-  }
-  Status status = Status::Success;
-  if (!rw) {
-    status = Status::InvalidCommandOpcode;
-  } else if (sqe.nsid != 1) {
-    status = Status::InvalidNamespaceOrFormat;
-  } else if (fields.slba + fields.block_count > capacity_lbas() ||
-             fields.slba + fields.block_count < fields.slba) {
-    status = Status::LbaOutOfRange;
-  } else if (max_transfer_bytes_ != 0 && bytes > max_transfer_bytes_) {
-    status = Status::InvalidFieldInCommand;  // beyond MDTS
-  } else if (sqe.psdt() != Psdt::Prp &&
-             (!sgl_supported_ || sqe.psdt() == Psdt::SglMetadataSegment ||
-              static_cast<int>(sqe.psdt()) == 3)) {
-    status = Status::InvalidFieldInCommand;  // SGLs not offered, or a reserved PSDT
-  }
-  if (status != Status::Success) {
-    finish_at(processed, status);
-    return;
-  }
-  std::vector<FaultKind> events;
-  command->fault = faults_.decide(command->io_index, now(), &events);
-  for (FaultKind event : events) device_event(event);
-  if (command->fault == FaultKind::Command) {
-    ++command_faults_;
-    finish_at(processed, Status::InternalError);
-    return;
-  }
-  if (command->fault == FaultKind::Timeout) {
-    // Lost: processed, then never completed; it keeps its CID until an
-    // Abort or a reset completes it.
-    ++timeout_faults_;
-    schedule_at(processed, [this, command] {
-      if (command->cancelled || command->generation != generation_) return;
-      lost_[command_key(command->qid, command->sqe.cid())] = command;
-    });
-    return;
-  }
-  if (opcode == NvmOpcode::Read) {
-    execute_read(std::move(command), bytes, processed);
-  } else {
-    execute_write(std::move(command), bytes, processed);
-  }
-}
-
-// A read: the media read and the data pointer (PRP or SGL lists fetched from
-// host or GPU memory) proceed in parallel once the command is processed; the
-// data then passes the data path and moves to its buffer as posted writes,
-// and the completion follows them on the same path.
-void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
-  const ReadWriteFields f = decode_read_write(command->sqe);
-  const Picoseconds media_done =
-      flash_.read(now(), processed, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
-  bytes_read_ += bytes;
-  if (command->fault == FaultKind::Media) {
-    ++media_faults_;
-    schedule_at(media_done, [this, command] {
-      complete(*command, Status::UnrecoveredReadError, 0, /*dnr=*/true);
-    });
-    return;
-  }
-  auto proceed = [this, command, bytes] {
-    Command::ReadJoin& join = command->read;
-    if (--join.left != 0) return;
-    if (join.status != Status::Success) {
-      complete(*command, join.status);
-      return;
-    }
-    check_segments(*command, join.segments, bytes);
-    auto move = [this, command] {
-      // The completion entry is a posted write on the same path: it may go once the last data
-      // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
-      auto issued = [this, command] {
-        if (--command->read.unissued == 0) complete(*command, Status::Success);
-      };
-      for (const Segment& s : command->read.segments) {
-        if (s.bit_bucket) continue;
-        if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
-        if (in_own_cmb(s.addr, s.len)) {
-          mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
-        } else {
-          ++command->read.unissued;
-          dma_->write(s.addr, s.len, nullptr, issued);
-        }
-      }
-      issued();
-    };
-    const Picoseconds start = book_datapath(now(), bytes);
-    if (start > now()) {
-      schedule_at(start, std::move(move));
-    } else {
-      move();
-    }
-  };
-  schedule_at(media_done, proceed);
-  resolve_data_pointer(command, bytes, /*to_host=*/true, processed,
-                       [command, proceed](Status status, std::vector<Segment> segments) {
-                         command->read.status = status;
-                         command->read.segments = std::move(segments);
-                         proceed();
-                       });
-}
-
-// A write: once processed, the data pointer is resolved and the data read
-// from its buffer; it passes the data path into the write buffer, and the
-// command completes when the buffer holds it (or, for FUA with a volatile
-// cache, when the buffer has been programmed).
-void Controller::execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
-  resolve_data_pointer(
-      command, bytes, /*to_host=*/false, processed,
-      [this, command, bytes, processed](Status status, std::vector<Segment> segments) {
-        auto transfer = [this, command, bytes, status, segments = std::move(segments)] {
-          if (status != Status::Success) {
-            complete(*command, status);
-            return;
-          }
-          check_segments(*command, segments, bytes);
-          auto left = std::make_shared<std::size_t>(segments.size());
-          for (const Segment& s : segments) {
-            if (dma_observer_) {
-              dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, false});
-            }
-            if (in_own_cmb(s.addr, s.len)) {
-              mem_read(s.addr, static_cast<std::uint32_t>(s.len),
-                       [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
-                         if (--*left == 0) store_write(command, bytes);
-                       });
-            } else {
-              dma_->read(s.addr, s.len, [this, command, left, bytes] {
-                if (--*left == 0) store_write(command, bytes);
-              });
-            }
-          }
-        };
-        if (now() < processed) {
-          schedule_at(processed, std::move(transfer));
-        } else {
-          transfer();
-        }
-      });
-}
-
-// The write's data has arrived: through the data path into the write buffer.
-void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
-  const ReadWriteFields f = decode_read_write(command->sqe);
-  const Picoseconds in = book_datapath(now(), bytes);
-  Picoseconds stored = flash_.write(in, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
-  bytes_written_ += bytes;
-  Status result = Status::Success;
-  if (command->fault == FaultKind::Media) {
-    ++media_faults_;
-    result = Status::WriteFault;
-  } else if (f.fua && vwc_enabled_) {
-    // FUA waits for the data to reach the media; the model programs the
-    // whole buffer (an upper bound on the wait).
-    stored = flash_.flush(now(), stored);
-  }
-  schedule_at(stored, [this, command, result] {
-    complete(*command, result, 0, /*dnr=*/result == Status::WriteFault);
-  });
-}
-
-// Dataset Management (NVMe base spec 1.4, 6.7): CDW10 bits 7:0 hold the
-// number of 16 B ranges less one, CDW11 bit 2 (AD) asks to deallocate them.
-// The range list is read from the data pointer; each range (context
-// attributes, length in LBAs, starting LBA) is deallocated in the flash back
-// end, which unmaps the mapping units it covers wholly.
-void Controller::execute_dataset_management(CommandPtr command, Picoseconds processed) {
-  constexpr std::uint32_t kRangeBytes = 16;
-  const std::uint32_t ranges = (command->sqe.cdw10 & 0xFFu) + 1;
-  const bool deallocate = (command->sqe.cdw11 & (1u << 2)) != 0;
-  const std::uint64_t bytes = std::uint64_t{ranges} * kRangeBytes;
-  resolve_data_pointer(
-      command, bytes, /*to_host=*/false, processed,
-      [this, command, bytes, deallocate](Status status, std::vector<Segment> segments) {
-        if (status != Status::Success) {
-          complete(*command, status);
-          return;
-        }
-        check_segments(*command, segments, bytes);
-        struct Gather {
-          std::vector<std::uint8_t> list;
-          std::size_t left;
-        };
-        auto gather = std::make_shared<Gather>();
-        gather->list.resize(bytes);
-        gather->left = segments.size();
-        std::uint64_t at = 0;
-        for (const Segment& s : segments) {
-          mem_read(
-              s.addr, static_cast<std::uint32_t>(s.len),
-              [this, command, gather, at, deallocate](const std::uint8_t* data, std::uint32_t len) {
-                std::memcpy(gather->list.data() + at, data, len);
-                if (--gather->left != 0) return;
-                Status result = Status::Success;
-                for (std::size_t r = 0; r + 16 <= gather->list.size(); r += 16) {
-                  std::uint32_t nlb = 0;
-                  std::uint64_t slba = 0;
-                  std::memcpy(&nlb, gather->list.data() + r + 4, sizeof nlb);
-                  std::memcpy(&slba, gather->list.data() + r + 8, sizeof slba);
-                  if (slba + nlb > capacity_lbas() || slba + nlb < slba) {
-                    result = Status::LbaOutOfRange;
-                    break;
-                  }
-                  if (deallocate) flash_.trim(slba * lba_bytes_, std::uint64_t{nlb} * lba_bytes_);
-                }
-                complete(*command, result);
-              });
-          at += s.len;
-        }
-      });
 }
 
 // ---------------------------------------------------------------------------
@@ -914,9 +723,9 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"errors", errors_},
       {"error_statuses", statuses},
       {"faults_injected",
-       {{"media", media_faults_},
-        {"command", command_faults_},
-        {"timeout", timeout_faults_},
+       {{"media", io_->media_faults()},
+        {"command", io_->command_faults()},
+        {"timeout", io_->timeout_faults()},
         {"reset", reset_faults_},
         {"link_down", link_down_faults_}}},
       // What the device events did: commands a reset aborted, lost commands
@@ -936,8 +745,8 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"event_idx_writes", shadow_->event_idx_writes()},
       {"interrupts", completions_->interrupts()},
       {"cq_full_stalls", completions_->cq_full_stalls()},
-      {"bytes_read", bytes_read_},
-      {"bytes_written", bytes_written_},
+      {"bytes_read", io_->bytes_read()},
+      {"bytes_written", io_->bytes_written()},
       {"ready_ns", ps_to_ns(ready_at_)},
       {"first_io_doorbell_ns", ps_to_ns(first_io_doorbell_)},
       {"fetch_wait_ns", fetch_wait_.summary_ns()},
