@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "models/flash/flash_params.h"
+#include "models/nvme/ssd_params.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
 #include "sim/kernel/params/config_error.h"
@@ -24,10 +25,6 @@ constexpr std::uint8_t kCmbSizeUnitMib = 2;
 constexpr std::uint8_t kCmbBar = 2;
 constexpr Picoseconds kTimeoutUnit = 500ull * 1'000'000'000ull;  // CAP.TO: 500 ms units
 
-std::uint32_t unfetched(std::uint32_t head, std::uint32_t fetching, std::uint32_t tail,
-                        std::uint32_t entries) {
-  return ring_occupied(ring_advance(head, fetching, entries), tail, entries);
-}
 }  // namespace
 
 Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, std::size_t node,
@@ -38,66 +35,75 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
       memory_(memory),
       flash_(flash::flash_params_from(this->params())) {
   const ParamValues& p = this->params();
+  const SsdParams ssd = SsdParams::from(p);
   dma_ = std::make_unique<pcie::DmaEngine>("dma", fabric, memory, node,
                                            pcie::dma_engine_config(p, "dma_"));
-  max_io_queues_ = static_cast<std::uint32_t>(p.integer("max_io_queues"));
-  max_entries_ = static_cast<std::uint32_t>(p.integer("mqes"));
-  dstrd_ = static_cast<std::uint8_t>(p.integer("dstrd"));
-  lba_bytes_ = static_cast<std::uint32_t>(p.integer("lba_bytes"));
-  mdts_ = static_cast<std::uint8_t>(p.integer("mdts"));
+  max_io_queues_ = static_cast<std::uint32_t>(ssd.max_io_queues);
+  max_entries_ = static_cast<std::uint32_t>(ssd.mqes);
+  dstrd_ = static_cast<std::uint8_t>(ssd.dstrd);
+  lba_bytes_ = static_cast<std::uint32_t>(ssd.lba_bytes);
+  mdts_ = static_cast<std::uint8_t>(ssd.mdts);
   max_transfer_bytes_ = mdts_ == 0 ? 0 : (kPageBytes << mdts_);
-  fetch_burst_ = static_cast<std::uint32_t>(p.integer("sq_fetch_burst"));
-  max_fetches_ = static_cast<std::uint32_t>(p.integer("max_outstanding_fetches"));
-  max_active_ = static_cast<std::uint32_t>(p.integer("max_active_commands"));
-  command_overhead_ = ns_to_ps(p.real("command_overhead_ns"));
-  cost_ =
-      CommandCost{command_overhead_, p.real("command_ns_per_kib") * 1000.0 / 1024.0, lba_bytes_};
-  const double datapath_gbps = p.real("datapath_gbps");
-  datapath_ps_per_byte_ = datapath_gbps > 0 ? 1000.0 / datapath_gbps : 0.0;
-  admin_command_ = ns_to_ps(p.real("admin_command_ns"));
-  ready_delay_ = us_to_ps(p.real("ready_delay_us"));
-  cmb_access_ = ns_to_ps(p.real("cmb_access_ns"));
-  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ns_to_ps(p.real("shadow_poll_ns")));
-  wrr_supported_ = p.boolean("wrr_supported");
-  sgl_supported_ = p.boolean("sgl_supported");
-  shadow_supported_ = p.boolean("shadow_doorbells");
-  vwc_present_ = p.boolean("volatile_write_cache");
+  command_overhead_ = ssd.command_overhead_ns;
+  cost_ = CommandCost{command_overhead_, ssd.command_ns_per_kib * 1000.0 / 1024.0, lba_bytes_};
+  admin_command_ = ssd.admin_command_ns;
+  ready_delay_ = ssd.ready_delay_us;
+  cmb_access_ = ssd.cmb_access_ns;
+  const Picoseconds shadow_poll = std::max<Picoseconds>(1, ssd.shadow_poll_ns);
+  wrr_supported_ = ssd.wrr_supported;
+  sgl_supported_ = ssd.sgl_supported;
+  shadow_supported_ = ssd.shadow_doorbells;
+  vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
-  default_burst_log2_ = static_cast<std::uint8_t>(p.integer("arbitration_burst_log2"));
-  arbiter_ = Arbiter(default_burst_log2_);
-  const auto cores = static_cast<std::size_t>(p.integer("controller_cores"));
-  std::vector<double> processor_scale = p.real_list("processor_time_scale");
+  default_burst_log2_ = static_cast<std::uint8_t>(ssd.arbitration_burst_log2);
+  const auto cores = static_cast<std::size_t>(ssd.controller_cores);
+  std::vector<double> processor_scale = ssd.processor_time_scale;
   if (!processor_scale.empty() && processor_scale.size() != cores) {
     throw ConfigError("", fmt::format("$.nodes[{}].processor_time_scale", node),
                       render_value(p.json().at("processor_time_scale")),
                       fmt::format("expected one entry per controller core ({}), or none", cores));
   }
   cores_ = std::make_unique<ProcessorCores>(cores, std::move(processor_scale));
-  if (p.boolean("gpu_copy_engine") && !p.boolean("batch_service")) {
+  if (ssd.gpu_copy_engine && !ssd.batch_service) {
     throw ConfigError("", fmt::format("$.nodes[{}].gpu_copy_engine", node), "true",
                       "copies through the GPU's copy engine are a batch_service controller's: "
                       "set batch_service = true, or gpu_copy_engine = false");
   }
-  if (p.boolean("batch_service")) {
+  if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
       schedule_at(when, std::move(callback));
     };
-    hooks.queue_ready = [this](std::uint16_t qid) { arbiter_.mark_ready(qid); };
-    hooks.kick_fetch = [this] { kick_fetch(); };
+    hooks.queue_ready = [this](std::uint16_t qid) { fetch_->mark_ready(qid); };
+    hooks.kick_fetch = [this] { fetch_->kick(); };
     hooks.generation = [this] { return generation_; };
-    if (p.boolean("gpu_copy_engine")) {
+    if (ssd.gpu_copy_engine) {
       hooks.copy_op_delay = [this](std::uint64_t addr) {
         return copy_op_delay_ ? copy_op_delay_(addr) : Picoseconds{0};
       };
     }
     processors_ = std::make_unique<BatchServiceProcessing>(
-        *cores_, cost_, ns_to_ps(p.real("batch_overhead_ns")), ns_to_ps(p.real("batch_gap_ns")),
-        max_io_queues_, std::move(hooks));
+        *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
   } else {
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }
-  const auto vectors = p.integer("msix_vectors");
+  FetchLimits limits;
+  limits.fetch_burst = static_cast<std::uint32_t>(ssd.sq_fetch_burst);
+  limits.max_fetches = static_cast<std::uint32_t>(ssd.max_outstanding_fetches);
+  limits.max_active = static_cast<std::uint32_t>(ssd.max_active_commands);
+  FetchHooks fetch_hooks;
+  fetch_hooks.now = [] { return now(); };
+  fetch_hooks.read = [this](std::uint64_t addr, std::uint32_t len, FetchHooks::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  fetch_hooks.deliver = [this](std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
+                               std::uint32_t count, std::uint64_t generation) {
+    on_entries(qid, first, data, count, generation);
+  };
+  fetch_hooks.generation = [this] { return generation_; };
+  fetch_ = std::make_unique<FetchEngine>(queues_, *processors_, limits, default_burst_log2_,
+                                         std::move(fetch_hooks));
+  const auto vectors = ssd.msix_vectors;
   CompletionHooks completion_hooks;
   completion_hooks.load_status = [this](std::uint64_t addr) {
     return memory_.load<std::uint16_t>(addr);
@@ -118,7 +124,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   granted_sqs_ = granted_cqs_ = max_io_queues_;
 
   std::vector<ScheduledFault> schedule;
-  const auto entries = p.string_list("fault_schedule");
+  const std::vector<std::string>& entries = ssd.fault_schedule;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     try {
       schedule.push_back(parse_scheduled_fault(entries[k]));
@@ -127,11 +133,74 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                         "\"" + entries[k] + "\"", e.what());
     }
   }
-  faults_ = FaultInjector(p.real("fault_media_error_rate"), p.real("fault_command_error_rate"),
-                          static_cast<std::uint64_t>(p.integer("fault_seed")), std::move(schedule));
+  faults_ = FaultInjector(ssd.fault_media_error_rate, ssd.fault_command_error_rate,
+                          static_cast<std::uint64_t>(ssd.fault_seed), std::move(schedule));
   track_commands_ = faults_.may_lose_commands();
-  link_retrain_ = us_to_ps(p.real("link_retrain_us"));
-  io_timeout_ = us_to_ps(p.real("io_timeout_us"));
+  IoLimits io_limits;
+  io_limits.lba_bytes = lba_bytes_;
+  io_limits.capacity_lbas = capacity_lbas();
+  io_limits.max_transfer_bytes = max_transfer_bytes_;
+  io_limits.sgl_supported = sgl_supported_;
+  io_limits.datapath_ps_per_byte = ssd.datapath_gbps > 0 ? 1000.0 / ssd.datapath_gbps : 0.0;
+  io_limits.cost = cost_;
+  IoHooks io_hooks;
+  io_hooks.now = [] { return now(); };
+  io_hooks.schedule_at = [this](Picoseconds when, Callback callback) {
+    schedule_at(when, std::move(callback));
+  };
+  io_hooks.complete = [this](const Command& command, Status status, std::uint32_t dw0, bool dnr) {
+    complete(command, status, dw0, dnr);
+  };
+  io_hooks.resolve = [this](CommandPtr command, std::uint64_t bytes, bool to_host,
+                            Picoseconds start, Resolved done) {
+    resolve_data_pointer(std::move(command), bytes, to_host, start, std::move(done));
+  };
+  io_hooks.check_segments = [this](const Command& command, const std::vector<Segment>& segments,
+                                   std::uint64_t bytes) {
+    check_segments(command, segments, bytes);
+  };
+  io_hooks.read = [this](std::uint64_t addr, std::uint32_t len, IoHooks::ReadDone done) {
+    mem_read(addr, len, std::move(done));
+  };
+  io_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data,
+                          std::function<void()> delivered) {
+    mem_write(addr, len, data, std::move(delivered));
+  };
+  io_hooks.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued) {
+    dma_->write(addr, len, nullptr, std::move(issued));
+  };
+  io_hooks.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done) {
+    dma_->read(addr, len, std::move(done));
+  };
+  io_hooks.in_own_cmb = [this](std::uint64_t addr, std::uint64_t len) {
+    return in_own_cmb(addr, len);
+  };
+  io_hooks.observe_dma = [this](const DmaRecord& record) {
+    if (dma_observer_) dma_observer_(record);
+  };
+  io_hooks.device_event = [this](FaultKind kind) { device_event(kind); };
+  io_hooks.lose = [this](const CommandPtr& command) {
+    lost_[command_key(command->qid, command->sqe.cid())] = command;
+  };
+  io_hooks.generation = [this] { return generation_; };
+  io_hooks.volatile_cache = [this] { return vwc_enabled_; };
+  io_hooks.media_read = [this](Picoseconds at, Picoseconds processed, std::uint64_t offset,
+                               std::uint32_t bytes) {
+    return flash_.read(at, processed, offset, bytes);
+  };
+  io_hooks.media_write = [this](Picoseconds in, std::uint64_t offset, std::uint32_t bytes) {
+    return flash_.write(in, offset, bytes);
+  };
+  io_hooks.media_flush = [this](Picoseconds at, Picoseconds after) {
+    return flash_.flush(at, after);
+  };
+  io_hooks.media_trim = [this](std::uint64_t offset, std::uint64_t bytes) {
+    flash_.trim(offset, bytes);
+  };
+  io_ =
+      std::make_unique<IoExecution>(queues_, *processors_, faults_, io_limits, std::move(io_hooks));
+  link_retrain_ = ssd.link_retrain_us;
+  io_timeout_ = ssd.io_timeout_us;
   for (const ScheduledFault& f : faults_.timed_events()) {
     schedule_at(f.at, [this, kind = f.kind] { device_event(kind); });
   }
@@ -142,7 +211,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   registers_ = &memory.allocate(std::max<std::uint64_t>(bar_bytes, 16384), node,
                                 RegionKind::Registers, id() + ".bar0", 16384);
   fabric.attach_registers(*registers_, this);
-  const auto cmb_mib = static_cast<std::uint64_t>(p.integer("cmb_mib"));
+  const auto cmb_mib = static_cast<std::uint64_t>(ssd.cmb_mib);
   if (cmb_mib > 0) {
     cmb_ = &memory.allocate(cmb_mib << 20, node, RegionKind::ControllerMemoryBuffer, id() + ".cmb",
                             1ull << 20);
@@ -312,9 +381,9 @@ void Controller::enable() {
     csts_.cfs = true;
     return;
   }
-  arbiter_.set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
-                             ? ArbitrationMechanism::WeightedRoundRobinUrgent
-                             : ArbitrationMechanism::RoundRobin);
+  fetch_->arbiter().set_mechanism(cc_.ams == kCcAmsWeightedRoundRobinUrgent
+                                      ? ArbitrationMechanism::WeightedRoundRobinUrgent
+                                      : ArbitrationMechanism::RoundRobin);
   SubmissionQueue& sq = queues_.sq(kAdminQueueId);
   sq = SubmissionQueue{};
   sq.open(asq_, aqa.sq_entries);
@@ -327,7 +396,7 @@ void Controller::enable() {
   cq.in_cmb = cq_in_cmb;
   cq.irq_enabled = true;  // the admin CQ always signals vector 0
   cq.bound_sqs = 1;
-  arbiter_.add_queue(kAdminQueueId, QueuePriority::Urgent);
+  fetch_->arbiter().add_queue(kAdminQueueId, QueuePriority::Urgent);
   queues_.index_rings();
   const std::uint64_t generation = generation_;
   ready_at_ = now() + ready_delay_;
@@ -344,7 +413,7 @@ void Controller::enable() {
 void Controller::reset() {
   ++generation_;
   for (std::uint16_t qid = 0; qid < queues_.count(); ++qid) {
-    if (queues_.sq(qid).exists) arbiter_.remove_queue(qid);
+    if (queues_.sq(qid).exists) fetch_->arbiter().remove_queue(qid);
     queues_.sq(qid) = SubmissionQueue{};
     processors_->forget_queue(qid);
     queues_.cq(qid) = CompletionQueue{};
@@ -356,8 +425,8 @@ void Controller::reset() {
   csts_ = Csts{};
   granted_sqs_ = granted_cqs_ = max_io_queues_;
   vwc_enabled_ = vwc_present_;
-  arbiter_.set_mechanism(ArbitrationMechanism::RoundRobin);
-  arbiter_.set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
+  fetch_->arbiter().set_mechanism(ArbitrationMechanism::RoundRobin);
+  fetch_->arbiter().set_arbitration(Arbitration{default_burst_log2_, 0, 0, 0});
 }
 
 // ---------------------------------------------------------------------------
@@ -394,10 +463,10 @@ void Controller::fault_reset() {
   for (std::size_t qid = 1; qid < queues_.count(); ++qid)
     io_queues += queues_.sq(qid).exists ? 1u : 0u;
   const Picoseconds recovery = ready_delay_ + admin_command_ * (3u + 2u * io_queues);
-  paused_until_ = std::max(paused_until_, now() + recovery);
+  fetch_->pause_until(now() + recovery);
   reset_recovery_ps_ += recovery;
-  schedule_at(paused_until_, [this] {
-    if (now() >= paused_until_) kick_fetch();
+  schedule_at(fetch_->paused_until(), [this] {
+    if (now() >= fetch_->paused_until()) fetch_->kick();
   });
 }
 
@@ -475,9 +544,9 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     }
     for (std::uint32_t i = sq.tail; i != value; i = ring_next(i, sq.entries)) sq.rung_at[i] = now();
     sq.tail = value;
-    arbiter_.mark_ready(qid);
+    fetch_->mark_ready(qid);
     update_sq_event_idx(qid);
-    kick_fetch();
+    fetch_->kick();
     return;
   }
   if (qid >= queues_.count() || !queues_.cq(qid).exists) {
@@ -499,73 +568,6 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
   }
   cq.head = value;
   completions_->release_held(qid);
-}
-
-// Serves SQs in the arbiter's order: each turn takes up to the arbitration
-// burst from one SQ, in PCIe reads of at most sq_fetch_burst entries that
-// never cross the ring's end, while read slots and command slots last.
-void Controller::kick_fetch() {
-  if (now() < paused_until_) return;  // resetting: the end of the reset kicks again
-  while (fetches_in_flight_ < max_fetches_) {
-    const std::uint32_t io_room =
-        active_ + entries_fetching_ >= max_active_ ? 0 : max_active_ - active_ - entries_fetching_;
-    const std::optional<std::uint16_t> next = arbiter_.next(io_room > 0);
-    if (!next) {
-      // Only I/O SQs are left ready (the admin SQ is served regardless): they
-      // wait for a command slot to free.
-      if (io_room == 0 && arbiter_.any_ready() && !slot_stall_since_) slot_stall_since_ = now();
-      return;
-    }
-    const std::uint16_t qid = *next;
-    SubmissionQueue& sq = queues_.sq(qid);
-    std::uint32_t turn = unfetched(sq.head, sq.fetching, sq.tail, sq.entries);
-    if (turn == 0) continue;
-    turn = std::min(turn, arbiter_.burst());
-    if (qid != kAdminQueueId) turn = std::min(turn, io_room);
-    // The processor policy may hold an I/O SQ back or shorten its turn.
-    const bool polled = qid != kAdminQueueId && processors_->one_read_per_turn();
-    if (qid != kAdminQueueId) {
-      turn = processors_->fetch_turn(qid, turn, fetch_burst_, now());
-      if (turn == 0) continue;
-    }
-    const std::uint64_t generation = generation_;
-    while (turn > 0 && fetches_in_flight_ < max_fetches_) {
-      const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
-      const std::uint32_t count = std::min({turn, fetch_burst_, sq.entries - from});
-      sq.fetching += count;
-      if (qid != kAdminQueueId) {
-        account_slots();
-        entries_fetching_ += count;
-        slots_busy_max_ = std::max(slots_busy_max_, active_ + entries_fetching_);
-        if (slot_stall_since_) {
-          // A stall counts once time passed in it: a slot freed and taken in
-          // the same instant held nothing back.
-          if (now() > *slot_stall_since_) {
-            ++slot_stalls_;
-            slot_stall_ps_ += now() - *slot_stall_since_;
-          }
-          slot_stall_since_.reset();
-        }
-      }
-      ++fetches_in_flight_;
-      turn = polled ? 0 : turn - count;
-      auto arrived = [this, qid, from, count, generation](const std::uint8_t* data, std::uint32_t) {
-        --fetches_in_flight_;
-        if (qid != kAdminQueueId) {
-          account_slots();
-          entries_fetching_ -= count;
-        }
-        const bool current = qid != kAdminQueueId && generation == generation_;
-        if (current) processors_->read_arrived(qid);
-        on_entries(qid, from, data, count, generation);
-        if (current) processors_->read_dispatched(qid, now());
-        kick_fetch();
-      };
-      mem_read(sq.base + std::uint64_t{from} * kSqEntrySize, count * kSqEntrySize,
-               std::move(arrived));
-    }
-    if (unfetched(sq.head, sq.fetching, sq.tail, sq.entries) > 0) arbiter_.mark_ready(qid);
-  }
 }
 
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
@@ -592,8 +594,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (qid != kAdminQueueId) {
       fetch_wait_.record(now() - sq.rung_at[slot]);
       command->io_index = io_fetched_++;
-      account_slots();
-      ++active_;
+      fetch_->command_started();
     }
     const std::uint16_t cid = command->sqe.cid();
     if (sq.cids.claim(cid) == QueueError::CidInUse) {
@@ -602,10 +603,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       ++cid_conflicts_;
       schedule_in(command_overhead_, [this, command] {
         if (command->generation != generation_) {
-          if (command->qid != kAdminQueueId) {
-            account_slots();
-            --active_;
-          }
+          if (command->qid != kAdminQueueId) fetch_->command_ended();
           return;
         }
         ++errors_;
@@ -628,262 +626,10 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
     } else {
-      execute(std::move(command));
+      io_->execute(std::move(command));
     }
   }
   update_sq_event_idx(qid);
-}
-
-// ---------------------------------------------------------------------------
-// I/O commands
-// ---------------------------------------------------------------------------
-
-// The data path limits throughput only: a transfer starts once the path is
-// free and occupies it for its bytes, while the data flows on cut-through.
-Picoseconds Controller::book_datapath(Picoseconds ready, std::uint64_t bytes) {
-  if (datapath_ps_per_byte_ <= 0) return ready;
-  return datapath_
-      .book(ready, static_cast<Picoseconds>(std::llround(datapath_ps_per_byte_ * bytes)))
-      .start;
-}
-
-void Controller::execute(CommandPtr command) {
-  const SubmissionEntry& sqe = command->sqe;
-  const auto opcode = static_cast<NvmOpcode>(sqe.opcode());
-  const bool rw = opcode == NvmOpcode::Read || opcode == NvmOpcode::Write;
-  const ReadWriteFields fields = decode_read_write(sqe);
-  const std::uint64_t bytes = cost_.data_bytes(sqe);
-  const Picoseconds processed = processors_->processed(command->batch_processed, bytes, now());
-  auto finish_at = [this, command](Picoseconds when, Status status) {
-    schedule_at(when, [this, command, status] { complete(*command, status); });
-  };
-  if (queues_.sq(command->qid).on_drained) {
-    finish_at(processed, Status::AbortedSqDeletion);
-    return;
-  }
-  if (opcode == NvmOpcode::Flush) {
-    if (sqe.nsid != 1 && sqe.nsid != 0xFFFFFFFFu) {
-      finish_at(processed, Status::InvalidNamespaceOrFormat);
-      return;
-    }
-    // Without a volatile write cache, buffered data is already safe.
-    finish_at(vwc_enabled_ ? flash_.flush(now(), processed) : processed, Status::Success);
-    return;
-  }
-  if (opcode == NvmOpcode::DatasetManagement && sqe.nsid == 1) {
-    execute_dataset_management(std::move(command), processed);
-    return;
-  }
-  Status status = Status::Success;
-  if (!rw) {
-    status = Status::InvalidCommandOpcode;
-  } else if (sqe.nsid != 1) {
-    status = Status::InvalidNamespaceOrFormat;
-  } else if (fields.slba + fields.block_count > capacity_lbas() ||
-             fields.slba + fields.block_count < fields.slba) {
-    status = Status::LbaOutOfRange;
-  } else if (max_transfer_bytes_ != 0 && bytes > max_transfer_bytes_) {
-    status = Status::InvalidFieldInCommand;  // beyond MDTS
-  } else if (sqe.psdt() != Psdt::Prp &&
-             (!sgl_supported_ || sqe.psdt() == Psdt::SglMetadataSegment ||
-              static_cast<int>(sqe.psdt()) == 3)) {
-    status = Status::InvalidFieldInCommand;  // SGLs not offered, or a reserved PSDT
-  }
-  if (status != Status::Success) {
-    finish_at(processed, status);
-    return;
-  }
-  std::vector<FaultKind> events;
-  command->fault = faults_.decide(command->io_index, now(), &events);
-  for (FaultKind event : events) device_event(event);
-  if (command->fault == FaultKind::Command) {
-    ++command_faults_;
-    finish_at(processed, Status::InternalError);
-    return;
-  }
-  if (command->fault == FaultKind::Timeout) {
-    // Lost: processed, then never completed; it keeps its CID until an
-    // Abort or a reset completes it.
-    ++timeout_faults_;
-    schedule_at(processed, [this, command] {
-      if (command->cancelled || command->generation != generation_) return;
-      lost_[command_key(command->qid, command->sqe.cid())] = command;
-    });
-    return;
-  }
-  if (opcode == NvmOpcode::Read) {
-    execute_read(std::move(command), bytes, processed);
-  } else {
-    execute_write(std::move(command), bytes, processed);
-  }
-}
-
-// A read: the media read and the data pointer (PRP or SGL lists fetched from
-// host or GPU memory) proceed in parallel once the command is processed; the
-// data then passes the data path and moves to its buffer as posted writes,
-// and the completion follows them on the same path.
-void Controller::execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
-  const ReadWriteFields f = decode_read_write(command->sqe);
-  const Picoseconds media_done =
-      flash_.read(now(), processed, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
-  bytes_read_ += bytes;
-  if (command->fault == FaultKind::Media) {
-    ++media_faults_;
-    schedule_at(media_done, [this, command] {
-      complete(*command, Status::UnrecoveredReadError, 0, /*dnr=*/true);
-    });
-    return;
-  }
-  auto proceed = [this, command, bytes] {
-    Command::ReadJoin& join = command->read;
-    if (--join.left != 0) return;
-    if (join.status != Status::Success) {
-      complete(*command, join.status);
-      return;
-    }
-    check_segments(*command, join.segments, bytes);
-    auto move = [this, command] {
-      // The completion entry is a posted write on the same path: it may go once the last data
-      // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
-      auto issued = [this, command] {
-        if (--command->read.unissued == 0) complete(*command, Status::Success);
-      };
-      for (const Segment& s : command->read.segments) {
-        if (s.bit_bucket) continue;
-        if (dma_observer_) dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, true});
-        if (in_own_cmb(s.addr, s.len)) {
-          mem_write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
-        } else {
-          ++command->read.unissued;
-          dma_->write(s.addr, s.len, nullptr, issued);
-        }
-      }
-      issued();
-    };
-    const Picoseconds start = book_datapath(now(), bytes);
-    if (start > now()) {
-      schedule_at(start, std::move(move));
-    } else {
-      move();
-    }
-  };
-  schedule_at(media_done, proceed);
-  resolve_data_pointer(command, bytes, /*to_host=*/true, processed,
-                       [command, proceed](Status status, std::vector<Segment> segments) {
-                         command->read.status = status;
-                         command->read.segments = std::move(segments);
-                         proceed();
-                       });
-}
-
-// A write: once processed, the data pointer is resolved and the data read
-// from its buffer; it passes the data path into the write buffer, and the
-// command completes when the buffer holds it (or, for FUA with a volatile
-// cache, when the buffer has been programmed).
-void Controller::execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
-  resolve_data_pointer(
-      command, bytes, /*to_host=*/false, processed,
-      [this, command, bytes, processed](Status status, std::vector<Segment> segments) {
-        auto transfer = [this, command, bytes, status, segments = std::move(segments)] {
-          if (status != Status::Success) {
-            complete(*command, status);
-            return;
-          }
-          check_segments(*command, segments, bytes);
-          auto left = std::make_shared<std::size_t>(segments.size());
-          for (const Segment& s : segments) {
-            if (dma_observer_) {
-              dma_observer_({command->qid, command->sqe.cid(), s.addr, s.len, false});
-            }
-            if (in_own_cmb(s.addr, s.len)) {
-              mem_read(s.addr, static_cast<std::uint32_t>(s.len),
-                       [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
-                         if (--*left == 0) store_write(command, bytes);
-                       });
-            } else {
-              dma_->read(s.addr, s.len, [this, command, left, bytes] {
-                if (--*left == 0) store_write(command, bytes);
-              });
-            }
-          }
-        };
-        if (now() < processed) {
-          schedule_at(processed, std::move(transfer));
-        } else {
-          transfer();
-        }
-      });
-}
-
-// The write's data has arrived: through the data path into the write buffer.
-void Controller::store_write(CommandPtr command, std::uint64_t bytes) {
-  const ReadWriteFields f = decode_read_write(command->sqe);
-  const Picoseconds in = book_datapath(now(), bytes);
-  Picoseconds stored = flash_.write(in, f.slba * lba_bytes_, static_cast<std::uint32_t>(bytes));
-  bytes_written_ += bytes;
-  Status result = Status::Success;
-  if (command->fault == FaultKind::Media) {
-    ++media_faults_;
-    result = Status::WriteFault;
-  } else if (f.fua && vwc_enabled_) {
-    // FUA waits for the data to reach the media; the model programs the
-    // whole buffer (an upper bound on the wait).
-    stored = flash_.flush(now(), stored);
-  }
-  schedule_at(stored, [this, command, result] {
-    complete(*command, result, 0, /*dnr=*/result == Status::WriteFault);
-  });
-}
-
-// Dataset Management (NVMe base spec 1.4, 6.7): CDW10 bits 7:0 hold the
-// number of 16 B ranges less one, CDW11 bit 2 (AD) asks to deallocate them.
-// The range list is read from the data pointer; each range (context
-// attributes, length in LBAs, starting LBA) is deallocated in the flash back
-// end, which unmaps the mapping units it covers wholly.
-void Controller::execute_dataset_management(CommandPtr command, Picoseconds processed) {
-  constexpr std::uint32_t kRangeBytes = 16;
-  const std::uint32_t ranges = (command->sqe.cdw10 & 0xFFu) + 1;
-  const bool deallocate = (command->sqe.cdw11 & (1u << 2)) != 0;
-  const std::uint64_t bytes = std::uint64_t{ranges} * kRangeBytes;
-  resolve_data_pointer(
-      command, bytes, /*to_host=*/false, processed,
-      [this, command, bytes, deallocate](Status status, std::vector<Segment> segments) {
-        if (status != Status::Success) {
-          complete(*command, status);
-          return;
-        }
-        check_segments(*command, segments, bytes);
-        struct Gather {
-          std::vector<std::uint8_t> list;
-          std::size_t left;
-        };
-        auto gather = std::make_shared<Gather>();
-        gather->list.resize(bytes);
-        gather->left = segments.size();
-        std::uint64_t at = 0;
-        for (const Segment& s : segments) {
-          mem_read(
-              s.addr, static_cast<std::uint32_t>(s.len),
-              [this, command, gather, at, deallocate](const std::uint8_t* data, std::uint32_t len) {
-                std::memcpy(gather->list.data() + at, data, len);
-                if (--gather->left != 0) return;
-                Status result = Status::Success;
-                for (std::size_t r = 0; r + 16 <= gather->list.size(); r += 16) {
-                  std::uint32_t nlb = 0;
-                  std::uint64_t slba = 0;
-                  std::memcpy(&nlb, gather->list.data() + r + 4, sizeof nlb);
-                  std::memcpy(&slba, gather->list.data() + r + 8, sizeof slba);
-                  if (slba + nlb > capacity_lbas() || slba + nlb < slba) {
-                    result = Status::LbaOutOfRange;
-                    break;
-                  }
-                  if (deallocate) flash_.trim(slba * lba_bytes_, std::uint64_t{nlb} * lba_bytes_);
-                }
-                complete(*command, result);
-              });
-          at += s.len;
-        }
-      });
 }
 
 // ---------------------------------------------------------------------------
@@ -893,10 +639,7 @@ void Controller::execute_dataset_management(CommandPtr command, Picoseconds proc
 void Controller::complete(const Command& command, Status status, std::uint32_t dw0, bool dnr) {
   if (command.cancelled) return;  // a reset completed it already
   if (command.generation != generation_) {
-    if (command.qid != kAdminQueueId) {
-      account_slots();
-      --active_;
-    }
+    if (command.qid != kAdminQueueId) fetch_->command_ended();
     return;
   }
   if (track_commands_ && command.qid != kAdminQueueId) {
@@ -935,29 +678,16 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
 void Controller::finish_sq_command(std::uint16_t qid) {
   SubmissionQueue& sq = queues_.sq(qid);
   --sq.in_flight;
-  const bool was_full = qid != kAdminQueueId && active_ + entries_fetching_ >= max_active_;
-  if (qid != kAdminQueueId) {
-    account_slots();
-    --active_;
-  }
-  if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 &&
-      unfetched(sq.head, sq.fetching, sq.tail, sq.entries) == 0) {
+  const bool was_full = qid != kAdminQueueId && fetch_->slots_full();
+  if (qid != kAdminQueueId) fetch_->command_ended();
+  if (sq.on_drained && sq.in_flight == 0 && sq.fetching == 0 && unfetched(sq) == 0) {
     auto drained = std::move(sq.on_drained);
     sq.on_drained = nullptr;
     drained();
     return;
   }
   update_sq_event_idx(qid);
-  if (was_full && arbiter_.any_ready()) kick_fetch();
-}
-
-void Controller::account_slots() {
-  const Picoseconds elapsed = now() - slots_since_;
-  if (elapsed != 0) {
-    slot_ps_ += static_cast<long double>(active_) * elapsed;
-    reserved_slot_ps_ += static_cast<long double>(active_ + entries_fetching_) * elapsed;
-  }
-  slots_since_ = now();
+  if (was_full && fetch_->arbiter().any_ready()) fetch_->kick();
 }
 
 void Controller::check_drained() const {
@@ -997,24 +727,15 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   }
   const Picoseconds io_span =
       last_io_completion_ > first_io_doorbell_ ? last_io_completion_ - first_io_doorbell_ : 0;
-  // Occupancy is averaged over the I/O span (first I/O doorbell to last I/O
-  // completion), outside which no I/O command holds a slot.
-  auto over_span = [io_span](long double integral) {
-    return io_span == 0 ? 0.0 : static_cast<double>(integral / static_cast<long double>(io_span));
-  };
-  const auto pending = static_cast<long double>(now() - slots_since_);
-  const long double command_ps = slot_ps_ + pending * active_;
-  const long double reserved_ps = reserved_slot_ps_ + pending * (active_ + entries_fetching_);
-  const Picoseconds open_stall = slot_stall_since_ ? now() - *slot_stall_since_ : 0;
   nlohmann::json stats = {
       {"commands", completed_},
       {"admin_commands", admin_completed_},
       {"errors", errors_},
       {"error_statuses", statuses},
       {"faults_injected",
-       {{"media", media_faults_},
-        {"command", command_faults_},
-        {"timeout", timeout_faults_},
+       {{"media", io_->media_faults()},
+        {"command", io_->command_faults()},
+        {"timeout", io_->timeout_faults()},
         {"reset", reset_faults_},
         {"link_down", link_down_faults_}}},
       // What the device events did: commands a reset aborted, lost commands
@@ -1034,19 +755,13 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
       {"event_idx_writes", shadow_->event_idx_writes()},
       {"interrupts", completions_->interrupts()},
       {"cq_full_stalls", completions_->cq_full_stalls()},
-      {"bytes_read", bytes_read_},
-      {"bytes_written", bytes_written_},
+      {"bytes_read", io_->bytes_read()},
+      {"bytes_written", io_->bytes_written()},
       {"ready_ns", ps_to_ns(ready_at_)},
       {"first_io_doorbell_ns", ps_to_ns(first_io_doorbell_)},
       {"fetch_wait_ns", fetch_wait_.summary_ns()},
       {"service_ns", service_.summary_ns()},
-      {"slots",
-       {{"count", max_active_},
-        {"busy_mean", over_span(reserved_ps)},
-        {"busy_max", slots_busy_max_},
-        {"commands_mean", over_span(command_ps)},
-        {"fetch_stalls", slot_stalls_ + (open_stall > 0 ? 1 : 0)},
-        {"stalled_ns", ps_to_ns(slot_stall_ps_ + open_stall)}}},
+      {"slots", fetch_->slot_statistics(io_span)},
       {"flash",
        {{"page_reads", f.page_reads},
         {"page_programs", f.page_programs},

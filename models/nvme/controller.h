@@ -44,9 +44,12 @@
 
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
+#include "models/nvme/command.h"
 #include "models/nvme/command_processors.h"
 #include "models/nvme/completion_poster.h"
 #include "models/nvme/fault_injector.h"
+#include "models/nvme/fetch_engine.h"
+#include "models/nvme/io_execution.h"
 #include "models/nvme/queue_set.h"
 #include "models/nvme/shadow_doorbells.h"
 #include "models/pcie/dma_engine.h"
@@ -123,13 +126,7 @@ class Controller : public Component, public pcie::RegisterTarget {
 
   // Trace hook: sees every data DMA the controller issues (a burst of
   // physically contiguous bytes), before it enters the fabric.
-  struct DmaRecord {
-    std::uint16_t qid;
-    std::uint16_t cid;
-    std::uint64_t addr;
-    std::uint64_t len;
-    bool to_host;  // controller to memory (read data, Identify data)
-  };
+  using DmaRecord = nvme::DmaRecord;
   void observe_dma(std::function<void(const DmaRecord&)> observer) {
     dma_observer_ = std::move(observer);
   }
@@ -146,7 +143,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t shadow_doorbell_reads() const { return shadow_->reads(); }
   std::uint64_t event_idx_writes() const { return shadow_->event_idx_writes(); }
   std::uint64_t interrupts() const { return completions_->interrupts(); }
-  std::uint64_t faults_injected() const { return media_faults_ + command_faults_; }
+  std::uint64_t faults_injected() const { return io_->media_faults() + io_->command_faults(); }
   // Whether the fault schedule can leave a command without a completion
   // until the host acts (timeout, reset, link_down): the host then arms its
   // per-command timeout, io_timeout.
@@ -155,64 +152,18 @@ class Controller : public Component, public pcie::RegisterTarget {
   const LatencyHistogram& fetch_wait() const { return fetch_wait_; }
   const LatencyHistogram& service() const { return service_; }
   const flash::FlashArray& flash() const { return flash_; }
-  ArbitrationMechanism arbitration_mechanism() const { return arbiter_.mechanism(); }
+  ArbitrationMechanism arbitration_mechanism() const { return fetch_->arbiter().mechanism(); }
 
  private:
-  struct Segment {
-    std::uint64_t addr;
-    std::uint64_t len;
-    bool bit_bucket;
-  };
-  struct Command {
-    std::uint16_t qid = 0;
-    std::uint32_t slot = 0;
-    SubmissionEntry sqe{};
-    Picoseconds fetched_at = 0;
-    std::uint64_t generation = 0;  // controller resets drop older commands
-    std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
-    FaultKind fault = FaultKind::None;
-    // Completed early by an injected reset: its own completion, when its
-    // work ends, is dropped.
-    bool cancelled = false;
-    // With batch_service: when its batch's processing ends (booked for the
-    // whole fetch at once); otherwise the command books a processor itself.
-    std::optional<Picoseconds> batch_processed;
-    // With batch_service: the batch, whose processor stays busy until the
-    // last of its completions is posted.
-    std::shared_ptr<BatchHold> batch;
-    // A read's media read and data pointer meet here (execute_read): held in
-    // the command, which every step of the read keeps alive anyway, rather
-    // than in a shared record of its own (an allocation per read).
-    struct ReadJoin {
-      int left = 2;
-      Status status = Status::Success;
-      std::vector<Segment> segments;
-      // DMA writes not yet issued, plus one for the loop issuing them.
-      std::size_t unissued = 1;
-    } read;
-  };
-  using CommandPtr = std::shared_ptr<Command>;
-  // In place: a read's continuation (its command and the step it joins)
-  // would not fit std::function's two words.
-  using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
-
   // --- registers and reset (controller.cpp)
   void write_register_dword(std::uint32_t offset, std::uint32_t value);
   void mirror_registers();
   void enable();
   void reset();
-  // --- doorbells, fetch and arbitration
+  // --- doorbells and the entries the fetch engine reads
   void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow);
-  void kick_fetch();
   void on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
                   std::uint32_t count, std::uint64_t generation);
-  // --- I/O commands
-  void execute(CommandPtr command);
-  void execute_read(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
-  void execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed);
-  void store_write(CommandPtr command, std::uint64_t bytes);
-  void execute_dataset_management(CommandPtr command, Picoseconds processed);
-  Picoseconds book_datapath(Picoseconds ready, std::uint64_t bytes);
   // --- data pointers and DMA (controller_data.cpp)
   // Resolves the command's PRPs or SGL into data segments. List pages and
   // SGL segments are read from memory starting at `start`; a data pointer
@@ -282,12 +233,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint32_t lba_bytes_;
   std::uint64_t max_transfer_bytes_;  // 0 = no limit
   std::uint8_t mdts_;
-  std::uint32_t fetch_burst_;
-  std::uint32_t max_fetches_;
-  std::uint32_t max_active_;
   Picoseconds command_overhead_;
   CommandCost cost_;
-  double datapath_ps_per_byte_;  // 0 = not a limit
   Picoseconds admin_command_;
   Picoseconds ready_delay_;
   Picoseconds cmb_access_;
@@ -319,7 +266,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   // Shadow doorbells and EventIdx of the queues of queues_.
   std::unique_ptr<ShadowDoorbells> shadow_;
   std::vector<CommandPtr> held_aers_;
-  Arbiter arbiter_;
   FaultInjector faults_;
   // With faults that can lose commands: the I/O commands between fetch and
   // completion (a reset aborts them) and those lost (an Abort finds them),
@@ -327,10 +273,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool track_commands_ = false;
   std::unordered_map<std::uint32_t, CommandPtr> live_;
   std::unordered_map<std::uint32_t, CommandPtr> lost_;
-  Picoseconds paused_until_ = 0;  // after an injected reset: back at this time
   Picoseconds link_retrain_ = 0;
   Picoseconds io_timeout_ = 0;
-  std::uint64_t timeout_faults_ = 0;
   std::uint64_t reset_faults_ = 0;
   std::uint64_t link_down_faults_ = 0;
   std::uint64_t reset_aborted_ = 0;    // commands a reset completed
@@ -339,19 +283,6 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds reset_recovery_ps_ = 0;
   Picoseconds link_down_ps_ = 0;
 
-  // Command slots (max_active_commands): an I/O command holds one from the
-  // moment its SQE is requested (entries_fetching_) until its completion is
-  // posted (active_). Occupancy is integrated over simulated time so that
-  // results can report the mean alongside the maximum.
-  void account_slots();
-  Picoseconds slots_since_ = 0;                  // last change of active_ or entries_fetching_
-  long double slot_ps_ = 0;                      // integral of active_ over time
-  long double reserved_slot_ps_ = 0;             // integral of active_ + entries_fetching_
-  std::uint32_t slots_busy_max_ = 0;             // max of active_ + entries_fetching_
-  std::uint64_t slot_stalls_ = 0;                // times the fetch engine found no free slot
-  std::optional<Picoseconds> slot_stall_since_;  // while an I/O SQ waits for a slot
-  Picoseconds slot_stall_ps_ = 0;
-
   // Servers: the command processors (cores and the policy that drives
   // them), the admin processor (one admin command at a time) and the data
   // path.
@@ -359,10 +290,12 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<ProcessorPolicy> processors_;
   std::function<Picoseconds(std::uint64_t)> copy_op_delay_;
   NextFreeServer admin_processor_;
-  NextFreeServer datapath_;
-  std::uint32_t fetches_in_flight_ = 0;
-  std::uint32_t entries_fetching_ = 0;
-  std::uint32_t active_ = 0;  // I/O commands between fetch and completion
+  // Arbitration, command slots and SQ entry reads; paused by an injected
+  // reset until the host would have brought the controller back.
+  std::unique_ptr<FetchEngine> fetch_;
+  // I/O commands from their intake to their completion: checks, faults,
+  // media, data pointers' data and the data path.
+  std::unique_ptr<IoExecution> io_;
 
   std::function<void(const DmaRecord&)> dma_observer_;
 
@@ -373,13 +306,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t admin_completed_ = 0;
   std::uint64_t doorbell_writes_ = 0;
   std::uint64_t errors_ = 0;
-  std::uint64_t media_faults_ = 0;
-  std::uint64_t command_faults_ = 0;
   // Commands fetched with a CID already outstanding on their SQ (the host
   // broke NVMe's rule; each completed with Command ID Conflict).
   std::uint64_t cid_conflicts_ = 0;
-  std::uint64_t bytes_read_ = 0;
-  std::uint64_t bytes_written_ = 0;
   Picoseconds first_io_doorbell_ = 0;
   Picoseconds last_io_completion_ = 0;
   std::vector<std::uint64_t> status_counts_;  // by (SCT << 8 | SC)

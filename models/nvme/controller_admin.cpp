@@ -181,7 +181,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.priority = f.priority;
   sq.in_cmb = in_cmb;
   ++queues_.cq(f.cqid).bound_sqs;
-  arbiter_.add_queue(f.qid, f.priority);
+  fetch_->arbiter().add_queue(f.qid, f.priority);
   queues_.ring_created(f.qid, /*sq=*/true);
   if (shadow_->configured()) shadow_->start(DoorbellKind::SqTail, f.qid);
   return Status::Success;
@@ -201,7 +201,7 @@ void Controller::delete_sq(CommandPtr command) {
   const std::uint64_t generation = generation_;
   sq.on_drained = [this, command, qid, generation] {
     if (generation != generation_) return;
-    arbiter_.remove_queue(qid);
+    fetch_->arbiter().remove_queue(qid);
     if (shadow_->configured()) shadow_->stop(DoorbellKind::SqTail, qid);
     --queues_.cq(queues_.sq(qid).cqid).bound_sqs;
     const std::uint64_t base = queues_.sq(qid).base;
@@ -251,9 +251,9 @@ void Controller::identify(CommandPtr command) {
     data[259] = static_cast<std::uint8_t>(kAerLimit - 1);               // AERL
     data[kIdentifyCtrlSqesOffset] = (kSqEntrySizeLog2 << 4) | kSqEntrySizeLog2;
     data[kIdentifyCtrlCqesOffset] = (kCqEntrySizeLog2 << 4) | kCqEntrySizeLog2;
-    put<std::uint16_t>(
-        data, 514,
-        static_cast<std::uint16_t>(std::min<std::uint32_t>(max_active_, 0xFFFF)));  // MAXCMD
+    put<std::uint16_t>(data, 514,
+                       static_cast<std::uint16_t>(
+                           std::min<std::uint32_t>(fetch_->max_active(), 0xFFFF)));  // MAXCMD
     put<std::uint32_t>(data, 516, 1);        // NN: one namespace
     put<std::uint16_t>(data, 520, 1u << 2);  // ONCS bit 2: Dataset Management
     data[525] = vwc_present_ ? 1 : 0;        // VWC
@@ -322,7 +322,7 @@ Status Controller::set_features(const SubmissionEntry& sqe, std::uint32_t* dw0) 
       return Status::Success;
     }
     case FeatureId::Arbitration:
-      arbiter_.set_arbitration(decode_arbitration(sqe.cdw11));
+      fetch_->arbiter().set_arbitration(decode_arbitration(sqe.cdw11));
       return Status::Success;
     case FeatureId::VolatileWriteCache:
       if (!vwc_present_) return Status::InvalidFieldInCommand;
@@ -339,7 +339,9 @@ Status Controller::get_features(const SubmissionEntry& sqe, std::uint32_t* dw0) 
                        static_cast<std::uint16_t>(granted_cqs_ - 1)}
                  .encode();
       return Status::Success;
-    case FeatureId::Arbitration: *dw0 = arbiter_.arbitration().encode(); return Status::Success;
+    case FeatureId::Arbitration:
+      *dw0 = fetch_->arbiter().arbitration().encode();
+      return Status::Success;
     case FeatureId::VolatileWriteCache:
       if (!vwc_present_) return Status::InvalidFieldInCommand;
       *dw0 = vwc_enabled_ ? 1u : 0u;

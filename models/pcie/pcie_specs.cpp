@@ -4,29 +4,20 @@ namespace gpunvme::pcie {
 
 namespace {
 
-// Receive-buffer credits of one port, declared the same way for switches and root complexes.
-// 0 advertises infinite credit (PCIe Base Spec r5.0 §2.6.1: a zero credit field means
-// "infinite").
-std::vector<ParamSpec> credit_params(const std::string& owner, std::int64_t posted_header,
-                                     std::int64_t posted_data, std::int64_t non_posted_header,
-                                     std::int64_t non_posted_data, std::int64_t completion_header,
-                                     std::int64_t completion_data, const std::string& source,
+// Receive-buffer credits of one port, declared the same way for switches, root complexes and
+// endpoints: `defaults` the owner's. 0 advertises infinite credit (PCIe Base Spec r5.0 §2.6.1:
+// a zero credit field means "infinite").
+std::vector<ParamSpec> credit_params(const std::string& owner, const PortCredits& defaults,
+                                     const std::string& source,
                                      const std::string& completion_source) {
   const std::string each =
       " advertised by each " + owner + " port for what it receives (0 = infinite)";
   return {
-      integer_param("posted_header_credits", "TLPs", posted_header, 0, 4096,
-                    "PH: posted request headers" + each, source),
-      integer_param("posted_data_credits", "16 B", posted_data, 0, 65536,
-                    "PD: posted request data, in 16 B units" + each, source),
-      integer_param("non_posted_header_credits", "TLPs", non_posted_header, 0, 4096,
-                    "NPH: non-posted request headers (one per read request)" + each, source),
-      integer_param("non_posted_data_credits", "16 B", non_posted_data, 0, 65536,
-                    "NPD: non-posted request data (memory reads carry none)" + each, source),
-      integer_param("completion_header_credits", "TLPs", completion_header, 0, 4096,
-                    "CplH: completion headers" + each, completion_source),
-      integer_param("completion_data_credits", "16 B", completion_data, 0, 65536,
-                    "CplD: completion data, in 16 B units" + each, completion_source),
+#define GPUNVME_PORT_CREDIT_SPEC(member, unit, largest, completion, doc)           \
+  integer_param(#member "_credits", unit, defaults.member, 0, largest, doc + each, \
+                completion ? completion_source : source),
+      GPUNVME_PORT_CREDITS(GPUNVME_PORT_CREDIT_SPEC)
+#undef GPUNVME_PORT_CREDIT_SPEC
   };
 }
 
@@ -55,12 +46,9 @@ const char* kLineRateBufferSource =
 
 PortCredits PortCredits::from(const ParamValues& values) {
   PortCredits out;
-  out.posted_header = values.integer("posted_header_credits");
-  out.posted_data = values.integer("posted_data_credits");
-  out.non_posted_header = values.integer("non_posted_header_credits");
-  out.non_posted_data = values.integer("non_posted_data_credits");
-  out.completion_header = values.integer("completion_header_credits");
-  out.completion_data = values.integer("completion_data_credits");
+#define GPUNVME_PORT_CREDIT_READ(member, ...) out.member = values.integer(#member "_credits");
+  GPUNVME_PORT_CREDITS(GPUNVME_PORT_CREDIT_READ)
+#undef GPUNVME_PORT_CREDIT_READ
   return out;
 }
 
@@ -136,7 +124,7 @@ std::vector<ParamSpec> endpoint_credit_params(const std::string& owner) {
   // (TLP, 30 ns flight, 30 ns UpdateFC back) = ~4.4 KB at Gen5 x16. No GPU or SSD vendor
   // publishes its buffers; the defaults are a published Gen5 x16 endpoint's.
   return credit_params(
-      owner, 784, 1456, 784, 392, 0, 0,
+      owner, PortCredits{784, 1456, 784, 392, 0, 0},
       "Intel R-Tile Avalon-ST IP for PCIe user guide (683501), RX flow control interface: a Gen5 "
       "x16 endpoint port advertises 784 PH / 1456 PD (23 KB) / 784 NPH / 392 NPD; 5x the ~4.4 KB "
       "bandwidth-delay product of a Gen5 x16 link's per-TLP credit loop. No GPU or SSD vendor "
@@ -169,7 +157,7 @@ const ComponentSpec& switch_spec() {
 #include "models/pcie/switch_params.def"
 #undef GPUNVME_PARAM
           },
-          credit_params("switch", 256, 4096, 256, 64, 256, 4096, kLineRateBufferSource,
+          credit_params("switch", PortCredits{256, 4096, 256, 64, 256, 4096}, kLineRateBufferSource,
                         std::string(kLineRateBufferSource) +
                             "; switches advertise finite completion credits (only endpoints and "
                             "root complexes must advertise infinite ones, r5.0 §2.6.1 "
@@ -188,7 +176,7 @@ const ComponentSpec& root_complex_spec() {
 #include "models/pcie/root_complex_params.def"
 #undef GPUNVME_PARAM
           },
-          credit_params("root", 256, 4096, 256, 64, 0, 0, kLineRateBufferSource,
+          credit_params("root", PortCredits{256, 4096, 256, 64, 0, 0}, kLineRateBufferSource,
                         "PCIe Base Spec r5.0 §2.6.1: root complexes and endpoints advertise "
                         "infinite completion credits; requesters bound completions by their "
                         "outstanding tags [pcie-base-5.0]"))};

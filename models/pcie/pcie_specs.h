@@ -23,15 +23,28 @@ GPUNVME_ENUM(IommuMode, off, passthrough, translate)
 GPUNVME_ENUM(CompletionSize, mps, rcb)
 GPUNVME_ENUM(P2pAcrossRootComplexes, through_cpu, refuse)
 
+// The credit types of a PCIe port's receive buffers, one entry each:
+// X(member, unit, largest, completion, doc). Each is the integer parameter
+// `<member>_credits`; its default and source are those of the port's owner
+// (switch, root complex, endpoint), `completion` saying which of the owner's
+// two sources applies.
+#define GPUNVME_PORT_CREDITS(X)                                                  \
+  X(posted_header, "TLPs", 4096, false, "PH: posted request headers")            \
+  X(posted_data, "16 B", 65536, false, "PD: posted request data, in 16 B units") \
+  X(non_posted_header, "TLPs", 4096, false,                                      \
+    "NPH: non-posted request headers (one per read request)")                    \
+  X(non_posted_data, "16 B", 65536, false,                                       \
+    "NPD: non-posted request data (memory reads carry none)")                    \
+  X(completion_header, "TLPs", 4096, true, "CplH: completion headers")           \
+  X(completion_data, "16 B", 65536, true, "CplD: completion data, in 16 B units")
+
 // Receive-buffer credits a port advertises (0 = infinite), as declared by
-// credit parameters (switch, root complex, endpoint).
+// credit parameters (switch, root complex, endpoint); members in the order of
+// GPUNVME_PORT_CREDITS.
 struct PortCredits {
-  std::int64_t posted_header = 0;
-  std::int64_t posted_data = 0;
-  std::int64_t non_posted_header = 0;
-  std::int64_t non_posted_data = 0;
-  std::int64_t completion_header = 0;
-  std::int64_t completion_data = 0;
+#define GPUNVME_PORT_CREDIT_MEMBER(member, ...) std::int64_t member = 0;
+  GPUNVME_PORT_CREDITS(GPUNVME_PORT_CREDIT_MEMBER)
+#undef GPUNVME_PORT_CREDIT_MEMBER
   static PortCredits from(const ParamValues& values);
 };
 

@@ -1,15 +1,15 @@
 #include "models/topology/topology_graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/graphviz.hpp>
 #include <map>
 #include <numeric>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
-
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/graphviz.hpp>
-#include <fmt/format.h>
 
 #include "models/pcie/pcie_specs.h"
 #include "sim/kernel/params/config_error.h"
@@ -80,9 +80,9 @@ void TopologyGraph::check(const TopologyConfig& topo) {
     const std::string socket = socket_of(n);
     if (socket.empty()) {
       if (has_sockets) {
-        throw ConfigError(file, node_path(i) + ".socket", "\"\"",
-                          "this topology has CPU sockets; name the socket this " + n.kind +
-                              " belongs to");
+        throw ConfigError(
+            file, node_path(i) + ".socket", "\"\"",
+            "this topology has CPU sockets; name the socket this " + n.kind + " belongs to");
       }
       continue;
     }
@@ -123,8 +123,7 @@ void TopologyGraph::check(const TopologyConfig& topo) {
         first_link[end] = l;
       }
       if (!forest.join(a, b)) {
-        throw ConfigError(file, link_path(l),
-                          fmt::format("\"{}\" - \"{}\"", link.from, link.to),
+        throw ConfigError(file, link_path(l), fmt::format("\"{}\" - \"{}\"", link.from, link.to),
                           "this link closes a loop in the PCIe tree (PCIe is a tree: each "
                           "device has one path to its root complex)");
       }
@@ -155,9 +154,9 @@ void TopologyGraph::check(const TopologyConfig& topo) {
     const NodeConfig& n = topo.nodes[i];
     if (!is_pcie_kind(n.kind) || n.kind == "root_complex") continue;
     if (!root_of_tree.count(forest.find(i))) {
-      throw ConfigError(file, node_path(i), "\"" + n.id + "\"",
-                        "no path to a root complex: link this " + n.kind +
-                            " to a switch or root complex");
+      throw ConfigError(
+          file, node_path(i), "\"" + n.id + "\"",
+          "no path to a root complex: link this " + n.kind + " to a switch or root complex");
     }
     if (is_endpoint(n.kind) && degree[i] != 1) {
       throw ConfigError(file, node_path(i), "\"" + n.id + "\"",
@@ -167,11 +166,20 @@ void TopologyGraph::check(const TopologyConfig& topo) {
   }
 }
 
+ScenarioEndpoints ScenarioEndpoints::from(const ParamValues& values) {
+  ScenarioEndpoints out;
+#define GPUNVME_PARAM GPUNVME_PARAM_READ
+#include "models/topology/scenario_endpoints.def"
+#undef GPUNVME_PARAM
+  return out;
+}
+
 void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioConfig& scenario) {
   const std::string& file = scenario.file;
   const NodeIndex index_of(topo);
   TopologyGraph graph(topo);
-  const std::string& gpu = scenario.params.string("gpu");
+  const ScenarioEndpoints endpoints = ScenarioEndpoints::from(scenario.params);
+  const std::string& gpu = endpoints.gpu;
   std::size_t g = index_of(gpu);
   if (g == npos || topo.nodes[g].kind != "gpu") {
     std::vector<std::string> gpus;
@@ -182,7 +190,7 @@ void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioCon
                       "expected the id of a gpu in the topology (" +
                           (all.empty() ? std::string("it has none") : all) + ")");
   }
-  std::vector<std::string> ssds = scenario.params.string_list("ssds");
+  const std::vector<std::string>& ssds = endpoints.ssds;
   if (ssds.empty()) {
     throw ConfigError(file, "$.ssds", "[]", "expected at least one nvme_ssd id");
   }
@@ -211,8 +219,9 @@ TopologyGraph::TopologyGraph(const TopologyConfig& topology)
   }
   for (std::size_t l = 0; l < topology.links.size(); ++l) {
     const LinkConfig& link = topology.links[l];
-    EdgeKind kind = pcie::LinkParams::from(link.params).type == pcie::LinkType::pcie ? EdgeKind::Pcie
-                                                                         : EdgeKind::InterSocket;
+    EdgeKind kind = pcie::LinkParams::from(link.params).type == pcie::LinkType::pcie
+                        ? EdgeKind::Pcie
+                        : EdgeKind::InterSocket;
     boost::add_edge(index_of(link.from), index_of(link.to), TopologyEdge{kind, l}, graph_);
   }
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
@@ -251,11 +260,10 @@ std::vector<std::size_t> TopologyGraph::route(std::size_t from, std::size_t to) 
   // fewest hops; in a PCIe tree it is the only route.
   auto recorder = boost::record_predecessors(predecessor.data(), boost::on_tree_edge());
   std::vector<boost::default_color_type> colors(n);
-  boost::breadth_first_search(
-      graph_, from,
-      boost::visitor(boost::make_bfs_visitor(recorder))
-          .color_map(boost::make_iterator_property_map(colors.begin(),
-                                                       boost::get(boost::vertex_index, graph_))));
+  boost::breadth_first_search(graph_, from,
+                              boost::visitor(boost::make_bfs_visitor(recorder))
+                                  .color_map(boost::make_iterator_property_map(
+                                      colors.begin(), boost::get(boost::vertex_index, graph_))));
   if (predecessor[to] == npos) return {};
   std::vector<std::size_t> path;
   for (std::size_t v = to; v != from; v = predecessor[v]) path.push_back(v);
@@ -311,7 +319,7 @@ std::string TopologyGraph::tree_text() const {
     return text + ")";
   };
   std::function<void(std::size_t, const std::string&)> walk = [&](std::size_t v,
-                                                                    const std::string& indent) {
+                                                                  const std::string& indent) {
     std::vector<std::size_t> children;
     for (std::size_t w = 0; w < nodes.size(); ++w) {
       if (upstream_[w] == v) children.push_back(w);

@@ -4,15 +4,23 @@
 // Every route a transaction takes comes from here.
 #pragma once
 
+#include <boost/graph/adjacency_list.hpp>
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
-
+#include "sim/kernel/params/param_table.h"
 #include "sim/kernel/params/resolved_config.h"
 
 namespace gpunvme {
+
+// The GPU and SSDs a scenario names, typed (scenario_endpoints.def).
+struct ScenarioEndpoints {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/topology/scenario_endpoints.def"
+#undef GPUNVME_PARAM
+  static ScenarioEndpoints from(const ParamValues& values);
+};
 
 enum class EdgeKind { Pcie, InterSocket, Attachment };
 
@@ -29,8 +37,8 @@ struct TopologyEdge {
 
 class TopologyGraph {
  public:
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
-                                      TopologyVertex, TopologyEdge>;
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, TopologyVertex,
+                                      TopologyEdge>;
 
   explicit TopologyGraph(const TopologyConfig& topology);
 

@@ -140,6 +140,7 @@ TEST(StrategyNames, IoAgentsFixesItsPoliciesAndItsCidScheme) {
   auto refused = refused_option(f, NamedStrategy::IoAgents, CidScheme::SqSlot);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->field, "submission");  // before completion
+  EXPECT_EQ(refused->value, "warp_batch");
   EXPECT_EQ(refused->why, "io_agents fixes it: agents own their queues; leave it \"strategy\"");
 
   StrategyFields g;
@@ -148,6 +149,7 @@ TEST(StrategyNames, IoAgentsFixesItsPoliciesAndItsCidScheme) {
   refused = refused_option(g, NamedStrategy::IoAgents, CidScheme::Counter);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->field, "cid_scheme");
+  EXPECT_EQ(refused->value, "counter");
   EXPECT_EQ(refused->why, "io_agents uses CID = SQ slot (an agent owns its queues)");
 
   // The queue strategies take every option (their combinations are checked

@@ -230,9 +230,11 @@ inline std::vector<std::string> allowed_names(std::string_view field) {
   return {};
 }
 
-// A policy field the named strategy does not let a scenario set, and why.
+// A policy field the named strategy does not let a scenario set, the value it
+// was given, and why.
 struct RefusedOption {
   std::string_view field;
+  std::string_view value;
   std::string_view why;
 };
 
@@ -245,14 +247,14 @@ inline std::optional<RefusedOption> refused_option(const StrategyFields& fields,
   const StrategyEntry& entry = strategy_entry(named);
   if (entry.policies_fixed) {
     if (fields.queue_mapping != kStrategyDefault)
-      return RefusedOption{"queue_mapping", entry.fixed_reason};
+      return RefusedOption{"queue_mapping", fields.queue_mapping, entry.fixed_reason};
     if (fields.submission != kStrategyDefault)
-      return RefusedOption{"submission", entry.fixed_reason};
+      return RefusedOption{"submission", fields.submission, entry.fixed_reason};
     if (fields.completion != kStrategyDefault)
-      return RefusedOption{"completion", entry.fixed_reason};
+      return RefusedOption{"completion", fields.completion, entry.fixed_reason};
   }
   if ((entry.cid_schemes & option_bit(cid)) == 0) {
-    return RefusedOption{"cid_scheme", entry.cid_reason};
+    return RefusedOption{"cid_scheme", fields.cid_scheme, entry.cid_reason};
   }
   return std::nullopt;
 }

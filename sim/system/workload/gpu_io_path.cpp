@@ -40,6 +40,7 @@ algo::StrategyFields strategy_fields(const ScenarioParams& scenario) {
 }
 
 StrategyPlan strategy_plan(const RunConfig& config) {
+  // The fields are views into `scenario`, which outlives them here.
   const ScenarioParams scenario = ScenarioParams::from(config.scenario.params);
   const algo::StrategyFields fields = strategy_fields(scenario);
   algo::ResolvedStrategy resolved;

@@ -36,11 +36,12 @@
 #include "sim/system/machine/cq_observer.h"
 #include "sim/system/workload/command_watchdog.h"
 #include "sim/system/workload/io_path.h"
-#include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/service_warps.h"
 #include "sim/system/workload/stage_recorder.h"
 
 namespace gpunvme {
+
+struct ScenarioParams;
 
 // The strategy a scenario asks for, with every "strategy" field resolved
 // (sim/core/algo/strategy_names.h); ConfigError for a name the tables do not
@@ -54,8 +55,8 @@ struct StrategyPlan {
   bool pollers = false;  // completion = polling_warps
 };
 StrategyPlan strategy_plan(const RunConfig& config);
-// The scenario's strategy fields as written. They are views into `scenario`,
-// which must outlive them.
+// The scenario's strategy fields as written: views into `scenario`, valid
+// while it lives.
 algo::StrategyFields strategy_fields(const ScenarioParams& scenario);
 
 // One compute warp of the path.

@@ -6,11 +6,14 @@
 #include <functional>
 #include <random>
 
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
 #include "sim/core/algo/mapping.h"
 #include "sim/core/algo/queue_state.h"
 #include "sim/core/algo/strategy_names.h"
 #include "sim/core/protocol/nvme_commands.h"
 #include "sim/kernel/params/config_error.h"
+#include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -66,36 +69,37 @@ std::uint32_t cid_space_of(const algo::Strategy& st, std::int64_t configured, st
 }
 
 void check_strategy(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  // Outlives the strategy fields' views into it.
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   const StrategyPlan plan = strategy_plan(config);
   const algo::Strategy& st = plan.strategy;
-  const NodeConfig& gpu = *config.topology.node(s.string("gpu"));
-  const auto sms = static_cast<std::uint32_t>(gpu.params.integer("sms"));
-  const auto max_warps_per_sm = static_cast<std::uint32_t>(gpu.params.integer("max_warps_per_sm"));
-  const auto threads = static_cast<std::uint64_t>(s.integer("threads"));
+  const NodeConfig& gpu = *config.topology.node(s.gpu);
+  const gpu::GpuParams gpu_params = gpu::GpuParams::from(gpu.params);
+  const auto sms = static_cast<std::uint32_t>(gpu_params.sms);
+  const auto max_warps_per_sm = static_cast<std::uint32_t>(gpu_params.max_warps_per_sm);
+  const auto threads = static_cast<std::uint64_t>(s.threads);
   const std::uint32_t warps = ceil_div(threads, 32);
-  const std::uint32_t warps_per_block = ceil_div(s.integer("threads_per_block"), 32);
-  const auto per_ssd = static_cast<std::uint32_t>(s.integer("queues"));
-  const auto ssds = static_cast<std::uint32_t>(s.string_list("ssds").size());
+  const std::uint32_t warps_per_block = ceil_div(s.threads_per_block, 32);
+  const auto per_ssd = static_cast<std::uint32_t>(s.queues);
+  const auto ssds = static_cast<std::uint32_t>(s.ssds.size());
   const std::uint32_t all_queues = per_ssd * ssds;
-  const auto entries = static_cast<std::uint32_t>(s.integer("queue_entries"));
-  const auto iodepth = static_cast<std::uint32_t>(s.integer("iodepth"));
+  const auto entries = static_cast<std::uint32_t>(s.queue_entries);
+  const auto iodepth = static_cast<std::uint32_t>(s.iodepth);
   const bool stripe = plan.ssd_mapping == algo::SsdMapping::Stripe;
   if (all_queues > 65535) {
     throw ConfigError(
         file, "$.queues", std::to_string(per_ssd),
         fmt::format("{} queues over {} SSDs: at most 65,535 in one run", all_queues, ssds));
   }
-  const ScenarioParams scenario = ScenarioParams::from(s);
   if (const std::optional<algo::RefusedOption> refused =
-          algo::refused_option(strategy_fields(scenario), plan.named, st.cid)) {
-    const std::string field(refused->field);
-    throw ConfigError(file, "$." + field, "\"" + s.string(field) + "\"", std::string(refused->why));
+          algo::refused_option(strategy_fields(s), plan.named, st.cid)) {
+    throw ConfigError(file, "$." + std::string(refused->field),
+                      "\"" + std::string(refused->value) + "\"", std::string(refused->why));
   }
   if (plan.agents) {
-    if (s.integer("agent_warps") > per_ssd) {
-      throw ConfigError(file, "$.agent_warps", std::to_string(s.integer("agent_warps")),
+    if (s.agent_warps > per_ssd) {
+      throw ConfigError(file, "$.agent_warps", std::to_string(s.agent_warps),
                         fmt::format("each agent owns at least one queue per SSD: at most {} "
                                     "(queues)",
                                     per_ssd));
@@ -108,13 +112,13 @@ void check_strategy(const RunConfig& config) {
     }
     const bool exclusive = st.submission == algo::Submission::Exclusive;
     if (exclusive != (st.completion == algo::Completion::OwnerDrain)) {
-      throw ConfigError(file, "$.completion", "\"" + s.string("completion") + "\"",
+      throw ConfigError(file, "$.completion", "\"" + s.completion + "\"",
                         "exclusive submission and owner_drain completion go together (a warp "
                         "that owns its queue drains it)");
     }
     if (exclusive) {
       if (st.mapping != algo::QueueMapping::PerWarp) {
-        throw ConfigError(file, "$.queue_mapping", "\"" + s.string("queue_mapping") + "\"",
+        throw ConfigError(file, "$.queue_mapping", "\"" + s.queue_mapping + "\"",
                           "a warp that owns its queue needs the per_warp mapping");
       }
       const std::uint32_t available = stripe ? per_ssd : all_queues;
@@ -130,16 +134,15 @@ void check_strategy(const RunConfig& config) {
       }
     }
     if (st.completion == algo::Completion::PollingWarps &&
-        static_cast<std::uint32_t>(s.integer("poller_warps")) > all_queues) {
+        static_cast<std::uint32_t>(s.poller_warps) > all_queues) {
       throw ConfigError(
-          file, "$.poller_warps", std::to_string(s.integer("poller_warps")),
+          file, "$.poller_warps", std::to_string(s.poller_warps),
           fmt::format("each polling warp drains at least one of the {} queues", all_queues));
     }
   }
-  const std::uint32_t service = plan.agents ? static_cast<std::uint32_t>(s.integer("agent_warps"))
-                                : plan.pollers
-                                    ? static_cast<std::uint32_t>(s.integer("poller_warps"))
-                                    : 0;
+  const std::uint32_t service = plan.agents    ? static_cast<std::uint32_t>(s.agent_warps)
+                                : plan.pollers ? static_cast<std::uint32_t>(s.poller_warps)
+                                               : 0;
   const std::uint32_t blocks = ceil_div(std::uint64_t{warps} + service, warps_per_block);
   if (ceil_div(blocks, sms) * warps_per_block > max_warps_per_sm) {
     throw ConfigError(
@@ -150,7 +153,7 @@ void check_strategy(const RunConfig& config) {
                     warps_per_block, ceil_div(blocks, sms) * warps_per_block, gpu.id,
                     max_warps_per_sm));
   }
-  const std::int64_t cid_space = s.integer("cid_space");
+  const std::int64_t cid_space = s.cid_space;
   if ((st.cid == algo::CidScheme::Counter || st.cid == algo::CidScheme::CounterLock) &&
       cid_space != 0 && cid_space < entries) {
     throw ConfigError(file, "$.cid_space", std::to_string(cid_space),
@@ -165,14 +168,14 @@ void check_strategy(const RunConfig& config) {
     }
     // Where the GPU's blocks go (its block_sm_order; checked when the GPU
     // is built).
-    const std::vector<std::int64_t> order = gpu.params.integer_list("block_sm_order");
+    const std::vector<std::int64_t>& order = gpu_params.block_sm_order;
     const BlockSm block_sm = [&](std::uint32_t block) {
       return order.size() == sms ? static_cast<std::uint32_t>(order[block % sms]) : block % sms;
     };
     const Partitions parts = cid_partitions(plan, warps, warps_per_block, block_sm, per_ssd, ssds);
     const std::uint64_t space = cid_space_of(st, 0, entries, parts.users, iodepth);
     if (space > 65536) {
-      throw ConfigError(file, "$.cid_scheme", "\"" + s.string("cid_scheme") + "\"",
+      throw ConfigError(file, "$.cid_scheme", "\"" + s.cid_scheme + "\"",
                         fmt::format("{} warps share a queue and each needs {} CIDs: {} > 65,536",
                                     parts.users, space / parts.users, space));
     }
@@ -182,27 +185,28 @@ void check_strategy(const RunConfig& config) {
 }  // namespace
 
 void check_microbenchmark(const RunConfig& config) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
-  const auto ssds = s.string_list("ssds");
+  const std::vector<std::string>& ssds = s.ssds;
   for (std::size_t k = 0; k < ssds.size(); ++k) {
     const NodeConfig& ssd = *config.topology.node(ssds[k]);
-    const auto queues = s.integer("queues");
-    const auto granted = ssd.params.integer("max_io_queues");
+    const nvme::SsdParams ssd_params = nvme::SsdParams::from(ssd.params);
+    const auto queues = s.queues;
+    const auto granted = ssd_params.max_io_queues;
     if (queues > granted) {
       throw ConfigError(
           file, "$.queues", std::to_string(queues),
           fmt::format("{} grants at most {} I/O queues (max_io_queues)", ssd.id, granted));
     }
-    const auto entries = s.integer("queue_entries");
-    const auto mqes = ssd.params.integer("mqes");
+    const auto entries = s.queue_entries;
+    const auto mqes = ssd_params.mqes;
     if (entries > mqes) {
       throw ConfigError(
           file, "$.queue_entries", std::to_string(entries),
           fmt::format("{} accepts queues of at most {} entries (mqes)", ssd.id, mqes));
     }
-    if (s.string("sq_placement") == "cmb") {
-      const auto cmb_mib = ssd.params.integer("cmb_mib");
+    if (s.sq_placement == SqPlacement::cmb) {
+      const auto cmb_mib = ssd_params.cmb_mib;
       if (cmb_mib == 0) {
         throw ConfigError(file, "$.sq_placement", "\"cmb\"",
                           fmt::format("{} (profile {}) has no controller memory buffer "
@@ -217,19 +221,19 @@ void check_microbenchmark(const RunConfig& config) {
                                       queues, entries, sq_bytes, ssd.id, cmb_mib));
       }
     }
-    if (s.boolean("shadow_doorbells") && !ssd.params.boolean("shadow_doorbells")) {
+    if (s.shadow_doorbells && !ssd_params.shadow_doorbells) {
       throw ConfigError(file, "$.shadow_doorbells", "true",
                         fmt::format("{} (profile {}) does not support Doorbell Buffer Config "
                                     "(its shadow_doorbells is false); allowed: false",
                                     ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
     }
-    const auto bs = s.integer("bs");
-    const auto lba = ssd.params.integer("lba_bytes");
+    const auto bs = s.bs;
+    const auto lba = ssd_params.lba_bytes;
     if (bs % lba != 0) {
       throw ConfigError(file, "$.bs", std::to_string(bs),
                         fmt::format("must be a multiple of {}'s {} B LBAs", ssd.id, lba));
     }
-    const auto mdts = ssd.params.integer("mdts");
+    const auto mdts = ssd_params.mdts;
     if (mdts != 0 && bs > (4096ll << mdts)) {
       throw ConfigError(file, "$.bs", std::to_string(bs),
                         fmt::format("exceeds {}'s maximum transfer of {} B (mdts {})", ssd.id,
@@ -252,24 +256,23 @@ void check_microbenchmark(const RunConfig& config) {
 // ---------------------------------------------------------------------------
 
 FioWarpLoop::FioWarpLoop(const RunConfig& config, Machine& machine) {
-  const ParamValues& s = config.scenario.params;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   seed_ = config.seed;
-  total_ios_ = static_cast<std::uint64_t>(s.integer("ios"));
-  time_based_ = s.boolean("time_based");
-  runtime_ = ns_to_ps(s.real("runtime_us") * 1000.0);
-  bytes_per_io_ = static_cast<std::uint64_t>(s.integer("bs"));
-  iodepth_ = static_cast<std::uint32_t>(s.integer("iodepth"));
-  threads_ = static_cast<std::uint32_t>(s.integer("threads"));
-  const std::string& rw = s.string("rw");
-  random_ = rw == "randread" || rw == "randwrite";
-  write_ = rw == "randwrite" || rw == "write";
-  sequential_streams_ = s.string("distribution") == "sequential" || !random_;
-  queue_options_.rings_in_host = s.string("queue_memory") == "host";
-  queue_options_.sq_placement = s.string("sq_placement");
-  queue_options_.shadow_doorbells = s.boolean("shadow_doorbells");
+  total_ios_ = static_cast<std::uint64_t>(s.ios);
+  time_based_ = s.time_based;
+  runtime_ = s.runtime_us;
+  bytes_per_io_ = static_cast<std::uint64_t>(s.bs);
+  iodepth_ = static_cast<std::uint32_t>(s.iodepth);
+  threads_ = static_cast<std::uint32_t>(s.threads);
+  random_ = s.rw == Pattern::RandRead || s.rw == Pattern::RandWrite;
+  write_ = s.rw == Pattern::RandWrite || s.rw == Pattern::Write;
+  sequential_streams_ = s.distribution == Distribution::Sequential || !random_;
+  queue_options_.rings_in_host = s.queue_memory == QueueMemory::host;
+  queue_options_.sq_placement = enum_name(s.sq_placement);
+  queue_options_.shadow_doorbells = s.shadow_doorbells;
   queue_options_.ssd_mapping = strategy_plan(config).ssd_mapping;
-  const double span_gib = s.real("span_gib");
-  for (const std::string& id : s.string_list("ssds")) {
+  const double span_gib = s.span_gib;
+  for (const std::string& id : s.ssds) {
     const nvme::Controller& ssd = machine.ssd(id);
     span_lbas_.push_back(span_gib > 0
                              ? static_cast<std::uint64_t>(span_gib * (1ull << 30)) / ssd.lba_bytes()

@@ -1,0 +1,72 @@
+// A command inside the controller, from the fetch of its entry to its
+// completion, and the data segments its data pointer resolves to.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "models/nvme/command_processors.h"
+#include "models/nvme/fault_injector.h"
+#include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_status.h"
+#include "sim/kernel/inplace_function.h"
+#include "sim/kernel/time.h"
+
+namespace gpunvme::nvme {
+
+// One physically contiguous piece of a command's data (or a bit bucket of
+// an SGL read: bytes that are dropped).
+struct Segment {
+  std::uint64_t addr;
+  std::uint64_t len;
+  bool bit_bucket;
+};
+
+struct Command {
+  std::uint16_t qid = 0;
+  std::uint32_t slot = 0;
+  SubmissionEntry sqe{};
+  Picoseconds fetched_at = 0;
+  std::uint64_t generation = 0;  // controller resets drop older commands
+  std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
+  FaultKind fault = FaultKind::None;
+  // Completed early by an injected reset: its own completion, when its
+  // work ends, is dropped.
+  bool cancelled = false;
+  // With batch_service: when its batch's processing ends (booked for the
+  // whole fetch at once); otherwise the command books a processor itself.
+  std::optional<Picoseconds> batch_processed;
+  // With batch_service: the batch, whose processor stays busy until the
+  // last of its completions is posted.
+  std::shared_ptr<BatchHold> batch;
+  // A read's media read and data pointer meet here (IoExecution::execute_read):
+  // held in the command, which every step of the read keeps alive anyway,
+  // rather than in a shared record of its own (an allocation per read).
+  struct ReadJoin {
+    int left = 2;
+    Status status = Status::Success;
+    std::vector<Segment> segments;
+    // DMA writes not yet issued, plus one for the loop issuing them.
+    std::size_t unissued = 1;
+  } read;
+};
+using CommandPtr = std::shared_ptr<Command>;
+
+// What a command's data pointer resolved to: its status, and on success the
+// segments. In place: a read's continuation (its command and the step it
+// joins) would not fit std::function's two words.
+using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
+
+// A data DMA the controller issues (a burst of physically contiguous bytes),
+// as a trace sees it before it enters the fabric.
+struct DmaRecord {
+  std::uint16_t qid;
+  std::uint16_t cid;
+  std::uint64_t addr;
+  std::uint64_t len;
+  bool to_host;  // controller to memory (read data, Identify data)
+};
+
+}  // namespace gpunvme::nvme
