@@ -145,6 +145,33 @@ TEST(Prediction, CalibrationSetWithoutTheTargetsThreadCountIsNamed) {
   }
 }
 
+// Controller-only runs under GPU polls or with scattered buffers measure the
+// target under other conditions: they are refused as calibration runs, by
+// field.
+TEST(Prediction, ControllerRunsUnderPollsAreNotCalibrationRuns) {
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch"};
+  for (const char* field : {"host_pollers", "scatter_buffers"}) {
+    nlohmann::json hw = read_json_file(kPredictedRuns);
+    nlohmann::json run = controller_run(4, 8, 12000, 300);
+    if (std::string(field) == "host_pollers") {
+      run["host_pollers"] = 66;
+    } else {
+      run["scatter_buffers"] = true;
+    }
+    hw["controller_only"] = {controller_run(4, 1, 12000, 300), run};
+    try {
+      validate::correlate(hw, kPredictedRuns, options);
+      ADD_FAILURE() << "calibrated from a run with " << field;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("$.controller_only[1].") + field),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Calibration, CommittedHardwareDataIsCompleteAndClean) {
   const nlohmann::json hw = read_json_file(kHardware);
   EXPECT_EQ(hw.at("schema"), "gpunvme.hw/1");

@@ -265,6 +265,41 @@ __global__ void io_kernel(KernelArgs a) {
   p.flush_op_profile();
 }
 
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+// Controller-only runs under polls: warp w reads the 16 B entries of CQ ring
+// w % rings one after another (ld.volatile.v4, every lane the same entry,
+// the next read after the last returns), as a CQ-scanning waiter does, until
+// *stop is set; loads[w] and ns[w] give its count of loads and their time.
+__global__ void poll_cq_rings(const std::uint64_t* rings, std::uint32_t ring_count,
+                              std::uint32_t entries, const volatile unsigned* stop,
+                              unsigned long long* loads, unsigned long long* ns) {
+  const std::uint64_t ring = rings[blockIdx.x % ring_count];
+  std::uint32_t pos = (blockIdx.x / ring_count) % entries;
+  unsigned long long count = 0, acc = 0;
+  const unsigned long long t0 = globaltimer_ns();
+  while (*stop == 0) {
+    for (int i = 0; i < 32; ++i) {
+      unsigned x, y, z, w;
+      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                   : "l"(ring + std::uint64_t{pos} * 16u)
+                   : "memory");
+      acc += x ^ y ^ z ^ w;
+      pos = (pos + 1u + ((w >> 17) & 0u)) % entries;
+    }
+    count += 32;
+  }
+  if (threadIdx.x == 0) {
+    loads[blockIdx.x] = count + (acc == ~0ull ? 1 : 0);
+    ns[blockIdx.x] = globaltimer_ns() - t0;
+  }
+}
+
 __global__ void read_globaltimer(unsigned long long* out) {
   unsigned long long ns;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
@@ -303,6 +338,13 @@ struct Options {
   // statistics are reported. Empty: the strategy cases.
   std::vector<std::uint32_t> controller_depths;
   std::uint32_t feeders = 4;  // host threads that feed the queues in that mode
+  // Controller-only mode: this many GPU warps poll the queues' CQ rings
+  // meanwhile, as CQ-scanning waiters do (the target under GPU reads of
+  // host memory, with no strategy); 0: the GPU runs nothing.
+  std::uint32_t host_pollers = 0;
+  // Controller-only mode: a batch's buffers one apart instead of adjacent,
+  // so that the target copies each command's data on its own.
+  bool scatter_buffers = false;
 };
 
 [[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& why) {
@@ -362,6 +404,10 @@ void usage() {
       "                           the same target; its service time, batch line and\n"
       "                           throughput are reported (schema gpunvme.hw_controller/1)\n"
       "  --feeders N              feeder threads in that mode (default 4)\n"
+      "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
+      "                           CQ-scanning waiters do (default 0: the GPU runs nothing)\n"
+      "  --scatter-buffers 0|1    in that mode, 1: a batch's buffers apart, one copy per\n"
+      "                           command (default 0: adjacent, one copy per batch)\n"
       "  --device N, --seed N, --timeout-s S\n"
       "Exit codes: 0 ok, 1 a case failed, 2 bad arguments, 77 no CUDA device.\n");
 }
@@ -427,6 +473,10 @@ Options parse(int argc, char** argv) {
         o.controller_depths.push_back(static_cast<std::uint32_t>(parse_u64(arg, d, 1, 4096)));
       }
       if (o.controller_depths.empty()) bad(arg, v, "expected a list of depths");
+    } else if (arg == "--scatter-buffers") {
+      o.scatter_buffers = parse_u64(arg, v, 0, 1) != 0;
+    } else if (arg == "--host-pollers") {
+      o.host_pollers = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 65536));
     } else if (arg == "--feeders") {
       o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
@@ -1082,8 +1132,10 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
     std::uint16_t qid;
   };
   std::vector<Ring> rings(queues);
+  std::vector<std::uint64_t> cq_device(queues);  // the CQ rings as the GPU addresses them
   for (std::uint32_t i = 0; i < queues; ++i) {
     const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    cq_device[i] = r.cq_device;
     rings[i] = {host_view(r.sq_device), host_view(r.cq_device),
                 reinterpret_cast<volatile std::uint32_t*>(host_view(r.sq_doorbell_device)),
                 reinterpret_cast<volatile std::uint32_t*>(host_view(r.cq_doorbell_device)), r.qid};
@@ -1148,7 +1200,8 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
           // The buffer of the SQ slot: a batch's buffers are adjacent, as a
           // warp's are in the strategy cases, so the target merges their
           // copies the same way (one copy per batch, not per command).
-          const std::uint64_t buffer = (std::uint64_t{q} * entries + s.sq_tail) % buffer_count;
+          const std::uint64_t slot = std::uint64_t{q} * entries + s.sq_tail;
+          const std::uint64_t buffer = (o_.scatter_buffers ? 2 * slot : slot) % buffer_count;
           const nvme::SubmissionEntry e = nvme::make_read(
               cid, 1, (rng % blocks) * lbas_per_io, static_cast<std::uint16_t>(lbas_per_io - 1),
               reinterpret_cast<std::uint64_t>(buffers_) + buffer * buffer_stride_, 0);
@@ -1165,9 +1218,36 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
     }
   };
 
+  // GPU warps polling the CQ rings meanwhile (--host-pollers).
+  const std::uint32_t pollers = o_.host_pollers;
+  std::uint64_t* ring_table = nullptr;
+  unsigned long long *poll_loads = nullptr, *poll_ns = nullptr;
+  unsigned* stop_host = nullptr;
+  unsigned* stop_device = nullptr;
+  cudaStream_t poll_stream = nullptr;
+  if (pollers > 0) {
+    check(cudaMalloc(&ring_table, queues * sizeof(std::uint64_t)), "cudaMalloc (poll rings)");
+    check(cudaMalloc(&poll_loads, pollers * sizeof(unsigned long long)), "cudaMalloc (polls)");
+    check(cudaMalloc(&poll_ns, pollers * sizeof(unsigned long long)), "cudaMalloc (polls)");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(unsigned), cudaHostAllocMapped),
+          "cudaHostAlloc (poll stop flag)");
+    *stop_host = 0;
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stop_device), stop_host, 0),
+          "cudaHostGetDevicePointer (poll stop flag)");
+    check(cudaStreamCreateWithFlags(&poll_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
   target_->start();
   std::vector<std::thread> threads;
   for (std::uint32_t f = 0; f < feeders; ++f) threads.emplace_back(feed, f);
+  if (pollers > 0) {
+    check(cudaMemcpy(ring_table, cq_device.data(), queues * sizeof(std::uint64_t),
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy (poll rings)");
+    poll_cq_rings<<<pollers, 32, 0, poll_stream>>>(ring_table, queues, entries, stop_device,
+                                                   poll_loads, poll_ns);
+    check(cudaGetLastError(), "poll_cq_rings launch");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the pollers are running
+  }
   const auto started = std::chrono::steady_clock::now();
   go.store(true, std::memory_order_release);
   for (std::thread& t : threads) t.join();
@@ -1175,11 +1255,31 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   target_->stop();
   const TargetStats ts = target_->stats();
+  double poll_loads_per_s = 0, poll_load_ns = 0;
+  if (pollers > 0) {
+    *static_cast<volatile unsigned*>(stop_host) = 1;
+    check(cudaStreamSynchronize(poll_stream), "poll_cq_rings");
+    std::vector<unsigned long long> l(pollers), n(pollers);
+    check(cudaMemcpy(l.data(), poll_loads, pollers * sizeof l[0], cudaMemcpyDeviceToHost), "copy");
+    check(cudaMemcpy(n.data(), poll_ns, pollers * sizeof n[0], cudaMemcpyDeviceToHost), "copy");
+    for (std::uint32_t i = 0; i < pollers; ++i) {
+      poll_loads_per_s += static_cast<double>(l[i]) / (static_cast<double>(n[i]) / 1e9);
+      poll_load_ns += static_cast<double>(n[i]) / static_cast<double>(l[i]) / pollers;
+    }
+    cudaFree(ring_table);
+    cudaFree(poll_loads);
+    cudaFree(poll_ns);
+    cudaFreeHost(stop_host);
+    cudaStreamDestroy(poll_stream);
+  }
 
   std::ostringstream js;
   js << "{\"strategy\": \"controller_only\", \"depth\": " << depth << ", \"queues\": " << queues
      << ", \"queue_entries\": " << entries << ", \"feeders\": " << feeders
-     << ", \"target_threads\": " << o_.target_threads << ", \"bs\": " << o_.bs
+     << ", \"target_threads\": " << o_.target_threads << ", \"host_pollers\": " << pollers
+     << ", \"poll_loads_per_s\": " << poll_loads_per_s << ", \"poll_load_ns\": " << poll_load_ns
+     << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
+     << ", \"bs\": " << o_.bs
      << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
      << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << errors.load()
      << ", \"target\": " << target_json(ts) << "}";

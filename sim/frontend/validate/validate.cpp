@@ -300,6 +300,19 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     const std::string path = fmt::format("$.controller_only[{}]", i);
     const auto t = static_cast<std::uint32_t>(number(c, file, path, "target_threads"));
     const auto depth = static_cast<std::uint32_t>(number(c, file, path, "depth"));
+    // The calibration set is the controller alone, its copies merged as a
+    // warp's buffers allow: a run under GPU polls or with scattered buffers
+    // measures something else (gpunvme-hw --host-pollers, --scatter-buffers).
+    if (c.value("host_pollers", 0) != 0) {
+      throw ConfigError(file, path + ".host_pollers", c.at("host_pollers").dump(),
+                        "a controller-only run under GPU polls is not a calibration run: leave "
+                        "its file out of --measured (expected 0)");
+    }
+    if (c.value("scatter_buffers", false)) {
+      throw ConfigError(file, path + ".scatter_buffers", "true",
+                        "a controller-only run with scattered buffers is not a calibration run: "
+                        "leave its file out of --measured (expected false)");
+    }
     const std::string tp = path + ".target";
     const nlohmann::json& target = field(c, file, path, "target");
     number(c, file, path, "iops");
