@@ -20,7 +20,8 @@ Exit code 0 when the tree keeps the rule, 1 with one line per violation.
 import os
 import re
 import sys
-import tempfile
+
+from synthetic_trees import SelfTest
 
 # (layer, folders), bottom up; each row a rank.
 LAYERS = [
@@ -142,22 +143,8 @@ def check(root):
 def self_test():
     """Synthetic trees: one clean, and one with each kind of violation."""
 
-    def tree(files):
-        d = tempfile.TemporaryDirectory()
-        for rel, text in files.items():
-            path = os.path.join(d.name, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        return d
-
-    failures = []
-
-    def expect(name, files, wanted):
-        with tree(files) as d:
-            got = check(d)
-        if len(got) != len(wanted) or not all(w in g for w, g in zip(wanted, got)):
-            failures.append(f"{name}: expected {wanted}, got {got}")
+    test = SelfTest(check)
+    expect = test.expect
 
     clean = {
         "sim/core/protocol/nvme.h": "#pragma once\n#include <cstdint>\n",
@@ -210,11 +197,7 @@ def self_test():
         dict(clean, **{"python/gpunvme/config.py": "def run():\n    from .results import run\n"}),
         ["python/gpunvme: import cycle config -> results -> config"],
     )
-    for f in failures:
-        print("self-test FAILED:", f)
-    if not failures:
-        print("self-test passed: 7 synthetic trees")
-    return 1 if failures else 0
+    return test.report()
 
 
 def main(argv):

@@ -18,7 +18,8 @@ Exit code 0 when no such read is found, 1 with one line per read.
 import os
 import re
 import sys
-import tempfile
+
+from synthetic_trees import SelfTest
 
 SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 CHECKED_ROOTS = ("sim", "models", "python/src")
@@ -54,22 +55,8 @@ def reads_by_string(root):
 def self_test():
     """Synthetic trees: one clean, and one per kind of violation."""
 
-    def tree(files):
-        d = tempfile.TemporaryDirectory()
-        for rel, text in files.items():
-            path = os.path.join(d.name, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        return d
-
-    failures = []
-
-    def expect(name, files, wanted):
-        with tree(files) as d:
-            got = reads_by_string(d)
-        if len(got) != len(wanted) or not all(w in g for w, g in zip(wanted, got)):
-            failures.append(f"{name}: expected {wanted}, got {got}")
+    test = SelfTest(reads_by_string)
+    expect = test.expect
 
     clean = {
         # Typed reads, a path's .string(), a name built from a prefix.
@@ -112,11 +99,7 @@ def self_test():
         dict(clean, **{"sim/kernel/k.cpp": 'auto n = values.string("name");\n'}),
         ['sim/kernel/k.cpp:1: reads parameter "name" by name (.string)'],
     )
-    for f in failures:
-        print("self-test FAILED:", f)
-    if not failures:
-        print("self-test passed: 6 synthetic trees")
-    return 1 if failures else 0
+    return test.report()
 
 
 def main(argv):
