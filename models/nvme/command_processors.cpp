@@ -111,16 +111,18 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);
   if (hooks_.copy_op_delay) {
-    // The batch's copies are issued after its reads from the file; the
-    // copy engine serves every core's in turn.
+    // The target issues each command's copy after reading its data, while
+    // it goes on with the next: the copies overlap the batch's work, and the
+    // copy engine serves every core's in turn, in the order they come.
     Picoseconds delay = 0;
     for (std::uint64_t addr : copy_operations(entries, count, cost_)) {
       delay += hooks_.copy_op_delay(addr);
     }
     if (delay > 0) {
-      fetched.processed = copy_engine_.book(*fetched.processed, delay).end;
+      fetched.processed = std::max(*fetched.processed, copy_engine_.book(now, delay).end);
     }
   }
+
   fetched.batch = std::make_shared<BatchHold>(
       BatchHold{processor, count, hooks_.generation(), pollers_[processor].fetch_started, count});
   ++pollers_[processor].batches_held;

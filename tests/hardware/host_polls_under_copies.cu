@@ -51,10 +51,11 @@ __device__ __forceinline__ uint4 load_volatile_v4(const uint4* p) {
 
 // Warp = block. Polls for duration_ns of its own clock; loads[b] and ns[b]
 // are its count of warp loads and the time they took.
-__global__ void poll_rings(const uint4* rings, bool lanes_distinct, unsigned long long duration_ns,
-                           unsigned long long* loads, unsigned long long* ns) {
+__global__ void poll_rings(const uint4* rings, bool lanes_distinct, unsigned window,
+                           unsigned long long duration_ns, unsigned long long* loads,
+                           unsigned long long* ns) {
   const uint4* ring = rings + (blockIdx.x % kRings) * kEntries;
-  unsigned pos = (blockIdx.x / kRings) % kWindow;
+  unsigned pos = (blockIdx.x / kRings) % window;
   const unsigned lane = threadIdx.x;
   unsigned long long count = 0;
   const unsigned long long t0 = globaltimer();
@@ -63,7 +64,7 @@ __global__ void poll_rings(const uint4* rings, bool lanes_distinct, unsigned lon
     for (int i = 0; i < 32; ++i) {
       const uint4 e = load_volatile_v4(ring + (pos + (lanes_distinct ? lane : 0)) % kEntries);
       // The entries hold zeros: the next position depends on the value read.
-      pos = (pos + 1 + (e.w >> 31)) % kWindow;
+      pos = (pos + 1 + (e.w >> 31)) % window;
     }
     count += 32;
     t = globaltimer();
@@ -77,6 +78,7 @@ __global__ void poll_rings(const uint4* rings, bool lanes_distinct, unsigned lon
 struct Row {
   const char* pollers_memory;  // "host", "device" or "none"
   bool lanes_distinct;
+  unsigned window;  // entries a warp cycles over: 64 (16 lines), 4 (one line), 1 (one entry)
   int warps;
   int copy_threads;
   bool scattered;  // 64 copies of 4 KiB per batch, else one of 256 KiB
@@ -158,15 +160,25 @@ int main(int argc, char** argv) {
 
   // Warm-up: clocks and the copy path.
   active = kMaxCopyThreads;
-  poll_rings<<<132, 32, 0, stream>>>(device_rings, false, 300'000'000ull, loads, ns);
+  poll_rings<<<132, 32, 0, stream>>>(device_rings, false, kWindow, 300'000'000ull, loads, ns);
   CK(cudaStreamSynchronize(stream));
 
   std::vector<Row> plan;
-  for (int w : {0, 16, 66, 132, 264, 528, 1056, 2112}) plan.push_back({"host", false, w, 4, true});
-  for (int w : {0, 132, 528, 2112}) plan.push_back({"host", false, w, 1, true});
-  for (int w : {132, 528, 2112}) plan.push_back({"host", true, w, 4, true});
-  for (int w : {528, 2112}) plan.push_back({"device", false, w, 4, true});
-  for (int w : {0, 528}) plan.push_back({"host", false, w, 4, false});
+  const char* only = std::getenv("POLLS_PLAN");  // "window": the window rows alone
+  const bool all = only == nullptr || std::string(only) != "window";
+  if (all) {
+    for (int w : {0, 16, 66, 132, 264, 528, 1056, 2112})
+      plan.push_back({"host", false, kWindow, w, 4, true});
+    for (int w : {0, 132, 528, 2112}) plan.push_back({"host", false, kWindow, w, 1, true});
+    for (int w : {132, 528, 2112}) plan.push_back({"host", true, kWindow, w, 4, true});
+    for (int w : {528, 2112}) plan.push_back({"device", false, kWindow, w, 4, true});
+    for (int w : {0, 528}) plan.push_back({"host", false, kWindow, w, 4, false});
+  }
+  // A warp polling one entry, or the four entries of one line, over and over.
+  plan.push_back({"none", false, 1, 0, 4, true});
+  for (unsigned window : {1u, 4u, 8u}) {
+    for (int w : {132, 528, 2112}) plan.push_back({"host", false, window, w, 4, true});
+  }
 
   std::string rows;
   for (const Row& row : plan) {
@@ -176,7 +188,8 @@ int main(int argc, char** argv) {
       scattered = row.scattered;
       if (row.warps > 0) {
         const uint4* rings = row.pollers_memory[0] == 'h' ? mapped_rings : device_rings;
-        poll_rings<<<row.warps, 32, 0, stream>>>(rings, row.lanes_distinct, kKernelNs, loads, ns);
+        poll_rings<<<row.warps, 32, 0, stream>>>(rings, row.lanes_distinct, row.window, kKernelNs,
+                                                 loads, ns);
         CK(cudaGetLastError());
       }
       std::this_thread::sleep_for(kSettle);
@@ -221,18 +234,19 @@ int main(int argc, char** argv) {
     const double pns = median_of(&Result::poll_load_ns, &nl, &nh);
     char line[640];
     std::snprintf(line, sizeof line,
-                  "%s\n    {\"pollers_memory\": \"%s\", \"lanes\": \"%s\", \"poll_warps\": %d, "
+                  "%s\n    {\"pollers_memory\": \"%s\", \"lanes\": \"%s\", \"window\": %u, "
+                  "\"poll_warps\": %d, "
                   "\"copy_threads\": %d, \"batch\": \"%s\", \"poll_loads_per_s\": %.4g, "
                   "\"poll_load_ns\": %.1f, \"poll_load_ns_min\": %.1f, \"poll_load_ns_max\": %.1f, "
                   "\"batches_per_s\": %.1f, \"batch_us\": %.2f, \"batch_us_min\": %.2f, "
                   "\"batch_us_max\": %.2f}",
                   rows.empty() ? "" : ",", row.warps > 0 ? row.pollers_memory : "none",
-                  row.lanes_distinct ? "distinct" : "same", row.warps, row.copy_threads,
+                  row.lanes_distinct ? "distinct" : "same", row.window, row.warps, row.copy_threads,
                   row.scattered ? "64x4KiB" : "1x256KiB", prate, pns, nl, nh, bps, bus, ul, uh);
     rows += line;
-    std::printf("%-6s %-8s warps %4d  copy threads %d  %-8s  polls %9.3g/s %8.1f ns  batches "
-                "%8.1f/s %9.2f us\n",
-                row.pollers_memory, row.lanes_distinct ? "distinct" : "same", row.warps,
+    std::printf("%-6s %-8s window %2u warps %4d  copy threads %d  %-8s  polls %9.3g/s %8.1f ns  "
+                "batches %8.1f/s %9.2f us\n",
+                row.pollers_memory, row.lanes_distinct ? "distinct" : "same", row.window, row.warps,
                 row.copy_threads, row.scattered ? "64x4KiB" : "1x256KiB", prate, pns, bps, bus);
     std::fflush(stdout);
   }
@@ -248,7 +262,8 @@ int main(int argc, char** argv) {
       f,
       "{\n  \"schema\": \"gpunvme.host_polls_under_copies/1\",\n  \"device\": \"%s\",\n"
       "  \"method\": \"W warps (one per block) each read the 16 B entries of one of 32 rings of "
-      "256 entries (warp w: ring w %% 32), one after the other with ld.volatile.global.v4, the next "
+      "256 entries (warp w: ring w %% 32), cycling over a window of 64 entries (16 lines; 'window' "
+      "1: one entry, 4: one line, 8: two lines), one after the other with ld.volatile.global.v4, the next "
       "address depending on the value read (one read in flight per warp); lanes 'same': every "
       "lane loads the warp's entry, 'distinct': lane i loads entry +i; rings in pinned mapped host "
       "memory (or device memory). Meanwhile T host threads each run back-to-back batches: 64 "
