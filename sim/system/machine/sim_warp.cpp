@@ -436,7 +436,8 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   state_->satisfied = true;
   for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
   // The spinning warp issues a poll every poll period; the first one issued
-  // at or after the write sees it, one load latency later.
+  // at or after the write sees it, one poll's latency later (a load of GPU
+  // memory, or a read of host memory behind the reads in flight).
   Waiting& waiting = *waiting_;
   const Picoseconds t = now();
   const Picoseconds period = current_poll_period();
