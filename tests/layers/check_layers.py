@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-from synthetic_trees import SelfTest
+import tree_check
+from tree_check import SelfTest
 
 # (layer, folders), bottom up; each row a rank.
 LAYERS = [
@@ -201,16 +202,9 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-    violations = check(os.path.abspath(root))
-    for v in violations:
-        print(v)
-    if not violations:
-        print(f"layers: every include goes down ({len(LAYERS)} ranks, {LAYERS[0][0]} to "
-              f"{LAYERS[-1][0]}); no Python import cycle")
-    return 1 if violations else 0
+    clean = (f"layers: every include goes down ({len(LAYERS)} ranks, {LAYERS[0][0]} to "
+             f"{LAYERS[-1][0]}); no Python import cycle")
+    return tree_check.main(argv, check, self_test, clean)
 
 
 if __name__ == "__main__":

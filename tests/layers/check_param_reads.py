@@ -19,7 +19,8 @@ import os
 import re
 import sys
 
-from synthetic_trees import SelfTest
+import tree_check
+from tree_check import SelfTest
 
 SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 CHECKED_ROOTS = ("sim", "models", "python/src")
@@ -103,15 +104,8 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-    violations = reads_by_string(os.path.abspath(root))
-    for v in violations:
-        print(v)
-    if not violations:
-        print("param reads: no parameter is read by a string literal outside sim/kernel/params")
-    return 1 if violations else 0
+    clean = "param reads: no parameter is read by a string literal outside sim/kernel/params"
+    return tree_check.main(argv, reads_by_string, self_test, clean)
 
 
 if __name__ == "__main__":

@@ -300,11 +300,7 @@ __global__ void poll_cq_rings(const std::uint64_t* rings, std::uint32_t ring_cou
   }
 }
 
-__global__ void read_globaltimer(unsigned long long* out) {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  *out = ns;
-}
+__global__ void read_globaltimer(unsigned long long* out) { *out = globaltimer_ns(); }
 
 // ---- host side
 

@@ -1,9 +1,24 @@
-"""Self-tests of the tree checks in this folder: each check runs over synthetic
-checkouts, one clean and one per kind of violation, and must report exactly
-the violations planted there."""
+"""What the tree checks of this folder share: the command line (check this
+checkout or ROOT, or --self-test) and the self-test, in which a check runs
+over synthetic checkouts, one clean and one per kind of violation, and must
+report exactly the violations planted there."""
 
 import os
 import tempfile
+
+
+def main(argv, check, self_test, clean_line):
+    """`check(root)` gives the violation lines; `clean_line` is printed when
+    there are none. Exit code 0 when the tree keeps the rule, else 1."""
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+    violations = check(os.path.abspath(root))
+    for v in violations:
+        print(v)
+    if not violations:
+        print(clean_line)
+    return 1 if violations else 0
 
 
 class SelfTest:
