@@ -26,21 +26,26 @@ std::vector<ParamSpec> join(std::vector<ParamSpec> a, const std::vector<ParamSpe
   return a;
 }
 
-// Buffers that keep a Gen5 x16 port at line rate: bandwidth x credit loop. A TLP's room in a
-// switch port comes back after its serialization in (~4.4 ns at x16), the link (30 ns), the
-// switch (115 ns), its serialization out on an x4 port (~18 ns) and the UpdateFC flight back
-// (30 ns): ~200 ns, i.e. ~13 KB at 63 GB/s. Several times that as headroom for a congested
-// egress. Intel's IIO advertised 64 PH / 320 PD per Gen2 x16 root port (Xeon C5500/C3500
-// datasheet vol. 1, Table 76); Intel's Gen5 x16 R-Tile port 784 PH / 1456 PD (R-Tile Avalon-ST
-// user guide, RX flow control interface). Switch vendors claim line rate on every port, which
-// needs at least the bandwidth-delay product.
-const char* kLineRateBufferSource =
-    "estimate: bandwidth x per-TLP credit loop of a Gen5 x16 port fanning out to x4 ports (~63 "
-    "GB/s x ~200 ns = ~13 KB), about five times that as headroom for a congested egress, as "
-    "vendors' line-rate claims need; cf. Intel IIO 64 PH / 320 PD per Gen2 x16 port (Xeon C5500 "
-    "datasheet Table 76) at an 8x lower rate, Intel R-Tile Gen5 x16 784 PH / 1456 PD (R-Tile "
-    "Avalon-ST IP for PCIe user guide, 683501, RX flow control interface) [intel-xeon-c5500] "
-    "[intel-rtile-683501]";
+// Header and non-posted credits are those of Intel's R-Tile hard IP, a published Gen5 x16 port
+// that serves as endpoint, root port or switch port: 784 PH / 784 NPH / 392 NPD. Its 1456 PD
+// (23 KB) is too few for the measured H100 copies: with it in the root port or in the switch,
+// the model's device-to-host copies of 16-256 MiB fall 1.5-2.6 % below the 55.0-55.2 GB/s
+// measured (pcie-copy-bandwidth-h100-2026-11-26.json), because a port's data buffer also holds
+// the backlog behind the slower root complex. The switch needs at least 3,072 PD for the
+// measured rate; 4,096 PD (64 KB) equals R-Tile's completion data buffer. No switch vendor
+// publishes its buffers.
+const char* kPortCreditSource =
+    "PH / NPH / NPD: Intel R-Tile Gen5 x16 port, 784 / 784 / 392 (683501, RX flow control "
+    "interface); PD 4,096 (64 KB, R-Tile's completion data buffer, 790711): a lower bound from "
+    "the H100 device-to-host copies measured at 55.0-55.2 GB/s for 16-256 MiB, which this model "
+    "carries only with PD >= 3,072 in the switch and above R-Tile's 1,456 in the root port "
+    "(configs/measurements/pcie-copy-bandwidth-h100-2026-11-26.json, "
+    "tests/pcie/achieved_bandwidth_test.cpp) [intel-rtile-683501] [intel-axist-790711]";
+const char* kSwitchCompletionCreditSource =
+    "Intel R-Tile port 0 completion buffer: 1,024 headers, 2,048 x 256-bit data entries (64 KB = "
+    "4,096 credits of 16 B) (790711, R-Tile completion buffer size); switches advertise finite "
+    "completion credits (only endpoints and root complexes must advertise infinite ones, r5.0 "
+    "§2.6.1) [intel-axist-790711] [pcie-base-5.0]";
 
 }  // namespace
 
@@ -157,11 +162,8 @@ const ComponentSpec& switch_spec() {
 #include "models/pcie/switch_params.def"
 #undef GPUNVME_PARAM
           },
-          credit_params("switch", PortCredits{256, 4096, 256, 64, 256, 4096}, kLineRateBufferSource,
-                        std::string(kLineRateBufferSource) +
-                            "; switches advertise finite completion credits (only endpoints and "
-                            "root complexes must advertise infinite ones, r5.0 §2.6.1 "
-                            "[pcie-base-5.0])"))};
+          credit_params("switch", PortCredits{784, 4096, 784, 392, 1024, 4096}, kPortCreditSource,
+                        kSwitchCompletionCreditSource))};
   return spec;
 }
 
@@ -176,7 +178,7 @@ const ComponentSpec& root_complex_spec() {
 #include "models/pcie/root_complex_params.def"
 #undef GPUNVME_PARAM
           },
-          credit_params("root", PortCredits{256, 4096, 256, 64, 0, 0}, kLineRateBufferSource,
+          credit_params("root", PortCredits{784, 4096, 784, 392, 0, 0}, kPortCreditSource,
                         "PCIe Base Spec r5.0 §2.6.1: root complexes and endpoints advertise "
                         "infinite completion credits; requesters bound completions by their "
                         "outstanding tags [pcie-base-5.0]"))};
