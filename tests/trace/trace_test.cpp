@@ -6,6 +6,7 @@
 // that is itself shown to fail on hand-written bad traces; the writer's slot
 // tracks, window and the SSD's steps are checked against hand-worked cases.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,8 +28,11 @@ namespace {
 
 using cli_test::gpunvme;
 
+// Named by process: test runs of other checkouts may share the directory.
 std::string temp(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("gpunvme_trace_test_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("gpunvme_trace_test_" + std::to_string(getpid()) + "_" + name))
+      .string();
 }
 
 nlohmann::json read(const std::string& file) {

@@ -14,7 +14,10 @@
 // ("b"/"e") events because it keeps one event per slice (async events need
 // two, doubling the file) and shows concurrency directly as the number of
 // slot tracks in use, while a slot's slices still never overlap without
-// nesting.
+// nesting. An I/O's enclosing slice starts with its first stage; it is
+// written first, since Perfetto orders complete events that start together
+// by their place in the file and would otherwise nest the I/O inside its own
+// stage (google/perfetto issues 226 and 878).
 //
 // Events stream to the file as I/Os finish. A window of simulated time keeps
 // only events that overlap it; once the file would pass its size limit,
