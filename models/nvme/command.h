@@ -28,9 +28,14 @@ struct Command {
   std::uint16_t qid = 0;
   std::uint32_t slot = 0;
   SubmissionEntry sqe{};
-  Picoseconds fetched_at = 0;
-  std::uint64_t generation = 0;  // controller resets drop older commands
-  std::uint64_t io_index = 0;    // I/O commands in fetch order, for faults
+  // Its steps inside the controller, for traces (CommandSteps).
+  Picoseconds rung_at = 0;                   // its SQ tail doorbell arrived
+  Picoseconds fetched_at = 0;                // its entry was fetched
+  std::optional<Picoseconds> processed_at;   // a processor finished with it
+  std::optional<Picoseconds> data_ready_at;  // read: media and data pointer both done;
+                                             // write: its data arrived from the host
+  std::uint64_t generation = 0;              // controller resets drop older commands
+  std::uint64_t io_index = 0;                // I/O commands in fetch order, for faults
   FaultKind fault = FaultKind::None;
   // Completed early by an injected reset: its own completion, when its
   // work ends, is dropped.
@@ -58,6 +63,23 @@ using CommandPtr = std::shared_ptr<Command>;
 // segments. In place: a read's continuation (its command and the step it
 // joins) would not fit std::function's two words.
 using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
+
+// An I/O command's steps through the controller, as a trace sees them when
+// it completes: the SQ entry waits for its fetch (rung to fetched), a
+// processor handles it (to processed), then a read waits for the media and
+// its data pointer (to data_ready) and moves its data to the host (to
+// completed); a write moves its data in from the host (to data_ready) and
+// stores it (to completed). Steps a command did not reach are empty.
+struct CommandSteps {
+  std::uint16_t qid;
+  std::uint16_t cid;
+  std::uint8_t opcode;
+  Picoseconds rung;
+  Picoseconds fetched;
+  std::optional<Picoseconds> processed;
+  std::optional<Picoseconds> data_ready;
+  Picoseconds completed;  // the completion entry is posted
+};
 
 // A data DMA the controller issues (a burst of physically contiguous bytes),
 // as a trace sees it before it enters the fabric.

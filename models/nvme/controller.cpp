@@ -592,6 +592,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     --sq.fetching;
     ++sq.in_flight;
     if (qid != kAdminQueueId) {
+      command->rung_at = sq.rung_at[slot];
       fetch_wait_.record(now() - sq.rung_at[slot]);
       command->io_index = io_fetched_++;
       fetch_->command_started();
@@ -654,6 +655,10 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
+    if (command_observer_) {
+      command_observer_({command.qid, cid, command.sqe.opcode(), command.rung_at,
+                         command.fetched_at, command.processed_at, command.data_ready_at, now()});
+    }
     last_io_completion_ = now();
   } else {
     ++admin_completed_;

@@ -131,6 +131,11 @@ class Controller : public Component, public pcie::RegisterTarget {
     dma_observer_ = std::move(observer);
   }
 
+  // Trace hook: sees the steps of every I/O command as it completes.
+  void observe_commands(std::function<void(const CommandSteps&)> observer) {
+    command_observer_ = std::move(observer);
+  }
+
   // End-of-run check: every command fetched was completed.
   void check_drained() const;
   nlohmann::json statistics(Picoseconds elapsed) const;
@@ -298,6 +303,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<IoExecution> io_;
 
   std::function<void(const DmaRecord&)> dma_observer_;
+  std::function<void(const CommandSteps&)> command_observer_;
 
   // Statistics.
   std::uint64_t fetched_ = 0;

@@ -34,6 +34,7 @@ void IoExecution::execute(CommandPtr command) {
   const std::uint64_t bytes = limits_.cost.data_bytes(sqe);
   const Picoseconds processed =
       processors_.processed(command->batch_processed, bytes, hooks_.now());
+  command->processed_at = processed;
   auto finish_at = [this, command](Picoseconds when, Status status) {
     hooks_.schedule_at(when, [this, command, status] { complete(*command, status); });
   };
@@ -122,6 +123,7 @@ void IoExecution::execute_read(CommandPtr command, std::uint64_t bytes, Picoseco
       complete(*command, join.status);
       return;
     }
+    command->data_ready_at = hooks_.now();
     hooks_.check_segments(*command, join.segments, bytes);
     auto move = [this, command] {
       // The completion entry is a posted write on the same path: it may go once the last data
@@ -196,6 +198,7 @@ void IoExecution::execute_write(CommandPtr command, std::uint64_t bytes, Picosec
 
 // The write's data has arrived: through the data path into the write buffer.
 void IoExecution::store_write(CommandPtr command, std::uint64_t bytes) {
+  command->data_ready_at = hooks_.now();
   const ReadWriteFields f = decode_read_write(command->sqe);
   const Picoseconds in = book_datapath(hooks_.now(), bytes);
   Picoseconds stored =

@@ -234,13 +234,21 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out,-o", out_file, "write the result JSON here");
   std::string trace_file;
   double trace_limit_mb = 64;
-  run_cmd->add_option("--trace", trace_file,
-                      "write a Chrome trace / Perfetto JSON of the run here (open in "
-                      "ui.perfetto.dev or chrome://tracing)");
+  CLI::Option* trace_option =
+      run_cmd->add_option("--trace", trace_file,
+                          "write a Chrome trace / Perfetto JSON of the run here (open in "
+                          "ui.perfetto.dev or chrome://tracing)");
   run_cmd
       ->add_option("--trace-limit-mb", trace_limit_mb,
                    "stop recording once the trace would pass this size (MB, default 64)")
       ->check(CLI::Range(0.1, 1e6));
+  std::string trace_window_text;
+  run_cmd
+      ->add_option("--trace-window", trace_window_text,
+                   "record only events that overlap START:END (microseconds of simulated "
+                   "time; either may be left out: 100: or :500); the size limit applies "
+                   "within it")
+      ->needs(trace_option);
 
   std::string sweep_file, sweep_out;
   unsigned sweep_jobs = 0;
@@ -451,6 +459,9 @@ int main(int argc, char** argv) {
     RunOptions run_options;
     run_options.trace_file = trace_file;
     run_options.trace_limit_bytes = static_cast<std::uint64_t>(trace_limit_mb * 1e6);
+    if (run_cmd->count("--trace-window") != 0) {
+      run_options.trace_window = trace::parse_trace_window(trace_window_text, "--trace-window");
+    }
     nlohmann::json result = run(config, run_options);
     std::cout << summary_table(result);
     if (!trace_file.empty()) std::cout << "wrote " << trace_file << "\n";

@@ -16,6 +16,7 @@
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/setup_checks.h"
 #include "sim/system/trace/link_counters.h"
+#include "sim/system/trace/ssd_commands.h"
 #include "sim/system/trace/trace_writer.h"
 #include "sim/system/workload/workload.h"
 
@@ -84,6 +85,15 @@ const std::vector<std::string>& wall_clock_fields() {
 
 nlohmann::json run(const RunConfig& config) { return run(config, RunOptions{}); }
 
+namespace {
+// The trace's otherData: the one place that says what the trace is of (the
+// writer adds its window and truncation notes).
+nlohmann::json trace_metadata(const RunConfig& config, Picoseconds elapsed) {
+  return {{"scenario", ScenarioParams::from(config.scenario.params).name},
+          {"simulated_time_ns", ps_to_ns(elapsed)}};
+}
+}  // namespace
+
 nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   check_workload(config);
@@ -92,10 +102,12 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   Machine machine(config.topology);
   std::unique_ptr<trace::TraceWriter> trace_writer;
   if (!options.trace_file.empty()) {
-    trace_writer =
-        std::make_unique<trace::TraceWriter>(options.trace_file, options.trace_limit_bytes);
+    trace_writer = std::make_unique<trace::TraceWriter>(
+        options.trace_file, options.trace_limit_bytes, options.trace_window);
     trace_writer->set_sampler(ns_to_ps(options.trace_sample_ns),
                               trace::link_utilization_sampler(machine.fabric()));
+    trace_writer->set_gpu(ScenarioParams::from(config.scenario.params).gpu);
+    for (const auto& [id, ssd] : machine.ssds()) trace::observe_ssd_commands(*ssd, id);
   }
   const trace::ScopedTrace tracing(trace_writer.get());
   std::unique_ptr<Workload> workload = make_workload(config, machine);
@@ -196,8 +208,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   result["paths"] = paths_json(machine, config);
   result.update(workload->sections(elapsed));
   if (trace_writer) {
-    trace_writer->finish({{"scenario", ScenarioParams::from(config.scenario.params).name},
-                          {"simulated_time_ns", ps_to_ns(elapsed)}});
+    trace_writer->finish(trace_metadata(config, elapsed));
   }
   return result;
 }

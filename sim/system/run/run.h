@@ -2,12 +2,12 @@
 // Python module are thin layers over these functions.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/system/config/run_config.h"
+#include "sim/system/trace/trace_writer.h"
 
 namespace gpunvme {
 
@@ -29,9 +29,11 @@ nlohmann::json run(const RunConfig& config);
 // What a run records besides its result.
 struct RunOptions {
   // Chrome trace / Perfetto JSON of the run ("" = none), at most
-  // trace_limit_bytes; counters sampled every trace_sample_ns of simulated time.
+  // trace_limit_bytes of the events that overlap trace_window; counters
+  // sampled every trace_sample_ns of simulated time.
   std::string trace_file;
   std::uint64_t trace_limit_bytes = 64'000'000;
+  trace::TraceWindow trace_window;
   double trace_sample_ns = 1000.0;
 };
 nlohmann::json run(const RunConfig& config, const RunOptions& options);

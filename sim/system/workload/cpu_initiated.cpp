@@ -548,7 +548,8 @@ void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
   Request& req = requests_[r];
   req.times[kDelivered] = now();
   const Queue& q = queues_[req.queue];
-  stages_.record(req.times, ssds_[q.ssd]->id(), q.qid, static_cast<std::uint16_t>(req.slot));
+  stages_.record(req.times, machine_.topology().nodes[cpu_node_].id, ssds_[q.ssd]->id(), q.qid,
+                 static_cast<std::uint16_t>(req.slot));
   // A failed I/O moved no data the requester can use.
   if (status != 0) {
     ++errors_;

@@ -7,19 +7,23 @@ namespace gpunvme {
 PathStages::PathStages(std::vector<std::string> names)
     : names_(std::move(names)), intervals_(names_.size()) {}
 
-void PathStages::record(const Picoseconds* times, const std::string& device, std::uint32_t queue,
-                        std::uint16_t cid) {
+void PathStages::record(const Picoseconds* times, const std::string& host, const std::string& ssd,
+                        std::uint32_t queue, std::uint16_t cid) {
   trace::TraceWriter* trace = trace::active();
+  std::vector<trace::StageSlice> slices;
   Picoseconds previous = times[0];
   for (std::size_t i = 0; i < names_.size(); ++i) {
     const Picoseconds t = times[i + 1];
     if (t == kNotReached) continue;
     const Picoseconds interval = t >= previous ? t - previous : 0;
     intervals_[i].record(interval);
-    if (trace != nullptr) trace->span(device, queue, names_[i], previous, interval, cid);
+    if (trace != nullptr) slices.push_back({names_[i], previous, previous + interval});
     previous = t;
   }
   end_to_end_.record(previous - times[0]);
+  if (trace != nullptr) {
+    trace->io(trace::Side::host, host, "end_to_end", times[0], previous, slices, {ssd, queue, cid});
+  }
 }
 
 nlohmann::json PathStages::stages_json() const {

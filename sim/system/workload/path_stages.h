@@ -1,7 +1,7 @@
 // Per-stage latency distributions of an I/O path whose steps are not the GPU
 // algorithm's (the CPU-initiated paths): each I/O carries the time it reached
 // each stage, and every interval runs from the previous stage it reached.
-// With a trace active, each I/O's intervals also become trace spans.
+// With a trace active, each I/O and its intervals also become trace slices.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,10 @@ class PathStages {
   explicit PathStages(std::vector<std::string> names);
 
   // `times` has names.size() + 1 entries; kNotReached for stages an I/O
-  // skips. `device`/`queue`/`cid` name it in a trace.
-  void record(const Picoseconds* times, const std::string& device, std::uint32_t queue,
-              std::uint16_t cid);
+  // skips. In a trace the I/O is shown on `host` (the CPU that ran its
+  // host steps), with `ssd`/`queue`/`cid` naming its command.
+  void record(const Picoseconds* times, const std::string& host, const std::string& ssd,
+              std::uint32_t queue, std::uint16_t cid);
 
   std::uint64_t completed() const { return end_to_end_.count(); }
   const LatencyHistogram& end_to_end() const { return end_to_end_; }

@@ -1,6 +1,7 @@
 #include "sim/system/workload/stage_recorder.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "sim/system/trace/trace_writer.h"
 
@@ -25,11 +26,17 @@ void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage st
   for (int s = 1; s < kStages; ++s) {
     const Picoseconds interval = times[s] >= times[s - 1] ? times[s] - times[s - 1] : 0;
     intervals_[s].record(interval);
-    if (trace != nullptr) {
-      const auto [device, qid] = trace->queue_name(queue);
-      trace->span(device, qid, algo::stage_interval_name(static_cast<algo::Stage>(s)), times[s - 1],
-                  interval, cid);
+  }
+  if (trace != nullptr) {
+    std::vector<trace::StageSlice> slices;
+    slices.reserve(kStages - 1);
+    for (int s = 1; s < kStages; ++s) {
+      slices.push_back({algo::stage_interval_name(static_cast<algo::Stage>(s)), times[s - 1],
+                        std::max(times[s], times[s - 1])});
     }
+    const auto [ssd, qid] = trace->queue_name(queue);
+    trace->io(trace::Side::gpu, trace->gpu(), "end_to_end",
+              times[static_cast<int>(algo::Stage::Request)], when, slices, {ssd, qid, cid});
   }
   end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
   last_delivered_ = std::max(last_delivered_, when);
