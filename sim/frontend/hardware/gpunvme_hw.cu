@@ -1,13 +1,14 @@
 // gpunvme-hw: the hardware backend. Runs the algorithm library's own
 // strategies (sim/core/algo: submit/wait, I/O agents, polling warps) unchanged in
-// CUDA kernels on a real GPU, against an NVMe target (nvme_target.h; here the
-// software controller of soft_controller.h), records every I/O's stage times
-// on the GPU (sim/core/algo/stages.h, %globaltimer) and writes per-stage latency
+// CUDA kernels on a real GPU, against an NVMe target (nvme_target.h: the host-thread
+// controller of soft_controller.h, or the GPU-resident one of gpu_target.h), records every I/O's
+// stage times on the GPU (sim/core/algo/stages.h, %globaltimer) and writes per-stage latency
 // distributions per strategy and warp count to one JSON file.
 //
 //   gpunvme-hw --out hw.json [--strategies all_threads,bam_ticket,...]
 //              [--warps 1,8,32,132] [--ios 16384] [--queues 32] [--entries 256]
 //              [--target-threads 4] [--file PATH | --file-mib 256] [--device 0]
+//              [--target host|gpu] [--gpu-target-sms 8] [--gpu-target-warps 32]
 //
 // Exit codes: 0 ok; 1 a run failed (I/O errors, wrong data, a protocol
 // violation, a hang); 2 bad command line; 77 no CUDA device (test harnesses
@@ -37,6 +38,7 @@
 #include "sim/core/algo/strategy.h"
 #include "sim/core/algo/strategy_names.h"
 #include "sim/core/platform/cuda_warp.cuh"
+#include "sim/frontend/hardware/gpu_target.h"
 #include "sim/frontend/hardware/soft_controller.h"
 
 namespace gpunvme::hw {
@@ -314,6 +316,11 @@ struct Options {
   std::uint32_t queues = 32;
   std::uint32_t entries = 256;
   std::uint32_t target_threads = 4;
+  // The NVMe target: "host" (soft_controller.h) or "gpu" (gpu_target.h), and
+  // the GPU one's SMs and serving warps.
+  std::string target = "host";
+  std::uint32_t gpu_target_sms = 8;
+  std::uint32_t gpu_target_warps = 32;
   std::uint32_t dstrd = 0;            // CAP.DSTRD: doorbells 4 << dstrd bytes apart
   std::uint32_t poll_backoff_ns = 0;  // __nanosleep between a waiting warp's polls
   std::uint32_t threads_per_block = 256;
@@ -382,7 +389,12 @@ void usage() {
       "  --ios N                  I/Os per case at least (default 16384; >= 2 per thread)\n"
       "  --queues N               I/O queue pairs (default 32; per_warp_queue: one per warp)\n"
       "  --entries N              entries per SQ and CQ (default 256)\n"
-      "  --target-threads N       controller threads (default 4)\n"
+      "  --target-threads N       host target's threads (default 4)\n"
+      "  --target host|gpu        the NVMe target: host threads polling pinned host memory\n"
+      "                           (default), or a persistent kernel on SMs of its own with\n"
+      "                           rings, doorbells and the namespace image in GPU memory\n"
+      "  --gpu-target-sms N       SMs the GPU target holds (default 8)\n"
+      "  --gpu-target-warps N     its serving warps, spread over those SMs (default 32)\n"
       "  --dstrd N                doorbell stride 4 << N bytes (CAP.DSTRD, 0-9; default 0)\n"
       "  --poll-backoff-ns N      __nanosleep between a waiting warp's polls (default 0)\n"
       "  --threads-per-block N    CUDA block size (default 256)\n"
@@ -437,6 +449,13 @@ Options parse(int argc, char** argv) {
       o.queues = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 4096));
     } else if (arg == "--entries") {
       o.entries = static_cast<std::uint32_t>(parse_u64(arg, v, 34, 65536));
+    } else if (arg == "--target") {
+      if (v != "host" && v != "gpu") bad(arg, v, "expected host or gpu");
+      o.target = v;
+    } else if (arg == "--gpu-target-sms") {
+      o.gpu_target_sms = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 64));
+    } else if (arg == "--gpu-target-warps") {
+      o.gpu_target_warps = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 2048));
     } else if (arg == "--target-threads") {
       o.target_threads = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--dstrd") {
@@ -482,6 +501,9 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.out.empty()) bad("--out", "", "required: where to write the results JSON");
+  if (o.target == "gpu" && !o.controller_depths.empty()) {
+    bad("--controller-only", "", "needs --target host: its feeders are host threads");
+  }
   for (std::uint32_t d : o.controller_depths) {
     if (d >= o.entries) {
       bad("--controller-only", std::to_string(d),
@@ -750,10 +772,25 @@ class Backend {
     buffers_bytes_ = std::uint64_t{max_warps_} * 32u * buffer_stride_;
     check(cudaMalloc(&buffers_, buffers_bytes_), "cudaMalloc (data buffers)");
     check(cudaMalloc(&counters_, 4 * sizeof(unsigned)), "cudaMalloc (counters)");
+    const std::uint32_t max_queues = std::max<std::uint32_t>(o.queues, max_warps_);
+    if (o.target == "gpu") {
+      GpuTarget::Options t;
+      t.capacity_bytes = o.file_mib << 20;
+      t.sms = o.gpu_target_sms;
+      t.serving_warps = o.gpu_target_warps;
+      t.dstrd = static_cast<std::uint8_t>(o.dstrd);
+      t.max_queues = max_queues;
+      t.max_entries = 65536;
+      t.dma_base = reinterpret_cast<std::uint64_t>(buffers_);
+      t.dma_bytes = buffers_bytes_;
+      t.command_log = std::max<std::uint64_t>(o.ios * 2, 1 << 16);
+      target_ = std::make_unique<GpuTarget>(t);
+      return;
+    }
     SoftController::Options t;
     t.threads = o.target_threads;
     t.dstrd = static_cast<std::uint8_t>(o.dstrd);
-    t.max_queues = std::max<std::uint32_t>(o.queues, max_warps_);
+    t.max_queues = max_queues;
     t.max_entries = 65536;
     t.dma_base = reinterpret_cast<std::uint64_t>(buffers_);
     t.dma_bytes = buffers_bytes_;
@@ -800,7 +837,7 @@ class Backend {
   unsigned* counters_ = nullptr;  // errors, mismatches, finished, trace count
   std::string file_;
   bool created_file_ = false;
-  std::unique_ptr<SoftController> target_;
+  std::unique_ptr<NvmeTarget> target_;
 };
 
 CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
@@ -857,10 +894,13 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
                                                       smem),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   // Warps wait on each other (ticket order, agents, pollers): every block
-  // must be resident at once.
-  if (static_cast<std::uint64_t>(per_sm) * prop_.multiProcessorCount < blocks) {
+  // must be resident at once, on the SMs the target leaves free.
+  const std::uint64_t free_sms =
+      static_cast<std::uint64_t>(prop_.multiProcessorCount) - target_->reserved_sms();
+  if (static_cast<std::uint64_t>(per_sm) * free_sms < blocks) {
     return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
-                " threads; the GPU holds " + std::to_string(per_sm * prop_.multiProcessorCount));
+                " threads; the GPU holds " + std::to_string(per_sm * free_sms) +
+                " beside the target");
   }
   if (sc.agents && (queues + service - 1) / service > kMaxAgentQueues) {
     return fail("io_agents: more than " + std::to_string(kMaxAgentQueues) + " queues per agent");
@@ -994,6 +1034,17 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   std::vector<platform::CudaOpProfile> profile_host = {profile};
   a.profile = o_.trace == 3 ? arena.put(profile_host) : nullptr;
 
+  if (target_->reserved_sms() != 0) {
+    // A launch that needs more local memory than the pool holds waits until
+    // every running kernel has ended (the driver resizes the pool), the
+    // target's persistent kernel included: launch the GPU code once, empty
+    // (no warps), before the target starts, so that its local memory is in
+    // place (the pool is kept at its largest, see main_impl).
+    KernelArgs none{};
+    io_kernel<<<1, 32, smem>>>(none);
+    check(cudaGetLastError(), "kernel launch (local memory)");
+    check(cudaDeviceSynchronize(), "kernel (local memory)");
+  }
   target_->start();
   cudaEvent_t begin, end;
   check(cudaEventCreate(&begin), "cudaEventCreate");
@@ -1225,8 +1276,9 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
     check(cudaMalloc(&ring_table, queues * sizeof(std::uint64_t)), "cudaMalloc (poll rings)");
     check(cudaMalloc(&poll_loads, pollers * sizeof(unsigned long long)), "cudaMalloc (polls)");
     check(cudaMalloc(&poll_ns, pollers * sizeof(unsigned long long)), "cudaMalloc (polls)");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(unsigned), cudaHostAllocMapped),
-          "cudaHostAlloc (poll stop flag)");
+    check(
+        cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(unsigned), cudaHostAllocMapped),
+        "cudaHostAlloc (poll stop flag)");
     *stop_host = 0;
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stop_device), stop_host, 0),
           "cudaHostGetDevicePointer (poll stop flag)");
@@ -1275,8 +1327,7 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
      << ", \"target_threads\": " << o_.target_threads << ", \"host_pollers\": " << pollers
      << ", \"poll_loads_per_s\": " << poll_loads_per_s << ", \"poll_load_ns\": " << poll_load_ns
      << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
-     << ", \"bs\": " << o_.bs
-     << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
+     << ", \"bs\": " << o_.bs << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
      << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << errors.load()
      << ", \"target\": " << target_json(ts) << "}";
   out.json = js.str();
@@ -1304,6 +1355,10 @@ int main_impl(int argc, char** argv) {
     return kNoDevice;
   }
   if (o.device >= count) bad("--device", std::to_string(o.device), "no such device");
+  // With the GPU target's kernel running, a launch that makes the driver
+  // grow or shrink the local-memory pool would wait for it for ever: keep the
+  // pool at its largest (see Backend::run_case).
+  if (o.target == "gpu") check(cudaSetDeviceFlags(cudaDeviceLmemResizeToMax), "cudaSetDeviceFlags");
   check(cudaSetDevice(o.device), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
@@ -1376,14 +1431,12 @@ void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backen
                uuid, json_escape(host).c_str(), json_escape(boot_id).c_str());
   std::fprintf(f,
                "  \"target\": {\"kind\": \"%s\", \"threads\": %u, \"dstrd\": %u, \"mqes\": %u, "
-               "\"lba_bytes\": %u, \"file_bytes\": %llu, \"file_created\": %s, "
-               "\"rings\": \"host\", \"doorbells\": \"host\", \"data\": \"gpu\", "
-               "\"doc\": \"SQs, CQs and the BAR0 image in pinned host memory mapped into the GPU; "
-               "host threads poll the doorbells, pread from the page-cached file into pinned "
-               "staging and cudaMemcpyAsync into the GPU buffer, then post the CQE\"},\n",
-               backend.target().kind().c_str(), o.target_threads, cap.dstrd, cap.mqes, 512u,
-               static_cast<unsigned long long>(backend.file_bytes()),
-               o.file.empty() ? "true" : "false");
+               "\"lba_bytes\": %u, \"file_bytes\": %llu, \"file_created\": %s, %s},\n",
+               backend.target().kind().c_str(),
+               o.target == "gpu" ? o.gpu_target_warps : o.target_threads, cap.dstrd, cap.mqes,
+               backend.target().lba_bytes(), static_cast<unsigned long long>(backend.file_bytes()),
+               o.target == "host" && o.file.empty() ? "true" : "false",
+               backend.target().description().c_str());
   std::fprintf(f,
                "  \"program\": {\"name\": \"gpunvme-hw\", \"seed\": %llu, \"ios_per_case\": %llu, "
                "\"clock\": \"%%globaltimer ns\"},\n  \"cases\": [\n",

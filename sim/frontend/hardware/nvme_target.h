@@ -2,10 +2,12 @@
 // is: a register window (BAR0) the GPU can store to, I/O queue pairs whose
 // rings the controller reads and writes, and what it saw while serving.
 //
-// Two kinds plug in here:
+// Three kinds plug in here:
 //  - SoftController (soft_controller.h): host CPU threads polling doorbells in
 //    pinned, GPU-mapped host memory, serving data from a file. Runs on any
 //    CUDA GPU that can map host memory.
+//  - GpuTarget (gpu_target.h): a persistent kernel on SMs of its own polling
+//    doorbells in GPU memory, serving data from a namespace image in HBM.
 //  - a physical controller whose BAR0 is mapped into the GPU's address space
 //    and whose queues the GPU reaches by peer-to-peer DMA, as BaM does
 //    through its kernel module (or VFIO). Not built here: README.md in this
@@ -95,6 +97,9 @@ class NvmeTarget {
  public:
   virtual ~NvmeTarget() = default;
   virtual std::string kind() const = 0;
+  // Where its rings, doorbells and data live and how it serves, as JSON
+  // fields ("rings", "doorbells", "data", "doc") for the results file.
+  virtual std::string description() const = 0;
   virtual nvme::Cap cap() const = 0;
   // BAR0 as the GPU addresses it: CAP at 0, doorbells from 0x1000.
   virtual std::uint64_t bar0_device() const = 0;
@@ -108,6 +113,12 @@ class NvmeTarget {
   // Statistics since the last reset.
   virtual TargetStats stats() const = 0;
   virtual void reset_stats() = 0;
+  // The namespace: its size in LBAs and the LBA size.
+  virtual std::uint64_t capacity_lbas() const = 0;
+  virtual std::uint32_t lba_bytes() const = 0;
+  // SMs the target holds for itself while started (none for a target off
+  // the GPU): the GPU code must fit on the others.
+  virtual std::uint32_t reserved_sms() const { return 0; }
 };
 
 }  // namespace gpunvme::hw

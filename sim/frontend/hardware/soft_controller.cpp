@@ -130,6 +130,13 @@ SoftController::~SoftController() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string SoftController::description() const {
+  return "\"rings\": \"host\", \"doorbells\": \"host\", \"data\": \"gpu\", \"doc\": \"SQs, "
+         "CQs and the BAR0 image in pinned host memory mapped into the GPU; host threads poll the "
+         "doorbells, pread from the page-cached file into pinned staging and cudaMemcpyAsync "
+         "into the GPU buffer, then post the CQE\"";
+}
+
 volatile std::uint32_t* SoftController::doorbell(std::uint16_t qid, bool cq) const {
   const std::uint64_t offset = cq ? nvme::cq_head_doorbell_offset(qid, options_.dstrd)
                                   : nvme::sq_tail_doorbell_offset(qid, options_.dstrd);

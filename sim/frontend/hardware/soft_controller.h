@@ -54,6 +54,7 @@ class SoftController : public NvmeTarget {
   SoftController& operator=(const SoftController&) = delete;
 
   std::string kind() const override { return "soft_controller"; }
+  std::string description() const override;
   nvme::Cap cap() const override { return cap_; }
   std::uint64_t bar0_device() const override { return bar0_device_; }
   IoQueueRings create_io_queue(std::uint16_t qid, std::uint32_t entries) override;
@@ -63,8 +64,8 @@ class SoftController : public NvmeTarget {
   TargetStats stats() const override;  // call while stopped
   void reset_stats() override;
 
-  std::uint64_t capacity_lbas() const { return capacity_lbas_; }
-  std::uint32_t lba_bytes() const { return options_.lba_bytes; }
+  std::uint64_t capacity_lbas() const override { return capacity_lbas_; }
+  std::uint32_t lba_bytes() const override { return options_.lba_bytes; }
 
  private:
   struct Command {
