@@ -7,6 +7,9 @@
 set -euo pipefail
 build=$1
 with_python=${2:-}
+# Debian's interpreter, the one the module is built for (CMakeLists.txt).
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -58,7 +61,7 @@ if [ -n "$with_python" ]; then
   module=$(find "$prefix" -name '_gpunvme*.so' | head -n 1)
   [ -n "$module" ] || fail "the Python module is not installed"
   [ -f "$(dirname "$module")/gpunvme/__init__.py" ] || fail "the package is not beside the module"
-  env -u GPUNVME_DATA_DIR PYTHONPATH="$(dirname "$module")" python3 - "$prefix" <<'PY' ||
+  env -u GPUNVME_DATA_DIR PYTHONPATH="$(dirname "$module")" "$python" - "$prefix" <<'PY' ||
 import os, sys
 import gpunvme
 prefix = sys.argv[1]
