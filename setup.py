@@ -25,7 +25,9 @@ def shipped_data():
     for top in ("configs", "scenarios"):
         for folder, _, names in os.walk(os.path.join(ROOT, top)):
             relative = os.path.relpath(folder, ROOT)
-            paths = [os.path.join(relative, n) for n in sorted(names) if not n.startswith(".")]
+            # Sweep outputs written beside a shipped spec are not data.
+            paths = [os.path.join(relative, n) for n in sorted(names)
+                     if not n.startswith(".") and not n.endswith((".jsonl", ".csv", ".tmp"))]
             if paths:
                 files.append((os.path.join("share", "gpunvme", relative), paths))
     return files

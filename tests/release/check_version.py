@@ -57,6 +57,21 @@ def check_block(block, where):
         fail("%s: commit %r, git says %r" % (where, block["commit"], EXPECTED_COMMIT))
 
 
+# The build-time script alone: a folder that is not the top of a git checkout
+# (none at all, or a subfolder of this one) records "unknown", not a failure
+# and not the enclosing checkout's commit.
+with tempfile.TemporaryDirectory() as folder:
+    for source, expected in ((folder, "unknown"), (os.path.join(SOURCE, "tests"), "unknown"),
+                             (SOURCE, EXPECTED_COMMIT)):
+        header = os.path.join(folder, "commit.h")
+        subprocess.run(["cmake", "-DSOURCE_DIR=" + source, "-DOUTPUT=" + header, "-P",
+                        os.path.join(SOURCE, "cmake", "build_commit.cmake")], check=True)
+        with open(header) as f:
+            written = re.search(r'#define GPUNVME_COMMIT "([^"]*)"', f.read()).group(1)
+        if written != expected:
+            fail("build_commit.cmake on %s wrote %r, expected %r" % (source, written, expected))
+        os.remove(header)
+
 shown = subprocess.run([PROGRAM, "--version"], capture_output=True, text=True)
 match = re.fullmatch(r"gpunvme (\S+) \(commit (\S+)\)\n", shown.stdout)
 if shown.returncode != 0 or not match:

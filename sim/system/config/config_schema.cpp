@@ -85,13 +85,20 @@ Json param_schema(const ParamSpec& p) {
 
 // The object a component's fields make, with the structural keys the loader
 // reads before the parameters; closed, as the loader refuses any other key.
-Json component_schema(const ComponentSpec& spec, Json structural) {
+// A field without a default is required, except in a node, whose profile
+// may give it.
+Json component_schema(const ComponentSpec& spec, Json structural, bool profiled) {
   Json schema;
   schema["type"] = "object";
   schema["description"] = spec.doc;
   Json properties = std::move(structural);
-  for (const ParamSpec& p : spec.params) properties[p.name] = param_schema(p);
+  Json required = Json::array();
+  for (const ParamSpec& p : spec.params) {
+    properties[p.name] = param_schema(p);
+    if (p.default_value.is_null() && !profiled) required.push_back(p.name);
+  }
   schema["properties"] = std::move(properties);
+  if (!required.empty()) schema["required"] = std::move(required);
   schema["additionalProperties"] = false;
   return schema;
 }
@@ -139,8 +146,8 @@ Json topology_schema(const Catalog& catalog) {
        {{"type", "array"},
         {"items", {{"$ref", "#/$defs/link"}}},
         {"description", "PCIe links of the tree, and inter-socket links"}}}};
-  Json schema = component_schema(catalog.topology, std::move(structural));
-  schema["required"] = {"nodes"};
+  Json schema = component_schema(catalog.topology, std::move(structural), false);
+  schema["required"].push_back("nodes");
   return schema;
 }
 
@@ -148,7 +155,7 @@ Json topology_schema(const Catalog& catalog) {
 // the loader refuses it. With no "kind" the field's default kind applies.
 Json scenario_schema(const Catalog& catalog) {
   const ComponentSpec& spec = catalog.scenario;
-  Json schema = component_schema(spec, Json::object());
+  Json schema = component_schema(spec, Json::object(), false);
   const ParamSpec* kind = spec.find("kind");
   if (kind == nullptr) return schema;
   Json cases = Json::array();
@@ -179,12 +186,17 @@ Json config_json_schema(const Catalog& catalog, const std::string& root) {
   defs["topology"] = topology_schema(catalog);
   defs["scenario"] = scenario_schema(catalog);
   defs["node"] = node_schema(catalog);
-  defs["link"] =
-      component_schema(catalog.link, {{"from", non_empty_string("node id at one end")},
-                                      {"to", non_empty_string("node id at the other end")}});
-  defs["link"]["required"] = {"from", "to"};
+  defs["link"] = component_schema(catalog.link,
+                                  {{"from", non_empty_string("node id at one end")},
+                                   {"to", non_empty_string("node id at the other end")}},
+                                  false);
+  Json link_required = {"from", "to"};
+  for (const Json& name : defs["link"].value("required", Json::array())) {
+    link_required.push_back(name);
+  }
+  defs["link"]["required"] = std::move(link_required);
   for (const ComponentSpec& spec : catalog.node_kinds) {
-    defs[spec.kind] = component_schema(spec, node_structural(spec.kind));
+    defs[spec.kind] = component_schema(spec, node_structural(spec.kind), true);
   }
   Json schema;
   schema["$schema"] = "https://json-schema.org/draft/2020-12/schema";
