@@ -19,9 +19,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 BUILD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(_gpunvme.__file__)))
-# The checkout these tests belong to (notebooks/, scenarios/); the module's
-# shipped data (gpunvme.data_dir()) hold configs/ and scenarios/ only.
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCE_DIR = gpunvme.source_dir()
 
 # Small runs: the Python suite, notebooks included, stays within a few minutes
 # on two cores.

@@ -69,6 +69,21 @@ std::vector<std::filesystem::path> own_folders() {
   return folders;
 }
 
+// The folder the data really are in: the build tree's share/gpunvme links
+// configs/ and scenarios/ to the sources, and paths (in messages, in results)
+// name the sources, as they do when the data are given by their own path.
+std::string real_data_dir(const std::filesystem::path& found) {
+  std::error_code configs_error, scenarios_error;
+  const std::filesystem::path configs =
+      std::filesystem::canonical(found / "configs", configs_error);
+  const std::filesystem::path scenarios =
+      std::filesystem::canonical(found / "scenarios", scenarios_error);
+  if (!configs_error && !scenarios_error && configs.parent_path() == scenarios.parent_path()) {
+    return configs.parent_path().string();
+  }
+  return found.string();
+}
+
 std::string locate_data_dir() {
   if (const char* chosen = std::getenv("GPUNVME_DATA_DIR"); chosen != nullptr && *chosen) {
     if (!holds_data(chosen)) {
@@ -81,7 +96,7 @@ std::string locate_data_dir() {
   for (const std::filesystem::path& start : own_folders()) {
     for (std::filesystem::path dir = start;; dir = dir.parent_path()) {
       const std::filesystem::path candidate = dir / "share" / "gpunvme";
-      if (holds_data(candidate)) return candidate.string();
+      if (holds_data(candidate)) return real_data_dir(candidate);
       searched.push_back(candidate.string());
       if (dir == dir.root_path() || dir.empty()) break;
     }

@@ -36,8 +36,8 @@ struct RunConfig {
 // The shipped data (configs/, scenarios/ with budgets and sweeps):
 // $GPUNVME_DATA_DIR when set, else share/gpunvme in the nearest folder above
 // the program or the Python module (<prefix>/share/gpunvme once installed;
-// the build tree links its share/gpunvme to the sources). ConfigError naming
-// every folder searched when there is none.
+// the build tree's share/gpunvme links to the sources, and the source tree is
+// returned). ConfigError naming every folder searched when there is none.
 std::string data_dir();
 // The same folder, under the name the Python package exports
 // (gpunvme.source_dir()).
