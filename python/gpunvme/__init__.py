@@ -12,21 +12,37 @@ Load and change configurations as dicts, validate them, run them, sweep over the
 
 Bad input raises :class:`ConfigError` with ``file``, ``path``, ``value`` and
 ``problem``, exactly as the command line reports it. The extension module is
-built by the project's CMake build; import with ``PYTHONPATH=build/python``.
+built by the project's CMake build; import with ``PYTHONPATH=build/python``, or
+install it (``cmake --install``, README "Install").
+
+``__version__`` is the version of the C++ build the package runs on;
+:func:`build_info` adds its git commit, as every result records it under ``"gpunvme"``.
 """
 
-from . import budgets
-from .config import (Config, describe, load_config, shipped_file, source_dir, validate,
-                     with_ssds)
+import json as _json
+
+from . import _native, budgets
+from .config import (Config, data_dir, describe, load_config, shipped_file, source_dir,
+                     validate, with_ssds)
 from .errors import ConfigError
 from .results import Result, flatten, lookup, results_frame, run
 from .sweep import expand, load_spec, points, sweep
+
+__version__ = _native.__version__
+
+
+def build_info():
+    """The build's ``{"version": ..., "commit": ...}``, the ``"gpunvme"`` block of results."""
+    return _json.loads(_native.build_info())
+
 
 __all__ = [
     "Config",
     "ConfigError",
     "Result",
     "budgets",
+    "build_info",
+    "data_dir",
     "describe",
     "expand",
     "flatten",

@@ -2,7 +2,7 @@
 
 try:
     from _gpunvme import *  # noqa: F401,F403  (the extension's functions)
-    from _gpunvme import _register_config_error
+    from _gpunvme import __version__, _register_config_error  # noqa: F401
 except ImportError as error:  # pragma: no cover - depends on the build
     raise ImportError(
         "gpunvme: the C++ extension _gpunvme is not importable (%s). Build the project "

@@ -15,9 +15,16 @@ _NO_VALUE = object()
 MAX_DEPTH = 256
 
 
+def data_dir():
+    """The shipped data (``configs/``, ``scenarios/``): ``$GPUNVME_DATA_DIR``, else
+    ``share/gpunvme`` in the nearest folder above the extension module (the install prefix,
+    or the build tree, whose ``share/gpunvme`` links to the sources)."""
+    return _native.data_dir()
+
+
 def source_dir():
-    """The source tree the module was built from (shipped configs, scenarios, budgets)."""
-    return _native.source_dir()
+    """The same folder as :func:`data_dir`."""
+    return _native.data_dir()
 
 
 def shipped_file(name, kind):
@@ -30,7 +37,7 @@ def shipped_file(name, kind):
     if os.path.exists(name) or os.sep in name or name.endswith(".json"):
         return name
     folder = os.path.join("configs", "topologies") if kind == "topology" else "scenarios"
-    candidate = os.path.join(source_dir(), folder, name + ".json")
+    candidate = os.path.join(data_dir(), folder, name + ".json")
     return candidate if os.path.exists(candidate) else name
 
 

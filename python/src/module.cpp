@@ -12,6 +12,7 @@
 
 #include "sim/frontend/budgets/budgets.h"
 #include "sim/frontend/sweep/sweep_spec.h"
+#include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 #include "sim/kernel/params/param_spec.h"
@@ -138,6 +139,7 @@ std::string budget_check(const std::string& file) {
   out["table"] = budgets::check_table(checks, false);
   out["failures_table"] = budgets::check_table(checks, true);
   out["summary"] = result.at("summary");
+  out["gpunvme"] = result.at("gpunvme");
   return out.dump();
 }
 
@@ -192,9 +194,15 @@ PYBIND11_MODULE(_gpunvme, m) {
       "gpunvme.ConfigError by the package at import. The class is called as "
       "cls(file, path, value, problem, message).",
       py::arg("cls"));
+  m.attr("__version__") = build_version();
   m.def(
-      "source_dir", [] { return std::string(GPUNVME_SOURCE_DIR); },
-      "The source tree the module was built from (shipped configs, scenarios, budgets).");
+      "build_info", [] { return build_info_json().dump(); },
+      "The build's version and git commit, as JSON text {version, commit}: the \"gpunvme\" "
+      "block of every result.");
+  m.def("data_dir", &data_dir,
+        "The shipped data (configs/, scenarios/): $GPUNVME_DATA_DIR, else share/gpunvme "
+        "in the nearest folder above this module (the install prefix, or the build tree).");
+  m.def("source_dir", &data_dir, "The same folder as data_dir().");
   m.def("default_topology_file", &default_topology_file, "Path of the shipped default topology.");
   m.def("default_scenario_file", &default_scenario_file, "Path of the shipped default scenario.");
   m.def(

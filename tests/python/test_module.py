@@ -208,3 +208,20 @@ def test_with_ssds_clones_the_drive_and_its_link(small_config):
     result = gpunvme.run(cfg)
     assert sorted(result["ssds"]) == ids
     assert all(s["commands"] > 0 for s in result["ssds"].values())
+
+
+def test_version_comes_from_the_cmake_project_and_is_in_results(small_config):
+    import re
+    with open(os.path.join(SOURCE_DIR, "CMakeLists.txt")) as f:
+        version = re.search(r"project\(gpunvme VERSION ([0-9.]+)", f.read()).group(1)
+    assert gpunvme.__version__ == version
+    info = gpunvme.build_info()
+    assert info["version"] == version and info["commit"]
+    assert gpunvme.run(small_config)["gpunvme"] == info
+
+
+def test_data_dir_holds_the_shipped_data_from_the_build_tree():
+    data = gpunvme.data_dir()
+    assert data == gpunvme.source_dir()
+    assert os.path.samefile(os.path.join(data, "scenarios", "randread-4k.json"),
+                            os.path.join(SOURCE_DIR, "scenarios", "randread-4k.json"))

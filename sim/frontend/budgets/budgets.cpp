@@ -369,7 +369,7 @@ std::vector<std::string> budget_files_in(const std::string& dir) {
 }
 
 std::vector<std::string> shipped_budget_files() {
-  return budget_files_in(source_dir() + "/scenarios/budgets");
+  return budget_files_in(data_dir() + "/scenarios/budgets");
 }
 
 }  // namespace gpunvme::budgets

@@ -15,8 +15,10 @@
 #include "sim/frontend/budgets/budgets.h"
 #include "sim/frontend/sweep/sweep_runner.h"
 #include "sim/frontend/validate/validate.h"
+#include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/param_spec.h"
+#include "sim/system/config/config_schema.h"
 #include "sim/system/config/resource_limits.h"
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/run.h"
@@ -47,8 +49,17 @@ void print_spec(const ComponentSpec& spec) {
   }
 }
 
-int describe(const std::string& kind) {
+int describe(const std::string& kind, bool json_schema) {
   const Catalog& c = catalog();
+  if (json_schema) {
+    if (!kind.empty() && kind != "topology" && kind != "scenario") {
+      std::cerr << "gpunvme describe --json-schema: '" << kind
+                << "' is not a file kind; expected topology, scenario or nothing (either)\n";
+      return kBadInput;
+    }
+    std::cout << config_json_schema(c, kind).dump(2) << "\n";
+    return 0;
+  }
   std::vector<const ComponentSpec*> all;
   for (const ComponentSpec& s : c.node_kinds) all.push_back(&s);
   all.push_back(&c.link);
@@ -194,6 +205,9 @@ int main(int argc, char** argv) {
       "  gpunvme budgets                               check the latency budgets\n"
       "  gpunvme sweep scenarios/sweeps/paths.json     run a parameter sweep"};
   app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       fmt::format("gpunvme {} (commit {})", build_version(), build_commit()),
+                       "print the version and the git commit of this build, then exit");
 
   std::string topology_file, scenario_file, out_file;
   std::vector<std::string> overrides;
@@ -341,9 +355,16 @@ int main(int argc, char** argv) {
   std::string kind;
   auto* describe_cmd = app.add_subcommand(
       "describe",
-      "List component kinds, or a kind's parameters with units, defaults and sources.\n"
-      "Examples:\n  gpunvme describe\n  gpunvme describe gpu");
+      "List component kinds, or a kind's parameters with units, defaults and sources; or print "
+      "a JSON Schema of configuration files for editors.\n"
+      "Examples:\n  gpunvme describe\n  gpunvme describe gpu\n"
+      "  gpunvme describe --json-schema > gpunvme.schema.json\n"
+      "  gpunvme describe topology --json-schema");
   describe_cmd->add_option("kind", kind, "component kind");
+  bool describe_json_schema = false;
+  describe_cmd->add_flag("--json-schema", describe_json_schema,
+                         "print a JSON Schema (draft 2020-12) of topology and scenario files "
+                         "(of KIND topology or scenario alone when given)");
 
   std::vector<std::string> budget_list;
   bool budget_update = false, budget_verbose = false;
@@ -370,7 +391,7 @@ int main(int argc, char** argv) {
         static_cast<std::uint64_t>(max_memory_gib * static_cast<double>(1ull << 30)));
   }
   try {
-    if (describe_cmd->parsed()) return describe(kind);
+    if (describe_cmd->parsed()) return describe(kind, describe_json_schema);
     if (budgets_cmd->parsed()) return check_budgets(budget_list, budget_update, budget_verbose);
     if (sweep_cmd->parsed()) {
       const sweep::SweepSpec spec = sweep::load_sweep_spec(sweep_file);

@@ -227,14 +227,15 @@ namespace {
 
 // The CSV's columns, gathered from every row before any line is written (a
 // row may lack columns that others have): index, key, error; the swept
-// parameters (in the order the sweep names them); seed and files; the
-// resolved scenario; then results.
+// parameters (in the order the sweep names them); seed and files; the build
+// (gpunvme.version, gpunvme.commit); the resolved scenario; then results.
 class CsvColumns {
  public:
   void add(const nlohmann::ordered_json& row) {
     if (row.contains("params")) {
       for (const auto& [k, v] : row["params"].items()) add_to(params_, k);
     }
+    for (const auto& [k, v] : build_of(row)) add_to(build_, k);
     if (row.contains("config") && row["config"].is_object()) {
       for (const auto& [k, v] : row["config"].items()) add_to(config_, "scenario." + k);
     }
@@ -264,6 +265,7 @@ class CsvColumns {
     for (const char* c : {"seed", "topology", "scenario_file"}) {
       cells.emplace_back(c, row.value(c, nlohmann::ordered_json()));
     }
+    for (auto& cell : build_of(row)) cells.push_back(std::move(cell));
     if (row.contains("config") && row["config"].is_object()) {
       for (const auto& [k, v] : row["config"].items()) cells.emplace_back("scenario." + k, v);
     }
@@ -288,6 +290,15 @@ class CsvColumns {
     if (list.known.insert(name).second) list.names.push_back(name);
   }
 
+  static std::vector<std::pair<std::string, nlohmann::ordered_json>> build_of(
+      const nlohmann::ordered_json& row) {
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> build;
+    if (row.contains("gpunvme") && row["gpunvme"].is_object()) {
+      flatten(row["gpunvme"], "gpunvme", build);
+    }
+    return build;
+  }
+
   static std::vector<std::pair<std::string, nlohmann::ordered_json>> results_of(
       const nlohmann::ordered_json& row) {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> results;
@@ -306,12 +317,13 @@ class CsvColumns {
     for (const char* c : {"index", "key", "error"}) add_to(all, c);
     for (const auto& c : params_.names) add_to(all, c);
     for (const char* c : {"seed", "topology", "scenario_file"}) add_to(all, c);
+    for (const auto& c : build_.names) add_to(all, c);
     for (const auto& c : config_.names) add_to(all, c);
     for (const auto& c : results_.names) add_to(all, c);
     columns_ = std::move(all.names);
   }
 
-  Ordered params_, config_, results_;
+  Ordered params_, build_, config_, results_;
   std::vector<std::string> columns_;  // set by the first header() or line()
 };
 

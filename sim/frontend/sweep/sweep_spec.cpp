@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 #include "sim/system/run/run.h"
@@ -556,6 +557,7 @@ nlohmann::ordered_json base_row(const SweepSpec& spec, const SweepPoint& point) 
   row["spec_id"] = point.spec_id;
   row["params"] = point.params;
   row["seed"] = point.seed;
+  row["gpunvme"] = build_info_json();
   row["topology"] = spec.topology_file;
   row["scenario_file"] = spec.scenario_file;
   // The row alone says how to rerun its point: the base overrides, and the

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/run/run.h"
@@ -1139,11 +1140,15 @@ nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
 
 nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                          const Options& options) {
-  if (!hw.contains("controller_only")) return postdict(hw, hw_file, options);
-  const MeasuredSetup setup = measured_setup(hw, hw_file, options);
-  const std::string& topology_file = setup.topology_file;
-  const std::string& profile = setup.profile;
-  return predict(hw, hw_file, options, topology_file, profile);
+  nlohmann::json report;
+  if (!hw.contains("controller_only")) {
+    report = postdict(hw, hw_file, options);
+  } else {
+    const MeasuredSetup setup = measured_setup(hw, hw_file, options);
+    report = predict(hw, hw_file, options, setup.topology_file, setup.profile);
+  }
+  report["gpunvme"] = build_info_json();
+  return report;
 }
 
 namespace {

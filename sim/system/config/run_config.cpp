@@ -1,7 +1,9 @@
 #include "sim/system/config/run_config.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,10 +15,6 @@
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 #include "sim/kernel/params/resolve.h"
-
-#ifndef GPUNVME_SOURCE_DIR
-#error "GPUNVME_SOURCE_DIR must name the source tree (set by CMake)"
-#endif
 
 namespace gpunvme {
 
@@ -45,10 +43,82 @@ nlohmann::json RunConfig::to_json() const {
   return {{"topology", std::move(topo)}, {"scenario", scenario.params.json()}, {"seed", seed}};
 }
 
-std::string source_dir() { return GPUNVME_SOURCE_DIR; }
-std::string shipped_configs_dir() { return source_dir() + "/configs"; }
+namespace {
+
+// A folder holds the shipped data when it has both configs/ and scenarios/.
+bool holds_data(const std::filesystem::path& dir) {
+  std::error_code error;
+  return std::filesystem::is_directory(dir / "configs", error) &&
+         std::filesystem::is_directory(dir / "scenarios", error);
+}
+
+// The folders this code was loaded from: the shared object holding it (the
+// Python module) when it is not the program itself, then the program.
+std::vector<std::filesystem::path> own_folders() {
+  std::vector<std::filesystem::path> folders;
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::canonical("/proc/self/exe", error);
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&data_dir), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] != '\0') {
+    std::error_code object_error;
+    const std::filesystem::path object = std::filesystem::canonical(info.dli_fname, object_error);
+    if (!object_error && (error || object != program)) folders.push_back(object.parent_path());
+  }
+  if (!error) folders.push_back(program.parent_path());
+  return folders;
+}
+
+// The folder the data really are in: the build tree's share/gpunvme links
+// configs/ and scenarios/ to the sources, and paths (in messages, in results)
+// name the sources, as they do when the data are given by their own path.
+std::string real_data_dir(const std::filesystem::path& found) {
+  std::error_code configs_error, scenarios_error;
+  const std::filesystem::path configs =
+      std::filesystem::canonical(found / "configs", configs_error);
+  const std::filesystem::path scenarios =
+      std::filesystem::canonical(found / "scenarios", scenarios_error);
+  if (!configs_error && !scenarios_error && configs.parent_path() == scenarios.parent_path()) {
+    return configs.parent_path().string();
+  }
+  return found.string();
+}
+
+std::string locate_data_dir() {
+  if (const char* chosen = std::getenv("GPUNVME_DATA_DIR"); chosen != nullptr && *chosen) {
+    if (!holds_data(chosen)) {
+      throw ConfigError("GPUNVME_DATA_DIR", "", chosen,
+                        "holds no shipped data (configs/ and scenarios/)");
+    }
+    return chosen;
+  }
+  std::vector<std::string> searched;
+  for (const std::filesystem::path& start : own_folders()) {
+    for (std::filesystem::path dir = start;; dir = dir.parent_path()) {
+      const std::filesystem::path candidate = dir / "share" / "gpunvme";
+      if (holds_data(candidate)) return real_data_dir(candidate);
+      searched.push_back(candidate.string());
+      if (dir == dir.root_path() || dir.empty()) break;
+    }
+  }
+  std::string list;
+  for (const std::string& s : searched) list += (list.empty() ? "" : ", ") + s;
+  throw ConfigError("gpunvme", "", "",
+                    "shipped data (configs/ and scenarios/) not found; searched " + list +
+                        "; install gpunvme (cmake --install) or set GPUNVME_DATA_DIR");
+}
+
+}  // namespace
+
+std::string data_dir() {
+  // Found once; a failure is not kept, so a later call searches again.
+  static const std::string dir = locate_data_dir();
+  return dir;
+}
+std::string source_dir() { return data_dir(); }
+std::string shipped_configs_dir() { return data_dir() + "/configs"; }
 std::string default_topology_file() { return shipped_configs_dir() + "/topologies/default.json"; }
-std::string default_scenario_file() { return source_dir() + "/scenarios/randread-4k.json"; }
+std::string default_scenario_file() { return data_dir() + "/scenarios/randread-4k.json"; }
 
 void require_readable_input(const std::string& path, const std::string& what) {
   std::error_code error;

@@ -33,7 +33,14 @@ struct RunConfig {
   nlohmann::json to_json() const;
 };
 
-// The source tree the program was built from (shipped configs, scenarios, budgets).
+// The shipped data (configs/, scenarios/ with budgets and sweeps):
+// $GPUNVME_DATA_DIR when set, else share/gpunvme in the nearest folder above
+// the program or the Python module (<prefix>/share/gpunvme once installed;
+// the build tree's share/gpunvme links to the sources, and the source tree is
+// returned). ConfigError naming every folder searched when there is none.
+std::string data_dir();
+// The same folder, under the name the Python package exports
+// (gpunvme.source_dir()).
 std::string source_dir();
 // Where profiles are looked up: `<dir of topology file>/<kind dir>/NAME.json`
 // first, then the shipped `configs/` tree.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "models/pcie/routing.h"
+#include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/simulation.h"
 #include "sim/system/machine/machine.h"
@@ -90,7 +91,8 @@ namespace {
 // writer adds its window and truncation notes).
 nlohmann::json trace_metadata(const RunConfig& config, Picoseconds elapsed) {
   return {{"scenario", ScenarioParams::from(config.scenario.params).name},
-          {"simulated_time_ns", ps_to_ns(elapsed)}};
+          {"simulated_time_ns", ps_to_ns(elapsed)},
+          {"gpunvme", build_info_json()}};
 }
 }  // namespace
 
@@ -139,6 +141,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
 
   nlohmann::json result;
   result["schema"] = "gpunvme.result/1";
+  result["gpunvme"] = build_info_json();
   result["config"] = config.to_json();
   nlohmann::json latency = workload->end_to_end().summary_ns();
   const double bytes_per_s = seconds > 0 ? static_cast<double>(workload->bytes()) / seconds : 0.0;
