@@ -20,13 +20,17 @@ from .config import (Config, describe, load_config, shipped_file, source_dir, va
                      with_ssds)
 from .errors import ConfigError
 from .results import Result, flatten, lookup, results_frame, run
-from .sweep import expand, load_spec, points, sweep
+from .sweep import (SweepPointsFailed, WorkerBuildError, build_fingerprint, expand, load_spec,
+                    points, sweep)
 
 __all__ = [
     "Config",
     "ConfigError",
     "Result",
+    "SweepPointsFailed",
+    "WorkerBuildError",
     "budgets",
+    "build_fingerprint",
     "describe",
     "expand",
     "flatten",
