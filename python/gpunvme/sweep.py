@@ -215,7 +215,8 @@ def run_point(task):
     sweep's :func:`build_fingerprint`). Returns the row as ``gpunvme sweep`` writes it
     to PREFIX.jsonl: ``index``, ``key``, ``spec_id``, ``params``, ``seed``,
     ``topology``, ``scenario_file``, ``set``, ``topology_overrides``, ``config`` (the
-    resolved scenario; None when the point failed), ``summary``, ``metrics`` (when
+    resolved scenario; as written when the point failed, where the CLI's row has None),
+    ``summary``, ``metrics`` (when
     asked for) and ``error`` (None, or why the point failed: the sweep goes on), then
     ``build`` (and ``result`` with ``keep_result``, ``worker`` on Dask).
     """
@@ -228,6 +229,9 @@ def run_point(task):
         config = Config.from_dict(task["base"])
         for path, value in task["params"].items():
             config.set(path, value)
+        # Until it runs, the row carries the scenario as written, so that a failed
+        # point's row still has every scenario.FIELD column (the CLI's has none).
+        row["config"] = dict(config.scenario)
         result = run(config)
         row["config"] = result.get("config", {}).get("scenario", {})
         row["summary"] = result.get("summary", {})
