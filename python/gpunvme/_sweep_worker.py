@@ -8,10 +8,14 @@ gpunvme, never the script that called the sweep.
 
 import json
 import os
+import signal
 import sys
 
 
 def main():
+    # Ctrl-C reaches the whole process group: the sweep stops its workers itself,
+    # without a traceback from each.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Rows go out on the original stdout; anything else printed goes to stderr,
     # so that it cannot break a row.
     rows = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")

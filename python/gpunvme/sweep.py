@@ -621,7 +621,7 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
         metrics: extra dotted result paths to add as columns
             (``"stages.doorbell.p99"``), after a spec's own ``metrics``.
         keep_results: add a ``result`` column holding each point's full :class:`Result`
-            (of the points run now; resumed rows have None).
+            (of the points this call runs; resumed rows have None).
         progress: a progress bar on stderr (tqdm; without it, a line a point): True,
             False, or None for "when stderr is a terminal".
         timeout: seconds a distributed sweep may take (also the connect timeout).
@@ -687,7 +687,7 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
             tracker.update(row)
             rows.append(row)
     finally:
-        source.close()  # stops the workers of an interrupted sweep now, not when collected
+        source.close()  # stops the workers of an interrupted sweep at once, not when collected
         tracker.close()
         if rows_file is not None:
             rows_file.close()
