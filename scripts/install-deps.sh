@@ -11,6 +11,7 @@ packages=(
   python3-dev python3-pytest python3-pandas python3-matplotlib python3-nbclient
   python3-nbconvert python3-nbformat python3-ipykernel python3-distributed
   python3-jsonschema
+  python3-tqdm
 )
 packages+=("$@")
 

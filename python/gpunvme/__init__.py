@@ -26,7 +26,8 @@ from .config import (Config, data_dir, describe, load_config, shipped_file, sour
                      validate, with_ssds)
 from .errors import ConfigError
 from .results import Result, flatten, lookup, results_frame, run
-from .sweep import expand, load_spec, points, sweep
+from .sweep import (SweepPointsFailed, WorkerBuildError, build_fingerprint, expand, load_spec,
+                    points, sweep)
 
 __version__ = _native.__version__
 
@@ -40,7 +41,10 @@ __all__ = [
     "Config",
     "ConfigError",
     "Result",
+    "SweepPointsFailed",
+    "WorkerBuildError",
     "budgets",
+    "build_fingerprint",
     "build_info",
     "data_dir",
     "describe",

@@ -139,21 +139,25 @@ class Config:
         self.seed = seed
         self.topology_file = topology_file
         self.scenario_file = scenario_file
+        # The fields set() changed ({file, path, origin}): a value one of them set
+        # that fails validation is blamed on that call, as the CLI blames --set.
+        self._overrides = []
 
     # -- conversions -------------------------------------------------------------
     def to_dict(self):
         """The configuration as a plain dict (deep copy), the form :meth:`from_dict` reads."""
         check_depth(self.topology)
         check_depth(self.scenario)
-        return copy.deepcopy(
-            {
-                "topology_file": self.topology_file,
-                "topology": self.topology,
-                "scenario_file": self.scenario_file,
-                "scenario": self.scenario,
-                "seed": self.seed,
-            }
-        )
+        document = {
+            "topology_file": self.topology_file,
+            "topology": self.topology,
+            "scenario_file": self.scenario_file,
+            "scenario": self.scenario,
+            "seed": self.seed,
+        }
+        if self._overrides:
+            document["overrides"] = self._overrides
+        return copy.deepcopy(document)
 
     @classmethod
     def from_dict(cls, d):
@@ -164,13 +168,15 @@ class Config:
             if key not in d:
                 raise ConfigError(PYTHON_ORIGIN, "$." + key, "", "missing required field")
         check_depth(d)
-        return cls(
+        config = cls(
             copy.deepcopy(d["topology"]),
             copy.deepcopy(d["scenario"]),
             d.get("seed", 1),
             d.get("topology_file", PYTHON_ORIGIN),
             d.get("scenario_file", PYTHON_ORIGIN),
         )
+        config._overrides = copy.deepcopy(d.get("overrides", []))
+        return config
 
     def _json(self):
         return to_json_text(self.to_dict())
@@ -178,6 +184,7 @@ class Config:
     def _assign_from_json(self, text):
         d = json.loads(text)
         self.topology, self.scenario, self.seed = d["topology"], d["scenario"], d["seed"]
+        self._overrides = d.get("overrides", [])
 
     def copy(self):
         """An independent copy."""
@@ -190,7 +197,9 @@ class Config:
         ``path`` starts with ``topology.`` or ``scenario.`` or is ``seed``; on arrays a
         segment is an index or an element's ``id`` (``topology.nodes.ssd0.mqes``). Either
         ``set("scenario.threads", 4096)`` or ``set("scenario.threads=4096")`` (VALUE is
-        JSON, or a string). Bad paths raise :class:`gpunvme.ConfigError`.
+        JSON, or a string). Bad paths raise :class:`gpunvme.ConfigError`, and so does a
+        value that later fails validation: both name the call as the CLI names an
+        override (``--set scenario.iodepth=0``), not the file whose value it replaced.
         """
         text_argument(path, "path (e.g. scenario.bs)")
         if value is _NO_VALUE:
@@ -243,7 +252,11 @@ class Config:
         )
 
     def __eq__(self, other):
-        return isinstance(other, Config) and self.to_dict() == other.to_dict()
+        # The same documents, whichever set() calls made them.
+        def documents(config):
+            return {k: v for k, v in config.to_dict().items() if k != "overrides"}
+
+        return isinstance(other, Config) and documents(self) == documents(other)
 
 
 def load_config(topology=None, scenario=None, seed=1, overrides=None):

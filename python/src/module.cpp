@@ -74,16 +74,43 @@ RawConfig raw_from_json(const std::string& text) {
     }
     raw.seed = doc["seed"].get<std::uint64_t>();
   }
+  // The fields earlier set() calls changed, so that errors blame those calls.
+  if (doc.contains("overrides")) {
+    const json& overrides = doc["overrides"];
+    auto text = [](const json& o, const char* key) {
+      return o.is_object() && o.contains(key) && o[key].is_string();
+    };
+    if (!overrides.is_array()) {
+      throw ConfigError(kPythonOrigin, "$.overrides", render_value(overrides), "expected a list");
+    }
+    for (std::size_t i = 0; i < overrides.size(); ++i) {
+      const json& o = overrides[i];
+      if (!text(o, "file") || !text(o, "path") || !text(o, "origin")) {
+        throw ConfigError(kPythonOrigin, "$.overrides[" + std::to_string(i) + "]", render_value(o),
+                          "expected {\"file\": str, \"path\": str, \"origin\": str}");
+      }
+      raw.overrides.push_back(OverrideOrigin{o["file"].get<std::string>(),
+                                             o["path"].get<std::string>(),
+                                             o["origin"].get<std::string>()});
+    }
+  }
   return raw;
 }
 
 std::string raw_to_json(const RawConfig& raw) {
-  return json{{"topology_file", raw.topology_file},
-              {"topology", raw.topology},
-              {"scenario_file", raw.scenario_file},
-              {"scenario", raw.scenario},
-              {"seed", raw.seed}}
-      .dump();
+  json doc{{"topology_file", raw.topology_file},
+           {"topology", raw.topology},
+           {"scenario_file", raw.scenario_file},
+           {"scenario", raw.scenario},
+           {"seed", raw.seed}};
+  if (!raw.overrides.empty()) {
+    json overrides = json::array();
+    for (const OverrideOrigin& o : raw.overrides) {
+      overrides.push_back({{"file", o.file}, {"path", o.path}, {"origin", o.origin}});
+    }
+    doc["overrides"] = std::move(overrides);
+  }
+  return doc.dump();
 }
 
 json param_json(const ParamSpec& p) {
@@ -221,7 +248,9 @@ PYBIND11_MODULE(_gpunvme, m) {
         return raw_to_json(raw);
       },
       "Applies one `topology.PATH=V`, `scenario.PATH=V` or `seed=N` assignment (the CLI's "
-      "--set) to a raw configuration given as JSON text; returns the new JSON text.",
+      "--set) to a raw configuration given as JSON text; returns the new JSON text, whose "
+      "`overrides` list the fields set so far: a value one of them set that fails validation "
+      "is blamed on it (`--set scenario.iodepth=0`), as on the command line.",
       py::arg("raw_json"), py::arg("assignment"));
   m.def(
       "resolve",

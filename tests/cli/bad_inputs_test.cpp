@@ -17,7 +17,6 @@ using gpunvme::cli_test::gpunvme;
 using gpunvme::cli_test::Outcome;
 
 const std::string kSource = GPUNVME_SOURCE_DIR;
-const std::string kScenario = kSource + "/scenarios/randread-4k.json";
 const std::string kTopology = kSource + "/configs/topologies/default.json";
 
 std::string dir() {
@@ -40,13 +39,14 @@ struct BadInput {
   std::string location;  // what the message must name: "FILE: PATH" or the option
 };
 
-// `--set` cases on the shipped defaults: the message names the scenario or
-// topology file and the field.
+// `--set` cases on the shipped defaults: a value the assignment set that
+// validation refuses is blamed on the assignment, not on the scenario or
+// topology file whose value it replaced; the message names it and the field.
 BadInput scenario_set(const std::string& assignment, const std::string& path) {
-  return {"--set '" + assignment + "'", "error: " + kScenario + ": " + path};
+  return {"--set '" + assignment + "'", "error: --set " + assignment + ": " + path};
 }
 BadInput topology_set(const std::string& assignment, const std::string& path) {
-  return {"--set '" + assignment + "'", "error: " + kTopology + ": " + path};
+  return {"--set '" + assignment + "'", "error: --set " + assignment + ": " + path};
 }
 // Refused while applying the assignment: the message names it and the field.
 BadInput refused_set(const std::string& assignment, const std::string& path) {
@@ -127,7 +127,7 @@ std::vector<BadInput> bad_inputs() {
       scenario_set("scenario.batch_timeout_ns=-1", "$.batch_timeout_ns = -1"),
       scenario_set("scenario.request_origin=x", "$.request_origin = \"x\""),
       {"--set scenario.path=gds --set scenario.cpu=cpu9",
-       "error: " + kScenario + ": $.cpu = \"cpu9\""},
+       "error: --set scenario.cpu=cpu9: $.cpu = \"cpu9\""},
       scenario_file("bfs-root.json", R"({"kind": "graph", "scale": 16, "bfs_source": 70000})",
                     "$.bfs_source = 70000: the graph has vertices 0..65535"),
       scenario_file("kind-mismatch.json", R"({"kind": "graph", "rw": "read"})",
@@ -178,9 +178,12 @@ std::vector<BadInput> bad_inputs() {
       topology_set("topology.links.0.width=1e300", "$.links[0].width = 1e+300"),
       topology_set("topology.links.0.to=nowhere", "$.links[0].to = \"nowhere\""),
       topology_set("topology.links.0.to=rc0", "$.links[0].to = \"rc0\""),
-      topology_set("topology.links.2.from=gpu0",
-                   "$.links[2] = \"gpu0\" - \"ssd0\": gpu0 is a PCIe endpoint (gpu) and already "
-                   "has its one link, $.links[1]"),
+      // Refused as a whole link, around the field the assignment set: the
+      // message names the file (another override may have set the rest).
+      {"--set topology.links.2.from=gpu0",
+       "error: " + kTopology +
+           ": $.links[2] = \"gpu0\" - \"ssd0\": gpu0 is a PCIe endpoint (gpu) and already "
+           "has its one link, $.links[1]"},
       topology_set("topology.links.0.type=ethernet", "$.links[0].type = \"ethernet\""),
       topology_set("topology.name=5", "$.name = 5"),
       topology_set("topology.nodes.ssd0.cmb_mib=-1", "$.nodes[5].cmb_mib = -1"),

@@ -302,11 +302,13 @@ class CsvColumns {
   static std::vector<std::pair<std::string, nlohmann::ordered_json>> results_of(
       const nlohmann::ordered_json& row) {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> results;
+    // The summary's fields by their own names (`iops`, `latency_ns.p99`) and
+    // the metrics by their result paths, as Python's gpunvme.sweep names them.
     if (row.contains("summary") && row["summary"].is_object()) {
-      flatten(row["summary"], "summary", results);
+      for (const auto& [k, v] : row["summary"].items()) flatten(v, k, results);
     }
     if (row.contains("metrics") && row["metrics"].is_object()) {
-      for (const auto& [k, v] : row["metrics"].items()) results.emplace_back("metric." + k, v);
+      for (const auto& [k, v] : row["metrics"].items()) results.emplace_back(k, v);
     }
     return results;
   }

@@ -48,8 +48,9 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
 // Rows of a JSON-lines file (unparsable lines dropped).
 std::vector<nlohmann::ordered_json> read_rows(const std::string& jsonl);
 // The CSV of rows: index, key, error, the swept parameters, seed, files,
-// the resolved scenario's fields, then the summary and metrics flattened
-// (nested keys joined with '.').
+// the resolved scenario's fields (`scenario.FIELD`), then the summary's
+// fields flattened (nested keys joined with '.': `iops`, `latency_ns.p99`)
+// and the metrics by their result paths.
 std::string rows_csv(const std::vector<nlohmann::ordered_json>& rows);
 
 }  // namespace gpunvme::sweep

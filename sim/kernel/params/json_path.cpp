@@ -224,7 +224,8 @@ struct JsonErrorProbe : nlohmann::json_sax<nlohmann::json> {
 };
 }  // namespace
 
-void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& origin) {
+std::string apply_override(nlohmann::json& doc, const std::string& assignment,
+                           const std::string& origin) {
   const std::string encoding = utf8_problem(assignment);
   if (!encoding.empty()) throw ConfigError(origin, "", "", "the assignment is " + encoding);
   auto eq = assignment.find('=');
@@ -300,6 +301,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
     }
   }
   *node = value;
+  return where;
 }
 
 }  // namespace gpunvme

@@ -44,7 +44,10 @@ std::string utf8_problem(const std::string& text);
 // dots; on an array a segment is an index or the `id` of an element. VALUE is
 // parsed as JSON and falls back to a string. The field must already exist
 // unless its parent is an object (new keys are then validated by the schema).
-// Throws ConfigError naming `origin` (e.g. "--set") on a bad path.
-void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& origin);
+// Throws ConfigError naming `origin` (e.g. "--set") on a bad path. Returns
+// the JSON path of the field it set, elements by index (`$.nodes[5].mqes`),
+// as validation errors name it.
+std::string apply_override(nlohmann::json& doc, const std::string& assignment,
+                           const std::string& origin);
 
 }  // namespace gpunvme

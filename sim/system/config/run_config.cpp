@@ -179,15 +179,30 @@ void apply_set(RawConfig& raw, const std::string& assignment) {
   if (!encoding.empty()) throw ConfigError(origin, "", "", "the assignment is " + encoding);
   auto starts = [&](const std::string& prefix) { return assignment.rfind(prefix, 0) == 0; };
   if (starts("topology.")) {
-    apply_override(raw.topology, assignment.substr(9), origin);
+    raw.overrides.push_back(OverrideOrigin{
+        raw.topology_file, apply_override(raw.topology, assignment.substr(9), origin), origin});
   } else if (starts("scenario.")) {
-    apply_override(raw.scenario, assignment.substr(9), origin);
+    raw.overrides.push_back(OverrideOrigin{
+        raw.scenario_file, apply_override(raw.scenario, assignment.substr(9), origin), origin});
   } else if (starts("seed=")) {
     raw.seed = parse_seed(assignment.substr(5), origin);
   } else {
     throw ConfigError(origin, "", shown,
                       "path must start with 'topology.', 'scenario.' or be 'seed=N'");
   }
+}
+
+ConfigError blame_override(const RawConfig& raw, const ConfigError& error) {
+  const std::string& at = error.path();
+  for (auto o = raw.overrides.rbegin(); o != raw.overrides.rend(); ++o) {
+    if (o->file != error.file()) continue;
+    const bool inside = at.size() > o->path.size() && at.compare(0, o->path.size(), o->path) == 0 &&
+                        (at[o->path.size()] == '.' || at[o->path.size()] == '[');
+    if (at == o->path || inside) {
+      return ConfigError(o->origin, error.path(), error.value(), error.problem());
+    }
+  }
+  return error;
 }
 
 namespace {

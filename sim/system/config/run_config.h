@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/param_spec.h"
 #include "sim/kernel/params/resolved_config.h"
 
@@ -56,20 +56,34 @@ nlohmann::json read_json_file(const std::string& path);
 
 // Raw documents plus their origin, before validation; overrides are applied
 // to these (`topology.…` and `scenario.…` paths) before resolving.
+// A field an override set: a validation error at this path (or inside it) is
+// the override's doing, and names the override, not the file it changed.
+struct OverrideOrigin {
+  std::string file;    // the document's file (RawConfig::topology_file or scenario_file)
+  std::string path;    // the field, elements by index: `$.nodes[5].mqes`
+  std::string origin;  // how the user wrote it: `--set scenario.iodepth=0`
+};
+
 struct RawConfig {
   std::string topology_file;
   nlohmann::json topology;
   std::string scenario_file;
   nlohmann::json scenario;
   std::uint64_t seed = 1;
+  std::vector<OverrideOrigin> overrides;  // in the order applied
 };
 
 RawConfig load_raw_config(const std::string& topology_file, const std::string& scenario_file);
 // A seed as the user wrote it (--seed N, seed=N): a decimal integer, 0 to
 // 2^64 - 1; anything else (a sign, a fraction) is a ConfigError naming `origin`.
 std::uint64_t parse_seed(const std::string& text, const std::string& origin);
-// Applies `topology.PATH=V`, `scenario.PATH=V` or `seed=N`.
+// Applies `topology.PATH=V`, `scenario.PATH=V` or `seed=N`. Errors name the
+// assignment (`--set scenario.bs=3`); so do later validation errors at the
+// field it set (blame_override).
 void apply_set(RawConfig& raw, const std::string& assignment);
+// `error` naming the last override that set the field it is about (or a
+// field around it), when there is one; otherwise `error` as it is.
+ConfigError blame_override(const RawConfig& raw, const ConfigError& error);
 
 TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& doc,
                                 const std::string& file);

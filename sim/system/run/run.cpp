@@ -1,13 +1,11 @@
 #include "sim/system/run/run.h"
 
-#include "sim/system/workload/scenario_spec.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "models/pcie/routing.h"
 #include "sim/kernel/build_info.h"
@@ -19,6 +17,7 @@
 #include "sim/system/trace/link_counters.h"
 #include "sim/system/trace/ssd_commands.h"
 #include "sim/system/trace/trace_writer.h"
+#include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
 
 namespace gpunvme {
@@ -63,12 +62,19 @@ void check_fabric_paths(const RunConfig& config) {
 }  // namespace
 
 RunConfig resolve_config(const RawConfig& raw) {
-  RunConfig config = resolve(catalog(), raw);
-  apply_scenario_kind(raw.scenario, config);
-  check_workload(config);
-  check_fabric_paths(config);
-  check_setup(config);
-  return config;
+  try {
+    RunConfig config = resolve(catalog(), raw);
+    apply_scenario_kind(raw.scenario, config);
+    check_workload(config);
+    check_fabric_paths(config);
+    check_setup(config);
+    return config;
+  } catch (const ConfigError& error) {
+    // A value an override set is blamed on the override (`--set
+    // scenario.iodepth=0`), not on the file it replaced a value of.
+    if (raw.overrides.empty()) throw;
+    throw blame_override(raw, error);
+  }
 }
 
 RunConfig load_config(const std::string& topology_file, const std::string& scenario_file,
