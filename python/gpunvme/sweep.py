@@ -185,6 +185,11 @@ def _assignment(path, value):
     return path + "=" + json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _build_info():
+    """The build's ``{"version", "commit"}``, the ``"gpunvme"`` block every row records."""
+    return json.loads(_native.build_info())
+
+
 def _base_row(task):
     """The fields of a row that do not depend on running it, in the CLI's order."""
     shared = task.get("shared", {})
@@ -193,7 +198,8 @@ def _base_row(task):
                            if p.startswith("topology.")]
     seed = task["params"].get("seed", task["base"].get("seed", 1))
     return {"index": task["index"], "key": task["key"], "spec_id": task["spec_id"],
-            "params": dict(task["params"]), "seed": seed, "topology": shared.get("topology"),
+            "params": dict(task["params"]), "seed": seed, "gpunvme": _build_info(),
+            "topology": shared.get("topology"),
             "scenario_file": shared.get("scenario_file"), "set": list(shared.get("set", [])),
             "topology_overrides": topology_overrides, "config": None, "summary": None}
 
@@ -270,6 +276,7 @@ def _cells(row):
     cells = [(c, row.get(c)) for c in ("index", "key", "error")]
     cells += list((row.get("params") or {}).items())
     cells += [(c, row.get(c)) for c in ("seed", "topology", "scenario_file")]
+    _flatten_into(row.get("gpunvme") or {}, "gpunvme", cells)
     cells += [("scenario." + k, v) for k, v in (row.get("config") or {}).items()]
     for key, value in (row.get("summary") or {}).items():
         _flatten_into(value, key, cells)
@@ -280,16 +287,19 @@ def _cells(row):
 def _columns(rows):
     """The columns of rows as ``gpunvme sweep`` orders them in PREFIX.csv."""
     groups = {"fixed": ["index", "key", "error"], "params": [], "files": ["seed", "topology",
-              "scenario_file"], "config": [], "results": []}
+              "scenario_file"], "build": [], "config": [], "results": []}
     for row in rows:
         groups["params"] += list((row.get("params") or {}))
+        build = []
+        _flatten_into(row.get("gpunvme") or {}, "gpunvme", build)
+        groups["build"] += [name for name, _ in build]
         groups["config"] += ["scenario." + k for k in (row.get("config") or {})]
         results = []
         for key, value in (row.get("summary") or {}).items():
             _flatten_into(value, key, results)
         groups["results"] += [name for name, _ in results] + list(row.get("metrics") or {})
     ordered = []
-    for group in ("fixed", "params", "files", "config", "results"):
+    for group in ("fixed", "params", "files", "build", "config", "results"):
         ordered += groups[group]
     return list(dict.fromkeys(ordered))
 
