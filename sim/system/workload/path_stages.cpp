@@ -4,8 +4,8 @@
 
 namespace gpunvme {
 
-PathStages::PathStages(std::vector<std::string> names)
-    : names_(std::move(names)), intervals_(names_.size()) {}
+PathStages::PathStages(std::vector<std::string> names, std::size_t submitted)
+    : names_(std::move(names)), intervals_(names_.size()), submitted_(submitted) {}
 
 void PathStages::record(const Picoseconds* times, const std::string& device, std::uint32_t queue,
                         std::uint16_t cid) {
@@ -20,6 +20,8 @@ void PathStages::record(const Picoseconds* times, const std::string& device, std
     previous = t;
   }
   end_to_end_.record(previous - times[0]);
+  const Picoseconds submitted = times[submitted_] == kNotReached ? times[0] : times[submitted_];
+  fio_.record(times[0], submitted, previous);
 }
 
 nlohmann::json PathStages::stages_json() const {
