@@ -1,5 +1,7 @@
 #include "sim/kernel/latency_histogram.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -34,6 +36,7 @@ void LatencyHistogram::record(Picoseconds value) {
   max_ = std::max(max_, value);
   ++count_;
   sum_ += value;
+  sum_of_squares_ += static_cast<long double>(value) * static_cast<long double>(value);
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
@@ -43,10 +46,18 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
   max_ = std::max(max_, other.max_);
   count_ += other.count_;
   sum_ += other.sum_;
+  sum_of_squares_ += other.sum_of_squares_;
 }
 
 double LatencyHistogram::mean() const {
   return count_ == 0 ? 0.0 : static_cast<double>(sum_ / count_);
+}
+
+double LatencyHistogram::stdev() const {
+  if (count_ < 2) return 0.0;
+  const auto n = static_cast<long double>(count_);
+  const long double squares_about_mean = sum_of_squares_ - sum_ * sum_ / n;
+  return static_cast<double>(std::sqrt(std::max<long double>(0, squares_about_mean / (n - 1))));
 }
 
 Picoseconds LatencyHistogram::percentile(double q) const {
@@ -70,6 +81,23 @@ nlohmann::json LatencyHistogram::summary_ns() const {
           {"p99", round_ns(ps_to_ns(percentile(0.99)))},
           {"p999", round_ns(ps_to_ns(percentile(0.999)))},
           {"max", round_ns(ps_to_ns(max()))}};
+}
+
+}  // namespace gpunvme
+
+namespace gpunvme {
+
+nlohmann::json LatencyHistogram::fio_ns(const std::vector<double>& percentiles) const {
+  nlohmann::json points = nlohmann::json::object();
+  for (const double p : percentiles) {
+    points[fmt::format("{:.6f}", p)] = round_ns(ps_to_ns(percentile(p / 100.0)));
+  }
+  return {{"count", count_},
+          {"min", round_ns(ps_to_ns(min()))},
+          {"max", round_ns(ps_to_ns(max()))},
+          {"mean", round_ns(mean() / 1000.0)},
+          {"stdev", round_ns(stdev() / 1000.0)},
+          {"percentile", points}};
 }
 
 }  // namespace gpunvme

@@ -245,7 +245,13 @@ int main(int argc, char** argv) {
                     "default half of this machine's memory)")
         ->check(CLI::Range(0.001, 1e9));
   }
-  run_cmd->add_option("--out,-o", out_file, "write the result JSON here");
+  run_cmd->add_option("--out,-o", out_file, "write the result JSON here (- = standard output)");
+  std::string output_format = "normal";
+  run_cmd
+      ->add_option("--output-format", output_format,
+                   "what goes to standard output, as fio names it: normal (the summary), json "
+                   "(the result JSON) or terse (one ';'-separated line; README lists the fields)")
+      ->check(CLI::IsMember({"normal", "json", "terse"}));
   std::string trace_file;
   double trace_limit_mb = 64;
   CLI::Option* trace_option =
@@ -484,14 +490,26 @@ int main(int argc, char** argv) {
       run_options.trace_window = trace::parse_trace_window(trace_window_text, "--trace-window");
     }
     nlohmann::json result = run(config, run_options);
-    std::cout << summary_table(result);
-    if (!trace_file.empty()) std::cout << "wrote " << trace_file << "\n";
-    if (!out_file.empty()) {
-      // Strings the user gave reach the result; should one hold bytes that are
-      // not UTF-8, they are written as U+FFFD rather than losing the run.
-      write_file(out_file,
-                 result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-      std::cout << "wrote " << out_file << "\n";
+    // Strings the user gave reach the result; should one hold bytes that are
+    // not UTF-8, they are written as U+FFFD rather than losing the run.
+    const std::string result_json =
+        result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    // Standard output carries one document: the JSON when it is asked for
+    // there (--output-format json or --out -), and then the report and the
+    // file notes go to standard error.
+    const bool json_to_stdout = output_format == "json" || out_file == "-";
+    std::ostream& report = json_to_stdout ? std::cerr : std::cout;
+    if (output_format == "terse") {
+      report << terse_line(result);
+    } else if (output_format == "normal") {
+      report << summary_table(result);
+    }
+    if (json_to_stdout) std::cout << result_json << std::flush;
+    std::ostream& notes = output_format == "normal" && !json_to_stdout ? std::cout : std::cerr;
+    if (!trace_file.empty()) notes << "wrote " << trace_file << "\n";
+    if (!out_file.empty() && out_file != "-") {
+      write_file(out_file, result_json);
+      notes << "wrote " << out_file << "\n";
     }
     return 0;
   } catch (const ConfigError& e) {

@@ -184,6 +184,13 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   stage_json["ssd_fetch_wait"] = fetch.summary_ns();
   stage_json["ssd_service"] = service.summary_ns();
   result["stages"] = stage_json;
+  // The order an I/O passes the stages (JSON objects keep keys sorted): the
+  // path's, then the SSD's own breakdown of completion_wait, then the whole.
+  nlohmann::json order = workload->stage_order();
+  for (const char* name : {"ssd_fetch_wait", "ssd_service", "end_to_end"}) order.push_back(name);
+  result["stage_order"] = order;
+  result["fio"] =
+      workload->fio_latency().json(ScenarioParams::from(config.scenario.params).percentile_list);
   result["ssds"] = ssds;
   nlohmann::json gpus = nlohmann::json::object();
   for (const auto& [id, gpu] : machine.gpus()) {
@@ -252,11 +259,35 @@ std::string summary_table(const nlohmann::json& result) {
   }
   out << fmt::format("  {:<18} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "stage (ns)", "mean", "p50",
                      "p99", "p999", "max");
-  for (const auto& [name, h] : result.at("stages").items()) {
+  const nlohmann::json& stages = result.at("stages");
+  std::vector<std::string> order;
+  if (result.contains("stage_order")) order = result["stage_order"].get<std::vector<std::string>>();
+  for (const auto& [name, h] : stages.items()) {
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  }
+  for (const std::string& name : order) {
+    if (!stages.contains(name)) continue;
+    const nlohmann::json& h = stages[name];
     if (h["count"].get<std::uint64_t>() == 0) continue;
     out << fmt::format("  {:<18} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", name,
                        h["mean"].get<double>(), h["p50"].get<double>(), h["p99"].get<double>(),
                        h["p999"].get<double>(), h["max"].get<double>());
+  }
+  if (result.contains("fio")) {
+    const nlohmann::json& fio = result["fio"];
+    out << fmt::format("  {:<18} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "fio (ns)", "min", "mean",
+                       "stdev", "max", "count");
+    for (const char* key : {"slat", "clat", "lat"}) {
+      const nlohmann::json& h = fio[std::string(key) + "_ns"];
+      out << fmt::format("  {:<18} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10}\n", key,
+                         h["min"].get<double>(), h["mean"].get<double>(), h["stdev"].get<double>(),
+                         h["max"].get<double>(), h["count"].get<std::uint64_t>());
+    }
+    if (fio["ramp_ios"].get<std::uint64_t>() != 0) {
+      out << fmt::format("  ramp_time: {} I/Os completed before {:.3f} us are left out\n",
+                         fio["ramp_ios"].get<std::uint64_t>(),
+                         fio["ramp_end_ns"].get<double>() / 1000.0);
+    }
   }
   for (const auto& path : result.at("paths")) {
     std::string route;
@@ -267,6 +298,45 @@ std::string summary_table(const nlohmann::json& result) {
                        path["to"].get<std::string>(), path["kind"].get<std::string>(), route);
   }
   return out.str();
+}
+
+std::string terse_line(const nlohmann::json& result) {
+  const nlohmann::json& s = result.at("summary");
+  const nlohmann::json& cfg = result.at("config");
+  std::vector<std::string> fields = {
+      "gpunvme",
+      "1",
+      cfg["scenario"]["name"].get<std::string>(),
+      cfg["topology"]["name"].get<std::string>(),
+      std::to_string(cfg["seed"].get<std::uint64_t>()),
+      s["path"].get<std::string>(),
+      s["strategy"].get<std::string>(),
+      std::to_string(s["submitted"].get<std::uint64_t>()),
+      std::to_string(s["ios"].get<std::uint64_t>()),
+      std::to_string(s["failed"].get<std::uint64_t>()),
+      fmt::format("{:.3f}", s["iops"].get<double>()),
+      fmt::format("{:.6f}", s["bandwidth_gbps"].get<double>()),
+      fmt::format("{:.3f}", s["io_time_ns"].get<double>()),
+      fmt::format("{:.6f}", s["mean_in_flight"].get<double>()),
+  };
+  const nlohmann::json& fio = result.at("fio");
+  for (const char* key : {"slat_ns", "clat_ns", "lat_ns"}) {
+    for (const char* figure : {"min", "max", "mean", "stdev"}) {
+      fields.push_back(fmt::format("{:.3f}", fio[key][figure].get<double>()));
+    }
+  }
+  // By percentile, not by key (the JSON object sorts "10.000000" before
+  // "5.000000").
+  std::vector<std::pair<double, std::string>> points;
+  for (const auto& [percent, value] : fio["clat_ns"]["percentile"].items()) {
+    points.emplace_back(std::stod(percent),
+                        fmt::format("{}%={:.3f}", percent, value.get<double>()));
+  }
+  std::sort(points.begin(), points.end());
+  for (const auto& point : points) fields.push_back(point.second);
+  std::string line;
+  for (const std::string& field : fields) line += (line.empty() ? "" : ";") + field;
+  return line + "\n";
 }
 
 }  // namespace gpunvme

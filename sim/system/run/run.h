@@ -41,6 +41,11 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options);
 // A short human-readable table of a result.
 std::string summary_table(const nlohmann::json& result);
 
+// The result as one line of `;`-separated fields (gpunvme run
+// --output-format terse; the README lists the fields): a fixed prefix, then
+// one "P%=ns" field per clat percentile of the scenario's percentile_list.
+std::string terse_line(const nlohmann::json& result);
+
 // Keys of a result that depend on the host machine, not on the simulation.
 const std::vector<std::string>& wall_clock_fields();
 

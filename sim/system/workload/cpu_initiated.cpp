@@ -1,20 +1,19 @@
 #include "sim/system/workload/cpu_initiated.h"
 
-#include "models/host/host_specs.h"
-#include "sim/system/workload/scenario_spec.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "models/host/host_specs.h"
 #include "models/pcie/routing.h"
 #include "sim/core/protocol/nvme_commands.h"
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
 #include "sim/kernel/params/config_error.h"
+#include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -30,7 +29,8 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) 
 std::size_t cpu_node_for(const RunConfig& config, const Machine& machine, std::size_t memory) {
   const std::string named = ScenarioParams::from(config.scenario.params).cpu;
   if (!named.empty()) return machine.node_index(named);
-  const std::string& socket = pcie::HostMemoryParams::from(machine.topology().nodes[memory].params).socket;
+  const std::string& socket =
+      pcie::HostMemoryParams::from(machine.topology().nodes[memory].params).socket;
   return machine.node_index(socket);
 }
 }  // namespace
@@ -47,7 +47,8 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
       from_gpu_(ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
       cores_(1),
       stages_({"request_signal", "copy_to_host", "cpu_submit", "completion_wait", "cpu_completion",
-               "copy_to_gpu", "delivery"}) {
+               "copy_to_gpu", "delivery"},
+              kSubmitted) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const auto ssd_ids = s.ssds;
   const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));

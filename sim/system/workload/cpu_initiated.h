@@ -68,6 +68,9 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::uint64_t reset_aborted() const override { return reset_aborted_; }
   const LatencyHistogram& end_to_end() const override { return stages_.end_to_end(); }
   nlohmann::json stages() const override { return stages_.stages_json(); }
+  std::vector<std::string> stage_order() const override { return stages_.stage_order(); }
+  FioLatency& fio_latency() override { return stages_.fio_latency(); }
+  const FioLatency& fio_latency() const override { return stages_.fio_latency(); }
   const platform::WarpCounters& counters() const override { return no_warps_; }
   nlohmann::json sections(Picoseconds elapsed) const override;
 

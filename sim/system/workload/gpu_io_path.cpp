@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <stdexcept>
 #include <systemc>
 
@@ -431,6 +432,11 @@ void GpuIoPath::warp_main(std::uint32_t w) {
                       counters_, warp.placement, poll_backoff_);
   algo::WarpContext context = base_context_;
   context.cid_partition = warp.cid_partition;
+  if (const FioBatching* batching = source.refill()) {
+    refill_loop(w, p, context, *batching);
+    source.warp_exits(p, w);
+    return;
+  }
   std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
   context.rounds = rounds.data();
   context.round_count = iodepth_;
@@ -487,6 +493,103 @@ void GpuIoPath::warp_main(std::uint32_t w) {
     for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
   }
   source.warp_exits(p, w);
+}
+
+void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpContext& context,
+                            const FioBatching& batching) {
+  const GpuWarp& warp = warps_[w];
+  GpuRequestSource& source = *source_;
+  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
+  context.rounds = rounds.data();
+  context.round_count = iodepth_;
+  std::vector<algo::LaneMask> masks(iodepth_, 0);
+  std::vector<algo::Lanes<std::uint16_t>> status(iodepth_, algo::Lanes<std::uint16_t>{});
+  std::vector<algo::Lanes<std::uint32_t>> bytes(iodepth_, algo::Lanes<std::uint32_t>{});
+  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
+  for (std::uint32_t d = 0; d < replies.size(); ++d) {
+    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+      replies[d][lane] = replies_ + ((std::uint64_t{warp.first_thread} + lane) * iodepth_ + d) * 8;
+    }
+  }
+  std::set<std::uint32_t> free_rounds;
+  for (std::uint32_t d = 0; d < iodepth_; ++d) free_rounds.insert(d);
+  std::deque<std::uint32_t> in_flight;  // in the order they were posted
+  std::deque<std::uint32_t> done;       // every lane complete, not yet reaped
+  bool exhausted = false;
+  for (;;) {
+    // Refill the free rounds, lowest first, each with one warp-wide
+    // submission.
+    if (!exhausted && !free_rounds.empty() && !source.next_batch(p, w)) exhausted = true;
+    while (!exhausted && !free_rounds.empty()) {
+      const std::uint32_t d = *free_rounds.begin();
+      algo::Lanes<algo::IoRequest> request{};
+      const algo::LaneMask mask = source.fill_round(w, d, request);
+      if (mask == 0) {
+        exhausted = true;
+        break;
+      }
+      free_rounds.erase(free_rounds.begin());
+      masks[d] = mask;
+      algo::visit_lanes(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
+      if (plan_.agents) {
+        algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
+      } else {
+        rounds[d].fill(algo::Pending{});
+        algo::submit(p, context, mask, request, rounds[d]);
+      }
+      in_flight.push_back(d);
+    }
+    const auto held = static_cast<std::uint32_t>(in_flight.size() + done.size());
+    if (held == 0) return;
+    // Wait for complete_min rounds (at most those held, at least one).
+    const std::uint32_t need = std::max<std::uint32_t>(1, std::min(batching.complete_min, held));
+    while (done.size() < need) {
+      if (plan_.agents) {
+        const std::uint32_t d = in_flight.front();
+        in_flight.pop_front();
+        algo::agent_wait(p, masks[d], replies[d], status[d]);
+        done.push_back(d);
+        continue;
+      }
+      for (auto it = in_flight.begin(); it != in_flight.end();) {
+        const std::uint32_t d = *it;
+        bool all = true;
+        algo::for_each_lane(
+            p, masks[d], [&](int lane) { all = all && rounds[d][lane].state == algo::kCompleted; });
+        if (!all) {
+          ++it;
+          continue;
+        }
+        algo::visit_lanes(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
+        done.push_back(d);
+        it = in_flight.erase(it);
+      }
+      if (done.size() >= need) break;
+      if (algo::detail::reap(p, context)) continue;
+      algo::WaitSet set;
+      algo::detail::add_reap_ranges(set, context);
+      algo::detail::wait_on(p, set, [&] { return algo::detail::reap_possible(p, context); });
+    }
+    // Reap up to complete_max rounds: their statuses go back, their rounds
+    // are free again.
+    for (std::uint32_t r = 0; r < batching.complete_max && !done.empty(); ++r) {
+      const std::uint32_t d = done.front();
+      done.pop_front();
+      algo::visit_lanes(masks[d], [&](int lane) {
+        const std::uint16_t st = status[d][lane];
+        if (st != 0) {
+          ++errors_;
+          if (aborted_by_timeout(st)) ++timeouts_;
+          if (aborted_by_reset(st)) ++reset_aborted_;
+        } else {
+          bytes_ += bytes[d][lane];
+        }
+        source.completed(w, d, lane, st);
+      });
+      rounds[d].fill(algo::Pending{});
+      free_rounds.insert(d);
+    }
+  }
 }
 
 void GpuIoPath::agent_main(std::uint32_t a) {

@@ -18,7 +18,15 @@
 //
 // Either way a warp runs batches: the source fills up to iodepth rounds of
 // up to 32 requests, the warp submits every round, waits for all of them,
-// and hands each status back to the source.
+// and hands each status back to the source. A source that asks for fio's
+// refills (GpuRequestSource::refill) is run the fio way instead: a round is
+// one of the warp's iodepth slots; once every slot is in flight (or the
+// source has no more), the warp waits until iodepth_batch_complete_min
+// rounds have every lane's command complete, reaps up to
+// iodepth_batch_complete_max of them, and refills each freed round with one
+// warp-wide submission (a refilled request keeps the freed round's index,
+// its pool_index). With io_agents the warp waits for its rounds in the
+// order it posted them.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +43,7 @@
 #include "sim/kernel/component.h"
 #include "sim/system/machine/cq_observer.h"
 #include "sim/system/workload/command_watchdog.h"
+#include "sim/system/workload/fio_depth.h"
 #include "sim/system/workload/io_path.h"
 #include "sim/system/workload/service_warps.h"
 #include "sim/system/workload/stage_recorder.h"
@@ -103,6 +112,10 @@ class GpuRequestSource {
   virtual void warp_exits(platform::SimWarp& p, std::uint32_t w) = 0;
   // Requests the source has taken in (submit()) or generated (the fio loop).
   virtual std::uint64_t submitted() const = 0;
+  // fio's refill rule for the warps (see above), or nullptr for batches.
+  // With refills, next_batch runs before each refill and fill_round is asked
+  // for single free rounds in any order.
+  virtual const FioBatching* refill() const { return nullptr; }
 };
 
 // Where the queues go, beyond BaM's all-GPU placement (the microbenchmark's
@@ -143,6 +156,9 @@ class GpuIoPath : public Component, public IoPath {
   std::uint64_t reset_aborted() const override { return reset_aborted_; }
   const LatencyHistogram& end_to_end() const override { return recorder_.end_to_end(); }
   nlohmann::json stages() const override { return recorder_.stages_json(); }
+  std::vector<std::string> stage_order() const override { return StageRecorder::stage_order(); }
+  FioLatency& fio_latency() override { return recorder_.fio_latency(); }
+  const FioLatency& fio_latency() const override { return recorder_.fio_latency(); }
   const platform::WarpCounters& counters() const override { return counters_; }
   nlohmann::json sections(Picoseconds) const override { return nlohmann::json::object(); }
   const StageRecorder& recorder() const { return recorder_; }
@@ -173,6 +189,9 @@ class GpuIoPath : public Component, public IoPath {
   void spawn_warps();
   platform::WarpPlacement place(std::uint32_t warp) const;
   void warp_main(std::uint32_t warp);
+  // warp_main under fio's refill rule.
+  void refill_loop(std::uint32_t warp, platform::SimWarp& p, algo::WarpContext& context,
+                   const FioBatching& batching);
   void agent_main(std::uint32_t agent);
   void poller_main(std::uint32_t poller);
 

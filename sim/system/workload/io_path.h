@@ -19,6 +19,7 @@
 #include "sim/system/config/run_config.h"
 #include "sim/system/machine/machine.h"
 #include "sim/system/machine/sim_warp.h"
+#include "sim/system/workload/fio_latency.h"
 
 namespace gpunvme {
 
@@ -59,6 +60,11 @@ class IoPath {
   virtual std::uint64_t reset_aborted() const = 0;
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
+  // The stage names of stages(), in the order an I/O passes them.
+  virtual std::vector<std::string> stage_order() const = 0;
+  // fio's slat, clat and lat; the workload sets its ramp.
+  virtual FioLatency& fio_latency() = 0;
+  virtual const FioLatency& fio_latency() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;
   // Path-specific sections of the result ({"cpu": ...}); may be empty.
   virtual nlohmann::json sections(Picoseconds elapsed) const = 0;

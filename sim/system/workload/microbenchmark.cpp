@@ -263,6 +263,9 @@ FioWarpLoop::FioWarpLoop(const RunConfig& config, Machine& machine) {
   runtime_ = s.runtime_us;
   bytes_per_io_ = static_cast<std::uint64_t>(s.bs);
   iodepth_ = static_cast<std::uint32_t>(s.iodepth);
+  batching_ = FioBatching::resolve(s.iodepth, s.iodepth_batch_submit, s.iodepth_batch_complete_min,
+                                   s.iodepth_batch_complete_max);
+  ramp_time_ = s.ramp_time_us;
   threads_ = static_cast<std::uint32_t>(s.threads);
   random_ = s.rw == Pattern::RandRead || s.rw == Pattern::RandWrite;
   write_ = s.rw == Pattern::RandWrite || s.rw == Pattern::Write;
@@ -319,6 +322,8 @@ void FioWarpLoop::started(Picoseconds now) {
   // fio counts runtime from when the job starts issuing, after setup: here
   // once every SSD's queues exist.
   if (runtime_ > 0) deadline_ = now + runtime_;
+  // fio's ramp_time counts from the same start.
+  if (ramp_time_ > 0) path_->fio_latency().set_ramp_end(now + ramp_time_);
 }
 
 bool FioWarpLoop::next_batch(platform::SimWarp& p, std::uint32_t w) {

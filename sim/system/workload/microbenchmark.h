@@ -25,8 +25,10 @@ namespace gpunvme {
 void check_microbenchmark(const RunConfig& config);
 
 // fio's loop, run by the GPU threads themselves: a request source of the
-// GPU I/O path. Each thread keeps `iodepth` I/Os in flight (submit iodepth,
-// wait for all, repeat) until its share of `ios` is done or `runtime_us` of
+// GPU I/O path. Each thread keeps `iodepth` I/Os in flight, refilled by warp
+// as fio's iodepth_batch fields say (gpu_io_path.h; submit iodepth and wait
+// for all of them when iodepth_batch_complete_min = iodepth) until its share
+// of `ios` is done or `runtime_us` of
 // simulated time has passed (time_based: for the whole runtime); rw (read,
 // write, randread, randwrite) and distribution (uniform, sequential) as fio
 // has them, over `span_gib` of each SSD. Each warp draws its addresses from
@@ -55,6 +57,11 @@ class FioWarpLoop : public GpuRequestSource {
   // I/Os issued: `ios` unless runtime_us cut the run short (or, time_based,
   // as many as the runtime allowed).
   std::uint64_t submitted() const override { return issued_; }
+  // fio's refills, unless the scenario waits for every round (the batch loop
+  // does that).
+  const FioBatching* refill() const override {
+    return batching_.waits_for_all() ? nullptr : &batching_;
+  }
 
  private:
   struct WarpState {
@@ -71,6 +78,8 @@ class FioWarpLoop : public GpuRequestSource {
   Picoseconds runtime_ = 0;  // runtime_us (0 = no limit)
   std::uint64_t bytes_per_io_;
   std::uint32_t iodepth_;
+  FioBatching batching_;
+  Picoseconds ramp_time_ = 0;
   std::uint32_t threads_;
   bool random_ = true;
   bool write_ = false;

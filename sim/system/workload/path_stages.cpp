@@ -4,8 +4,8 @@
 
 namespace gpunvme {
 
-PathStages::PathStages(std::vector<std::string> names)
-    : names_(std::move(names)), intervals_(names_.size()) {}
+PathStages::PathStages(std::vector<std::string> names, std::size_t submitted)
+    : names_(std::move(names)), intervals_(names_.size()), submitted_(submitted) {}
 
 void PathStages::record(const Picoseconds* times, const std::string& host, const std::string& ssd,
                         std::uint32_t queue, std::uint16_t cid) {
@@ -24,6 +24,8 @@ void PathStages::record(const Picoseconds* times, const std::string& host, const
   if (trace != nullptr) {
     trace->io(trace::Side::host, host, "end_to_end", times[0], previous, slices, {ssd, queue, cid});
   }
+  const Picoseconds submitted = times[submitted_] == kNotReached ? times[0] : times[submitted_];
+  fio_.record(times[0], submitted, previous);
 }
 
 nlohmann::json PathStages::stages_json() const {

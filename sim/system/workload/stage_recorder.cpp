@@ -39,8 +39,18 @@ void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage st
               times[static_cast<int>(algo::Stage::Request)], when, slices, {ssd, qid, cid});
   }
   end_to_end_.record(when - times[static_cast<int>(algo::Stage::Request)]);
+  fio_.record(times[static_cast<int>(algo::Stage::Request)],
+              times[static_cast<int>(algo::Stage::DoorbellRung)], when);
   last_delivered_ = std::max(last_delivered_, when);
   times = Times{};  // the CID's next command starts a fresh record
+}
+
+std::vector<std::string> StageRecorder::stage_order() {
+  std::vector<std::string> names;
+  for (int s = 1; s < kStages; ++s) {
+    names.emplace_back(algo::stage_interval_name(static_cast<algo::Stage>(s)));
+  }
+  return names;
 }
 
 nlohmann::json StageRecorder::stages_json() const {

@@ -4,13 +4,15 @@
 
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "sim/core/algo/stages.h"
 #include "sim/kernel/latency_histogram.h"
 #include "sim/system/machine/sim_warp.h"
+#include "sim/system/workload/fio_latency.h"
 
 namespace gpunvme {
 
@@ -24,6 +26,11 @@ class StageRecorder : public platform::StageSink {
   Picoseconds last_delivered() const { return last_delivered_; }
   // Per-stage distributions, in the order of the I/O's steps.
   nlohmann::json stages_json() const;
+  // The stage names of stages_json(), in the order an I/O passes them.
+  static std::vector<std::string> stage_order();
+  // slat, clat and lat (slat ends at the SQ tail doorbell write).
+  const FioLatency& fio_latency() const { return fio_; }
+  FioLatency& fio_latency() { return fio_; }
 
  private:
   static constexpr int kStages = static_cast<int>(algo::Stage::kCount);
@@ -35,8 +42,9 @@ class StageRecorder : public platform::StageSink {
   using Block = std::array<Times, std::size_t{1} << kBlockBits>;
   Times& times_of(std::uint16_t queue, std::uint16_t cid);
   std::vector<std::vector<std::unique_ptr<Block>>> in_flight_;  // [queue][cid >> kBlockBits]
-  std::array<LatencyHistogram, kStages> intervals_;     // indexed by the stage that ends it
+  std::array<LatencyHistogram, kStages> intervals_;             // indexed by the stage that ends it
   LatencyHistogram end_to_end_;
+  FioLatency fio_;
   Picoseconds last_delivered_ = 0;
 };
 

@@ -54,15 +54,15 @@ void check_ssd_io(const RunConfig& config, std::uint64_t bytes) {
     const nvme::SsdParams ssd = nvme::SsdParams::from(config.topology.node(id)->params);
     const auto queues = s.queues;
     if (queues > ssd.max_io_queues) {
-      throw ConfigError(file, "$.queues", std::to_string(queues),
-                        fmt::format("{} grants at most {} I/O queues (max_io_queues)", id,
-                                    ssd.max_io_queues));
+      throw ConfigError(
+          file, "$.queues", std::to_string(queues),
+          fmt::format("{} grants at most {} I/O queues (max_io_queues)", id, ssd.max_io_queues));
     }
     const auto entries = s.queue_entries;
     if (entries > ssd.mqes) {
-      throw ConfigError(file, "$.queue_entries", std::to_string(entries),
-                        fmt::format("{} accepts queues of at most {} entries (mqes)", id,
-                                    ssd.mqes));
+      throw ConfigError(
+          file, "$.queue_entries", std::to_string(entries),
+          fmt::format("{} accepts queues of at most {} entries (mqes)", id, ssd.mqes));
     }
     const auto lba = static_cast<std::uint64_t>(ssd.lba_bytes);
     const auto bs = s.bs;
@@ -145,6 +145,8 @@ class MicrobenchmarkWorkload : public Workload {
   }
   const LatencyHistogram& end_to_end() const override { return bench_.stages().end_to_end(); }
   nlohmann::json stages() const override { return bench_.stages().stages_json(); }
+  std::vector<std::string> stage_order() const override { return StageRecorder::stage_order(); }
+  const FioLatency& fio_latency() const override { return bench_.stages().fio_latency(); }
   const platform::WarpCounters& counters() const override { return bench_.counters(); }
   bool finished() const override { return completed() == ios(); }
   Picoseconds started_at() const override { return bench_.started_at(); }
@@ -170,6 +172,14 @@ void resolve_run_length(const std::string& file, nlohmann::json& values) {
                         fmt::format("a multiple of bs ({} B): whole I/Os", bs));
     }
     values["ios"] = io_size / bs;
+  }
+  const auto complete_min = values.at("iodepth_batch_complete_min").get<std::int64_t>();
+  const auto complete_max = values.at("iodepth_batch_complete_max").get<std::int64_t>();
+  if (complete_max != 0 && complete_max < complete_min) {
+    throw ConfigError(file, "$.iodepth_batch_complete_max", std::to_string(complete_max),
+                      fmt::format("at least iodepth_batch_complete_min ({}), or 0 for the same: "
+                                  "a reap takes at least the completions it waited for",
+                                  complete_min));
   }
   if (values.at("time_based").get<bool>() && !(values.at("runtime_us").get<double>() > 0)) {
     throw ConfigError(file, "$.time_based", "true",
@@ -311,8 +321,8 @@ void PathWorkload::done() {
 
 struct FioWorkload::Thread {
   AddressStream stream;
-  std::uint64_t remaining = 0;
-  std::uint32_t outstanding = 0;
+  FioDepth depth;
+  bool done = false;
 };
 
 FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& config,
@@ -325,6 +335,9 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
   runtime_ = s.runtime_us;
   threads_ = static_cast<std::uint32_t>(s.threads);
   iodepth_ = static_cast<std::uint32_t>(s.iodepth);
+  batching_ = FioBatching::resolve(s.iodepth, s.iodepth_batch_submit, s.iodepth_batch_complete_min,
+                                   s.iodepth_batch_complete_max);
+  ramp_time_ = s.ramp_time_us;
   bytes_per_io_ = static_cast<std::uint64_t>(s.bs);
   buffer_stride_ = round_up(bytes_per_io_, 4096);
   // Slots of bs bytes each SSD offers over the span; block b of the striped
@@ -344,13 +357,12 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
   const Pattern pattern = s.rw;
   const Distribution distribution = s.distribution;
   for (std::uint32_t t = 0; t < threads_; ++t) {
-    auto thread = std::make_unique<Thread>(
-        Thread{AddressStream(pattern, distribution, slots_,
-                             static_cast<std::uint32_t>(s.rwmixread),
-                             s.zipf_theta, config.seed, t, threads_),
-               time_based_ ? ~std::uint64_t{0}
-                           : total_ios_ / threads_ + (t < total_ios_ % threads_ ? 1 : 0),
-               0});
+    auto thread = std::make_unique<Thread>(Thread{
+        AddressStream(pattern, distribution, slots_, static_cast<std::uint32_t>(s.rwmixread),
+                      s.zipf_theta, config.seed, t, threads_),
+        FioDepth(batching_, time_based_
+                                ? ~std::uint64_t{0}
+                                : total_ios_ / threads_ + (t < total_ios_ % threads_ ? 1 : 0))});
     thread_state_.push_back(std::move(thread));
   }
   buffers_ = gpu_.allocate(std::uint64_t{threads_} * iodepth_ * buffer_stride_, 4096);
@@ -359,22 +371,24 @@ FioWorkload::FioWorkload(const sc_core::sc_module_name& name, const RunConfig& c
 void FioWorkload::begin() {
   // fio counts runtime from when the job starts issuing, after setup.
   if (runtime_ > 0) deadline_ = now() + runtime_;
-  for (std::uint32_t t = 0; t < threads_; ++t) issue(t);
+  // fio's ramp_time counts from the same start.
+  if (ramp_time_ > 0) io().fio_latency().set_ramp_end(now() + ramp_time_);
+  for (std::uint32_t t = 0; t < threads_; ++t) step(t);
 }
 
-void FioWorkload::issue(std::uint32_t t) {
+void FioWorkload::step(std::uint32_t t) {
   Thread& thread = *thread_state_[t];
   // fio's runtime: past the deadline a thread issues nothing more.
-  if (deadline_ != 0 && now() >= deadline_) thread.remaining = 0;
-  if (thread.remaining == 0) {
-    if (++threads_done_ == threads_) done();
+  if (deadline_ != 0 && now() >= deadline_) thread.depth.stop_issuing();
+  const std::vector<std::uint32_t> slots = thread.depth.step();
+  if (thread.depth.finished()) {
+    if (!thread.done) {
+      thread.done = true;
+      if (++threads_done_ == threads_) done();
+    }
     return;
   }
-  const auto batch =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(iodepth_, thread.remaining));
-  thread.remaining -= batch;
-  thread.outstanding = batch;
-  for (std::uint32_t d = 0; d < batch; ++d) {
+  for (const std::uint32_t d : slots) {
     const AddressChoice choice = thread.stream.next();
     BlockIo request;
     request.ssd = static_cast<std::uint32_t>(choice.slot % ssd_ids_.size());
@@ -384,8 +398,9 @@ void FioWorkload::issue(std::uint32_t t) {
     request.buffer = buffers_ + (std::uint64_t{t} * iodepth_ + d) * buffer_stride_;
     request.issuer = t;
     ++(choice.write ? writes_ : reads_);
-    this->io().submit(request, [this, t](std::uint16_t) {
-      if (--thread_state_[t]->outstanding == 0) issue(t);
+    this->io().submit(request, [this, t, d](std::uint16_t) {
+      thread_state_[t]->depth.completed(d);
+      step(t);
     });
   }
 }

@@ -21,6 +21,7 @@
 #include "sim/system/config/run_config.h"
 #include "sim/system/machine/machine.h"
 #include "sim/system/machine/sim_warp.h"
+#include "sim/system/workload/fio_depth.h"
 #include "sim/system/workload/io_path.h"
 
 namespace gpunvme {
@@ -40,6 +41,10 @@ class Workload {
   virtual std::uint64_t reset_aborted() const = 0;
   virtual const LatencyHistogram& end_to_end() const = 0;
   virtual nlohmann::json stages() const = 0;
+  // The stage names of stages(), in the order an I/O passes them.
+  virtual std::vector<std::string> stage_order() const = 0;
+  // fio's slat, clat and lat, ramp_time_us left out.
+  virtual const FioLatency& fio_latency() const = 0;
   virtual const platform::WarpCounters& counters() const = 0;
   // True once the workload has done everything it set out to do.
   virtual bool finished() const = 0;
@@ -90,6 +95,8 @@ class PathWorkload : public Component, public Workload {
   std::uint64_t reset_aborted() const override { return io_->reset_aborted(); }
   const LatencyHistogram& end_to_end() const override { return io_->end_to_end(); }
   nlohmann::json stages() const override { return io_->stages(); }
+  std::vector<std::string> stage_order() const override { return io_->stage_order(); }
+  const FioLatency& fio_latency() const override { return io_->fio_latency(); }
   const platform::WarpCounters& counters() const override { return io_->counters(); }
   bool finished() const override { return finished_; }
   Picoseconds started_at() const override { return began_at_; }
@@ -118,8 +125,8 @@ class PathWorkload : public Component, public Workload {
 };
 
 // fio's loop over an IoPath: `threads` threads each keep `iodepth` I/Os in
-// flight (submit iodepth, wait for all, repeat) until `ios` are done (or
-// runtime_us has passed; time_based: until it has passed); rw,
+// flight, reaping and refilling as fio does (fio_depth.h) until `ios` are
+// done (or runtime_us has passed; time_based: until it has passed); rw,
 // rwmixread, distribution (uniform, sequential, zipf) and span_gib as fio
 // has them; block b of the span goes to SSD b mod ssds.
 class FioWorkload : public PathWorkload {
@@ -130,7 +137,8 @@ class FioWorkload : public PathWorkload {
  private:
   struct Thread;
   void begin() override;
-  void issue(std::uint32_t thread);
+  // Runs thread `t`'s loop one step: issues what it refills now.
+  void step(std::uint32_t t);
 
   std::uint64_t total_ios_;
   bool time_based_ = false;
@@ -138,6 +146,8 @@ class FioWorkload : public PathWorkload {
   Picoseconds deadline_ = 0;  // when threads stop issuing (set by begin())
   std::uint32_t threads_;
   std::uint32_t iodepth_;
+  FioBatching batching_;
+  Picoseconds ramp_time_ = 0;
   std::uint64_t bytes_per_io_;
   std::uint64_t buffers_ = 0;
   std::uint64_t buffer_stride_;
