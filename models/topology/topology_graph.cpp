@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/graphviz.hpp>
 #include <map>
 #include <numeric>
 #include <queue>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "models/pcie/pcie_specs.h"
@@ -366,28 +366,64 @@ std::string TopologyGraph::tree_text() const {
 }
 
 std::string TopologyGraph::dot() const {
-  std::ostringstream out;
-  auto vertex_writer = [&](std::ostream& os, std::size_t v) {
-    const char* shape = graph_[v].kind == "switch"         ? "diamond"
-                        : graph_[v].kind == "root_complex" ? "box3d"
-                        : graph_[v].kind == "cpu"          ? "box"
-                                                           : "ellipse";
-    os << "[label=\"" << graph_[v].id << "\\n" << graph_[v].kind << "\", shape=" << shape << "]";
+  const auto& nodes = topology_.nodes;
+  // The socket each node belongs to: a CPU is its own; a root complex or
+  // host memory names its socket; a switch or device belongs to the socket of
+  // the root complex above it. Nodes of a topology without CPUs belong to none.
+  auto node_index = [&](const std::string& id) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].id == id) return i;
+    }
+    return npos;
   };
-  auto edge_writer = [&](std::ostream& os, const Graph::edge_descriptor& e) {
-    const TopologyEdge& edge = graph_[e];
+  std::vector<std::size_t> socket(nodes.size(), npos);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::size_t top = i;
+    while (upstream_[top] != npos) top = upstream_[top];
+    if (nodes[top].kind == "cpu") {
+      socket[i] = top;
+    } else if (nodes[top].kind == "root_complex" || nodes[top].kind == "host_memory") {
+      socket[i] = node_index(socket_of(nodes[top]));
+    }
+  }
+  auto vertex_line = [&](std::size_t v) {
+    const std::string& kind = nodes[v].kind;
+    const char* shape = kind == "switch"         ? "diamond"
+                        : kind == "root_complex" ? "box3d"
+                        : kind == "cpu"          ? "box"
+                                                 : "ellipse";
+    return fmt::format("{}[label=\"{}\\n{}\", shape={}];\n", v, nodes[v].id, kind, shape);
+  };
+  std::ostringstream out;
+  out << "graph G {\n";
+  for (std::size_t s = 0; s < nodes.size(); ++s) {
+    if (nodes[s].kind != "cpu") continue;
+    out << fmt::format("subgraph \"cluster_{}\" {{\nlabel=\"socket {}\";\n", nodes[s].id,
+                       nodes[s].id);
+    for (std::size_t v = 0; v < nodes.size(); ++v) {
+      if (socket[v] == s) out << vertex_line(v);
+    }
+    out << "}\n";
+  }
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    if (socket[v] == npos) out << vertex_line(v);
+  }
+  Graph::edge_iterator e, end;
+  for (std::tie(e, end) = boost::edges(graph_); e != end; ++e) {
+    const TopologyEdge& edge = graph_[*e];
+    out << boost::source(*e, graph_) << "--" << boost::target(*e, graph_) << " ";
     if (edge.kind == EdgeKind::Attachment) {
-      os << "[style=dashed]";
-      return;
+      out << "[style=dashed];\n";
+      continue;
     }
     const pcie::LinkParams p = pcie::LinkParams::from(topology_.links[edge.link_index].params);
     if (edge.kind == EdgeKind::InterSocket) {
-      os << "[label=\"inter-socket\", penwidth=2]";
+      out << fmt::format("[label=\"inter-socket {} GB/s\", penwidth=2];\n", p.bandwidth_gbps);
     } else {
-      os << "[label=\"Gen" << p.gen << " x" << p.width << "\"]";
+      out << fmt::format("[label=\"Gen{} x{}\"];\n", p.gen, p.width);
     }
-  };
-  boost::write_graphviz(out, graph_, vertex_writer, edge_writer);
+  }
+  out << "}\n";
   return out.str();
 }
 

@@ -2,6 +2,7 @@
 // the boundary as JSON text, which the pure-Python package `gpunvme` turns
 // into dicts, classes and DataFrames. Configuration errors become the
 // package's gpunvme.ConfigError with the same fields and message as the CLI.
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -18,6 +19,7 @@
 #include "sim/kernel/params/param_spec.h"
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/run.h"
+#include "sim/system/trace/trace_writer.h"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -145,10 +147,31 @@ std::string text_of(const json& document) {
   return document.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-json run_locked(const RunConfig& config) {
+json run_locked(const RunConfig& config, const RunOptions& options = RunOptions{}) {
   py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(simulation_mutex());
-  return run(config);
+  return run(config, options);
+}
+
+// The CLI's --trace, --trace-limit-mb and --trace-window as run()'s
+// trace, trace_limit_mb and trace_window (START:END text, as the option takes).
+RunOptions trace_options(const std::string& trace_file, double trace_limit_mb,
+                         const std::string& trace_window) {
+  RunOptions options;
+  if (!(trace_limit_mb >= 0.1 && trace_limit_mb <= 1e6)) {
+    throw ConfigError(kPythonOrigin, "trace_limit_mb", fmt::format("{}", trace_limit_mb),
+                      "expected 0.1 to 1e6 (MB), as --trace-limit-mb");
+  }
+  if (trace_file.empty() && !trace_window.empty()) {
+    throw ConfigError(kPythonOrigin, "trace_window", trace_window,
+                      "a trace window needs a trace file (trace=PATH)");
+  }
+  options.trace_file = trace_file;
+  options.trace_limit_bytes = static_cast<std::uint64_t>(trace_limit_mb * 1e6);
+  if (!trace_window.empty()) {
+    options.trace_window = trace::parse_trace_window(trace_window, kPythonOrigin);
+  }
+  return options;
 }
 
 std::string budget_check(const std::string& file) {
@@ -262,13 +285,18 @@ PYBIND11_MODULE(_gpunvme, m) {
       py::arg("raw_json"));
   m.def(
       "run",
-      [](const std::string& raw_json) {
+      [](const std::string& raw_json, const std::string& trace_file, double trace_limit_mb,
+         const std::string& trace_window) {
+        const RunOptions options = trace_options(trace_file, trace_limit_mb, trace_window);
         const RunConfig config = resolve_config(raw_from_json(raw_json));
-        return text_of(run_locked(config));
+        return text_of(run_locked(config, options));
       },
       "Validates and runs a raw configuration (JSON text); returns the result as JSON text. "
-      "Runs in one process are serialized; the GIL is released while one runs.",
-      py::arg("raw_json"));
+      "trace_file, trace_limit_mb and trace_window (\"START:END\" in microseconds) are the "
+      "CLI's --trace, --trace-limit-mb and --trace-window. Runs in one process are "
+      "serialized; the GIL is released while one runs.",
+      py::arg("raw_json"), py::arg("trace_file") = "", py::arg("trace_limit_mb") = 64.0,
+      py::arg("trace_window") = "");
   m.def(
       "summary_table",
       [](const std::string& result_json) { return summary_table(parse(result_json, "result")); },

@@ -150,5 +150,27 @@ TEST(Budgets, BadFilesNameTheField) {
   }
 }
 
+TEST(Budgets, TheTableShowsAMetBoundAsItsMarginAndAnExceededOneAsOver) {
+  // over_budget is signed, positive = worse: a floor of 1000 met at 1002 is
+  // -0.002, a ceiling of 1000 missed at 1150 is +0.15.
+  EXPECT_EQ(budget_margin_text(-0.002), "0.2 % inside");
+  EXPECT_EQ(budget_margin_text(0.15), "+15.0 % over");
+  EXPECT_EQ(budget_margin_text(-0.0004), "0.0 % inside");
+  EXPECT_EQ(budget_margin_text(0.0004), "0.0 % inside");
+
+  Check met_floor;
+  met_floor.metric = "summary.iops";
+  met_floor.is_floor = true;
+  met_floor.budget = 1000;
+  met_floor.limit = 900;
+  met_floor.measured = 1002;
+  met_floor.ok = true;
+  const std::string table = check_table({met_floor}, false);
+  EXPECT_NE(table.find("vs budget"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.2 % inside"), std::string::npos) << table;
+  EXPECT_EQ(table.find("over"), std::string::npos) << table;
+  EXPECT_EQ(table.find("-0.2"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace gpunvme::budgets

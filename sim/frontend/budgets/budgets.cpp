@@ -260,20 +260,27 @@ std::vector<Check> check_budget(const Budget& budget, const nlohmann::json& resu
   return checks;
 }
 
+std::string budget_margin_text(double over_budget) {
+  // A figure on the good side of its budget shows its margin; one past the
+  // budget (allowed or not by the tolerance) shows how far past. Within
+  // 0.05 % reads as on budget, never as a signed zero.
+  const double percent = 100.0 * over_budget;
+  if (std::fabs(percent) < 0.05) return "0.0 % inside";
+  return percent > 0 ? fmt::format("+{:.1f} % over", percent)
+                     : fmt::format("{:.1f} % inside", -percent);
+}
+
 std::string check_table(const std::vector<Check>& checks, bool failures_only) {
-  std::string out = fmt::format("  {:<34} {:>6} {:>12} {:>12} {:>12} {:>12}  {}\n", "metric",
-                                "bound", "budget", "limit", "measured", "over budget", "status");
+  std::string out = fmt::format("  {:<34} {:>6} {:>12} {:>12} {:>12} {:>14}  {}\n", "metric",
+                                "bound", "budget", "limit", "measured", "vs budget", "status");
   for (const Check& c : checks) {
     if (failures_only && c.ok) continue;
     const std::string measured = c.note.empty() ? format_figure(c.measured) : "-";
-    // Within 0.05 % shows as +0.0, never as -0.0.
-    const double percent = 100.0 * c.over_budget();
-    const std::string over =
-        c.note.empty() ? fmt::format("{:+.1f} %", std::fabs(percent) < 0.05 ? 0.0 : percent) : "-";
-    out += fmt::format("  {:<34} {:>6} {:>12} {:>12} {:>12} {:>12}  {}\n", c.metric,
-                       c.is_floor ? "floor" : "max", format_figure(c.budget),
-                       format_figure(c.limit), measured, over,
-                       c.ok ? "ok" : (c.note.empty() ? "EXCEEDED" : "MISSING: " + c.note));
+    out +=
+        fmt::format("  {:<34} {:>6} {:>12} {:>12} {:>12} {:>14}  {}\n", c.metric,
+                    c.is_floor ? "floor" : "max", format_figure(c.budget), format_figure(c.limit),
+                    measured, c.note.empty() ? budget_margin_text(c.over_budget()) : "-",
+                    c.ok ? "ok" : (c.note.empty() ? "EXCEEDED" : "MISSING: " + c.note));
   }
   return out;
 }

@@ -66,6 +66,11 @@ struct Check {
   double over_budget() const;
 };
 
+// How far a check's figure is from its budget, for the table: "0.2 % inside"
+// on the good side of it, "+15.0 % over" past it (over_budget is the
+// signed fraction of Check::over_budget).
+std::string budget_margin_text(double over_budget);
+
 // Reads and validates a budget file (ConfigError naming the field otherwise).
 Budget load_budget(const std::string& file);
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -201,9 +202,13 @@ int main(int argc, char** argv) {
       "  gpunvme topo configs/topologies/default.json --dot topo.dot\n"
       "  gpunvme describe nvme_ssd\n"
       "  gpunvme check --topology my-topo.json --scenario my-scenario.json\n"
-      "  gpunvme validate --measured configs/measurements/hw-h100-2026-11-24.json\n"
+      "  gpunvme validate --measured configs/measurements/hw-strategies-h100-2026-11-26.json\n"
       "  gpunvme budgets                               check the latency budgets\n"
       "  gpunvme sweep scenarios/sweeps/paths.json     run a parameter sweep"};
+  app.footer(
+      "Exit codes: 0 success; 1 a simulation error, budgets exceeded, a validation outside its "
+      "tolerance or a sweep with a failed point; 2 bad input (file, field, --set or option); 130 "
+      "a sweep stopped by SIGINT or SIGTERM (its finished rows are kept; rerunning resumes).");
   app.require_subcommand(1);
   app.set_version_flag("--version",
                        fmt::format("gpunvme {} (commit {})", build_version(), build_commit()),
@@ -276,12 +281,16 @@ int main(int argc, char** argv) {
   auto* sweep_cmd = app.add_subcommand(
       "sweep",
       "Run every point of a sweep spec in parallel processes, appending rows to PREFIX.jsonl "
-      "and writing PREFIX.csv; points already in PREFIX.jsonl are skipped, so a rerun resumes.\n"
+      "and writing PREFIX.csv (PREFIX: --out, else the spec's file name without .json in the "
+      "current directory); points already in PREFIX.jsonl are skipped, so a rerun resumes; "
+      "SIGINT or SIGTERM stops it with exit code 130.\n"
       "Examples:\n  gpunvme sweep scenarios/sweeps/paths.json\n"
       "  gpunvme sweep my-sweep.json --out results/my-sweep --jobs 4");
   sweep_cmd->add_option("spec", sweep_file, "sweep spec JSON")->required();
-  sweep_cmd->add_option("--out,-o", sweep_out,
-                        "output prefix (default: the spec's file name without .json)");
+  sweep_cmd->add_option(
+      "--out,-o", sweep_out,
+      "output prefix (default: the spec's file name without .json, in the current "
+      "directory)");
   sweep_cmd->add_option("--jobs,-j", sweep_jobs, "parallel processes (default: every core)");
   sweep_cmd->add_option("--limit", sweep_limit, "run at most this many new points, then stop");
   sweep_cmd
@@ -353,7 +362,8 @@ int main(int argc, char** argv) {
   std::string topo_file, dot_file;
   auto* topo_cmd = app.add_subcommand(
       "topo",
-      "Print a topology's PCIe tree and write it as Graphviz DOT.\n"
+      "Print a topology's PCIe tree and write it as Graphviz DOT (one cluster per CPU socket "
+      "holding its root complexes, switches and devices; links labelled Gen x width).\n"
       "Example:\n  gpunvme topo configs/topologies/default.json --dot default.dot");
   topo_cmd->add_option("file", topo_file, "topology JSON")->required();
   topo_cmd->add_option("--dot", dot_file, "write Graphviz DOT here");
@@ -407,10 +417,13 @@ int main(int argc, char** argv) {
       options.terminal = isatty(STDOUT_FILENO) != 0;
       options.out_prefix = sweep_out;
       if (options.out_prefix.empty()) {
+        // Outputs go to the current directory, not beside the spec, so that a
+        // shipped spec run from a checkout leaves the source tree clean.
+        const std::string spec_name = std::filesystem::path(sweep_file).filename().string();
         options.out_prefix =
-            sweep_file.size() > 5 && sweep_file.substr(sweep_file.size() - 5) == ".json"
-                ? sweep_file.substr(0, sweep_file.size() - 5)
-                : sweep_file;
+            spec_name.size() > 5 && spec_name.substr(spec_name.size() - 5) == ".json"
+                ? spec_name.substr(0, spec_name.size() - 5)
+                : spec_name;
       }
       const sweep::RunnerReport report = sweep::run_sweep(spec, options, std::cout);
       if (report.interrupted) return 130;

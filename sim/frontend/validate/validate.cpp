@@ -88,7 +88,8 @@ std::string gpu_profile_for(const std::string& device) {
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   const std::size_t n = x.size();
-  if (n < 2) return std::nan("");
+  // Two points always lie on a line (r = +-1): r says something from three.
+  if (n < kMinCasesForCorrelation) return std::nan("");
   double mx = 0, my = 0;
   for (std::size_t i = 0; i < n; ++i) {
     mx += x[i];
@@ -1204,14 +1205,40 @@ class LogLogAxes {
   double l0_ = 0, span_ = 1;
 };
 
+// The colours of the plots' series (matplotlib's tab10, less grey and olive).
+constexpr const char* kSeriesColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                          "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+const char* series_colour(std::size_t k) {
+  return kSeriesColours[k % (sizeof kSeriesColours / sizeof kSeriesColours[0])];
+}
+
+// The opening of both plots: the svg element on a white background and the title.
+void svg_header(std::ostringstream& s, int w, int h, int left, const std::string& title) {
+  s << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"25\" font-size=\"15\">{}</text>\n",
+      w, h, left, title);
+}
+
+// Axis titles below and left of a plot area.
+void axis_titles(std::ostringstream& s, int left, int top, int pw, int ph,
+                 const std::string& x_title, const std::string& y_title) {
+  s << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2,
+                   top + ph + 45, x_title);
+  s << fmt::format(
+      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">{}"
+      "</text>\n",
+      top + ph / 2, top + ph / 2, y_title);
+}
+
 // A prediction report's plot: simulated against measured IOPS per case, the
 // measured interquartile range as a horizontal bar, log-log axes, y = x and
 // the tolerance band; one colour per strategy.
 std::string prediction_svg(const nlohmann::json& report) {
   const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
   const int pw = w - left - right, ph = h - top - bottom;
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
   double lo = 1e300, hi = 0;
   for (const nlohmann::json& row : report.at("cases")) {
     for (double v :
@@ -1227,33 +1254,22 @@ std::string prediction_svg(const nlohmann::json& report) {
   auto x = [&](double v) { return axes.x(v); };
   auto y = [&](double v) { return axes.y(v); };
   std::ostringstream s;
-  s << fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      w, h);
   const nlohmann::json& iops = report.at("metrics").at("iops");
-  s << fmt::format(
-      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate (prediction): IOPS, {} ({}); "
-      "MAE {:.1f} %, order {}/{}</text>\n",
-      left, report.at("device").value("name", "?"), report.value("date_measured", ""),
-      iops.at("mean_abs_error_pct").get<double>(),
-      report.at("order_check").at("ordered_alike").get<std::size_t>(),
-      report.at("order_check").at("pairs_with_disjoint_iqr").get<std::size_t>());
+  svg_header(
+      s, w, h, left,
+      fmt::format("gpunvme validate (prediction): IOPS, {} ({}); MAE {:.1f} %, order {}/{}",
+                  report.at("device").value("name", "?"), report.value("date_measured", ""),
+                  iops.at("mean_abs_error_pct").get<double>(),
+                  report.at("order_check").at("ordered_alike").get<std::size_t>(),
+                  report.at("order_check").at("pairs_with_disjoint_iqr").get<std::size_t>()));
   axes.draw_frame(s, report.value("tolerance_pct", 10.0) / 100.0);
-  s << fmt::format(
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured IOPS (median, bar: IQR over "
-      "the runs)</text>\n",
-      left + pw / 2, h - 25);
-  s << fmt::format(
-      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">"
-      "predicted IOPS</text>\n",
-      top + ph / 2, top + ph / 2);
+  axis_titles(s, left, top, pw, ph, "measured IOPS (median, bar: IQR over the runs)",
+              "predicted IOPS");
   std::map<std::string, const char*> colour;
   for (const nlohmann::json& row : report.at("cases")) {
     const std::string name = row.at("strategy").get<std::string>();
     if (colour.count(name) == 0) {
-      colour[name] = colours[colour.size() % 8];
+      colour[name] = series_colour(colour.size());
     }
     const nlohmann::json& m = row.at("measured_iops");
     const double med = m.at("median").get<double>(), sim = row.at("simulated_iops").get<double>();
@@ -1287,87 +1303,106 @@ std::string prediction_svg(const nlohmann::json& report) {
 
 std::string correlation_svg(const nlohmann::json& report) {
   if (report.value("mode", "") == "prediction") return prediction_svg(report);
-  const int w = 900, h = 700, left = 90, right = 260, top = 50, bottom = 70;
-  const int pw = w - left - right, ph = h - top - bottom;
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-  double lo = 1e300, hi = 0;
-  for (const nlohmann::json& row : report.at("cases")) {
-    for (const auto& [name, m] : row.at("metrics").items()) {
-      if (name == "iops") continue;  // another unit: kept out of the ns plot
-      for (const char* k : {"measured", "simulated"}) {
-        const double v = m.at(k).get<double>();
-        if (v > 0) {
-          lo = std::min(lo, v);
-          hi = std::max(hi, v);
+  // Two panels: the latencies (ns) above, IOPS (the calibrated metric, in
+  // another unit) below, each on its own log-log axes.
+  const int w = 900, panel_h = 650, left = 90, right = 260, top = 50, bottom = 70;
+  const int pw = w - left - right, ph = panel_h - top - bottom;
+  const int h = 2 * panel_h;
+  const double tolerance = report.value("tolerance_pct", 10.0) / 100.0;
+  const nlohmann::json& metrics = report.at("metrics");
+  auto range_of = [&](bool iops_panel) {
+    double lo = 1e300, hi = 0;
+    for (const nlohmann::json& row : report.at("cases")) {
+      for (const auto& [name, m] : row.at("metrics").items()) {
+        if ((name == "iops") != iops_panel) continue;
+        for (const char* k : {"measured", "simulated"}) {
+          const double v = m.at(k).get<double>();
+          if (v > 0) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+          }
         }
       }
     }
-  }
-  const LogLogAxes axes(lo, hi, left, top, pw, ph);
-  auto x = [&](double v) { return axes.x(v); };
-  auto y = [&](double v) { return axes.y(v); };
+    return std::make_pair(lo, hi);
+  };
   std::ostringstream s;
-  s << fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" "
-      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      w, h);
-  s << fmt::format(
-      "<text x=\"{}\" y=\"25\" font-size=\"15\">gpunvme validate: simulated vs measured, {} "
-      "({})</text>\n",
-      left, report.at("device").value("name", "?"), report.value("date_measured", ""));
-  axes.draw_frame(s, report.value("tolerance_pct", 10.0) / 100.0);
-  s << fmt::format(
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured on hardware (ns)</text>\n",
-      left + pw / 2, h - 25);
-  s << fmt::format(
-      "<text x=\"20\" y=\"{}\" transform=\"rotate(-90 20 {})\" text-anchor=\"middle\">simulated "
-      "(ns)</text>\n",
-      top + ph / 2, top + ph / 2);
-  int k = 0;
-  for (const auto& [name, summary] : report.at("metrics").items()) {
-    if (name == "iops") continue;
-    const char* colour = colours[k % 8];
-    for (const nlohmann::json& row : report.at("cases")) {
-      const nlohmann::json& m = row.at("metrics").at(name);
-      const double hv = m.at("measured").get<double>(), sv = m.at("simulated").get<double>();
-      if (hv <= 0 || sv <= 0) continue;
-      s << fmt::format(
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.7\"><title>{} "
-          "{} warps: measured {:.0f}, simulated {:.0f}</title></circle>\n",
-          x(hv), y(sv), colour, row.value("strategy", ""), row.value("warps", 0), hv, sv);
+  svg_header(
+      s, w, h, left,
+      fmt::format("gpunvme validate: simulated vs measured, {} ({})",
+                  report.at("device").value("name", "?"), report.value("date_measured", "")));
+  std::size_t k = 0;
+  for (const bool iops_panel : {false, true}) {
+    const int panel_top = top + (iops_panel ? panel_h : 0);
+    const auto [lo, hi] = range_of(iops_panel);
+    const LogLogAxes axes(lo, hi, left, panel_top, pw, ph);
+    axes.draw_frame(s, tolerance);
+    axis_titles(s, left, panel_top, pw, ph,
+                iops_panel ? "measured on hardware (IOPS)" : "measured on hardware (ns)",
+                iops_panel ? "simulated (IOPS)" : "simulated (ns)");
+    int legend_row = 0;
+    for (const auto& [name, summary] : metrics.items()) {
+      if ((name == "iops") != iops_panel) continue;
+      const char* colour = series_colour(k++);
+      for (const nlohmann::json& row : report.at("cases")) {
+        if (!row.at("metrics").contains(name)) continue;
+        const nlohmann::json& m = row.at("metrics").at(name);
+        const double hv = m.at("measured").get<double>(), sv = m.at("simulated").get<double>();
+        if (hv <= 0 || sv <= 0) continue;
+        s << fmt::format(
+            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.7\">"
+            "<title>{} {} {} warps: measured {:.0f}, simulated {:.0f}</title></circle>\n",
+            axes.x(hv), axes.y(sv), colour, name, row.value("strategy", ""), row.value("warps", 0),
+            hv, sv);
+      }
+      const int legend_y = panel_top + 10 + 40 * legend_row++;
+      s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
+                       legend_y, colour);
+      s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, legend_y + 4, name);
+      s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">MAE {:.1f}%, {}</text>\n",
+                       left + pw + 30, legend_y + 19,
+                       summary.at("mean_abs_error_pct").get<double>(), correlation_text(summary));
     }
-    const nlohmann::json& r = summary.at("pearson_r");
-    s << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n", left + pw + 20,
-                     top + 10 + 40 * k, colour);
-    s << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 30, top + 14 + 40 * k,
-                     name);
-    s << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">MAE {:.1f}%, r {}</text>\n",
-                     left + pw + 30, top + 29 + 40 * k,
-                     summary.at("mean_abs_error_pct").get<double>(),
-                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()));
-    ++k;
   }
   s << "</svg>\n";
   return s.str();
 }
 
+std::string correlation_text(const nlohmann::json& metric_summary) {
+  const nlohmann::json& r = metric_summary.at("pearson_r");
+  if (metric_summary.at("cases").get<std::size_t>() < kMinCasesForCorrelation) {
+    return fmt::format("r omitted ({} cases; needs {})",
+                       metric_summary.at("cases").get<std::size_t>(), kMinCasesForCorrelation);
+  }
+  return r.is_null() ? std::string("r n/a") : fmt::format("r {:.3f}", r.get<double>());
+}
+
 std::string report_table(const nlohmann::json& report) {
   std::ostringstream s;
+  bool r_omitted = false;
   s << fmt::format("{:<18} {:>5} {:>8} {:>8} {:>9} {:>8}  {}\n", "metric", "cases", "MAE %",
                    "max %", "aggr. %", "r", "calibrated");
   for (const auto& [name, m] : report.at("metrics").items()) {
     const nlohmann::json& r = m.at("pearson_r");
+    const bool too_few = m.at("cases").get<std::size_t>() < kMinCasesForCorrelation;
+    r_omitted = r_omitted || too_few;
     const nlohmann::json& ag = m.at("aggregate_error_pct");
     s << fmt::format("{:<18} {:>5} {:>8.1f} {:>8.1f} {:>9} {:>8}  {}\n", name,
                      m.at("cases").get<int>(), m.at("mean_abs_error_pct").get<double>(),
                      m.at("max_abs_error_pct").get<double>(),
                      ag.is_null() ? std::string("n/a") : fmt::format("{:+.1f}", ag.get<double>()),
-                     r.is_null() ? std::string("n/a") : fmt::format("{:.3f}", r.get<double>()),
+                     too_few       ? std::string("-")
+                     : r.is_null() ? std::string("n/a")
+                                   : fmt::format("{:.3f}", r.get<double>()),
                      m.at("calibrated").get<bool>()
                          ? (m.at("within_tolerance").get<bool>() ? "yes, within" : "yes, OUTSIDE")
                          : "no");
+  }
+  if (r_omitted) {
+    s << fmt::format(
+        "r (Pearson) is left out (-) for a metric with fewer than {} cases: two points always "
+        "lie on a line\n",
+        kMinCasesForCorrelation);
   }
   if (report.contains("strategies")) {
     s << fmt::format("{:<26} {:>11} {:>14}  {}\n", "strategy", "gated cases", "max |error| %",

@@ -8,6 +8,7 @@
 // aggregate error and Pearson r over the cases.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -100,5 +101,13 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& microbench, const
 
 // A short text table of a report.
 std::string report_table(const nlohmann::json& report);
+
+// The fewest cases a Pearson r is computed and printed from: two points
+// always lie on a line, so r = +-1 from two says nothing.
+inline constexpr std::size_t kMinCasesForCorrelation = 3;
+
+// A metric summary's correlation as the plot's legend prints it: "r 0.912",
+// or why it is left out.
+std::string correlation_text(const nlohmann::json& metric_summary);
 
 }  // namespace gpunvme::validate

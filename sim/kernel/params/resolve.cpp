@@ -109,7 +109,11 @@ void check_param_value(const ParamSpec& spec, const nlohmann::json& value,
       if (!value.is_string() ||
           std::find(spec.choices.begin(), spec.choices.end(), value.get<std::string>()) ==
               spec.choices.end()) {
-        fail("expected one of: " + join(spec.choices));
+        // A misspelt choice gets the nearest one, as a misspelt field name does.
+        const std::string hint =
+            value.is_string() ? nearest_name(value.get<std::string>(), spec.choices) : "";
+        fail("expected one of: " + join(spec.choices) +
+             (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
       }
       return;
     }
