@@ -162,3 +162,24 @@ def test_notebook_runs_and_plots_data(path):
         assert facts, "the fact check printed nothing"
         for fact in facts:
             assert fact in conclusion, "conclusion does not state %r:\n%s" % (fact, conclusion)
+
+
+def test_normalise_removes_what_differs_between_machines():
+    text = ("/tmp/ipykernel_10613/769856043.py:4: SweepPointsFailed: /src/gpunvme/scenarios/"
+            "randread-4k.json: $.agent_warps = 8\n<Figure at 0x7f3a2c1b>; wall_s: 1.25\n")
+    assert normalise(text, "/src/gpunvme/") == (
+        "<cell>:4: SweepPointsFailed: scenarios/randread-4k.json: $.agent_warps = 8\n"
+        "<Figure at 0x...>; wall_s: <wall time>\n")
+    # Results are left alone, hexadecimal-looking or not.
+    assert normalise("peak 0.52 us at QD32, id 0x1f", "/src") == "peak 0.52 us at QD32, id 0x1f"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: os.path.basename(p)[:-6])
+def test_committed_outputs_name_no_checkout(path):
+    """run-notebooks.sh writes paths relative to the checkout, so outputs match in any clone."""
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            for text in text_outputs(cell):
+                assert SOURCE_DIR not in text and "/tmp/ipykernel_" not in text, (
+                    "%s cell %d names a machine's path; %s" % (os.path.basename(path), index, RERUN))
