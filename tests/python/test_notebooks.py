@@ -182,4 +182,5 @@ def test_committed_outputs_name_no_checkout(path):
         if cell.cell_type == "code":
             for text in text_outputs(cell):
                 assert SOURCE_DIR not in text and "/tmp/ipykernel_" not in text, (
-                    "%s cell %d names a machine's path; %s" % (os.path.basename(path), index, RERUN))
+                    "%s cell %d names a machine's path; %s"
+                    % (os.path.basename(path), index, RERUN))
