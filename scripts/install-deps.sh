@@ -12,6 +12,7 @@ packages=(
   python3-nbconvert python3-nbformat python3-ipykernel python3-distributed
   python3-jsonschema
   python3-tqdm
+  jupyter-notebook graphviz
 )
 packages+=("$@")
 
