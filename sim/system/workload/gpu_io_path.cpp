@@ -437,60 +437,32 @@ void GpuIoPath::warp_main(std::uint32_t w) {
     source.warp_exits(p, w);
     return;
   }
-  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
-  context.rounds = rounds.data();
+  WarpRounds r = warp_rounds(warp);
+  context.rounds = r.rounds.data();
   context.round_count = iodepth_;
-  std::vector<algo::LaneMask> masks(iodepth_, 0);
-  std::vector<algo::Lanes<std::uint16_t>> status(iodepth_, algo::Lanes<std::uint16_t>{});
-  std::vector<algo::Lanes<std::uint32_t>> bytes(iodepth_, algo::Lanes<std::uint32_t>{});
-  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
-  for (std::uint32_t d = 0; d < replies.size(); ++d) {
-    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
-      replies[d][lane] = replies_ + ((std::uint64_t{warp.first_thread} + lane) * iodepth_ + d) * 8;
-    }
-  }
   while (source.next_batch(p, w)) {
     std::uint32_t used = 0;
     for (std::uint32_t d = 0; d < iodepth_; ++d) {
       algo::Lanes<algo::IoRequest> request{};
       const algo::LaneMask mask = source.fill_round(w, d, request);
       if (mask == 0) break;
-      masks[d] = mask;
       ++used;
-      algo::visit_lanes(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
-      if (plan_.agents) {
-        algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
-      } else {
-        rounds[d].fill(algo::Pending{});
-        algo::submit(p, context, mask, request, rounds[d]);
-      }
+      post_round(p, context, r, d, mask, request);
     }
     if (used == 0) break;
     for (std::uint32_t d = 0; d < used; ++d) {
       if (plan_.agents) {
-        algo::agent_wait(p, masks[d], replies[d], status[d]);
+        algo::agent_wait(p, r.masks[d], r.replies[d], r.status[d]);
       } else {
-        algo::wait(p, context, rounds[d], masks[d]);
-        algo::visit_lanes(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
+        algo::wait(p, context, r.rounds[d], r.masks[d]);
+        algo::visit_lanes(r.masks[d],
+                          [&](int lane) { r.status[d][lane] = r.rounds[d][lane].status; });
       }
     }
     // Statuses go back once the whole batch is in: the warp's threads go on
     // together.
-    for (std::uint32_t d = 0; d < used; ++d) {
-      algo::visit_lanes(masks[d], [&](int lane) {
-        const std::uint16_t st = status[d][lane];
-        // A failed I/O moved no data the requester can use.
-        if (st != 0) {
-          ++errors_;
-          if (aborted_by_timeout(st)) ++timeouts_;
-          if (aborted_by_reset(st)) ++reset_aborted_;
-        } else {
-          bytes_ += bytes[d][lane];
-        }
-        source.completed(w, d, lane, st);
-      });
-    }
-    for (std::uint32_t d = 0; d < used; ++d) rounds[d].fill(algo::Pending{});
+    for (std::uint32_t d = 0; d < used; ++d) settle_round(w, r, d);
+    for (std::uint32_t d = 0; d < used; ++d) r.rounds[d].fill(algo::Pending{});
   }
   source.warp_exits(p, w);
 }
@@ -499,18 +471,9 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
                             const FioBatching& batching) {
   const GpuWarp& warp = warps_[w];
   GpuRequestSource& source = *source_;
-  std::vector<algo::Lanes<algo::Pending>> rounds(iodepth_, algo::Lanes<algo::Pending>{});
-  context.rounds = rounds.data();
+  WarpRounds r = warp_rounds(warp);
+  context.rounds = r.rounds.data();
   context.round_count = iodepth_;
-  std::vector<algo::LaneMask> masks(iodepth_, 0);
-  std::vector<algo::Lanes<std::uint16_t>> status(iodepth_, algo::Lanes<std::uint16_t>{});
-  std::vector<algo::Lanes<std::uint32_t>> bytes(iodepth_, algo::Lanes<std::uint32_t>{});
-  std::vector<algo::Lanes<std::uint64_t>> replies(plan_.agents ? iodepth_ : 0);
-  for (std::uint32_t d = 0; d < replies.size(); ++d) {
-    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
-      replies[d][lane] = replies_ + ((std::uint64_t{warp.first_thread} + lane) * iodepth_ + d) * 8;
-    }
-  }
   std::set<std::uint32_t> free_rounds;
   for (std::uint32_t d = 0; d < iodepth_; ++d) free_rounds.insert(d);
   std::deque<std::uint32_t> in_flight;  // in the order they were posted
@@ -529,14 +492,7 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
         break;
       }
       free_rounds.erase(free_rounds.begin());
-      masks[d] = mask;
-      algo::visit_lanes(mask, [&](int lane) { bytes[d][lane] = request[lane].bytes; });
-      if (plan_.agents) {
-        algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, replies[d]);
-      } else {
-        rounds[d].fill(algo::Pending{});
-        algo::submit(p, context, mask, request, rounds[d]);
-      }
+      post_round(p, context, r, d, mask, request);
       in_flight.push_back(d);
     }
     const auto held = static_cast<std::uint32_t>(in_flight.size() + done.size());
@@ -547,20 +503,22 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
       if (plan_.agents) {
         const std::uint32_t d = in_flight.front();
         in_flight.pop_front();
-        algo::agent_wait(p, masks[d], replies[d], status[d]);
+        algo::agent_wait(p, r.masks[d], r.replies[d], r.status[d]);
         done.push_back(d);
         continue;
       }
       for (auto it = in_flight.begin(); it != in_flight.end();) {
         const std::uint32_t d = *it;
         bool all = true;
-        algo::for_each_lane(
-            p, masks[d], [&](int lane) { all = all && rounds[d][lane].state == algo::kCompleted; });
+        algo::for_each_lane(p, r.masks[d], [&](int lane) {
+          all = all && r.rounds[d][lane].state == algo::kCompleted;
+        });
         if (!all) {
           ++it;
           continue;
         }
-        algo::visit_lanes(masks[d], [&](int lane) { status[d][lane] = rounds[d][lane].status; });
+        algo::visit_lanes(r.masks[d],
+                          [&](int lane) { r.status[d][lane] = r.rounds[d][lane].status; });
         done.push_back(d);
         it = in_flight.erase(it);
       }
@@ -572,24 +530,58 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
     }
     // Reap up to complete_max rounds: their statuses go back, their rounds
     // are free again.
-    for (std::uint32_t r = 0; r < batching.complete_max && !done.empty(); ++r) {
+    for (std::uint32_t reaped = 0; reaped < batching.complete_max && !done.empty(); ++reaped) {
       const std::uint32_t d = done.front();
       done.pop_front();
-      algo::visit_lanes(masks[d], [&](int lane) {
-        const std::uint16_t st = status[d][lane];
-        if (st != 0) {
-          ++errors_;
-          if (aborted_by_timeout(st)) ++timeouts_;
-          if (aborted_by_reset(st)) ++reset_aborted_;
-        } else {
-          bytes_ += bytes[d][lane];
-        }
-        source.completed(w, d, lane, st);
-      });
-      rounds[d].fill(algo::Pending{});
+      settle_round(w, r, d);
+      r.rounds[d].fill(algo::Pending{});
       free_rounds.insert(d);
     }
   }
+}
+
+GpuIoPath::WarpRounds GpuIoPath::warp_rounds(const GpuWarp& warp) const {
+  WarpRounds r;
+  r.rounds.assign(iodepth_, algo::Lanes<algo::Pending>{});
+  r.masks.assign(iodepth_, 0);
+  r.status.assign(iodepth_, algo::Lanes<std::uint16_t>{});
+  r.bytes.assign(iodepth_, algo::Lanes<std::uint32_t>{});
+  r.replies.resize(plan_.agents ? iodepth_ : 0);
+  for (std::uint32_t d = 0; d < r.replies.size(); ++d) {
+    for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+      r.replies[d][lane] =
+          replies_ + ((std::uint64_t{warp.first_thread} + lane) * iodepth_ + d) * 8;
+    }
+  }
+  return r;
+}
+
+void GpuIoPath::post_round(platform::SimWarp& p, algo::WarpContext& context, WarpRounds& r,
+                           std::uint32_t d, algo::LaneMask mask,
+                           const algo::Lanes<algo::IoRequest>& request) {
+  r.masks[d] = mask;
+  algo::visit_lanes(mask, [&](int lane) { r.bytes[d][lane] = request[lane].bytes; });
+  if (plan_.agents) {
+    algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, r.replies[d]);
+  } else {
+    r.rounds[d].fill(algo::Pending{});
+    algo::submit(p, context, mask, request, r.rounds[d]);
+  }
+}
+
+void GpuIoPath::settle_round(std::uint32_t w, const WarpRounds& r, std::uint32_t d) {
+  algo::visit_lanes(r.masks[d], [&](int lane) {
+    const std::uint16_t st = r.status[d][lane];
+    // A failed I/O moved no data the requester can use.
+    if (st != 0) {
+      ++errors_;
+      if (aborted_by_timeout(st)) ++timeouts_;
+      if (aborted_by_reset(st)) ++reset_aborted_;
+    } else {
+      bytes_ += r.bytes[d][lane];
+    }
+    source_->completed(w, d, lane, st);
+  });
 }
 
 void GpuIoPath::agent_main(std::uint32_t a) {

@@ -192,6 +192,23 @@ class GpuIoPath : public Component, public IoPath {
   // warp_main under fio's refill rule.
   void refill_loop(std::uint32_t warp, platform::SimWarp& p, algo::WarpContext& context,
                    const FioBatching& batching);
+  // A warp's iodepth rounds (one command per lane each) and what it keeps of
+  // each until its statuses go back.
+  struct WarpRounds {
+    std::vector<algo::Lanes<algo::Pending>> rounds;
+    std::vector<algo::LaneMask> masks;
+    std::vector<algo::Lanes<std::uint16_t>> status;
+    std::vector<algo::Lanes<std::uint32_t>> bytes;
+    std::vector<algo::Lanes<std::uint64_t>> replies;  // io_agents: each lane's reply word
+  };
+  WarpRounds warp_rounds(const GpuWarp& warp) const;
+  // Posts round d of `request` (lanes in `mask`): to the agents or as one
+  // warp-wide submission.
+  void post_round(platform::SimWarp& p, algo::WarpContext& context, WarpRounds& r, std::uint32_t d,
+                  algo::LaneMask mask, const algo::Lanes<algo::IoRequest>& request);
+  // Gives round d's statuses back to the request source, counting errors and
+  // the bytes of the reads that succeeded.
+  void settle_round(std::uint32_t warp, const WarpRounds& r, std::uint32_t d);
   void agent_main(std::uint32_t agent);
   void poller_main(std::uint32_t poller);
 
