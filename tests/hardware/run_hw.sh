@@ -33,7 +33,8 @@ arch="${GPUNVME_CUDA_ARCH:-90}"
 gencode="-gencode=arch=compute_${arch},code=sm_${arch}"
 if [ ! -x "$bin/gpunvme-hw" ]; then
   nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpunvme-hw" sim/frontend/hardware/gpunvme_hw.cu \
-    sim/frontend/hardware/soft_controller.cpp -lpthread || exit 1
+    sim/frontend/hardware/soft_controller.cpp sim/frontend/hardware/nvme_target.cpp \
+    sim/frontend/hardware/gpu_target.cu -lpthread || exit 1
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/host_read_under_copies" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/host_read_under_copies" \

@@ -431,32 +431,9 @@ GpuTarget::GpuTarget(Options options) : options_(options), state_(new DeviceStat
   check(cudaDeviceSynchronize(), "fill_pattern");
   say("namespace image filled");
 
-  cap_.mqes = static_cast<std::uint16_t>(options_.max_entries - 1);
-  cap_.cqr = true;
-  cap_.ams = 0;
-  cap_.to = 1;
-  cap_.dstrd = options_.dstrd;
-  cap_.css = nvme::kCapCssNvm;
-  cap_.mpsmin = 0;
-  cap_.mpsmax = 0;
-  bar0_bytes_ = nvme::cq_head_doorbell_offset(static_cast<std::uint16_t>(options_.max_queues),
-                                              options_.dstrd) +
-                4;
-  std::vector<unsigned char> image(bar0_bytes_, 0);
-  const std::uint64_t cap_value = cap_.encode();
-  std::memcpy(image.data() + nvme::reg::kCap, &cap_value, 8);
-  const std::uint32_t vs = nvme::make_version(2, 0);
-  std::memcpy(image.data() + nvme::reg::kVs, &vs, 4);
-  nvme::Cc cc{};
-  cc.en = true;
-  cc.iosqes = nvme::kSqEntrySizeLog2;
-  cc.iocqes = nvme::kCqEntrySizeLog2;
-  const std::uint32_t cc_value = cc.encode();
-  std::memcpy(image.data() + nvme::reg::kCc, &cc_value, 4);
-  nvme::Csts csts{};
-  csts.rdy = true;
-  const std::uint32_t csts_value = csts.encode();
-  std::memcpy(image.data() + nvme::reg::kCsts, &csts_value, 4);
+  cap_ = target_cap(options_.max_entries, options_.dstrd);
+  const std::vector<unsigned char> image = bar0_image(cap_, options_.max_queues);
+  bar0_bytes_ = image.size();
   unsigned char* bar0 = device_alloc<unsigned char>(bar0_bytes_, "cudaMalloc (BAR0 image)");
   check(cudaMemcpy(bar0, image.data(), bar0_bytes_, cudaMemcpyHostToDevice), "cudaMemcpy (BAR0)");
   bar0_ = reinterpret_cast<std::uint64_t>(bar0);
@@ -662,22 +639,15 @@ TargetStats GpuTarget::stats() const {
   std::vector<Violation> violations(std::min(violation_count, kMaxViolations));
   fetch(violations.data(), s.violations, violations.size() * sizeof(Violation));
 
-  std::vector<double> service, data, sizes, gaps;
+  std::vector<double> service, data, gaps;
   for (std::uint64_t i = 0; i < commands; ++i) {
     service.push_back(static_cast<double>(log[i * 3 + 2] - log[i * 3]));
     data.push_back(static_cast<double>(log[i * 3 + 1] - log[i * 3]));
   }
-  // Least-squares line of batch time against batch size.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<std::pair<double, double>> batch_times;
   for (std::uint64_t b = 0; b < batches; ++b) {
-    const double x = static_cast<double>(blog[b * 3]);
-    const double y = static_cast<double>(blog[b * 3 + 1]);
-    sizes.push_back(x);
-    n += 1;
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+    batch_times.emplace_back(static_cast<double>(blog[b * 3]),
+                             static_cast<double>(blog[b * 3 + 1]));
     if (blog[b * 3 + 2] != 0) gaps.push_back(static_cast<double>(blog[b * 3 + 2]));
   }
   unsigned long long origin = 0;
@@ -713,16 +683,8 @@ TargetStats GpuTarget::stats() const {
   }
   out.service_ns = summarize(std::move(service));
   out.data_ns = summarize(std::move(data));
-  out.batches = static_cast<std::uint64_t>(n);
-  out.batch_commands = summarize(std::move(sizes));
+  fit_batch_line(batch_times, out);
   out.batch_gap_ns = summarize(std::move(gaps));
-  const double spread = n * sxx - sx * sx;
-  if (n >= 2 && spread > 0) {
-    out.batch_per_command_ns = (n * sxy - sx * sy) / spread;
-    out.batch_fixed_ns = (sy - out.batch_per_command_ns * sx) / n;
-  } else if (n >= 1) {
-    out.batch_fixed_ns = sy / n;
-  }
   return out;
 }
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/protocol/nvme_registers.h"
@@ -92,6 +93,19 @@ struct TargetStats {
   std::vector<Thread> threads;
   std::vector<std::string> violations;  // protocol errors by the host side
 };
+
+// What every target shares: the CAP it reports (MQES from `max_entries`,
+// contiguous queues, round robin only, 4 KiB pages, the NVM command set; NVMe
+// base spec 2.0, 3.1.1), and its BAR0 image as the driver's bring-up leaves it
+// (CAP, VS 2.0, CC.EN = 1 with 64 B SQEs and 16 B CQEs, CSTS.RDY = 1, every
+// doorbell 0) up to queue `max_queues`'s doorbells.
+nvme::Cap target_cap(std::uint32_t max_entries, std::uint8_t dstrd);
+std::vector<unsigned char> bar0_image(const nvme::Cap& cap, std::uint32_t max_queues);
+
+// Fills `out`'s batch figures from the batches (commands, ns from the first
+// SQE fetched to the last CQE posted): their count and sizes, and the
+// least-squares line of a batch's time against its size.
+void fit_batch_line(const std::vector<std::pair<double, double>>& batches, TargetStats& out);
 
 class NvmeTarget {
  public:

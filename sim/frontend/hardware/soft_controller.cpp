@@ -43,26 +43,6 @@ unsigned char* pinned_mapped(std::size_t bytes, std::uint64_t* device) {
 
 }  // namespace
 
-Distribution summarize(std::vector<double> v) {
-  Distribution d;
-  d.count = v.size();
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  auto at = [&](double q) {
-    return v[std::min<std::size_t>(v.size() - 1,
-                                   static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
-  };
-  d.mean = sum / static_cast<double>(v.size());
-  d.min = v.front();
-  d.max = v.back();
-  d.p50 = at(0.50);
-  d.p90 = at(0.90);
-  d.p99 = at(0.99);
-  return d;
-}
-
 SoftController::SoftController(Options options) : options_(std::move(options)) {
   if (options_.threads == 0 || options_.max_queues == 0 || options_.batch == 0) {
     throw std::invalid_argument("soft controller: threads, max_queues and batch must be > 0");
@@ -74,36 +54,11 @@ SoftController::SoftController(Options options) : options_(std::move(options)) {
   capacity_lbas_ = static_cast<std::uint64_t>(st.st_size) / options_.lba_bytes;
   if (capacity_lbas_ == 0) throw std::runtime_error("soft controller: empty file " + options_.file);
 
-  // CAP: MQES zero-based, contiguous queues, round robin only, 4 KiB pages,
-  // the NVM command set (NVMe base spec 2.0, 3.1.1).
-  cap_.mqes = static_cast<std::uint16_t>(options_.max_entries - 1);
-  cap_.cqr = true;
-  cap_.ams = 0;
-  cap_.to = 1;
-  cap_.dstrd = options_.dstrd;
-  cap_.css = nvme::kCapCssNvm;
-  cap_.mpsmin = 0;
-  cap_.mpsmax = 0;
-  bar0_bytes_ = nvme::cq_head_doorbell_offset(static_cast<std::uint16_t>(options_.max_queues),
-                                              options_.dstrd) +
-                4;
+  cap_ = target_cap(options_.max_entries, options_.dstrd);
+  const std::vector<unsigned char> image = bar0_image(cap_, options_.max_queues);
+  bar0_bytes_ = image.size();
   bar0_ = pinned_mapped(bar0_bytes_, &bar0_device_);
-  const std::uint64_t cap_value = cap_.encode();
-  std::memcpy(bar0_ + nvme::reg::kCap, &cap_value, 8);
-  const std::uint32_t vs = nvme::make_version(2, 0);
-  std::memcpy(bar0_ + nvme::reg::kVs, &vs, 4);
-  // Enabled and ready, as after the driver's bring-up: CC.EN = 1 with 64 B
-  // SQEs and 16 B CQEs, CSTS.RDY = 1.
-  nvme::Cc cc{};
-  cc.en = true;
-  cc.iosqes = nvme::kSqEntrySizeLog2;
-  cc.iocqes = nvme::kCqEntrySizeLog2;
-  const std::uint32_t cc_value = cc.encode();
-  std::memcpy(bar0_ + nvme::reg::kCc, &cc_value, 4);
-  nvme::Csts csts{};
-  csts.rdy = true;
-  const std::uint32_t csts_value = csts.encode();
-  std::memcpy(bar0_ + nvme::reg::kCsts, &csts_value, 4);
+  std::memcpy(bar0_, image.data(), bar0_bytes_);
 
   queues_.resize(options_.max_queues + 1);
   workers_.resize(options_.threads);
@@ -201,18 +156,10 @@ void SoftController::violation(Worker& w, std::string what) {
 
 TargetStats SoftController::stats() const {
   TargetStats s;
-  std::vector<double> service, data, sizes, gaps, copies;
-  // Least-squares line of batch time against batch size.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<double> service, data, gaps, copies;
+  std::vector<std::pair<double, double>> batches;
   for (const Worker& w : workers_) {
-    for (const auto& [commands, ns] : w.batches) {
-      sizes.push_back(commands);
-      n += 1;
-      sx += commands;
-      sy += ns;
-      sxx += commands * commands;
-      sxy += commands * ns;
-    }
+    batches.insert(batches.end(), w.batches.begin(), w.batches.end());
     s.fetched += w.fetched;
     s.completed += w.completed;
     s.errors += w.errors;
@@ -241,17 +188,9 @@ TargetStats SoftController::stats() const {
   }
   s.service_ns = summarize(std::move(service));
   s.data_ns = summarize(std::move(data));
-  s.batches = static_cast<std::uint64_t>(n);
-  s.batch_commands = summarize(std::move(sizes));
+  fit_batch_line(batches, s);
   s.batch_gap_ns = summarize(std::move(gaps));
   s.batch_copies = summarize(std::move(copies));
-  const double spread = n * sxx - sx * sx;
-  if (n >= 2 && spread > 0) {
-    s.batch_per_command_ns = (n * sxy - sx * sy) / spread;
-    s.batch_fixed_ns = (sy - s.batch_per_command_ns * sx) / n;
-  } else if (n >= 1) {
-    s.batch_fixed_ns = sy / n;  // one batch size only: no slope to fit
-  }
   return s;
 }
 
