@@ -28,9 +28,10 @@ std::vector<ParamSpec> join(std::vector<ParamSpec> a, const std::vector<ParamSpe
 
 // Header and non-posted credits are those of Intel's R-Tile hard IP, a published Gen5 x16 port
 // that serves as endpoint, root port or switch port: 784 PH / 784 NPH / 392 NPD. Its 1456 PD
-// (23 KB) is too few for the measured H100 copies: with it in the root port or in the switch,
-// the model's device-to-host copies of 16-256 MiB fall 1.5-2.6 % below the 55.0-55.2 GB/s
-// measured (pcie-copy-bandwidth-h100-2026-11-26.json), because a port's data buffer also holds
+// (23 KB) is too few for the measured H100 copies: with it in the root port and the switch, the
+// model's device-to-host copies of 16-256 MiB fall 2.3-2.6 % below the 55.0-55.2 GB/s measured
+// (pcie-copy-bandwidth-h100-2026-11-26.json), 0.9-1.6 % with it in the root port alone,
+// because a port's data buffer also holds
 // the backlog behind the slower root complex. The switch needs at least 3,072 PD for the
 // measured rate; 4,096 PD (64 KB) equals R-Tile's completion data buffer. No switch vendor
 // publishes its buffers.
