@@ -30,11 +30,10 @@ std::vector<ParamSpec> join(std::vector<ParamSpec> a, const std::vector<ParamSpe
 // that serves as endpoint, root port or switch port: 784 PH / 784 NPH / 392 NPD. Its 1456 PD
 // (23 KB) is too few for the measured H100 copies: with it in the root port and the switch, the
 // model's device-to-host copies of 16-256 MiB fall 2.3-2.6 % below the 55.0-55.2 GB/s measured
-// (pcie-copy-bandwidth-h100-2026-11-26.json), 0.9-1.6 % with it in the root port alone,
-// because a port's data buffer also holds
-// the backlog behind the slower root complex. The switch needs at least 3,072 PD for the
-// measured rate; 4,096 PD (64 KB) equals R-Tile's completion data buffer. No switch vendor
-// publishes its buffers.
+// (pcie-copy-bandwidth-h100-2026-11-26.json), 0.9-1.6 % with it in the root port alone, because
+// a port's data buffer also holds the backlog behind the slower root complex. The switch needs
+// at least 3,072 PD for the measured rate; 4,096 PD (64 KB) equals R-Tile's completion data
+// buffer. No switch vendor publishes its buffers.
 const char* kPortCreditSource =
     "PH / NPH / NPD: Intel R-Tile Gen5 x16 port, 784 / 784 / 392 (683501, RX flow control "
     "interface); PD 4,096 (64 KB, R-Tile's completion data buffer, 790711): a lower bound from "
