@@ -10,7 +10,7 @@ packages=(
   libgtest-dev pybind11-dev
   python3-dev python3-pytest python3-pandas python3-matplotlib python3-nbclient
   python3-nbconvert python3-nbformat python3-ipykernel python3-distributed
-  python3-jsonschema
+  python3-jsonschema python3-venv python3-pip python3-setuptools git
   python3-tqdm
   jupyter-notebook graphviz
 )
