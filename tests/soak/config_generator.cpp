@@ -57,9 +57,7 @@ std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 }  // namespace
 
-std::uint64_t RandomChoices::below(std::uint64_t n) {
-  return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(engine_);
-}
+std::uint64_t RandomChoices::below(std::uint64_t n) { return random_below(engine_, n); }
 
 std::uint64_t ByteChoices::below(std::uint64_t n) {
   std::uint64_t value = 0;

@@ -9,10 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "sim/kernel/random.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/run/invariants.h"
 
@@ -33,7 +33,7 @@ class RandomChoices : public Choices {
   std::uint64_t below(std::uint64_t n) override;
 
  private:
-  std::mt19937_64 engine_;
+  RandomEngine engine_;
 };
 
 // Decisions read from a fuzzer's bytes, a byte or more per decision; once

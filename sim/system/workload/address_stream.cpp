@@ -39,10 +39,9 @@ double ZipfSampler::h_integral_inverse(double x) const {
   return std::exp(log1p_over_x(t) * x);
 }
 
-std::uint64_t ZipfSampler::operator()(std::mt19937_64& rng) const {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+std::uint64_t ZipfSampler::operator()(RandomEngine& rng) const {
   for (;;) {
-    const double u = h_integral_n_ + unit(rng) * (h_integral_x1_ - h_integral_n_);
+    const double u = h_integral_n_ + random_unit(rng) * (h_integral_x1_ - h_integral_n_);
     const double x = h_integral_inverse(u);
     double k = std::floor(x + 0.5);
     k = std::clamp(k, 1.0, static_cast<double>(n_));
@@ -79,9 +78,7 @@ AddressChoice AddressStream::next() {
   switch (pattern_) {
     case Pattern::RandWrite:
     case Pattern::Write: c.write = true; break;
-    case Pattern::RandRW:
-      c.write = std::uniform_int_distribution<std::uint32_t>(0, 99)(rng_) >= rwmixread_;
-      break;
+    case Pattern::RandRW: c.write = random_below(rng_, 100) >= rwmixread_; break;
     default: c.write = false; break;
   }
   switch (distribution_) {
@@ -95,9 +92,7 @@ AddressChoice AddressStream::next() {
           static_cast<std::uint64_t>((static_cast<unsigned __int128>(rank) * scatter_) % slots_);
       break;
     }
-    case Distribution::Uniform:
-      c.slot = std::uniform_int_distribution<std::uint64_t>(0, slots_ - 1)(rng_);
-      break;
+    case Distribution::Uniform: c.slot = random_below(rng_, slots_); break;
   }
   return c;
 }

@@ -6,10 +6,10 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "sim/kernel/params/enum_names.h"
+#include "sim/kernel/random.h"
 
 namespace gpunvme {
 
@@ -20,7 +20,7 @@ namespace gpunvme {
 class ZipfSampler {
  public:
   ZipfSampler(std::uint64_t n, double theta);
-  std::uint64_t operator()(std::mt19937_64& rng) const;
+  std::uint64_t operator()(RandomEngine& rng) const;
   std::uint64_t n() const { return n_; }
 
  private:
@@ -67,7 +67,7 @@ class AddressStream {
   Distribution distribution_;
   std::uint64_t slots_;
   std::uint32_t rwmixread_;
-  std::mt19937_64 rng_;
+  RandomEngine rng_;
   ZipfSampler zipf_;
   std::uint64_t scatter_;  // odd multiplier coprime with slots: spreads hot ranks
   std::uint64_t next_sequential_;

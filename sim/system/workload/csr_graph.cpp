@@ -6,10 +6,10 @@
 #include <deque>
 #include <fstream>
 #include <numeric>
-#include <random>
 #include <sstream>
 
 #include "sim/kernel/params/config_error.h"
+#include "sim/kernel/random.h"
 #include "sim/system/config/resource_limits.h"
 #include "sim/system/config/run_config.h"
 
@@ -42,14 +42,13 @@ CsrGraph generate_rmat(std::uint32_t scale, std::uint32_t edge_factor, double a,
                        std::uint64_t seed, bool undirected) {
   const std::uint64_t n = 1ull << scale;
   const std::uint64_t m = n * edge_factor;
-  std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ull + 0x5851F42D4C957F2Dull);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  RandomEngine rng(seed * 0xD1B54A32D192ED03ull + 0x5851F42D4C957F2Dull);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
   edges.reserve(m);
   for (std::uint64_t e = 0; e < m; ++e) {
     std::uint64_t u = 0, v = 0;
     for (std::uint32_t bit = 0; bit < scale; ++bit) {
-      const double r = unit(rng);
+      const double r = random_unit(rng);
       const bool down = r >= a + b;  // quadrants c and d: u gets the bit
       const bool right = (r >= a && r < a + b) || r >= a + b + c;  // b and d: v gets it
       u = (u << 1) | (down ? 1u : 0u);
@@ -59,7 +58,7 @@ CsrGraph generate_rmat(std::uint32_t scale, std::uint32_t edge_factor, double a,
   }
   std::vector<std::uint64_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), 0);
-  std::shuffle(permutation.begin(), permutation.end(), rng);
+  random_shuffle(permutation, rng);
   for (auto& e : edges) e = {permutation[e.first], permutation[e.second]};
   return csr_from_edges(n, std::move(edges), undirected);
 }

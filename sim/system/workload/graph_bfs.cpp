@@ -1,16 +1,15 @@
 #include "sim/system/workload/graph_bfs.h"
 
-#include "models/gpu/gpu.h"
-#include "sim/system/workload/scenario_spec.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <random>
 
+#include "models/gpu/gpu.h"
 #include "sim/kernel/params/config_error.h"
+#include "sim/kernel/random.h"
+#include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -20,8 +19,7 @@ double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 std::uint32_t cache_slots(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const double bytes = s.cache_mib * 1048576.0;
-  return static_cast<std::uint32_t>(
-      std::max(1.0, std::floor(bytes / static_cast<double>(s.bs))));
+  return static_cast<std::uint32_t>(std::max(1.0, std::floor(bytes / static_cast<double>(s.bs))));
 }
 }  // namespace
 
@@ -52,8 +50,7 @@ std::uint64_t check_graph(const RunConfig& config) {
   }
   const NodeConfig& gpu = *config.topology.node(s.gpu);
   const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * 1073741824.0;
-  if (static_cast<double>(cache_slots(config)) * static_cast<double>(s.bs) >
-      gpu_bytes / 2) {
+  if (static_cast<double>(cache_slots(config)) * static_cast<double>(s.bs) > gpu_bytes / 2) {
     throw ConfigError(file, "$.cache_mib", fmt::format("{}", s.cache_mib),
                       "the cache would take more than half of the GPU's memory");
   }
@@ -65,8 +62,8 @@ CsrGraph scenario_graph(const RunConfig& config) {
   const std::string& name = s.graph;
   if (name == "rmat") {
     return generate_rmat(static_cast<std::uint32_t>(s.scale),
-                         static_cast<std::uint32_t>(s.edge_factor), s.rmat_a,
-                         s.rmat_b, s.rmat_c, config.seed, s.undirected);
+                         static_cast<std::uint32_t>(s.edge_factor), s.rmat_a, s.rmat_b, s.rmat_c,
+                         config.seed, s.undirected);
   }
   return read_graph_file(graph_file_path(config), s.undirected);
 }
@@ -75,7 +72,8 @@ GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfi
                              Machine& machine)
     : PathWorkload(name, config, machine, check_graph(config)),
       graph_(scenario_graph(config)),
-      vertex_bytes_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).vertex_bytes)),
+      vertex_bytes_(
+          static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).vertex_bytes)),
       line_bytes_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).bs)),
       lines_((graph_.edges() * vertex_bytes_ + line_bytes_ - 1) / line_bytes_),
       cache_(cache_slots(config)),
@@ -114,8 +112,8 @@ GraphWorkload::GraphWorkload(const sc_core::sc_module_name& name, const RunConfi
     if (candidates.empty()) {
       throw ConfigError(file, "$.graph", "\"" + s.graph + "\"", "the graph has no edges");
     }
-    std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ull + 17);
-    source_ = candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng)];
+    RandomEngine rng(config.seed * 0x9E3779B97F4A7C15ull + 17);
+    source_ = candidates[random_below(rng, candidates.size())];
   }
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <random>
 
 #include "models/gpu/gpu.h"
 #include "models/nvme/ssd_params.h"
@@ -347,7 +346,7 @@ algo::LaneMask FioWarpLoop::fill_round(std::uint32_t w, std::uint32_t round,
     algo::IoRequest& r = request[lane];
     auto choose = [&](std::uint64_t slots) {
       if (!sequential_streams_) {
-        return std::uniform_int_distribution<std::uint64_t>(0, slots - 1)(state.rng);
+        return random_below(state.rng, slots);
       }
       // Sequential streams start evenly spaced over the span.
       return (state.next_block[lane] * std::max<std::uint64_t>(1, slots / threads_) +

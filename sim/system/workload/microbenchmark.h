@@ -5,12 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/core/algo/io_common.h"
+#include "sim/kernel/random.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/machine/machine.h"
 #include "sim/system/machine/sim_warp.h"
@@ -65,7 +65,7 @@ class FioWarpLoop : public GpuRequestSource {
 
  private:
   struct WarpState {
-    std::mt19937_64 rng;
+    RandomEngine rng;
     algo::Lanes<std::uint64_t> remaining{};
     algo::Lanes<std::uint64_t> issued{};
     algo::Lanes<std::uint64_t> next_block{};  // where a sequential stream starts
