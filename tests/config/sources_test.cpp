@@ -180,6 +180,7 @@ std::vector<const ComponentSpec*> declared_components() {
   std::vector<const ComponentSpec*> all;
   for (const ComponentSpec& s : c.node_kinds) all.push_back(&s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) all.push_back(s);
+  for (const ComponentSpec& s : c.remote_kinds) all.push_back(&s);
   return all;
 }
 

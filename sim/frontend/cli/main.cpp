@@ -66,9 +66,15 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.link);
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
+  for (const ComponentSpec& s : c.remote_kinds) all.push_back(&s);
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
-    for (const ComponentSpec* s : all) std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
+    for (const ComponentSpec* s : all) {
+      if (!c.remote_kinds.empty() && s == &c.remote_kinds.front()) {
+        std::cout << "Network and remote-storage models (not topology nodes):\n";
+      }
+      std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
+    }
     return 0;
   }
   for (const ComponentSpec* s : all) {
