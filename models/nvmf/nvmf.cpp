@@ -62,12 +62,11 @@ TargetCores::TargetCores(std::int64_t cores, Picoseconds io_time) : io_time_(io_
   cores_.resize(static_cast<std::size_t>(cores));
 }
 
-NextFreeServer::Booking TargetCores::serve(Picoseconds ready) {
+NextFreeServer::Booking TargetCores::run(Picoseconds ready, Picoseconds work) {
   auto core = std::min_element(
       cores_.begin(), cores_.end(),
       [](const NextFreeServer& a, const NextFreeServer& b) { return a.free_at() < b.free_at(); });
-  ++ios_;
-  return core->book(ready, io_time_);
+  return core->book(ready, work);
 }
 
 Picoseconds TargetCores::busy_ps() const {

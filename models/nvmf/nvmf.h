@@ -57,7 +57,12 @@ class TargetCores {
  public:
   TargetCores(std::int64_t cores, Picoseconds io_time);
   // Books one I/O ready at `ready`; returns when its core is done with it.
-  NextFreeServer::Booking serve(Picoseconds ready);
+  NextFreeServer::Booking serve(Picoseconds ready) {
+    ++ios_;
+    return run(ready, io_time_);
+  }
+  // Books `work` of any length on the core free first.
+  NextFreeServer::Booking run(Picoseconds ready, Picoseconds work);
   Picoseconds busy_ps() const;
   std::uint64_t ios() const { return ios_; }
   // I/Os per second the cores sustain when each is busy all the time.

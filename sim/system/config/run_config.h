@@ -20,9 +20,6 @@ struct Catalog {
   ComponentSpec link;
   ComponentSpec topology;  // top-level topology fields other than nodes/links
   ComponentSpec scenario;
-  // Models of the network and remote storage (links, switches, RDMA NICs,
-  // NVMe-oF targets, DPUs): declared and described, not topology nodes.
-  std::vector<ComponentSpec> remote_kinds;
 
   const ComponentSpec* node_kind(const std::string& kind) const;
 };

@@ -3,7 +3,6 @@
 #include "models/gpu/gpu.h"
 #include "models/host/host_specs.h"
 #include "models/nvme/controller.h"
-#include "models/nvmf/nvmf.h"
 #include "models/pcie/pcie_specs.h"
 #include "sim/system/workload/scenario_spec.h"
 
@@ -16,7 +15,6 @@ const Catalog& catalog() {
       pcie::link_spec(),
       pcie::topology_spec(),
       scenario_spec(),
-      nvmf::remote_storage_specs(),
   };
   return c;
 }
