@@ -109,7 +109,7 @@ PacketTransit NetworkLink::transmit(int direction, Picoseconds ready, std::uint6
       servers_[direction].book(ready, serialization_ps(wire_bytes, params_.gbps));
   ++packets_[direction];
   bytes_[direction] += wire_bytes;
-  return {b.start, b.end, b.start + params_.latency_ns, b.end + params_.latency_ns};
+  return {b.start, b.end, b.start + params_.latency_ns, b.end + params_.latency_ns, wire_bytes};
 }
 
 NetworkSwitch::NetworkSwitch(const NetworkSwitchParams& params)
@@ -129,7 +129,7 @@ PacketTransit NetworkSwitch::forward(std::uint32_t port, Picoseconds head_arriva
   // A slower input feeds the port no faster than the packet arrives.
   const Picoseconds tail_out = std::max(b.end, tail_arrival + params_.cut_through_ns);
   out.hold_until(tail_out);
-  return {b.start, tail_out, b.start, tail_out};
+  return {b.start, tail_out, b.start, tail_out, wire_bytes};
 }
 
 }  // namespace gpunvme::network

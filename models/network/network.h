@@ -75,6 +75,7 @@ struct PacketTransit {
   Picoseconds end = 0;
   Picoseconds head_arrival = 0;
   Picoseconds tail_arrival = 0;
+  std::uint64_t wire_bytes = 0;
 };
 
 // A full-duplex link: one serialising server per direction (0 and 1).

@@ -82,10 +82,22 @@ double TargetCores::max_iops() const {
 
 namespace {
 
-std::vector<Picoseconds> tails(const nic::SentMessage& sent) {
+// When each packet's last bit reaches the far NIC: straight off the link,
+// or forwarded by the switch onto the next cable.
+std::vector<Picoseconds> tails(const nic::SentMessage& sent, SwitchHop* via, bool to_target,
+                               Picoseconds cable) {
   std::vector<Picoseconds> out;
   out.reserve(sent.packets.size());
-  for (const network::PacketTransit& p : sent.packets) out.push_back(p.tail_arrival);
+  for (const network::PacketTransit& p : sent.packets) {
+    if (via == nullptr) {
+      out.push_back(p.tail_arrival);
+      continue;
+    }
+    const std::uint32_t port = to_target ? via->port_to_target : via->port_to_initiator;
+    const network::PacketTransit f =
+        via->network_switch.forward(port, p.head_arrival, p.tail_arrival, p.wire_bytes);
+    out.push_back(f.tail_arrival + cable);
+  }
   return out;
 }
 
@@ -93,9 +105,11 @@ std::vector<Picoseconds> tails(const nic::SentMessage& sent) {
 
 RemoteRead remote_read(Picoseconds posted, std::uint64_t bytes, std::uint32_t memory_key,
                        std::uint64_t address, nic::RdmaNic& initiator, nic::RdmaNic& target_nic,
-                       network::NetworkLink& link, TargetCores& target, Picoseconds ssd_time) {
+                       network::NetworkLink& link, TargetCores& target, Picoseconds ssd_time,
+                       SwitchHop* via) {
   using network::RdmaOp;
   const auto mtu = static_cast<std::uint32_t>(link.params().mtu_bytes);
+  const Picoseconds cable = link.params().latency_ns;
   // Capsule rings and the target's buffers are registered once, under keys
   // of their own, so their translations stay cached.
   constexpr std::uint32_t kInitiatorCapsules = kReservedMemoryKeys;
@@ -106,8 +120,9 @@ RemoteRead remote_read(Picoseconds posted, std::uint64_t bytes, std::uint32_t me
   r.posted = posted;
   const nic::RdmaMessage command{RdmaOp::send, kCommandCapsuleBytes, kInitiatorCapsules, 0};
   const nic::SentMessage sent_command = initiator.transmit(posted, command, link, 0);
-  const nic::DeliveredMessage at_target = target_nic.receive(
-      tails(sent_command), {RdmaOp::send, kCommandCapsuleBytes, kTargetCapsules, 0}, mtu);
+  const nic::DeliveredMessage at_target =
+      target_nic.receive(tails(sent_command, via, true, cable),
+                         {RdmaOp::send, kCommandCapsuleBytes, kTargetCapsules, 0}, mtu);
   r.command_at_target = at_target.completed;
   r.target_core_done = target.serve(r.command_at_target).end;
   r.ssd_done = r.target_core_done + ssd_time;
@@ -116,13 +131,14 @@ RemoteRead remote_read(Picoseconds posted, std::uint64_t bytes, std::uint32_t me
   // on the same queue pair (RC ordering).
   const nic::SentMessage sent_data =
       target_nic.transmit(r.ssd_done, {RdmaOp::rdma_write, bytes, kTargetBuffers, 0}, link, 1);
-  const nic::DeliveredMessage data =
-      initiator.receive(tails(sent_data), {RdmaOp::rdma_write, bytes, memory_key, address}, mtu);
+  const nic::DeliveredMessage data = initiator.receive(
+      tails(sent_data, via, false, cable), {RdmaOp::rdma_write, bytes, memory_key, address}, mtu);
   r.data_written = data.data_written;
   const nic::SentMessage sent_response = target_nic.transmit(
       r.ssd_done, {RdmaOp::send, kResponseCapsuleBytes, kTargetCapsules, 4096}, link, 1);
-  const nic::DeliveredMessage response = initiator.receive(
-      tails(sent_response), {RdmaOp::send, kResponseCapsuleBytes, kInitiatorCapsules, 4096}, mtu);
+  const nic::DeliveredMessage response =
+      initiator.receive(tails(sent_response, via, false, cable),
+                        {RdmaOp::send, kResponseCapsuleBytes, kInitiatorCapsules, 4096}, mtu);
   r.completed = std::max(response.completed, r.data_written);
 
   r.wire_bytes_to_target = sent_command.wire_bytes;

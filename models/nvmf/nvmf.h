@@ -89,12 +89,23 @@ struct RemoteRead {
   std::uint64_t translation_misses = 0;
 };
 
+// A switch between the two NICs: `link` joins each NIC to it (both cables
+// alike), and the switch's output port serialises each packet onto the
+// cable that leads on, which adds its propagation delay.
+struct SwitchHop {
+  network::NetworkSwitch& network_switch;
+  std::uint32_t port_to_target = 0;
+  std::uint32_t port_to_initiator = 1;
+};
+
 // One read of `bytes` over the RDMA link between `initiator` (direction 0
-// sends to the target) and `target_nic`, into the initiator buffer
-// (memory_key below kReservedMemoryKeys, address); the SSD takes `ssd_time` once the target's core
-// has submitted it (its software cost is counted once, in io_ns).
+// sends to the target) and `target_nic`, or through `via` when given, into
+// the initiator buffer (memory_key below kReservedMemoryKeys, address); the
+// SSD takes `ssd_time` once the target's core has submitted it (its
+// software cost is counted once, in io_ns).
 RemoteRead remote_read(Picoseconds posted, std::uint64_t bytes, std::uint32_t memory_key,
                        std::uint64_t address, nic::RdmaNic& initiator, nic::RdmaNic& target_nic,
-                       network::NetworkLink& link, TargetCores& target, Picoseconds ssd_time);
+                       network::NetworkLink& link, TargetCores& target, Picoseconds ssd_time,
+                       SwitchHop* via = nullptr);
 
 }  // namespace gpunvme::nvmf

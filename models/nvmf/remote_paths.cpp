@@ -14,7 +14,7 @@ RemotePathRead remote_path_read(RemotePath path, RemoteFabric& f, Picoseconds po
     case RemotePath::remote_staged: {
       const Picoseconds submitted = f.initiator_cores.run(posted, host.submit).end;
       out.exchange = remote_read(submitted, bytes, memory_key, address, f.initiator_nic,
-                                 f.target_nic, f.link, f.target_cores, ssd_time);
+                                 f.target_nic, f.link, f.target_cores, ssd_time, f.via);
       const Picoseconds reaped =
           f.initiator_cores.run(out.exchange.completed, host.complete_poll + host.copy_launch).end;
       const Picoseconds copied = reaped + network::serialization_ps(bytes, f.copy_gbps);
@@ -27,7 +27,7 @@ RemotePathRead remote_path_read(RemotePath path, RemoteFabric& f, Picoseconds po
     case RemotePath::nvmf_gpudirect: {
       const Picoseconds submitted = f.initiator_cores.run(posted, host.submit).end;
       out.exchange = remote_read(submitted, bytes, memory_key, address, f.initiator_nic,
-                                 f.target_nic, f.link, f.target_cores, ssd_time);
+                                 f.target_nic, f.link, f.target_cores, ssd_time, f.via);
       out.delivered =
           f.initiator_cores.run(out.exchange.completed, host.complete_poll + host.notify).end;
       out.host_core_ps = host.submit + host.complete_poll + host.notify;
@@ -36,7 +36,7 @@ RemotePathRead remote_path_read(RemotePath path, RemoteFabric& f, Picoseconds po
     case RemotePath::dpu: {
       const Picoseconds submitted = f.initiator_cores.run(posted, f.dpu_io).end;
       out.exchange = remote_read(submitted, bytes, memory_key, address, f.initiator_nic,
-                                 f.target_nic, f.link, f.target_cores, ssd_time);
+                                 f.target_nic, f.link, f.target_cores, ssd_time, f.via);
       out.delivered = out.exchange.completed + f.dpu_switch;
       out.dpu_core_ps = f.dpu_io;
       break;

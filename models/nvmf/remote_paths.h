@@ -42,6 +42,7 @@ struct RemoteFabric {
   Picoseconds dpu_io = 0;      // Arm core time per I/O (dpu)
   Picoseconds dpu_switch = 0;  // one crossing of the DPU's PCIe switch (dpu)
   double copy_gbps = 0.0;      // host buffer to GPU copy rate (remote_staged)
+  SwitchHop* via = nullptr;    // a switch between the NICs, if any
 };
 
 struct RemotePathRead {

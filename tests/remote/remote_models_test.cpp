@@ -230,6 +230,31 @@ TEST(RemoteRead, SeamsInOrderAndBytesCounted) {
   EXPECT_EQ(r.packets, 3u);
 }
 
+TEST(RemoteRead, ASwitchAddsCutThroughAndCablePerCrossing) {
+  // Port rate = link rate: a packet's tail leaves the switch cut_through_ns
+  // after it arrived, then crosses one more cable. The command crosses once
+  // toward the target, the data and response once back: 2 x (130 + 10) ns.
+  auto read = [](bool through_switch) {
+    nic::RdmaNic initiator(nic_params());
+    nic::RdmaNic target_nic(nic_params());
+    network::NetworkLink link(link_params(NetworkProtocol::roce_v2, 200.0, 4096, 10.0));
+    nvmf::TargetCores cores(1, ns_to_ps(731.0));
+    network::NetworkSwitchParams p;
+    p.ports = 2;
+    p.port_gbps = 200.0;
+    p.cut_through_ns = ns_to_ps(130.0);
+    network::NetworkSwitch sw(p);
+    nvmf::SwitchHop hop{sw, 0, 1};
+    return nvmf::remote_read(0, 8192, 5, 0, initiator, target_nic, link, cores, ns_to_ps(10000.0),
+                             through_switch ? &hop : nullptr);
+  };
+  const nvmf::RemoteRead direct = read(false);
+  const nvmf::RemoteRead switched = read(true);
+  EXPECT_EQ(switched.command_at_target - direct.command_at_target, 140000u);
+  EXPECT_EQ(switched.completed - direct.completed, 280000u);
+  EXPECT_EQ(switched.wire_bytes_to_initiator, direct.wire_bytes_to_initiator);
+}
+
 TEST(RemoteStorageSpecs, EveryKindResolvesItsDefaults) {
   for (const ComponentSpec& spec : nvmf::remote_storage_specs()) {
     EXPECT_FALSE(spec.params.empty()) << spec.kind;

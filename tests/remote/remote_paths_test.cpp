@@ -54,9 +54,9 @@ struct Fabric {
   }()};
   nvmf::TargetCores target{4, ns_to_ps(731.0)};
   nvmf::TargetCores initiator_cores{4, 0};
-  nvmf::RemoteFabric fabric{initiator,        target_nic,      link,
-                            target,           initiator_cores, host_costs(),
-                            ns_to_ps(1462.0), ns_to_ps(115.0), 460.0};
+  nvmf::RemoteFabric fabric{
+      initiator,        target_nic,      link,  target, initiator_cores, host_costs(),
+      ns_to_ps(1462.0), ns_to_ps(115.0), 460.0, nullptr};
 };
 
 nvmf::RemotePathRead read_once(RemotePath path) {
@@ -117,7 +117,8 @@ TEST(RemotePaths, HostCoresBoundTheStagedPathFirst) {
                        host_costs(),
                        0,
                        0,
-                       460.0};
+                       460.0,
+                       nullptr};
   nvmf::RemoteFabric b{direct->initiator,
                        direct->target_nic,
                        direct->link,
@@ -126,7 +127,8 @@ TEST(RemotePaths, HostCoresBoundTheStagedPathFirst) {
                        host_costs(),
                        0,
                        0,
-                       460.0};
+                       460.0,
+                       nullptr};
   Picoseconds last_a = 0;
   Picoseconds last_b = 0;
   for (int i = 0; i < 100; ++i) {
