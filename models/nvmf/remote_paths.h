@@ -15,9 +15,8 @@
 // The host's software stages are the cpu node's (host::CpuIoCosts): the
 // block layer and driver's submission, a polled completion, the copy's
 // launch and synchronisation, the flag to the GPU. The peer-to-peer route
-// from the NIC to the GPU is taken as open; whether the platform's ACS and
-// IOMMU settings allow it is the PCIe router's to say once the NIC is a
-// node of a topology.
+// from the NIC to the GPU is taken as open: the NIC is not a topology node,
+// so the PCIe router's ACS and IOMMU rules are not applied to it.
 #pragma once
 
 #include <cstdint>
