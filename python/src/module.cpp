@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/nvmf/nvmf.h"
 #include "sim/frontend/budgets/budgets.h"
 #include "sim/frontend/sweep/sweep_spec.h"
 #include "sim/kernel/build_info.h"
@@ -138,6 +139,8 @@ std::string catalog_json() {
   json out = json::object();
   for (const ComponentSpec& s : c.node_kinds) out[s.kind] = spec_json(s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) out[s->kind] = spec_json(*s);
+  // The network and remote-storage models, declared apart from the topology's kinds.
+  for (const ComponentSpec& s : nvmf::remote_storage_specs()) out[s.kind] = spec_json(s);
   return out.dump();
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/nvmf/nvmf.h"
 #include "sim/kernel/params/param_spec.h"
 #include "sim/system/run/catalog.h"
 
@@ -180,6 +181,10 @@ std::vector<const ComponentSpec*> declared_components() {
   std::vector<const ComponentSpec*> all;
   for (const ComponentSpec& s : c.node_kinds) all.push_back(&s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) all.push_back(s);
+  // The network and remote-storage models are declared apart from the
+  // topology's node kinds.
+  static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
+  for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
   return all;
 }
 

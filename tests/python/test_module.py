@@ -158,6 +158,7 @@ def test_config_errors_pickle_with_their_fields():
 def test_describe_lists_kinds_and_sources():
     kinds = gpunvme.describe()
     assert {"gpu", "nvme_ssd", "scenario", "link"} <= set(kinds)
+    assert {"network_link", "network_switch", "rdma_nic", "nvmf_target", "dpu"} <= set(kinds)
     threads = next(p for p in gpunvme.describe("scenario")["params"] if p["name"] == "threads")
     assert threads["source"] and threads["min"] == 1
     with pytest.raises(gpunvme.ConfigError):

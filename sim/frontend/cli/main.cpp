@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/nvmf/nvmf.h"
 #include "models/topology/topology_graph.h"
 #include "sim/frontend/budgets/budgets.h"
 #include "sim/frontend/sweep/sweep_runner.h"
@@ -66,9 +67,16 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.link);
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
+  static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
+  for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
-    for (const ComponentSpec* s : all) std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
+    for (const ComponentSpec* s : all) {
+      if (!remote_kinds.empty() && s == &remote_kinds.front()) {
+        std::cout << "Network and remote-storage models (not topology nodes):\n";
+      }
+      std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
+    }
     return 0;
   }
   for (const ComponentSpec* s : all) {

@@ -1,0 +1,135 @@
+#include "models/network/network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace gpunvme::network {
+
+std::uint32_t header_bytes(NetworkProtocol protocol) {
+  return protocol == NetworkProtocol::infiniband ? kInfinibandHeaderBytes : kRoceV2HeaderBytes;
+}
+
+std::uint64_t packet_count(std::uint64_t payload, std::uint32_t mtu) {
+  if (mtu == 0) throw std::invalid_argument("network: an MTU of 0 bytes");
+  return payload == 0 ? 1 : (payload + mtu - 1) / mtu;
+}
+
+std::uint32_t packet_payload(std::uint64_t payload, std::uint32_t mtu, std::uint64_t index) {
+  const std::uint64_t before = index * mtu;
+  if (before >= payload) return 0;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu, payload - before));
+}
+
+std::uint64_t packet_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
+                                std::uint32_t mtu, std::uint64_t index) {
+  const std::uint64_t count = packet_count(payload, mtu);
+  const bool first = index == 0;
+  const bool last = index + 1 == count;
+  std::uint64_t extended = 0;
+  switch (op) {
+    case RdmaOp::send: break;
+    case RdmaOp::rdma_write:
+    case RdmaOp::rdma_read_request: extended = first ? kRethBytes : 0; break;
+    case RdmaOp::rdma_read_response:
+      // First and last carry an AETH; a single packet carries one.
+      extended = (first || last) ? kAethBytes : 0;
+      break;
+    case RdmaOp::ack: extended = kAethBytes; break;
+  }
+  const std::uint64_t carried = (op == RdmaOp::rdma_read_request || op == RdmaOp::ack)
+                                    ? 0
+                                    : packet_payload(payload, mtu, index);
+  return carried + header_bytes(protocol) + extended;
+}
+
+std::uint64_t message_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
+                                 std::uint32_t mtu) {
+  std::uint64_t total = 0;
+  const std::uint64_t count = packet_count(payload, mtu);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    total += packet_wire_bytes(protocol, op, payload, mtu, i);
+  }
+  return total;
+}
+
+Picoseconds serialization_ps(std::uint64_t bytes, double gbps) {
+  // bytes * 8 bits / (gbps bits per ns) ns, in picoseconds.
+  return static_cast<Picoseconds>(std::llround(static_cast<double>(bytes) * 8000.0 / gbps));
+}
+
+NetworkLinkParams NetworkLinkParams::from(const ParamValues& values) {
+  NetworkLinkParams out;
+#define GPUNVME_PARAM GPUNVME_PARAM_READ
+#include "models/network/network_link_params.def"
+#undef GPUNVME_PARAM
+  return out;
+}
+
+NetworkSwitchParams NetworkSwitchParams::from(const ParamValues& values) {
+  NetworkSwitchParams out;
+#define GPUNVME_PARAM GPUNVME_PARAM_READ
+#include "models/network/network_switch_params.def"
+#undef GPUNVME_PARAM
+  return out;
+}
+
+const ComponentSpec& network_link_spec() {
+  static const ComponentSpec spec{
+      "network_link",
+      "A network cable between RDMA ports or a switch: framing, MTU, serialisation and "
+      "propagation in each direction.",
+      {
+#define GPUNVME_PARAM GPUNVME_PARAM_SPEC
+#include "models/network/network_link_params.def"
+#undef GPUNVME_PARAM
+      }};
+  return spec;
+}
+
+const ComponentSpec& network_switch_spec() {
+  static const ComponentSpec spec{
+      "network_switch",
+      "An InfiniBand or Ethernet switch: cut-through forwarding, per-port rate and output "
+      "queues; lossless (no drops).",
+      {
+#define GPUNVME_PARAM GPUNVME_PARAM_SPEC
+#include "models/network/network_switch_params.def"
+#undef GPUNVME_PARAM
+      }};
+  return spec;
+}
+
+PacketTransit NetworkLink::transmit(int direction, Picoseconds ready, std::uint64_t wire_bytes) {
+  if (direction != 0 && direction != 1) {
+    throw std::invalid_argument("network link: direction " + std::to_string(direction));
+  }
+  const NextFreeServer::Booking b =
+      servers_[direction].book(ready, serialization_ps(wire_bytes, params_.gbps));
+  ++packets_[direction];
+  bytes_[direction] += wire_bytes;
+  return {b.start, b.end, b.start + params_.latency_ns, b.end + params_.latency_ns, wire_bytes};
+}
+
+NetworkSwitch::NetworkSwitch(const NetworkSwitchParams& params)
+    : params_(params), ports_(static_cast<std::size_t>(params.ports)) {}
+
+PacketTransit NetworkSwitch::forward(std::uint32_t port, Picoseconds head_arrival,
+                                     Picoseconds tail_arrival, std::uint64_t wire_bytes) {
+  if (port >= ports_.size()) {
+    throw std::invalid_argument("network switch: port " + std::to_string(port) + " of " +
+                                std::to_string(ports_.size()));
+  }
+  NextFreeServer& out = ports_[port];
+  const Picoseconds eligible = head_arrival + params_.cut_through_ns;
+  const NextFreeServer::Booking b =
+      out.book(eligible, serialization_ps(wire_bytes, params_.port_gbps));
+  max_queued_ = std::max(max_queued_, b.queued());
+  // A slower input feeds the port no faster than the packet arrives.
+  const Picoseconds tail_out = std::max(b.end, tail_arrival + params_.cut_through_ns);
+  out.hold_until(tail_out);
+  return {b.start, tail_out, b.start, tail_out, wire_bytes};
+}
+
+}  // namespace gpunvme::network

@@ -1,0 +1,125 @@
+// The network between hosts: RDMA packet framing (InfiniBand and RoCEv2),
+// links that serialise packets in each direction, and cut-through switches
+// with one output queue per port.
+//
+// Packets are timed without events: a link direction and a switch output port
+// are next-available-time servers (sim/kernel/server.h), so a packet booked
+// while the one before it is still leaving waits in that port's queue. The
+// fabric is lossless (InfiniBand credits, RoCE with PFC): queues never drop,
+// and back-pressure on upstream ports is not modelled (a queue grows instead).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/kernel/params/param_table.h"
+#include "sim/kernel/server.h"
+#include "sim/kernel/time.h"
+
+namespace gpunvme::network {
+
+// How packets are framed on the wire.
+GPUNVME_ENUM(NetworkProtocol, infiniband, roce_v2)
+
+// The RDMA operations whose packets differ in their extended headers.
+enum class RdmaOp : std::uint8_t {
+  send,                // SEND: payload only
+  rdma_write,          // RDMA WRITE: RETH (16 B) on the first packet
+  rdma_read_request,   // RDMA READ request: one packet with a RETH, no payload
+  rdma_read_response,  // RDMA READ response: AETH (4 B) on the first and last packet
+  ack,                 // acknowledgement: one packet with an AETH
+};
+
+// Per-packet framing, bytes (IBTA Vol. 1 9.2-9.3; RoCEv2 annex A17; IEEE 802.3).
+inline constexpr std::uint32_t kInfinibandHeaderBytes = 8 + 12 + 4 + 2;  // LRH BTH ICRC VCRC
+// Preamble+SFD, Ethernet header, 802.1Q tag, IPv4, UDP, BTH, ICRC, FCS, inter-frame gap.
+inline constexpr std::uint32_t kRoceV2HeaderBytes = 8 + 14 + 4 + 20 + 8 + 12 + 4 + 4 + 12;
+inline constexpr std::uint32_t kRethBytes = 16;
+inline constexpr std::uint32_t kAethBytes = 4;
+
+std::uint32_t header_bytes(NetworkProtocol protocol);
+// Packets a message of `payload` bytes takes (at least one).
+std::uint64_t packet_count(std::uint64_t payload, std::uint32_t mtu);
+// Payload of packet `index` of such a message.
+std::uint32_t packet_payload(std::uint64_t payload, std::uint32_t mtu, std::uint64_t index);
+// Bytes on the wire of packet `index`: payload, framing and extended headers.
+std::uint64_t packet_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
+                                std::uint32_t mtu, std::uint64_t index);
+// Bytes on the wire of the whole message.
+std::uint64_t message_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
+                                 std::uint32_t mtu);
+// Time `bytes` take at `gbps`, rounded to the picosecond.
+Picoseconds serialization_ps(std::uint64_t bytes, double gbps);
+
+struct NetworkLinkParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/network/network_link_params.def"
+#undef GPUNVME_PARAM
+  static NetworkLinkParams from(const ParamValues& values);
+};
+
+struct NetworkSwitchParams {
+#define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
+#include "models/network/network_switch_params.def"
+#undef GPUNVME_PARAM
+  static NetworkSwitchParams from(const ParamValues& values);
+};
+
+const ComponentSpec& network_link_spec();
+const ComponentSpec& network_switch_spec();
+
+// When one packet crossed a hop: its first bit left (start), its last bit
+// left (end), and its first and last bits reached the far side.
+struct PacketTransit {
+  Picoseconds start = 0;
+  Picoseconds end = 0;
+  Picoseconds head_arrival = 0;
+  Picoseconds tail_arrival = 0;
+  std::uint64_t wire_bytes = 0;
+};
+
+// A full-duplex link: one serialising server per direction (0 and 1).
+class NetworkLink {
+ public:
+  explicit NetworkLink(const NetworkLinkParams& params) : params_(params) {}
+
+  // A packet of `wire_bytes`, ready to leave at `ready` in `direction`.
+  PacketTransit transmit(int direction, Picoseconds ready, std::uint64_t wire_bytes);
+
+  const NetworkLinkParams& params() const { return params_; }
+  std::uint64_t packets(int direction) const { return packets_[direction]; }
+  std::uint64_t wire_bytes(int direction) const { return bytes_[direction]; }
+  Picoseconds busy_ps(int direction) const { return servers_[direction].busy_ps(); }
+
+ private:
+  NetworkLinkParams params_;
+  NextFreeServer servers_[2];
+  std::uint64_t packets_[2] = {0, 0};
+  std::uint64_t bytes_[2] = {0, 0};
+};
+
+// A cut-through switch: a packet's head leaves its output port
+// cut_through_ns after it arrived when the port is free, else when the port
+// is free (the output queue); its tail cannot leave before it has arrived
+// plus the cut-through latency.
+class NetworkSwitch {
+ public:
+  explicit NetworkSwitch(const NetworkSwitchParams& params);
+
+  // Forwards a packet to `port`; the returned times are those of its
+  // leaving the port (head_arrival and tail_arrival equal start and end:
+  // the link after the port adds its own propagation delay).
+  PacketTransit forward(std::uint32_t port, Picoseconds head_arrival, Picoseconds tail_arrival,
+                        std::uint64_t wire_bytes);
+
+  const NetworkSwitchParams& params() const { return params_; }
+  // Longest wait of a packet in an output queue so far.
+  Picoseconds max_queued_ps() const { return max_queued_; }
+
+ private:
+  NetworkSwitchParams params_;
+  std::vector<NextFreeServer> ports_;
+  Picoseconds max_queued_ = 0;
+};
+
+}  // namespace gpunvme::network
