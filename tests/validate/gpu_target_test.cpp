@@ -19,8 +19,8 @@ namespace {
 const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
 const std::string kRuns = kDir + "hw-gpu-target-h100-2026-11-27.json";
 const std::string kMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-e.json";
+const std::string kYetMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-f.json";
 const std::string kControllerRuns = kDir + "hw-gpu-target-controller-h100-2026-11-27.json";
-const std::string kLaneLoopFit = kDir + "lane-loop-fit-h100-2026-11-24.json";
 const std::string kReport = kDir + "validate-gpu-target-h100-2026-11-27.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
@@ -96,7 +96,8 @@ TEST(GpuTargetPrediction, CalibrationUsesTheStrategyRunsQueueCountAndTheGpuPlace
 // than the hardware's own spread fails here and needs a new report.
 TEST(GpuTargetPrediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
   const nlohmann::json hw = validate::merge_hardware_results(
-      {read_json_file(kRuns), read_json_file(kMoreRuns), read_json_file(kControllerRuns)});
+      {read_json_file(kRuns), read_json_file(kMoreRuns), read_json_file(kYetMoreRuns),
+       read_json_file(kControllerRuns)});
   const nlohmann::json committed = read_json_file(kReport);
   EXPECT_EQ(committed.at("mode"), "prediction");
   validate::Options options;
