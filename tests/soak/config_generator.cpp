@@ -12,8 +12,9 @@ namespace gpunvme::soak {
 
 namespace {
 
-// Shipped topologies the generator picks from (hw-soft-controller is the
-// software target's shape for `gpunvme validate`, not a platform to explore).
+// Shipped topologies the generator picks from (hw-soft-controller and
+// hw-gpu-target are the hardware targets' shapes for `gpunvme validate`, not
+// platforms to explore).
 const std::vector<std::string>& topologies() {
   static const std::vector<std::string> t{
       "configs/topologies/default.json",          "configs/topologies/two-ssds.json",

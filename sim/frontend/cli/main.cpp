@@ -346,7 +346,8 @@ int main(int argc, char** argv) {
                            "-t0-N (default: beside --out)");
   validate_cmd->add_option("--topology,-t", validate_topology,
                            "simulated placement (default: configs/topologies/"
-                           "hw-soft-controller.json)");
+                           "hw-soft-controller.json; hw-gpu-target.json for runs against "
+                           "the GPU target)");
   validate_cmd->add_option("--gpu-profile", gpu_profile,
                            "simulated GPU profile (default: from the measured device's name)");
   validate_cmd->add_option("--set", validate_overrides, "override a field of every simulated case");

@@ -52,6 +52,7 @@ constexpr std::uint64_t kPatternKey = 0xC0FFEE5A5A5A5A5Aull;
 // Most queues one I/O-agent warp may own (its counters live in the agent's
 // local memory).
 constexpr std::uint32_t kMaxAgentQueues = 64;
+constexpr unsigned kFullMaskFeed = 0xFFFFFFFFu;
 
 struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -302,6 +303,140 @@ __global__ void poll_cq_rings(const std::uint64_t* rings, std::uint32_t ring_cou
   }
 }
 
+// Controller-only feeder for the GPU target: no strategy, one warp per queue.
+// Each round the warp's lanes build `depth` read SQEs (CIDs 0..depth-1, one
+// slot after another, random blocks), store them, fence, ring the SQ tail
+// doorbell once, then wait for all their CQEs (each lane polls its own
+// slots), check status and the first word of each buffer, and release the
+// CQ slots with one CQ head doorbell. The target thus sees whole batches of
+// `depth` commands and its own service times, batch line and gaps are
+// measured with the submitter's cost kept out of them.
+struct FeedRing {
+  unsigned char* sq;
+  const unsigned char* cq;
+  std::uint32_t* sq_doorbell;
+  std::uint32_t* cq_doorbell;
+  unsigned long long quota;
+};
+
+struct FeedArgs {
+  const FeedRing* rings;
+  std::uint32_t queues, entries, depth, lbas_per_io;
+  std::uint64_t blocks;
+  unsigned char* buffers;
+  std::uint64_t buffer_count;
+  std::uint32_t buffer_stride;
+  std::uint32_t scatter;     // 1: a round's buffers two apart
+  std::uint32_t check_data;  // 0 where buffers of outstanding commands may coincide
+  std::uint64_t seed;
+  unsigned long long deadline_ns;  // %globaltimer: give up after this
+  // errors, mismatches, timed-out warps, rounds, the rounds' summed ns
+  // (doorbell written to the last CQE seen) and the rounds' summed ns from
+  // the doorbell to the first CQE seen
+  unsigned long long* counters;
+};
+
+__global__ void feed_gpu_target(FeedArgs a) {
+  const unsigned lane = threadIdx.x & 31u;
+  const std::uint32_t q = blockIdx.x;
+  if (q >= a.queues) return;
+  const FeedRing r = a.rings[q];
+  const std::uint32_t n = a.entries;
+  std::uint32_t sq_tail = 0, cq_head = 0, phase = 1;
+  std::uint64_t rng = (a.seed + 1) * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{q} << 20) ^ lane;
+  unsigned long long submitted = 0, errors = 0, mismatches = 0, rounds = 0;
+  unsigned long long round_ns = 0, first_ns = 0;
+  bool timed_out = false;
+  while (submitted < r.quota && !timed_out) {
+    const std::uint32_t count =
+        static_cast<std::uint32_t>(r.quota - submitted < a.depth ? r.quota - submitted : a.depth);
+    const std::uint64_t round_rng = rng;
+    for (std::uint32_t j = lane; j < count; j += 32) {
+      rng ^= rng << 13;
+      rng ^= rng >> 7;
+      rng ^= rng << 17;
+      const std::uint32_t slot_in_ring = (sq_tail + j) % n;
+      const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
+      const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+      const nvme::SubmissionEntry e =
+          nvme::make_read(static_cast<std::uint16_t>(j), 1, (rng % a.blocks) * a.lbas_per_io,
+                          static_cast<std::uint16_t>(a.lbas_per_io - 1),
+                          reinterpret_cast<std::uint64_t>(a.buffers) + buffer * a.buffer_stride, 0);
+      uint4 words[4];
+      memcpy(words, &e, sizeof e);
+      uint4* at = reinterpret_cast<uint4*>(r.sq + std::uint64_t{slot_in_ring} * 64u);
+      for (int k = 0; k < 4; ++k) __stcg(at + k, words[k]);
+    }
+    // The SQEs are visible before the doorbell that announces them.
+    __threadfence();
+    __syncwarp();
+    sq_tail = (sq_tail + count) % n;
+    const unsigned long long rung_at = globaltimer_ns();
+    if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.sq_doorbell) = sq_tail;
+    unsigned long long first_seen = ~0ull;
+    // The target posts a batch's CQEs in SQ order, so CQ position j of the
+    // round completes CID j, whose block the lane draws again from the
+    // round's generator state.
+    std::uint64_t check_rng = round_rng;
+    for (std::uint32_t j = lane; j < count; j += 32) {
+      check_rng ^= check_rng << 13;
+      check_rng ^= check_rng >> 7;
+      check_rng ^= check_rng << 17;
+      const std::uint64_t slba = (check_rng % a.blocks) * a.lbas_per_io;
+      const std::uint32_t position = cq_head + j;
+      const std::uint32_t want = (position >= n) ? phase ^ 1u : phase;
+      const unsigned char* at = r.cq + std::uint64_t{position % n} * 16u;
+      std::uint32_t dw3 = 0;
+      for (;;) {
+        dw3 = *reinterpret_cast<const volatile std::uint32_t*>(at + 12);
+        if (((dw3 >> 16) & 1u) == want) break;
+        if (globaltimer_ns() > a.deadline_ns) {
+          timed_out = true;
+          break;
+        }
+      }
+      if (timed_out) break;
+      if (j == 0) first_seen = globaltimer_ns();
+      __threadfence();
+      if (((dw3 >> 17) & 0x7FFFu) != 0 || (dw3 & 0xFFFFu) != j) ++errors;
+      if (a.check_data != 0) {
+        const std::uint32_t slot_in_ring = (sq_tail + n - count + j) % n;
+        const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
+        const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+        const std::uint64_t first = __ldcg(
+            reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
+        if (first != (slba ^ kPatternKey)) ++mismatches;
+      }
+    }
+    timed_out = __any_sync(kFullMaskFeed, timed_out);
+    if (timed_out) break;
+    __syncwarp();
+    const unsigned long long all_seen = globaltimer_ns();
+    first_seen = __shfl_sync(kFullMaskFeed, first_seen, 0);
+    round_ns += all_seen - rung_at;
+    first_ns += first_seen - rung_at;
+    const std::uint32_t new_head = (cq_head + count) % n;
+    if (cq_head + count >= n) phase ^= 1u;
+    cq_head = new_head;
+    __syncwarp();
+    if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.cq_doorbell) = cq_head;
+    submitted += count;
+    ++rounds;
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    errors += __shfl_down_sync(kFullMaskFeed, errors, off);
+    mismatches += __shfl_down_sync(kFullMaskFeed, mismatches, off);
+  }
+  if (lane == 0) {
+    atomicAdd(a.counters + 0, errors);
+    atomicAdd(a.counters + 1, mismatches);
+    if (timed_out) atomicAdd(a.counters + 2, 1ull);
+    atomicAdd(a.counters + 3, rounds);
+    atomicAdd(a.counters + 4, round_ns);
+    atomicAdd(a.counters + 5, first_ns);
+  }
+}
+
 __global__ void read_globaltimer(unsigned long long* out) { *out = globaltimer_ns(); }
 
 // ---- host side
@@ -410,7 +545,9 @@ void usage() {
       "  --controller-only LIST   no GPU strategy: host feeder threads keep DEPTH commands\n"
       "                           outstanding per queue (one case per depth in LIST) against\n"
       "                           the same target; its service time, batch line and\n"
-      "                           throughput are reported (schema gpunvme.hw_controller/1)\n"
+      "                           throughput are reported (schema gpunvme.hw_controller/1);\n"
+      "                           with --target gpu one feeder warp per queue submits DEPTH\n"
+      "                           commands with one doorbell and waits for all of them\n"
       "  --feeders N              feeder threads in that mode (default 4)\n"
       "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
       "                           CQ-scanning waiters do (default 0: the GPU runs nothing)\n"
@@ -501,8 +638,9 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.out.empty()) bad("--out", "", "required: where to write the results JSON");
-  if (o.target == "gpu" && !o.controller_depths.empty()) {
-    bad("--controller-only", "", "needs --target host: its feeders are host threads");
+  if (o.target == "gpu" && !o.controller_depths.empty() && o.host_pollers != 0) {
+    bad("--host-pollers", std::to_string(o.host_pollers),
+        "needs --target host: the GPU target's feeder warps poll its CQs themselves");
   }
   for (std::uint32_t d : o.controller_depths) {
     if (d >= o.entries) {
@@ -818,6 +956,7 @@ class Backend {
 
   CaseResult run_case(const StrategyCase& sc, std::uint32_t warps);
   CaseResult run_controller_case(std::uint32_t depth);
+  CaseResult run_gpu_controller_case(std::uint32_t depth);
 
  private:
   void warm_file() {
@@ -1163,6 +1302,7 @@ volatile unsigned char* host_view(std::uint64_t device_address) {
 // cases, into buffers adjacent within a batch as a warp's are; the GPU
 // itself runs nothing.
 CaseResult Backend::run_controller_case(std::uint32_t depth) {
+  if (o_.target == "gpu") return run_gpu_controller_case(depth);
   CaseResult out;
   const std::uint32_t queues = o_.queues;
   const std::uint32_t entries = o_.entries;
@@ -1395,6 +1535,126 @@ int main_impl(int argc, char** argv) {
   std::printf("wrote %s (%zu cases)%s\n", o.out.c_str(), cases.size(),
               ok ? "" : "; some cases FAILED");
   return ok ? 0 : 1;
+}
+
+// Controller-only case against the GPU target: feed_gpu_target, one warp per
+// queue on the SMs the target leaves, keeps `depth` reads per queue in flight
+// in whole rounds (see the kernel). Nothing of the six strategies runs.
+CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
+  CaseResult out;
+  const std::uint32_t queues = o_.queues;
+  const std::uint32_t entries = o_.entries;
+  const std::uint64_t ios = std::max<std::uint64_t>(o_.ios, std::uint64_t{queues} * depth);
+  target_->stop();
+  target_->delete_io_queues();
+  target_->reset_stats();
+  std::vector<FeedRing> rings(queues);
+  for (std::uint32_t i = 0; i < queues; ++i) {
+    const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    rings[i].sq = reinterpret_cast<unsigned char*>(r.sq_device);
+    rings[i].cq = reinterpret_cast<const unsigned char*>(r.cq_device);
+    rings[i].sq_doorbell = reinterpret_cast<std::uint32_t*>(r.sq_doorbell_device);
+    rings[i].cq_doorbell = reinterpret_cast<std::uint32_t*>(r.cq_doorbell_device);
+    rings[i].quota = ios / queues + (i < ios % queues ? 1 : 0);
+  }
+  FeedArgs a{};
+  check(cudaMalloc(&a.counters, 6 * sizeof(unsigned long long)), "cudaMalloc (feed counters)");
+  check(cudaMemset(a.counters, 0, 6 * sizeof(unsigned long long)), "cudaMemset (feed counters)");
+  FeedRing* ring_table = nullptr;
+  check(cudaMalloc(&ring_table, queues * sizeof(FeedRing)), "cudaMalloc (feed rings)");
+  check(cudaMemcpy(ring_table, rings.data(), queues * sizeof(FeedRing), cudaMemcpyHostToDevice),
+        "cudaMemcpy (feed rings)");
+  a.rings = ring_table;
+  a.queues = queues;
+  a.entries = entries;
+  a.depth = depth;
+  a.lbas_per_io = o_.bs / target_->lba_bytes();
+  a.blocks = target_->capacity_lbas() / a.lbas_per_io;
+  a.buffers = static_cast<unsigned char*>(buffers_);
+  a.buffer_count = buffers_bytes_ / buffer_stride_;
+  a.buffer_stride = buffer_stride_;
+  a.scatter = o_.scatter_buffers ? 1 : 0;
+  a.check_data =
+      std::uint64_t{queues} * entries * (o_.scatter_buffers ? 2 : 1) <= a.buffer_count ? 1 : 0;
+  a.seed = o_.seed;
+  unsigned long long* clock = nullptr;
+  check(cudaMalloc(&clock, sizeof(unsigned long long)), "cudaMalloc (clock)");
+  read_globaltimer<<<1, 1>>>(clock);
+  check(cudaGetLastError(), "read_globaltimer launch");
+  unsigned long long now = 0;
+  check(cudaMemcpy(&now, clock, sizeof now, cudaMemcpyDeviceToHost), "cudaMemcpy (clock)");
+  cudaFree(clock);
+  a.deadline_ns = now + static_cast<unsigned long long>(o_.timeout_s * 1e9);
+  // The feeder's local memory is in place before the target holds its SMs
+  // (see run_case): one empty launch first.
+  FeedArgs none = a;
+  none.queues = 0;
+  feed_gpu_target<<<1, 32>>>(none);
+  check(cudaGetLastError(), "feed_gpu_target launch (local memory)");
+  check(cudaDeviceSynchronize(), "feed_gpu_target (local memory)");
+  target_->start();
+  cudaEvent_t begin, end;
+  check(cudaEventCreate(&begin), "cudaEventCreate");
+  check(cudaEventCreate(&end), "cudaEventCreate");
+  check(cudaEventRecord(begin), "cudaEventRecord");
+  feed_gpu_target<<<queues, 32>>>(a);
+  check(cudaGetLastError(), "feed_gpu_target launch");
+  check(cudaEventRecord(end), "cudaEventRecord");
+  // The feeder gives up at its deadline; wait a little longer than that.
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(end);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) check(q, "feed_gpu_target");
+    if (std::chrono::steady_clock::now() - started >
+        std::chrono::duration<double>(o_.timeout_s + 10)) {
+      throw std::runtime_error("feed_gpu_target did not end after its deadline");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  target_->stop();
+  const TargetStats ts = target_->stats();
+  unsigned long long counters[6] = {0, 0, 0, 0, 0, 0};
+  check(cudaMemcpy(counters, a.counters, sizeof counters, cudaMemcpyDeviceToHost),
+        "cudaMemcpy (feed counters)");
+  cudaFree(a.counters);
+  cudaFree(ring_table);
+  const double seconds = static_cast<double>(ms) / 1e3;
+  std::ostringstream js;
+  js << "{\"strategy\": \"controller_only\", \"feeder\": \"gpu_rounds\", \"depth\": " << depth
+     << ", \"queues\": " << queues << ", \"queue_entries\": " << entries
+     << ", \"feeders\": " << queues << ", \"target_threads\": " << o_.gpu_target_warps
+     << ", \"target_sms\": " << o_.gpu_target_sms << ", \"host_pollers\": 0"
+     << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
+     << ", \"bs\": " << o_.bs << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
+     << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << counters[0]
+     << ", \"data_mismatches\": " << counters[1]
+     << ", \"data_checked\": " << (a.check_data != 0 ? "true" : "false")
+     << ", \"timed_out_warps\": " << counters[2] << ", \"rounds\": " << counters[3]
+     << ", \"round_ns_mean\": "
+     << (counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0)
+     << ", \"round_first_cqe_ns_mean\": "
+     << (counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0)
+     << ", \"target\": " << target_json(ts) << "}";
+  out.json = js.str();
+  out.ok = counters[0] == 0 && counters[1] == 0 && counters[2] == 0 && ts.violations.empty() &&
+           ts.completed == ios;
+  std::printf(
+      "controller_only depth %4u  %3u queues  %2u target warps  %8llu I/Os %10.0f IOPS  svc mean "
+      "%7.0f ns  batch %.1f cmds, line %.0f + %.0f ns/cmd, gap %.0f ns  round %.0f ns (first "
+      "CQE %.0f)  errors %llu mismatches %llu timed out %llu violations %zu\n",
+      depth, queues, o_.gpu_target_warps, static_cast<unsigned long long>(ios),
+      static_cast<double>(ios) / seconds, ts.service_ns.mean, ts.batch_commands.mean,
+      ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean,
+      counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0,
+      counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0, counters[0],
+      counters[1], counters[2], ts.violations.size());
+  std::fflush(stdout);
+  return out;
 }
 
 void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backend,

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
@@ -293,10 +294,14 @@ std::pair<double, double> least_squares(const std::vector<double>& x,
   return {my - b * mx, b};
 }
 
-Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads) {
+Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
+                      std::uint32_t queues) {
   std::vector<double> size, time, gap;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const nlohmann::json*>> groups;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
+           std::vector<const nlohmann::json*>>
+      groups;
   std::set<std::string> instances;
+  bool any_with_threads = false;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const nlohmann::json& c = runs[i];
     const std::string path = fmt::format("$.controller_only[{}]", i);
@@ -323,8 +328,13 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     const double mean_size =
         number(field(target, file, tp, "batch_commands"), file, tp + ".batch_commands", "mean");
     number(field(target, file, tp, "service_ns"), file, tp + ".service_ns", "mean");
-    groups[{t, depth}].push_back(&c);
-    if (t != threads) continue;
+    // Runs with another queue count than the strategy runs' are reported,
+    // not fitted: how many queues a serving thread passes over changes its
+    // gap between batches (the GPU target's 528-queue runs).
+    const auto run_queues = static_cast<std::uint32_t>(c.value("queues", queues));
+    groups[{t, run_queues, depth}].push_back(&c);
+    if (t == threads) any_with_threads = true;
+    if (t != threads || run_queues != queues) continue;
     size.push_back(mean_size);
     time.push_back(fixed + slope * mean_size);
     const nlohmann::json& g = field(target, file, tp, "batch_gap_ns");
@@ -335,9 +345,15 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   }
   if (size.empty()) {
     throw ConfigError(file, "$.controller_only", "",
-                      fmt::format("no controller-only run with {} target threads (the strategy "
-                                  "runs' count): nothing to calibrate the controller from",
-                                  threads));
+                      any_with_threads
+                          ? fmt::format("no controller-only run with {} target threads and {} "
+                                        "queues (the strategy runs' counts): nothing to "
+                                        "calibrate the controller from",
+                                        threads, queues)
+                          : fmt::format("no controller-only run with {} target threads (the "
+                                        "strategy runs' count): nothing to calibrate the "
+                                        "controller from",
+                                        threads));
   }
   Calibration cal;
   const auto [intercept, slope] = least_squares(size, time);
@@ -377,6 +393,7 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
         {"fitted_to",
          "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
   cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
+  cal.report["queues"] = queues;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [key, group] : groups) {
     std::vector<double> iops, service, batch, batch_time, gp;
@@ -393,8 +410,10 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
       inst.insert(c->value("instance", ""));
     }
     const Quartiles qi = quartiles(iops);
-    rows.push_back({{"target_threads", key.first},
-                    {"depth", key.second},
+    const auto [key_threads, key_queues, key_depth] = key;
+    rows.push_back({{"target_threads", key_threads},
+                    {"queues", key_queues},
+                    {"depth", key_depth},
                     {"runs", group.size()},
                     {"instances", inst},
                     {"iops", {{"median", qi.median}, {"q1", qi.q1}, {"q3", qi.q3}}},
@@ -402,7 +421,7 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
                     {"batch_commands_mean_median", median_of(batch)},
                     {"batch_time_ns_median", median_of(batch_time)},
                     {"batch_gap_ns_median", median_of(gp)},
-                    {"used", key.first == threads}});
+                    {"used", key_threads == threads && key_queues == queues}});
   }
   cal.report["controller_only"] = rows;
   cal.report["gpu"] =
@@ -411,6 +430,32 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
       "with a fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
       "it is cross-validated below where lane_loop_fit is given";
   return cal;
+}
+
+// Whether the runs' target keeps its rings in GPU memory (the GPU-resident
+// target: "rings": "gpu") rather than in pinned host memory.
+bool rings_in_gpu_memory(const nlohmann::json& target) {
+  return target.is_object() && target.value("rings", "host") == "gpu";
+}
+
+// The queue count most of the strategy runs use (gpunvme-hw --queues; only
+// per_warp_queue differs, with a queue per warp); 32 when none says.
+std::uint32_t strategy_queue_count(const nlohmann::json& hw) {
+  std::map<std::uint32_t, std::size_t> count;
+  for (const nlohmann::json& c : hw.value("cases", nlohmann::json::array())) {
+    if (c.is_object() && c.contains("queues") && c.at("queues").is_number_unsigned()) {
+      ++count[c.at("queues").get<std::uint32_t>()];
+    }
+  }
+  std::uint32_t most = 32;
+  std::size_t seen = 0;
+  for (const auto& [q, n] : count) {
+    if (n > seen) {
+      most = q;
+      seen = n;
+    }
+  }
+  return most;
 }
 
 // One predicted case: the strategy's untraced runs and their quartiles.
@@ -432,7 +477,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   const auto threads =
       static_cast<std::uint32_t>(number(target_doc, hw_file, "$.target", "threads"));
   const double file_bytes = number(target_doc, hw_file, "$.target", "file_bytes");
-  const Calibration cal = calibrate(hw.at("controller_only"), hw_file, threads);
+  const std::string queue_memory = rings_in_gpu_memory(target_doc) ? "gpu" : "host";
+  const Calibration cal =
+      calibrate(hw.at("controller_only"), hw_file, threads, strategy_queue_count(hw));
 
   // The strategy cases: untraced runs only (records cost throughput).
   const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
@@ -449,6 +496,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
     number(c, hw_file, path, "iops");
     field(c, hw_file, path, "scenario");
+    // A run against a target of another size (gpunvme-hw --gpu-target-warps)
+    // is not what the calibration set measured.
+    if (c.contains("target_config") &&
+        c.at("target_config").value("serving_warps", threads) != threads) {
+      continue;
+    }
     if (!options.strategies.empty() &&
         std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
             options.strategies.end()) {
@@ -477,7 +530,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     raw.scenario["name"] = fmt::format("hw-{}-{}w", m.strategy, m.warps);
     raw.scenario["kind"] = "microbenchmark";
     raw.scenario["path"] = "gpu_initiated";
-    raw.scenario["queue_memory"] = "host";
+    raw.scenario["queue_memory"] = queue_memory;
     raw.scenario["distribution"] = "uniform";
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;
@@ -775,9 +828,15 @@ struct MeasuredSetup {
 
 MeasuredSetup measured_setup(const nlohmann::json& hw, const std::string& hw_file,
                              const Options& options) {
+  // The placement follows the target the runs were made against: the
+  // GPU-resident target (gpunvme-hw --target gpu) or the host threads.
+  const bool gpu_target = hw.contains("target") && hw.at("target").is_object() &&
+                          hw.at("target").value("kind", "") == "gpu_target";
   const std::string topology_file =
-      options.topology_file.empty() ? shipped_configs_dir() + "/topologies/hw-soft-controller.json"
-                                    : options.topology_file;
+      !options.topology_file.empty()
+          ? options.topology_file
+          : shipped_configs_dir() + (gpu_target ? "/topologies/hw-gpu-target.json"
+                                                : "/topologies/hw-soft-controller.json");
   if (field(hw, hw_file, "$", "schema") != "gpunvme.hw/1") {
     throw ConfigError(hw_file, "$.schema", hw.at("schema").dump(),
                       "expected \"gpunvme.hw/1\" (a gpunvme-hw results file)");
@@ -887,7 +946,7 @@ nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
     raw.scenario["name"] = fmt::format("hw-{}-{}w", strategy, warps);
     raw.scenario["kind"] = "microbenchmark";
     raw.scenario["path"] = "gpu_initiated";
-    raw.scenario["queue_memory"] = "host";
+    raw.scenario["queue_memory"] = rings_in_gpu_memory(hw.at("target")) ? "gpu" : "host";
     raw.scenario["distribution"] = "uniform";
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;

@@ -17,7 +17,8 @@
 namespace gpunvme::validate {
 
 struct Options {
-  // The simulated placement (default: configs/topologies/hw-soft-controller.json).
+  // The simulated placement (default: configs/topologies/hw-soft-controller.json,
+  // or hw-gpu-target.json when the runs' target is the GPU-resident one).
   std::string topology_file;
   // GPU profile for the simulated GPU ("" = from the measured device's name:
   // H100 -> h100-sxm, H200 -> h200-sxm).

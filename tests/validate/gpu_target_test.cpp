@@ -1,0 +1,131 @@
+// Prediction for the GPU-resident target (gpunvme-hw --target gpu): its runs
+// are simulated on configs/topologies/hw-gpu-target.json with the rings in
+// GPU memory, the controller is calibrated from the target's controller-only
+// runs with the strategy runs' queue count only, and the committed report
+// (configs/measurements/validate-gpu-target-h100-2026-11-27.json) holds the
+// simulator to where it put each case, give or take the case's measured
+// noise.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/frontend/validate/validate.h"
+#include "sim/system/config/run_config.h"
+
+namespace gpunvme {
+namespace {
+
+const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
+const std::string kRuns = kDir + "hw-gpu-target-h100-2026-11-27.json";
+const std::string kMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-e.json";
+const std::string kYetMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-f.json";
+const std::string kControllerRuns = kDir + "hw-gpu-target-controller-h100-2026-11-27.json";
+const std::string kReport = kDir + "validate-gpu-target-h100-2026-11-27.json";
+
+// A GPU-target controller-only run reduced to what calibration reads: every
+// batch of `depth` commands taking `batch_ns`, `queues` queues.
+nlohmann::json gpu_controller_run(unsigned queues, unsigned depth, double batch_ns, double gap_ns) {
+  return {{"strategy", "controller_only"},
+          {"feeder", "gpu_rounds"},
+          {"depth", depth},
+          {"queues", queues},
+          {"target_threads", 32},
+          {"iops", 1e6},
+          {"instance", "x"},
+          {"target",
+           {{"batch_fixed_ns", batch_ns},
+            {"batch_per_command_ns", 0.0},
+            {"batch_commands", {{"mean", double(depth)}}},
+            {"service_ns", {{"mean", batch_ns}}},
+            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+}
+
+// Worked by hand: the 32-queue runs (the strategy runs' queue count) put
+// batches of 1, 8 and 32 commands at 2.5, 9.5 and 33.5 us, on the line
+// 1.5 us + 1 us per command, with gaps 4, 5 and 6 us (median 5 us). The
+// 528-queue runs (a line of 0 + 10 us per command and 1 us gaps) are
+// reported but not fitted. The runs are the GPU target's, so the placement
+// is hw-gpu-target.json.
+TEST(GpuTargetPrediction, CalibrationUsesTheStrategyRunsQueueCountAndTheGpuPlacement) {
+  nlohmann::json hw = read_json_file(kRuns);
+  hw["controller_only"] = {
+      gpu_controller_run(32, 1, 2500, 4000), gpu_controller_run(32, 8, 9500, 5000),
+      gpu_controller_run(32, 32, 33500, 6000), gpu_controller_run(528, 1, 10000, 1000),
+      gpu_controller_run(528, 8, 80000, 1000)};
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch"};
+  const nlohmann::json report = validate::correlate(hw, kRuns, options);
+  EXPECT_EQ(report.at("mode"), "prediction");
+  const std::string topology = report.at("topology").get<std::string>();
+  EXPECT_NE(topology.find("hw-gpu-target.json"), std::string::npos) << topology;
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 1500, 1e-6);
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(), 1000,
+              1e-6);
+  EXPECT_DOUBLE_EQ(p.at("topology.nodes.ssd0.batch_gap_ns").at("value").get<double>(), 5000);
+  EXPECT_EQ(p.at("topology.nodes.ssd0.controller_cores").at("value"), 32);
+  std::size_t used = 0, listed = 0;
+  for (const nlohmann::json& row : report.at("calibration").at("controller_only")) {
+    ++listed;
+    if (row.at("used").get<bool>()) {
+      ++used;
+      EXPECT_EQ(row.at("queues"), 32);
+    }
+  }
+  EXPECT_EQ(listed, 5u);
+  EXPECT_EQ(used, 3u);
+  // Only the 8 SM / 32-warp target's runs are predicted (the file also
+  // holds runs of a 16 SM / 128-warp target).
+  ASSERT_EQ(report.at("cases").size(), 1u);
+  std::size_t runs = 0;
+  for (const nlohmann::json& c : hw.at("cases")) {
+    if (c.at("strategy") == "warp_batch" && c.at("warps") == 1 &&
+        c.at("target_config").at("serving_warps") == 32) {
+      ++runs;
+    }
+  }
+  EXPECT_EQ(report.at("cases")[0].at("measured_iops").at("runs").get<std::size_t>(), runs);
+}
+
+// The committed prediction, re-run with the committed calibration: each case
+// must stay where the committed report puts it relative to the measured
+// median, give or take the case's measured noise (the IQR of its runs over
+// every machine instance). A model change that moves a prediction further
+// than the hardware's own spread fails here and needs a new report.
+TEST(GpuTargetPrediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kRuns), read_json_file(kMoreRuns), read_json_file(kYetMoreRuns),
+       read_json_file(kControllerRuns)});
+  const nlohmann::json committed = read_json_file(kReport);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  validate::Options options;
+  options.warps = {1};  // the small cases: the whole set takes minutes
+  options.strategies = {"warp_batch", "per_warp_queue", "all_threads", "io_agents"};
+  const nlohmann::json now = validate::correlate(hw, kRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  std::size_t compared = 0;
+  for (const nlohmann::json& row : now.at("cases")) {
+    const nlohmann::json* before = nullptr;
+    for (const nlohmann::json& r : committed.at("cases")) {
+      if (r.at("strategy") == row.at("strategy") && r.at("warps") == row.at("warps")) before = &r;
+    }
+    ASSERT_NE(before, nullptr) << row.at("strategy") << " " << row.at("warps")
+                               << " is not in the committed report: re-run gpunvme validate";
+    const nlohmann::json& m = row.at("measured_iops");
+    EXPECT_EQ(m, before->at("measured_iops"));
+    const double median = m.at("median").get<double>();
+    const double noise = m.at("q3").get<double>() - m.at("q1").get<double>();
+    const double sim = row.at("simulated_iops").get<double>();
+    const double sim_before = before->at("simulated_iops").get<double>();
+    EXPECT_LE(std::fabs(sim - median), std::fabs(sim_before - median) + noise)
+        << row.at("strategy") << " " << row.at("warps") << " warps: predicted " << sim
+        << ", committed " << sim_before << ", measured median " << median << ", IQR " << noise;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 4u);
+}
+
+}  // namespace
+}  // namespace gpunvme
