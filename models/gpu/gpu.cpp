@@ -91,6 +91,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.lane_loop_iteration = p.lane_loop_iteration_ns;
   costs_.host_poll_read = p.host_poll_read_ns;
   costs_.host_read_interval = std::max<Picoseconds>(1, ns_to_ps(1e3 / p.host_reads_per_us));
+  costs_.host_line_read_interval = p.host_line_read_interval_ns;
   costs_.copy_op_host_reads = p.copy_op_host_reads;
   warp_schedulers_.assign(std::size_t{sms_} * schedulers_per_sm_, NextFreeServer{});
   for (std::int64_t sm : p.block_sm_order) {
@@ -159,6 +160,33 @@ Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_
       atomic_units_[addr].book(issue, costs_.atomic_same_address_interval);
   atomic_queueing_ps_ += unit.queued();
   return unit.start + atomic_latency(sm, addr);
+}
+
+void Gpu::add_host_poll_lines(const std::uint64_t* lines, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!owns(lines[i] * MemorySpace::kLineBytes, MemorySpace::kLineBytes)) {
+      ++host_line_pollers_[lines[i]];
+    }
+  }
+}
+
+void Gpu::remove_host_poll_lines(const std::uint64_t* lines, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto it = host_line_pollers_.find(lines[i]);
+    if (it == host_line_pollers_.end()) continue;  // a line of GPU memory
+    if (--it->second == 0) host_line_pollers_.erase(it);
+  }
+}
+
+std::uint32_t Gpu::host_line_pollers(std::uint64_t line) const {
+  const auto it = host_line_pollers_.find(line);
+  return it == host_line_pollers_.end() ? 0 : it->second;
+}
+
+std::uint32_t Gpu::busiest_host_line(const std::uint64_t* lines, std::size_t count) const {
+  std::uint32_t most = 1;
+  for (std::size_t i = 0; i < count; ++i) most = std::max(most, host_line_pollers(lines[i]));
+  return most;
 }
 
 }  // namespace gpunvme::gpu

@@ -60,6 +60,7 @@ struct GpuCosts {
   Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
   Picoseconds host_poll_read;                 // one poll of host memory, few pollers
   Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
+  Picoseconds host_line_read_interval;        // a read's hold on its 64 B line of host memory
   double copy_op_host_reads;                  // host reads a copy operation waits for in turn
 };
 
@@ -108,11 +109,24 @@ class Gpu : public Component {
   void add_host_read() { ++host_reads_; }
   void remove_host_read() { --host_reads_; }
   std::uint64_t host_reads_in_flight() const { return std::uint64_t{host_pollers_} + host_reads_; }
+  // The host-memory lines (64 B, MemorySpace lines) a poller reads on each
+  // poll: reads of one line are served one after the other, so the warps
+  // polling a line share it. Lines of GPU memory are not counted.
+  void add_host_poll_lines(const std::uint64_t* lines, std::size_t count);
+  void remove_host_poll_lines(const std::uint64_t* lines, std::size_t count);
+  // Warps polling `line` now.
+  std::uint32_t host_line_pollers(std::uint64_t line) const;
+  // The most warps polling any one of `lines` (at least 1: the asking
+  // poller).
+  std::uint32_t busiest_host_line(const std::uint64_t* lines, std::size_t count) const;
   // The period of one poll of host memory: the unloaded read, or, once the
   // reads in flight outrun the rate they are served at, the time to serve
-  // one of each (the closed-loop bound of W readers with one read each).
-  Picoseconds host_poll_period() const {
-    return std::max(costs_.host_poll_read, host_reads_in_flight() * costs_.host_read_interval);
+  // one of each (the closed-loop bound of W readers with one read each),
+  // or, for a poller whose busiest line `line_pollers` warps poll, the time
+  // that line takes to serve one read of each of them.
+  Picoseconds host_poll_period(std::uint32_t line_pollers = 1) const {
+    return std::max({costs_.host_poll_read, host_reads_in_flight() * costs_.host_read_interval,
+                     Picoseconds{line_pollers} * costs_.host_line_read_interval});
   }
   // The earliest a read over PCIe issued now completes: behind the reads in
   // flight, then its own.
@@ -146,6 +160,7 @@ class Gpu : public Component {
   std::uint64_t atomics_ = 0;
   std::uint32_t host_pollers_ = 0;
   std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
+  std::unordered_map<std::uint64_t, std::uint32_t> host_line_pollers_;  // by host line
   Picoseconds atomic_queueing_ps_ = 0;
   Picoseconds issue_stall_ps_ = 0;
 };

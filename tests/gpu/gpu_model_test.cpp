@@ -458,9 +458,10 @@ TEST(SimWarp, HostPollersShareTheHostReadRate) {
   }
   // Three pollers at one read per microsecond: every 3 us. A fourth warp's
   // read over PCIe waits behind one read of each: 4 us, longer than the
-  // fabric's round trip.
+  // fabric's round trip. (Reads of their one line are not held here, so
+  // that the rate alone sets the period.)
   {
-    GpuBench bench(nlohmann::json{{"host_reads_per_us", 1.0}});
+    GpuBench bench(nlohmann::json{{"host_reads_per_us", 1.0}, {"host_line_read_interval_ns", 0.0}});
     const Picoseconds period = ns_to_ps(3000);
     const Picoseconds write_at = ns_to_ps(10000);
     std::vector<Picoseconds> seen(3, 0);
@@ -487,6 +488,135 @@ TEST(SimWarp, HostPollersShareTheHostReadRate) {
     for (Picoseconds s : seen) EXPECT_EQ(s, (write_at + period - 1) / period * period + period);
     EXPECT_EQ(bench.gpu().host_pollers(), 0u);
   }
+}
+
+// Reads of one 64 B line of host memory are served one after the other,
+// each holding the line host_line_read_interval (1 us here), so N warps
+// polling one line poll it once every max(host_poll_read, N us) each. The
+// warp that sees a write does so on its first poll at or after it, one poll
+// period later, with the period of the pollers at the write. Oracles worked
+// by hand; the global read rate (157.9 per us, 6.3 ns a read) stays below
+// every period here.
+namespace {
+
+struct LinePollOutcome {
+  std::vector<Picoseconds> seen;
+  std::vector<std::uint32_t> pollers_at_write;  // of each line, at the first write
+};
+
+// Warp w polls flags[w] until it holds at least thresholds[w]; writes[i]
+// stores values[i] to write_to[i] at writes[i] ns.
+LinePollOutcome poll_lines(const std::vector<std::uint64_t>& flags,
+                           const std::vector<std::uint32_t>& thresholds,
+                           const std::vector<std::uint64_t>& write_to,
+                           const std::vector<std::uint32_t>& values,
+                           const std::vector<double>& writes_ns,
+                           const std::vector<std::uint64_t>& lines_to_count) {
+  GpuBench bench(nlohmann::json{{"host_line_read_interval_ns", 1000.0}});
+  LinePollOutcome out;
+  out.seen.assign(flags.size(), 0);
+  for (std::uint32_t w = 0; w < flags.size(); ++w) {
+    bench.spawn({w, 0}, [&, w](platform::SimWarp& p) {
+      p.wait_until([&] { return p.load_u32(flags[w]) >= thresholds[w]; }, flags[w], 4);
+      out.seen[w] = p.clock();
+    });
+  }
+  sc_core::sc_spawn([&] {
+    double at = 0;
+    for (std::size_t i = 0; i < writes_ns.size(); ++i) {
+      sc_core::wait(sc_core::sc_time(writes_ns[i] - at, sc_core::SC_NS));
+      at = writes_ns[i];
+      if (i == 0) {
+        for (std::uint64_t line : lines_to_count) {
+          out.pollers_at_write.push_back(
+              bench.gpu().host_line_pollers(line / MemorySpace::kLineBytes));
+        }
+      }
+      bench.machine().memory().store<std::uint32_t>(write_to[i], values[i]);
+    }
+  });
+  bench.run();
+  for (std::uint64_t line : lines_to_count) {
+    EXPECT_EQ(bench.gpu().host_line_pollers(line / MemorySpace::kLineBytes), 0u);
+  }
+  EXPECT_EQ(bench.gpu().host_pollers(), 0u);
+  return out;
+}
+
+}  // namespace
+
+TEST(SimWarp, PollsOfOneHostLineAreServedOneAfterTheOther) {
+  const std::uint64_t line_a = GpuBench::host_memory() + 8192;
+  const std::uint64_t line_b = line_a + MemorySpace::kLineBytes;
+  // One warp: the line is free again before its next poll; the period is the
+  // unloaded poll, 1234.3 ns. Write at 10.5 us: poll 9 at 11,108.7 ns sees
+  // it, 1234.3 ns later.
+  {
+    const LinePollOutcome r = poll_lines({line_a}, {1}, {line_a}, {1}, {10500}, {line_a});
+    EXPECT_EQ(r.pollers_at_write, std::vector<std::uint32_t>{1});
+    EXPECT_EQ(r.seen[0], ns_to_ps(9 * 1234.3 + 1234.3));
+  }
+  // Two warps on two words of one line: every 2 us each. Write at 10.5 us:
+  // the poll at 12 us sees it, at 14 us.
+  {
+    const LinePollOutcome r = poll_lines({line_a, line_a + 8}, {1, 1}, {line_a, line_a + 8}, {1, 1},
+                                         {10500, 10500}, {line_a});
+    EXPECT_EQ(r.pollers_at_write, std::vector<std::uint32_t>{2});
+    EXPECT_EQ(r.seen, (std::vector<Picoseconds>{ns_to_ps(14000), ns_to_ps(14000)}));
+  }
+  // Five warps on one word: every 5 us. Write at 10.5 us: seen at 15 + 5 us.
+  {
+    const std::vector<std::uint64_t> flags(5, line_a);
+    const LinePollOutcome r =
+        poll_lines(flags, std::vector<std::uint32_t>(5, 1), {line_a}, {1}, {10500}, {line_a});
+    EXPECT_EQ(r.pollers_at_write, std::vector<std::uint32_t>{5});
+    EXPECT_EQ(r.seen, std::vector<Picoseconds>(5, ns_to_ps(20000)));
+  }
+  // Two lines, two warps on one and three on the other: each line serves its
+  // own pollers, every 2 us and every 3 us. Both written at 10.5 us: seen
+  // at 12 + 2 and 12 + 3 us.
+  {
+    const LinePollOutcome r =
+        poll_lines({line_a, line_a, line_b, line_b, line_b}, std::vector<std::uint32_t>(5, 1),
+                   {line_a, line_b}, {1, 1}, {10500, 10500}, {line_a, line_b});
+    EXPECT_EQ(r.pollers_at_write, (std::vector<std::uint32_t>{2, 3}));
+    EXPECT_EQ(r.seen, (std::vector<Picoseconds>{ns_to_ps(14000), ns_to_ps(14000), ns_to_ps(15000),
+                                                ns_to_ps(15000), ns_to_ps(15000)}));
+  }
+  // Three warps on one flag, which the host writes three times (1, 2, 3 at
+  // 10.5, 20.5, 30.5 us); warp k waits for k + 1. Warp 0 sees 1 with three
+  // pollers (every 3 us: poll at 12 us, seen at 15 us) and leaves; warp 1
+  // sees 2 with two (every 2 us: poll at 22 us, seen at 24 us); warp 2 sees
+  // 3 alone (every 1234.3 ns: poll 25 at 30,857.5 ns, seen 1234.3 ns later).
+  // Writes that do not satisfy a warp leave its polls as they were.
+  {
+    const LinePollOutcome r =
+        poll_lines({line_a, line_a, line_a}, {1, 2, 3}, {line_a, line_a, line_a}, {1, 2, 3},
+                   {10500, 20500, 30500}, {line_a});
+    EXPECT_EQ(r.pollers_at_write, std::vector<std::uint32_t>{3});
+    EXPECT_EQ(r.seen, (std::vector<Picoseconds>{ns_to_ps(15000), ns_to_ps(24000),
+                                                ns_to_ps(25 * 1234.3 + 1234.3)}));
+  }
+}
+
+// A warp polling GPU memory is no poller of a host line.
+TEST(GpuModel, HostLinePollersCountHostLinesOnly) {
+  GpuBench bench;
+  gpu::Gpu& gpu = bench.gpu();
+  const std::uint64_t gpu_line = gpu.memory_region().base / MemorySpace::kLineBytes;
+  const std::uint64_t host_line = GpuBench::host_memory() / MemorySpace::kLineBytes;
+  const std::uint64_t lines[] = {gpu_line, host_line, host_line + 1};
+  gpu.add_host_poll_lines(lines, 3);
+  gpu.add_host_poll_lines(lines + 1, 1);
+  EXPECT_EQ(gpu.host_line_pollers(gpu_line), 0u);
+  EXPECT_EQ(gpu.host_line_pollers(host_line), 2u);
+  EXPECT_EQ(gpu.host_line_pollers(host_line + 1), 1u);
+  EXPECT_EQ(gpu.busiest_host_line(lines, 3), 2u);
+  EXPECT_EQ(gpu.busiest_host_line(lines, 1), 1u);  // the asking poller itself
+  gpu.remove_host_poll_lines(lines, 3);
+  gpu.remove_host_poll_lines(lines + 1, 1);
+  EXPECT_EQ(gpu.host_line_pollers(host_line), 0u);
+  EXPECT_EQ(gpu.host_line_pollers(host_line + 1), 0u);
 }
 
 // A copy operation waits behind the pollers' reads copy_op_host_reads times.

@@ -325,11 +325,21 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
   WaitState& state = *state_;
   // While its predicate reads host memory the warp is one of the GPU's host
-  // pollers, until the wait returns.
+  // pollers, and a poller of each host line the predicate read, until the
+  // wait returns.
   struct HostPolling {
     gpu::Gpu& gpu;
     bool counted = false;
-    void set(bool polling) {
+    std::uint32_t line_count = 0;
+    std::uint64_t lines[WaitState::kMaxLines] = {};
+    void set(bool polling, const std::uint64_t* read, std::uint32_t read_count) {
+      gpu.remove_host_poll_lines(lines, line_count);
+      line_count = 0;
+      if (polling) {
+        std::copy(read, read + read_count, lines);
+        line_count = read_count;
+        gpu.add_host_poll_lines(lines, line_count);
+      }
       if (polling == counted) return;
       counted = polling;
       if (polling) {
@@ -338,14 +348,14 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
         gpu.remove_host_poller();
       }
     }
-    ~HostPolling() { set(false); }
+    ~HostPolling() { set(false, nullptr, 0); }
   } host_polling{gpu_};
   for (;;) {
     settle();
     const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
-    host_polling.set(state.reads_host);
+    host_polling.set(state.reads_host, state.lines, state.count);
     waiting.start = start;
     waiting.seen = 0;
     state.satisfied = false;

@@ -32,8 +32,10 @@
 //   simulated. A warp whose predicate reads host memory (or anything over
 //   PCIe) is one of the GPU's host pollers while it waits: its polls take
 //   the GPU's host poll period, which grows with the pollers once they
-//   outrun the rate host reads are served at, and every other read over
-//   PCIe waits behind one read of each poller (gpu::Gpu::host_poll_period).
+//   outrun the rate host reads are served at, and with the warps polling
+//   the same host line (reads of one line are served one after the other),
+//   and every other read over PCIe waits behind one read of each poller
+//   (gpu::Gpu::host_poll_period).
 #pragma once
 
 #include <algorithm>
@@ -418,10 +420,14 @@ class SimWarp {
   // The period of the waiting warp's polls, and the latency of the poll that
   // sees the write: host polls when its predicate read host memory.
   Picoseconds current_poll_period() const {
-    return state_->reads_host ? gpu_.host_poll_period() + poll_backoff_ : poll_period_;
+    return state_->reads_host ? host_poll_period() + poll_backoff_ : poll_period_;
   }
   Picoseconds current_poll_latency() const {
-    return state_->reads_host ? gpu_.host_poll_period() : gpu_.costs().load_latency;
+    return state_->reads_host ? host_poll_period() : gpu_.costs().load_latency;
+  }
+  // A host poll's period, given the other warps polling the lines it reads.
+  Picoseconds host_poll_period() const {
+    return gpu_.host_poll_period(gpu_.busiest_host_line(state_->lines, state_->count));
   }
   // Makes the watches of ranges[0 .. count) live, resuming parked ones.
   void watch_ranges(const std::uint64_t* ranges, std::size_t count);
