@@ -188,5 +188,31 @@ TEST(KvPolicies, KeyRequestsMoveABlockPerCommandAfterTheLookup) {
   }
 }
 
+TEST(KvPolicies, ReuseTimesAReturningTurnFromTheSavedKv) {
+  // Roofline prefill of one session, 1e8 weights per layer at 100 TFLOP/s
+  // (weights: 200 us per layer at 1000 GB/s). A 100-token turn against 1000
+  // cached tokens: 2 x 1e8 x 100 + 2 x 8 x 64 x (2 x 100 x 1000 + 100^2) =
+  // 2.021504e10 FLOPs, 202.1504 us per layer (above 200 us), 808.6016 us in
+  // all. A miss recomputes 1100 tokens: 2 x 1e8 x 1100 + 1024 x 1100^2 =
+  // 2.2123904e11 FLOPs, 8.8495616 ms over 4 layers. A hit adds the measured
+  // reload of the context from DRAM or NVMe.
+  const nlohmann::json r = run(test::scenario(
+      "kv-cache-gpu", tiers({"scenario.policy=reuse", "scenario.measure_reload=true",
+                             "scenario.compute_model=roofline", "scenario.params_billion=0.4",
+                             "scenario.gpu_tflops=100", "scenario.hbm_bandwidth_gbps=1000",
+                             "scenario.turn_tokens=100", "scenario.reuse_hit_rate=0.8",
+                             "scenario.reuse_dram_share=0.25"})));
+  const nlohmann::json& kv = r["kv_cache"];
+  const nlohmann::json& reuse = kv["reuse"];
+  const double dram = kv["reload"]["dram_ns"].get<double>();
+  const double nvme = kv["reload"]["nvme_ns"].get<double>();
+  EXPECT_NEAR(reuse["ttft_hit_dram_ns"].get<double>(), dram + 808601.6, 0.002);
+  EXPECT_NEAR(reuse["ttft_hit_nvme_ns"].get<double>(), nvme + 808601.6, 0.002);
+  EXPECT_NEAR(reuse["ttft_miss_ns"].get<double>(), 8849561.6, 0.002);
+  const double expected =
+      0.8 * (0.25 * (dram + 808601.6) + 0.75 * (nvme + 808601.6)) + 0.2 * 8849561.6;
+  EXPECT_NEAR(reuse["ttft_ns"].get<double>(), expected, 0.01);
+}
+
 }  // namespace
 }  // namespace gpunvme

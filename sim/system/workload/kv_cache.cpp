@@ -94,14 +94,22 @@ KvShape kv_shape(const RunConfig& config) {
 }
 
 Picoseconds kv_prefill_time(const RunConfig& config) {
+  const KvShape k = kv_shape(config);
+  return kv_prefill_time(config, k.batch, k.context, 0);
+}
+
+Picoseconds kv_prefill_time(const RunConfig& config, std::uint64_t sequences, std::uint64_t fresh,
+                            std::uint64_t cached) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const KvShape k = kv_shape(config);
   const double layer_weights = k.params / static_cast<double>(k.layers);
-  const double context = static_cast<double>(k.context);
-  const double batch = static_cast<double>(k.batch);
+  const double n = static_cast<double>(fresh);
+  const double c = static_cast<double>(cached);
+  const double batch = static_cast<double>(sequences);
   const double q_heads = static_cast<double>(k.kv_heads * k.gqa_group);
-  const double flops = 2.0 * layer_weights * batch * context +
-                       2.0 * batch * q_heads * static_cast<double>(k.head_dim) * context * context;
+  const double flops = 2.0 * layer_weights * batch * n + 2.0 * batch * q_heads *
+                                                             static_cast<double>(k.head_dim) *
+                                                             (2 * n * c + n * n);
   const double weights_ps =
       layer_weights * static_cast<double>(s.weight_bytes) / (s.hbm_bandwidth_gbps * 1e-3);
   const double flops_ps = flops / (s.gpu_tflops * 1e12 * 1e-12);
@@ -131,7 +139,11 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
   const std::uint64_t all_blocks = tails * end_full;
   const bool lru = s.eviction == KvEviction::lru;
   const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
-  if (lru && s.policy != KvPolicy::tiered) {
+  if (s.policy == KvPolicy::reuse && !s.measure_reload) {
+    throw ConfigError(file, "$.measure_reload", "false",
+                      "policy reuse times a returning turn's reload: measure_reload must be true");
+  }
+  if (lru && s.policy != KvPolicy::tiered && s.policy != KvPolicy::reuse) {
     throw ConfigError(file, "$.eviction", "lru",
                       fmt::format("policy {} streams lower-tier KV every step: eviction must be "
                                   "pin",
@@ -867,6 +879,27 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
   if (lookup_ > 0) {
     out["kv_cache"]["key_commands"] = key_commands_;
     out["kv_cache"]["lookup_ns"] = round_to(ps_to_ns(lookup_), 0.001);
+  }
+  if (policy_ == KvPolicy::reuse) {
+    // One returning session (AttentionStore): a hit reloads its context from
+    // DRAM or NVMe (the measured reloads) and prefills the new turn against
+    // it; a miss prefills context and turn anew.
+    const ScenarioParams s = ScenarioParams::from(config_.scenario.params);
+    const auto turn = static_cast<std::uint64_t>(s.turn_tokens);
+    const Picoseconds fresh = kv_prefill_time(config_, 1, turn, k.context);
+    const Picoseconds miss = kv_prefill_time(config_, 1, k.context + turn, 0);
+    const double hit_dram = ps_to_ns(reload_dram_ + fresh);
+    const double hit_nvme = ps_to_ns(reload_nvme_ + fresh);
+    const double expected =
+        s.reuse_hit_rate * (s.reuse_dram_share * hit_dram + (1 - s.reuse_dram_share) * hit_nvme) +
+        (1 - s.reuse_hit_rate) * ps_to_ns(miss);
+    out["kv_cache"]["reuse"] = {{"hit_rate", s.reuse_hit_rate},
+                                {"dram_share", s.reuse_dram_share},
+                                {"turn_tokens", turn},
+                                {"ttft_hit_dram_ns", round_to(hit_dram, 0.001)},
+                                {"ttft_hit_nvme_ns", round_to(hit_nvme, 0.001)},
+                                {"ttft_miss_ns", round_to(ps_to_ns(miss), 0.001)},
+                                {"ttft_ns", round_to(expected, 0.001)}};
   }
   if (policy_ == KvPolicy::sparse) {
     out["kv_cache"]["sparse"] = {{"selected_tokens_per_block", selected_tokens_},

@@ -66,6 +66,11 @@ KvShape kv_shape(const RunConfig& config);
 // bandwidth, its FLOPs over the GPU's), FLOPs = 2 x weights x tokens plus
 // causal attention's 2 x query heads x head_dim x context^2 per sequence.
 Picoseconds kv_prefill_time(const RunConfig& config);
+// Prefill of `fresh` prompt tokens of `sequences` sequences whose first
+// `cached` tokens' KV is already in HBM: attention FLOPs 2 x query heads x
+// head_dim x (2 x fresh x cached + fresh^2) per sequence.
+Picoseconds kv_prefill_time(const RunConfig& config, std::uint64_t sequences, std::uint64_t fresh,
+                            std::uint64_t cached);
 // Decode compute of one layer besides attention: layer_compute_us, or the
 // roofline max(weights / HBM bandwidth, 2 x weights x batch / FLOP/s).
 Picoseconds kv_layer_compute_time(const RunConfig& config);
