@@ -75,6 +75,26 @@ TEST(ConfigErrors, TiersTooSmallAreAConfigurationError) {
                ConfigError);
 }
 
+TEST(ConfigErrors, KvModelAndPolicyConflicts) {
+  // A named model sets the shape: a shape field set to a third value is an
+  // error naming the model's value.
+  try {
+    test::scenario("kv-cache-gpu", {"scenario.model=\"llama-3.1-70b\"", "scenario.layers=40"});
+    FAIL() << "layers = 40 accepted with llama-3.1-70b";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.layers");
+    EXPECT_NE(e.problem().find("layers = 80"), std::string::npos) << e.what();
+  }
+  // sparse and in_storage stream lower-tier KV every step: no lru.
+  try {
+    test::scenario("kv-cache-gpu", kv_small({"scenario.policy=sparse", "scenario.eviction=lru",
+                                             "scenario.hbm_kv_gib=1"}));
+    FAIL() << "lru accepted with policy sparse";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.eviction");
+  }
+}
+
 TEST(ConfigErrors, MalformedGraphsAndGraphFields) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string bad = (dir / "gpunvme_bad.el").string();

@@ -1,15 +1,16 @@
 #include "sim/system/workload/kv_cache.h"
 
-#include "models/gpu/gpu.h"
-#include "models/nvme/ssd_params.h"
-#include "sim/system/workload/scenario_spec.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "models/flash/flash_params.h"
+#include "models/gpu/gpu.h"
+#include "models/nvme/ssd_params.h"
 #include "sim/kernel/params/config_error.h"
+#include "sim/system/workload/kv_models.h"
+#include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
 
@@ -24,7 +25,8 @@ std::uint64_t ssd_capacity_bytes(const RunConfig& config) {
   const auto ssds = ScenarioParams::from(config.scenario.params).ssds;
   for (const std::string& id : ssds) {
     const NodeConfig& n = *config.topology.node(id);
-    least = std::min(least, static_cast<std::uint64_t>(nvme::SsdParams::from(n.params).capacity_gib * kGiB));
+    least = std::min(
+        least, static_cast<std::uint64_t>(nvme::SsdParams::from(n.params).capacity_gib * kGiB));
   }
   return least * ssds.size();
 }
@@ -33,24 +35,53 @@ std::uint64_t largest_lba(const RunConfig& config) {
   std::uint64_t lba = 512;
   const std::vector<std::string> ssds = ScenarioParams::from(config.scenario.params).ssds;
   for (const std::string& id : ssds) {
-    lba = std::max<std::uint64_t>(lba, nvme::SsdParams::from(config.topology.node(id)->params).lba_bytes);
+    lba = std::max<std::uint64_t>(
+        lba, nvme::SsdParams::from(config.topology.node(id)->params).lba_bytes);
   }
   return lba;
+}
+// A named model sets the shape: a shape field left at its declared default
+// yields to it; one set to a third value contradicts it.
+void check_model_fields(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const KvModelShape* model = find_kv_model(s.model);
+  if (model == nullptr) return;
+  const ComponentSpec& spec = scenario_spec();
+  const std::pair<const char*, double> fields[] = {
+      {"layers", static_cast<double>(model->layers)},
+      {"kv_heads", static_cast<double>(model->kv_heads)},
+      {"head_dim", static_cast<double>(model->head_dim)},
+      {"gqa_group", static_cast<double>(model->gqa_group)},
+      {"params_billion", model->params_billion}};
+  for (const auto& [name, value] : fields) {
+    const double given = config.scenario.params.json().at(name).get<double>();
+    const double declared = spec.find(name)->default_value.get<double>();
+    if (given != declared && given != value) {
+      throw ConfigError(config.scenario.file, std::string("$.") + name, fmt::format("{}", given),
+                        fmt::format("model {} has {} = {}; leave the field out or set model = "
+                                    "custom",
+                                    model->name, name, value));
+    }
+  }
 }
 }  // namespace
 
 KvShape kv_shape(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   KvShape k{};
-  k.layers = static_cast<std::uint64_t>(s.layers);
+  const KvModelShape* model = find_kv_model(s.model);
+  k.model = model != nullptr ? model->name : "custom";
+  k.layers = static_cast<std::uint64_t>(model != nullptr ? model->layers : s.layers);
+  k.kv_heads = static_cast<std::uint64_t>(model != nullptr ? model->kv_heads : s.kv_heads);
+  k.head_dim = static_cast<std::uint64_t>(model != nullptr ? model->head_dim : s.head_dim);
+  k.gqa_group = static_cast<std::uint64_t>(model != nullptr ? model->gqa_group : s.gqa_group);
+  k.params = (model != nullptr ? model->params_billion : s.params_billion) * 1e9;
+  k.dtype_bytes = static_cast<std::uint64_t>(s.dtype_bytes);
   k.batch = static_cast<std::uint64_t>(s.batch);
   k.block_tokens = static_cast<std::uint64_t>(s.block_tokens);
   k.context = static_cast<std::uint64_t>(s.context_tokens);
   k.steps = static_cast<std::uint64_t>(s.decode_steps);
-  k.gqa_group = static_cast<std::uint64_t>(s.gqa_group);
-  k.token_bytes = 2ull * static_cast<std::uint64_t>(s.kv_heads) *
-                  static_cast<std::uint64_t>(s.head_dim) *
-                  static_cast<std::uint64_t>(s.dtype_bytes);
+  k.token_bytes = 2ull * k.kv_heads * k.head_dim * k.dtype_bytes;
   k.block_bytes = k.block_tokens * k.token_bytes;
   k.full_blocks = k.context / k.block_tokens;
   k.hbm_blocks = static_cast<std::uint64_t>(s.hbm_kv_gib * kGiB) / k.block_bytes;
@@ -62,15 +93,62 @@ KvShape kv_shape(const RunConfig& config) {
   return k;
 }
 
+Picoseconds kv_prefill_time(const RunConfig& config) {
+  const KvShape k = kv_shape(config);
+  return kv_prefill_time(config, k.batch, k.context, 0);
+}
+
+Picoseconds kv_prefill_time(const RunConfig& config, std::uint64_t sequences, std::uint64_t fresh,
+                            std::uint64_t cached) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const KvShape k = kv_shape(config);
+  const double layer_weights = k.params / static_cast<double>(k.layers);
+  const double n = static_cast<double>(fresh);
+  const double c = static_cast<double>(cached);
+  const double batch = static_cast<double>(sequences);
+  const double q_heads = static_cast<double>(k.kv_heads * k.gqa_group);
+  const double flops = 2.0 * layer_weights * batch * n + 2.0 * batch * q_heads *
+                                                             static_cast<double>(k.head_dim) *
+                                                             (2 * n * c + n * n);
+  const double weights_ps =
+      layer_weights * static_cast<double>(s.weight_bytes) / (s.hbm_bandwidth_gbps * 1e-3);
+  const double flops_ps = flops / (s.gpu_tflops * 1e12 * 1e-12);
+  return static_cast<Picoseconds>(
+      std::llround(static_cast<double>(k.layers) * std::max(weights_ps, flops_ps)));
+}
+
+Picoseconds kv_layer_compute_time(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (s.compute_model == KvCompute::fixed) return s.layer_compute_us;
+  const KvShape k = kv_shape(config);
+  const double layer_weights = k.params / static_cast<double>(k.layers);
+  const double weights_ps =
+      layer_weights * static_cast<double>(s.weight_bytes) / (s.hbm_bandwidth_gbps * 1e-3);
+  const double flops_ps =
+      2.0 * layer_weights * static_cast<double>(k.batch) / (s.gpu_tflops * 1e12 * 1e-12);
+  return static_cast<Picoseconds>(std::llround(std::max(weights_ps, flops_ps)));
+}
+
 std::uint64_t check_kv_cache(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
+  check_model_fields(config);
   const KvShape k = kv_shape(config);
   const std::uint64_t tails = k.batch * k.layers;
   const std::uint64_t end_full = (k.context + k.steps) / k.block_tokens;
   const std::uint64_t all_blocks = tails * end_full;
   const bool lru = s.eviction == KvEviction::lru;
   const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
+  if (s.policy == KvPolicy::reuse && !s.measure_reload) {
+    throw ConfigError(file, "$.measure_reload", "false",
+                      "policy reuse times a returning turn's reload: measure_reload must be true");
+  }
+  if (lru && s.policy != KvPolicy::tiered && s.policy != KvPolicy::reuse) {
+    throw ConfigError(file, "$.eviction", "lru",
+                      fmt::format("policy {} streams lower-tier KV every step: eviction must be "
+                                  "pin",
+                                  enum_name(s.policy)));
+  }
   if (k.hbm_blocks < tails) {
     throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
                       fmt::format("HBM must hold every sequence's last block of every layer: {} "
@@ -79,7 +157,7 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
   }
   const std::uint64_t slot = round_up(k.block_bytes, kPage);
   if (s.nvme_kv_gib > 0 && static_cast<double>(k.nvme_blocks) * static_cast<double>(slot) >
-                                       static_cast<double>(ssd_capacity_bytes(config))) {
+                               static_cast<double>(ssd_capacity_bytes(config))) {
     throw ConfigError(file, "$.nvme_kv_gib", fmt::format("{}", s.nvme_kv_gib),
                       fmt::format("the SSDs hold {} B", ssd_capacity_bytes(config)));
   }
@@ -120,6 +198,8 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
     throw ConfigError(file, "$.bs", std::to_string(bs),
                       "a KV block split into several commands needs bs in whole 4 KiB pages");
   }
+  // A key-value command moves a block's whole value.
+  if (s.kv_request == KvRequest::key) return block_read;
   return std::min(bs, block_read);
 }
 
@@ -127,10 +207,13 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
                                  Machine& machine)
     : PathWorkload(name, config, machine, check_kv_cache(config)),
       shape_(kv_shape(config)),
+      policy_(ScenarioParams::from(config.scenario.params).policy),
       lru_(ScenarioParams::from(config.scenario.params).eviction == KvEviction::lru),
-      prefetch_(static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).prefetch_layers)),
-      layer_compute_(ScenarioParams::from(config.scenario.params).layer_compute_us),
-      hbm_bytes_per_ps_(ScenarioParams::from(config.scenario.params).hbm_bandwidth_gbps * 1e9 / 1e12),
+      prefetch_(
+          static_cast<std::uint64_t>(ScenarioParams::from(config.scenario.params).prefetch_layers)),
+      layer_compute_(kv_layer_compute_time(config)),
+      hbm_bytes_per_ps_(ScenarioParams::from(config.scenario.params).hbm_bandwidth_gbps * 1e9 /
+                        1e12),
       io_bytes_(check_kv_cache(config)),
       threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)),
       slot_bytes_(round_up(shape_.block_bytes, kPage)) {
@@ -152,8 +235,8 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
         break;
       }
     }
-    const HostSide side =
-        nearest_host_side(machine, machine.gpu(ScenarioParams::from(config.scenario.params).gpu).node());
+    const HostSide side = nearest_host_side(
+        machine, machine.gpu(ScenarioParams::from(config.scenario.params).gpu).node());
     if (side.memory != HostSide::npos) memory = side.memory;
     dram_base_ = machine.memory()
                      .allocate(shape_.dram_blocks * slot_bytes_, memory, RegionKind::HostMemory,
@@ -166,6 +249,36 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
   dram_step_bytes_.assign(shape_.steps, 0);
   nvme_step_bytes_.assign(shape_.steps, 0);
   token_failed_.assign(shape_.steps * shape_.batch, false);
+  prefill_ = kv_prefill_time(config);
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (s.kv_request == KvRequest::key) lookup_ = std::max<Picoseconds>(1, s.kv_lookup_us);
+  if (policy_ == KvPolicy::sparse) {
+    sparse_fraction_ = s.sparse_fraction;
+    sparse_miss_rate_ = s.sparse_miss_rate;
+    key_fraction_ = s.speculation_key_fraction;
+    selected_tokens_ = static_cast<std::uint64_t>(
+        std::ceil(sparse_fraction_ * static_cast<double>(shape_.block_tokens)));
+  }
+  if (policy_ == KvPolicy::in_storage) {
+    // Each SSD's cores read its flash at the internal bandwidth: the lesser of
+    // its channels' buses and its array (array units x the bytes of one read
+    // per tR).
+    for (const std::string& id : ssd_ids_) {
+      const flash::FlashParams f = flash::flash_params_from(config.topology.node(id)->params);
+      const double array = static_cast<double>(f.array_units()) *
+                           static_cast<double>(f.program_chunk_bytes()) /
+                           static_cast<double>(f.read_ps);
+      const double buses = static_cast<double>(f.channels) * f.channel_bytes_per_s() * 1e-12;
+      csd_bytes_per_ps_.push_back(std::min(array, buses));
+    }
+    csd_flops_per_ps_ = s.csd_attention_gflops * 1e9 * 1e-12;
+    // Per sequence and query head: the partial output (head_dim values) and
+    // the softmax's running maximum and sum (FP32 each) to merge with the
+    // GPU's part.
+    result_bytes_ = shape_.batch * shape_.kv_heads * shape_.gqa_group *
+                    (shape_.head_dim * shape_.dtype_bytes + 8);
+    result_base_ = gpu_.allocate(ssd_ids_.size() * round_up(result_bytes_, kPage), kPage);
+  }
   place_blocks();
 }
 
@@ -294,9 +407,23 @@ void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id, std::uint64_
   if (block.lost) fail_token(g / shape_.layers, seq);
   if (!lru_) {
     if (block.tier == kHbm) return;
+    if (policy_ == KvPolicy::in_storage && block.tier == kNvme) {
+      // The SSD holding the block runs attention over it where it lies.
+      if (layer.csd_bytes.empty()) layer.csd_bytes.assign(ssd_ids_.size(), 0);
+      layer.csd_bytes[block.home % ssd_ids_.size()] += shape_.block_bytes;
+      return;
+    }
     const std::uint64_t index = (g % (prefetch_ + 1)) * staging_per_layer_ + layer.streamed++;
     ++layer.outstanding;
-    fetch_block(g, id, seq, staging_base_ + index * slot_bytes_);
+    std::uint64_t len = shape_.block_bytes;
+    if (policy_ == KvPolicy::sparse) {
+      // Only the tokens the speculation selected.
+      len = selected_tokens_ * shape_.token_bytes;
+      layer.lower_bytes += shape_.block_bytes;
+      layer.sparse_bytes += len;
+      selected_bytes_ += len;
+    }
+    fetch_block(g, id, seq, staging_base_ + index * slot_bytes_, len);
     return;
   }
   if (block.cached >= 0) {
@@ -312,7 +439,7 @@ void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id, std::uint64_
   ++slot_pins_[slot];
   layer.pinned.push_back(slot);
   ++layer.outstanding;
-  fetch_block(g, id, seq, hbm_base_ + std::uint64_t{slot} * slot_bytes_);
+  fetch_block(g, id, seq, hbm_base_ + std::uint64_t{slot} * slot_bytes_, shape_.block_bytes);
 }
 
 void KvCacheWorkload::fail_token(std::uint64_t step, std::uint64_t seq) {
@@ -323,12 +450,11 @@ void KvCacheWorkload::fail_token(std::uint64_t step, std::uint64_t seq) {
 }
 
 void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64_t seq,
-                                  std::uint64_t dest) {
+                                  std::uint64_t dest, std::uint64_t len) {
   const Block& block = blocks_[id];
   const std::uint64_t step = g / shape_.layers;
   if (block.tier == kDram) {
     // A GPU copy engine pulls the block from pinned host memory.
-    const std::uint64_t len = shape_.block_bytes;
     machine_.copy_engine(gpu_.id()).read(dram_address(block.home), len, [this, g, step, len] {
       bytes_from_dram_ += len;
       dram_step_bytes_[step] += len;
@@ -337,29 +463,30 @@ void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64
     return;
   }
   const std::uint32_t issuer = next_issuer_++ % threads_;
-  read_nvme(block.home, dest, issuer, [this, g, id, seq, step](std::uint64_t bytes, bool failed) {
-    bytes_from_nvme_ += bytes;
-    nvme_step_bytes_[step] += bytes;
-    if (failed) {
-      ++failed_block_reads_;
-      fail_token(step, seq);
-      // Under lru the slot holds no valid copy: a later layer must not hit it.
-      Block& b = blocks_[id];
-      if (b.cached >= 0) {
-        slot_block_[static_cast<std::size_t>(b.cached)] = -1;
-        b.cached = -1;
-      }
-    }
-    fetch_done(g);
-  });
+  read_nvme(block.home, dest, issuer, len,
+            [this, g, id, seq, step](std::uint64_t bytes, bool failed) {
+              bytes_from_nvme_ += bytes;
+              nvme_step_bytes_[step] += bytes;
+              if (failed) {
+                ++failed_block_reads_;
+                fail_token(step, seq);
+                // Under lru the slot holds no valid copy: a later layer must not hit it.
+                Block& b = blocks_[id];
+                if (b.cached >= 0) {
+                  slot_block_[static_cast<std::size_t>(b.cached)] = -1;
+                  b.cached = -1;
+                }
+              }
+              fetch_done(g);
+            });
 }
 
 void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
-                                std::function<void(std::uint64_t, bool)> done) {
+                                std::uint64_t len, std::function<void(std::uint64_t, bool)> done) {
   const std::uint64_t ssds = ssd_ids_.size();
   const auto ssd = static_cast<std::uint32_t>(slot % ssds);
   const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
-  const std::uint64_t bytes = round_up(shape_.block_bytes, lba);
+  const std::uint64_t bytes = round_up(len, lba);
   const std::uint64_t first = slot / ssds * (slot_bytes_ / lba);
   struct Join {
     std::uint64_t left;
@@ -375,7 +502,7 @@ void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uin
     request.buffer = dest + offset;
     request.issuer = issuer;
     const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
-    io().submit(request, [join, done, io_bytes](std::uint16_t status) {
+    submit_after_lookup(request, [join, done, io_bytes](std::uint16_t status) {
       if (status != 0) {
         join->failed = true;
       } else {
@@ -384,6 +511,18 @@ void KvCacheWorkload::read_nvme(std::uint64_t slot, std::uint64_t dest, std::uin
       if (--join->left == 0) done(join->arrived, join->failed);
     });
   }
+}
+
+// key: the whole value moves in one command (io_bytes_ is the block), once
+// the SSD has resolved the block's key to its flash locations.
+void KvCacheWorkload::submit_after_lookup(const BlockIo& request,
+                                          std::function<void(std::uint16_t)> done) {
+  if (lookup_ == 0) {
+    io().submit(request, std::move(done));
+    return;
+  }
+  ++key_commands_;
+  schedule_in(lookup_, [this, request, done] { io().submit(request, done); });
 }
 
 void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std::uint64_t src,
@@ -403,7 +542,7 @@ void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std
     request.issuer = issuer;
     ++outstanding_writes_;
     const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
-    io().submit(request, [this, block_id, io_bytes](std::uint16_t status) {
+    submit_after_lookup(request, [this, block_id, io_bytes](std::uint16_t status) {
       if (status != 0) {
         if (!blocks_[block_id].lost) ++failed_block_writes_;
         blocks_[block_id].lost = true;
@@ -427,16 +566,110 @@ void KvCacheWorkload::try_compute(std::uint64_t g) {
   if (g >= layers_.size() || g != computed_) return;
   Layer& layer = layers_[g];
   if (!layer.data_ready || layer.started) return;
+  // sparse: running the layer's real attention shows which tokens the
+  // speculation missed; they are fetched now, on the critical path.
+  if (policy_ == KvPolicy::sparse && !layer.miss_fetched && fetch_missed(g)) return;
   layer.started = true;
   const std::uint64_t step = g / shape_.layers;
   stall_ += now() - previous_end_;
   // Attention reads every cached token of the layer (and the new one) from HBM.
-  const std::uint64_t attention_bytes =
-      shape_.batch * (shape_.context + step + 1) * shape_.token_bytes;
+  const std::uint64_t tokens = shape_.context + step + 1;
+  std::uint64_t attention_bytes = shape_.batch * tokens * shape_.token_bytes;
+  Picoseconds extra = 0;
+  if (policy_ == KvPolicy::sparse) {
+    // Attention reads the HBM-resident tokens and those fetched; the
+    // speculation for the next layer reads key_fraction of every token's key.
+    attention_bytes = attention_bytes - layer.lower_bytes + layer.sparse_bytes;
+    const auto speculation = static_cast<std::uint64_t>(std::llround(
+        key_fraction_ * static_cast<double>(shape_.batch * tokens * shape_.token_bytes / 2)));
+    speculation_bytes_ += speculation;
+    extra = static_cast<Picoseconds>(
+        std::llround(static_cast<double>(speculation) / hbm_bytes_per_ps_));
+  }
+  std::uint64_t in_storage = 0;
+  for (std::uint64_t b : layer.csd_bytes) in_storage += b;
+  attention_bytes -= in_storage;
   hbm_attention_bytes_ += attention_bytes;
   const auto attention = static_cast<Picoseconds>(
       std::llround(static_cast<double>(attention_bytes) / hbm_bytes_per_ps_));
-  schedule_in(layer_compute_ + attention, [this, g] { layer_done(g); });
+  if (in_storage > 0) {
+    start_in_storage(g, layer_compute_ + attention + extra);
+    return;
+  }
+  schedule_in(layer_compute_ + attention + extra, [this, g] { layer_done(g); });
+}
+
+bool KvCacheWorkload::fetch_missed(std::uint64_t g) {
+  Layer& layer = layers_[g];
+  layer.miss_fetched = true;
+  const auto missed_tokens = static_cast<std::uint64_t>(
+      std::ceil(sparse_miss_rate_ * static_cast<double>(selected_tokens_)));
+  if (missed_tokens == 0 || layer.lower_bytes == 0) return false;
+  const std::uint64_t len = missed_tokens * shape_.token_bytes;
+  const std::uint64_t l = g % shape_.layers;
+  layer.data_ready = false;
+  layer.outstanding = 1;
+  std::uint64_t index = 0;
+  for (std::uint64_t b = 0; b < shape_.batch; ++b) {
+    for (std::uint32_t id : blocks_of(l, b)) {
+      if (blocks_[id].tier == kHbm) continue;
+      ++layer.outstanding;
+      layer.sparse_bytes += len;
+      missed_bytes_ += len;
+      const std::uint64_t slot = (g % (prefetch_ + 1)) * staging_per_layer_ + index++;
+      fetch_block(g, id, b, staging_base_ + slot * slot_bytes_, len);
+    }
+  }
+  fetch_done(g);
+  return true;
+}
+
+// The GPU computes the layer over its HBM-resident KV while each SSD holding
+// some of the layer's KV reads it from flash at its internal bandwidth and
+// runs attention on its cores (QK and PV: 4 x query heads x head_dim FLOPs
+// per token), then sends its partial result to the GPU through the
+// scenario's path as an NVMe read, whose page read stands for the latency of
+// the flash pipeline's first page (the bandwidth term leaves it out). The layer is done when every
+// part is; waiting for the SSDs beyond the GPU's part is stall.
+void KvCacheWorkload::start_in_storage(std::uint64_t g, Picoseconds gpu_time) {
+  Layer& layer = layers_[g];
+  layer.parts_left = 1;
+  const std::uint64_t flops_per_token = 4 * shape_.kv_heads * shape_.gqa_group * shape_.head_dim;
+  for (std::size_t i = 0; i < layer.csd_bytes.size(); ++i) {
+    const std::uint64_t bytes = layer.csd_bytes[i];
+    if (bytes == 0) continue;
+    ++layer.parts_left;
+    csd_flash_bytes_ += bytes;
+    const double tokens = static_cast<double>(bytes / shape_.token_bytes);
+    const double read_ps = static_cast<double>(bytes) / csd_bytes_per_ps_[i];
+    const double compute_ps = tokens * static_cast<double>(flops_per_token) / csd_flops_per_ps_;
+    const auto busy = static_cast<Picoseconds>(std::llround(std::max(read_ps, compute_ps)));
+    const std::uint64_t dest = result_base_ + i * round_up(result_bytes_, kPage);
+    schedule_in(busy, [this, g, i, dest] {
+      read_nvme(i, dest, next_issuer_++ % threads_, result_bytes_,
+                [this, g](std::uint64_t bytes, bool failed) {
+                  csd_result_bytes_ += bytes;
+                  if (failed) {
+                    ++failed_block_reads_;
+                    for (std::uint64_t b = 0; b < shape_.batch; ++b) {
+                      fail_token(g / shape_.layers, b);
+                    }
+                  }
+                  part_done(g);
+                });
+    });
+  }
+  schedule_in(gpu_time, [this, g] {
+    layers_[g].gpu_end = now();
+    part_done(g);
+  });
+}
+
+void KvCacheWorkload::part_done(std::uint64_t g) {
+  Layer& layer = layers_[g];
+  if (--layer.parts_left != 0) return;
+  stall_ += now() - layer.gpu_end;
+  layer_done(g);
 }
 
 void KvCacheWorkload::layer_done(std::uint64_t g) {
@@ -530,7 +763,7 @@ void KvCacheWorkload::reload(Tier from) {
       machine_.copy_engine(gpu_.id()).read(dram_address(i), shape_.block_bytes, finished);
     } else {
       read_nvme(i % std::max<std::uint64_t>(shape_.nvme_blocks, 1), dest,
-                static_cast<std::uint32_t>(i % threads_),
+                static_cast<std::uint32_t>(i % threads_), shape_.block_bytes,
                 [this, finished](std::uint64_t, bool failed) {
                   if (failed) ++failed_reload_blocks_;
                   finished();
@@ -554,9 +787,13 @@ nlohmann::json KvCacheWorkload::summary(Picoseconds) const {
   const double seconds = static_cast<double>(decode_end_ - began_at()) * 1e-12;
   Picoseconds stall = 0;
   for (Picoseconds s : stalls_) stall += s;
+  Picoseconds steps = 0;
+  for (Picoseconds t : step_times_) steps += t;
   return {{"tokens_per_s",
            seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
           {"mean_stall_ns", round_to(ps_to_ns(stall) / static_cast<double>(shape_.steps), 0.001)},
+          {"ttft_ns", round_to(ps_to_ns(prefill_), 0.001)},
+          {"tpot_ns", round_to(ps_to_ns(steps) / static_cast<double>(shape_.steps), 0.001)},
           {"failed_tokens", failed_tokens_},
           {"data_complete", data_complete()}};
 }
@@ -623,7 +860,67 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
         {"hbm_ns", measured ? nlohmann::json(0.0) : nlohmann::json(nullptr)},
         {"dram_ns", reload_ns(reload_dram_)},
         {"nvme_ns", reload_ns(reload_nvme_)}}},
+      {"model",
+       {{"name", k.model},
+        {"layers", k.layers},
+        {"kv_heads", k.kv_heads},
+        {"head_dim", k.head_dim},
+        {"gqa_group", k.gqa_group},
+        {"params", k.params}}},
+      {"layer_compute_ns", round_to(ps_to_ns(layer_compute_), 0.001)},
+      {"prefill_ns", round_to(ps_to_ns(prefill_), 0.001)},
+      // The prompt's forward pass yields the first token; each decode step
+      // one more per sequence.
+      {"ttft_ns", round_to(ps_to_ns(prefill_), 0.001)},
+      {"tpot_ns", round_to(ps_to_ns(total_step) / static_cast<double>(k.steps), 0.001)},
+      {"policy", enum_name(policy_)},
+      {"request", lookup_ > 0 ? "key" : "lba"},
   };
+  if (lookup_ > 0) {
+    out["kv_cache"]["key_commands"] = key_commands_;
+    out["kv_cache"]["lookup_ns"] = round_to(ps_to_ns(lookup_), 0.001);
+  }
+  if (policy_ == KvPolicy::reuse) {
+    // One returning session (AttentionStore): a hit reloads its context from
+    // DRAM or NVMe (the measured reloads) and prefills the new turn against
+    // it; a miss prefills context and turn anew.
+    const ScenarioParams s = ScenarioParams::from(config_.scenario.params);
+    const auto turn = static_cast<std::uint64_t>(s.turn_tokens);
+    const Picoseconds fresh = kv_prefill_time(config_, 1, turn, k.context);
+    const Picoseconds miss = kv_prefill_time(config_, 1, k.context + turn, 0);
+    const double hit_dram = ps_to_ns(reload_dram_ + fresh);
+    const double hit_nvme = ps_to_ns(reload_nvme_ + fresh);
+    const double expected =
+        s.reuse_hit_rate * (s.reuse_dram_share * hit_dram + (1 - s.reuse_dram_share) * hit_nvme) +
+        (1 - s.reuse_hit_rate) * ps_to_ns(miss);
+    out["kv_cache"]["reuse"] = {{"hit_rate", s.reuse_hit_rate},
+                                {"dram_share", s.reuse_dram_share},
+                                {"turn_tokens", turn},
+                                {"ttft_hit_dram_ns", round_to(hit_dram, 0.001)},
+                                {"ttft_hit_nvme_ns", round_to(hit_nvme, 0.001)},
+                                {"ttft_miss_ns", round_to(ps_to_ns(miss), 0.001)},
+                                {"ttft_ns", round_to(expected, 0.001)}};
+  }
+  if (policy_ == KvPolicy::sparse) {
+    out["kv_cache"]["sparse"] = {{"selected_tokens_per_block", selected_tokens_},
+                                 {"selected_bytes", selected_bytes_},
+                                 {"missed_bytes", missed_bytes_},
+                                 {"speculation_hbm_bytes", speculation_bytes_}};
+  }
+  if (policy_ == KvPolicy::in_storage) {
+    nlohmann::json bandwidth = nlohmann::json::array();
+    for (double b : csd_bytes_per_ps_) bandwidth.push_back(round_to(b * 1e3, 0.001));
+    out["kv_cache"]["in_storage"] = {
+        {"flash_bytes_read", csd_flash_bytes_},
+        {"result_bytes", csd_result_bytes_},
+        {"result_bytes_per_ssd_layer", result_bytes_},
+        {"internal_gbps", bandwidth},
+        {"data_reduction", csd_result_bytes_ > 0
+                               ? round_to(static_cast<double>(csd_flash_bytes_) /
+                                              static_cast<double>(csd_result_bytes_),
+                                          0.001)
+                               : 0.0}};
+  }
   return out;
 }
 

@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
 
 namespace gpunvme {
@@ -54,8 +55,25 @@ struct KvShape {
   std::uint64_t dram_blocks;
   std::uint64_t nvme_blocks;
   std::uint64_t gqa_group;
+  std::uint64_t kv_heads, head_dim, dtype_bytes;
+  double params;      // model weights (count), for the roofline and prefill
+  const char* model;  // the model table's row, or "custom"
 };
 KvShape kv_shape(const RunConfig& config);
+
+// The prompt's forward pass (prefill) of `batch` sequences of `context`
+// tokens, the roofline of each layer: max(its weights over the HBM
+// bandwidth, its FLOPs over the GPU's), FLOPs = 2 x weights x tokens plus
+// causal attention's 2 x query heads x head_dim x context^2 per sequence.
+Picoseconds kv_prefill_time(const RunConfig& config);
+// Prefill of `fresh` prompt tokens of `sequences` sequences whose first
+// `cached` tokens' KV is already in HBM: attention FLOPs 2 x query heads x
+// head_dim x (2 x fresh x cached + fresh^2) per sequence.
+Picoseconds kv_prefill_time(const RunConfig& config, std::uint64_t sequences, std::uint64_t fresh,
+                            std::uint64_t cached);
+// Decode compute of one layer besides attention: layer_compute_us, or the
+// roofline max(weights / HBM bandwidth, 2 x weights x batch / FLOP/s).
+Picoseconds kv_layer_compute_time(const RunConfig& config);
 
 // Checks the kv_cache fields; returns the bytes of one NVMe command at most.
 std::uint64_t check_kv_cache(const RunConfig& config);
@@ -90,6 +108,16 @@ class KvCacheWorkload : public PathWorkload {
     bool started = false;
     std::uint64_t streamed = 0;         // pin: staging buffers taken
     std::vector<std::uint32_t> pinned;  // lru: cache slots this layer holds
+    // sparse: full bytes of the lower-tier blocks, the token bytes fetched of
+    // them (selected and missed), and whether the miss path has run.
+    std::uint64_t lower_bytes = 0;
+    std::uint64_t sparse_bytes = 0;
+    bool miss_fetched = false;
+    // in_storage: per SSD the bytes of KV its cores read for this layer; the
+    // parts (GPU, each SSD's result) the layer still waits for.
+    std::vector<std::uint64_t> csd_bytes;
+    std::uint64_t parts_left = 0;
+    Picoseconds gpu_end = 0;
   };
 
   void begin() override;
@@ -97,7 +125,14 @@ class KvCacheWorkload : public PathWorkload {
   std::uint64_t new_block(Tier preferred_home);
   void start_fetch(std::uint64_t g);
   void need_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq);
-  void fetch_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq, std::uint64_t dest);
+  void fetch_block(std::uint64_t g, std::uint32_t block, std::uint64_t seq, std::uint64_t dest,
+                   std::uint64_t len);
+  // sparse: fetches the tokens the speculation missed, once the layer is next;
+  // returns false when there are none.
+  bool fetch_missed(std::uint64_t g);
+  // in_storage: the SSDs' attention over their KV, joined with the GPU's part.
+  void start_in_storage(std::uint64_t g, Picoseconds gpu_time);
+  void part_done(std::uint64_t g);
   // The token sequence `seq` decodes in `step` lacks data.
   void fail_token(std::uint64_t step, std::uint64_t seq);
   void fetch_done(std::uint64_t g);
@@ -108,8 +143,9 @@ class KvCacheWorkload : public PathWorkload {
   void maybe_finish();
   // Calls `done` with the bytes that arrived and whether any of the block's
   // I/Os failed.
-  void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer,
+  void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer, std::uint64_t len,
                  std::function<void(std::uint64_t bytes, bool failed)> done);
+  void submit_after_lookup(const BlockIo& request, std::function<void(std::uint16_t)> done);
   void write_nvme(std::uint32_t block, std::uint64_t slot, std::uint64_t src, std::uint32_t issuer);
   std::int64_t cache_slot_for(std::uint64_t g, std::uint32_t block);
   std::uint64_t complete_tokens() const;
@@ -120,6 +156,7 @@ class KvCacheWorkload : public PathWorkload {
   }
 
   KvShape shape_;
+  KvPolicy policy_;
   bool lru_;
   std::uint64_t prefetch_;
   Picoseconds layer_compute_;
@@ -172,6 +209,20 @@ class KvCacheWorkload : public PathWorkload {
   std::uint64_t failed_block_reads_ = 0;   // blocks whose read failed (decoding)
   std::uint64_t failed_block_writes_ = 0;  // blocks lost moving down to NVMe
   std::uint64_t failed_reload_blocks_ = 0;
+  // sparse (InfiniGen) and in_storage (InstInfer).
+  double sparse_fraction_ = 0, sparse_miss_rate_ = 0, key_fraction_ = 0;
+  std::uint64_t selected_tokens_ = 0;  // per lower-tier block
+  std::uint64_t speculation_bytes_ = 0, selected_bytes_ = 0, missed_bytes_ = 0;
+  std::vector<double> csd_bytes_per_ps_;  // per SSD: internal flash bandwidth
+  double csd_flops_per_ps_ = 0;
+  std::uint64_t result_bytes_ = 0;  // one SSD's attention result per layer
+  std::uint64_t result_base_ = 0;
+  std::uint64_t csd_flash_bytes_ = 0, csd_result_bytes_ = 0;
+  Picoseconds prefill_ = 0;
+  // key requests: the SSD's key lookup per command (at least 1 ps, so 0
+  // means block-address requests), and the key-value commands issued.
+  Picoseconds lookup_ = 0;
+  std::uint64_t key_commands_ = 0;  // time to first token: the prompt's forward pass
 };
 
 }  // namespace gpunvme

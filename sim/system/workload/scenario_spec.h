@@ -19,6 +19,11 @@ GPUNVME_ENUM(RequestOrigin, gpu, cpu)
 // Which KV blocks go to the faster tiers.
 GPUNVME_ENUM(KvPlacement, layer_order, interleave)
 GPUNVME_ENUM(KvEviction, pin, lru)
+// How a layer's decode compute is timed, and which KV offload policy runs.
+GPUNVME_ENUM(KvCompute, fixed, roofline)
+GPUNVME_ENUM(KvPolicy, tiered, sparse, in_storage, reuse)
+// How a KV block on NVMe is named: by logical block address or by key.
+GPUNVME_ENUM(KvRequest, lba, key)
 // Where the gpu_initiated microbenchmark's rings live.
 GPUNVME_ENUM(QueueMemory, gpu, host)
 GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
