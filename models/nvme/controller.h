@@ -215,6 +215,10 @@ class Controller : public Component, public pcie::RegisterTarget {
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
   void post(std::uint16_t cqid, const CompletionEntry& entry) { completions_->post(cqid, entry); }
+  // Posts `command`'s completion `entry` to its SQ's CQ: at the tail, or at
+  // the command's SQ slot on an indexed CQ (after indexed_completion_ns of
+  // processor time).
+  void post_for(const Command& command, const CompletionEntry& entry);
   void finish_sq_command(std::uint16_t qid);
   // Throws InvariantViolation. Where the broken rule involves no command (a
   // doorbell value, a register write), slot and CID are reported as n/a.
@@ -246,6 +250,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool wrr_supported_;
   bool sgl_supported_;
   bool shadow_supported_;
+  bool indexed_supported_;
+  Picoseconds indexed_completion_cost_;
   bool vwc_present_;
   std::uint8_t default_burst_log2_;
 
