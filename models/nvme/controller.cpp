@@ -54,6 +54,13 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   sgl_supported_ = ssd.sgl_supported;
   shadow_supported_ = ssd.shadow_doorbells;
   indexed_supported_ = ssd.indexed_completion;
+  const bool shadow_polling = ssd.shadow_doorbell_polling;
+  if (shadow_polling && !ssd.shadow_doorbells) {
+    throw ConfigError("", fmt::format("$.nodes[{}].shadow_doorbell_polling", node), "true",
+                      "needs shadow_doorbells true: the controller polls the shadow doorbells of "
+                      "Doorbell Buffer Config");
+  }
+  shadow_poll_read_cost_ = ssd.shadow_poll_read_ns;
   indexed_completion_cost_ = ssd.indexed_completion_ns;
   vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
@@ -248,10 +255,24 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   };
   shadow_hooks.generation = [this] { return generation_; };
   shadow_hooks.apply = [this](DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
-    apply_doorbell(kind, qid, value, /*shadow=*/true);
+    if (!shadow_->always_polled() || shadow_poll_read_cost_ == 0) {
+      apply_doorbell(kind, qid, value, /*shadow=*/true);
+      return;
+    }
+    // Polled by firmware: the value is compared and applied on a command
+    // processor, after its time there.
+    const Picoseconds done = cores_->book_earliest(now(), shadow_poll_read_cost_);
+    const std::uint64_t generation = generation_;
+    schedule_at(done, [this, kind, qid, value, generation] {
+      if (generation != generation_) return;
+      const bool exists =
+          kind == DoorbellKind::SqTail ? queues_.sq(qid).exists : queues_.cq(qid).exists;
+      if (exists) apply_doorbell(kind, qid, value, /*shadow=*/true);
+    });
   };
   shadow_ = std::make_unique<ShadowDoorbells>(queues_, memory_, dstrd_, shadow_poll,
                                               std::move(shadow_hooks));
+  shadow_->set_always_polled(shadow_polling);
   status_counts_.assign(0x800, 0);
   mirror_registers();
 }

@@ -101,6 +101,9 @@ class Controller : public Component, public pcie::RegisterTarget {
     return queues_.cq_exists(qid) ? queues_.cq(qid).base : 0;
   }
   bool ready() const { return csts_.rdy; }
+  // Controller-polled shadow doorbells (shadow_doorbell_polling): a host
+  // needs no MMIO doorbell once Doorbell Buffer Config is set.
+  bool shadow_polled() const { return shadow_->always_polled(); }
   Picoseconds ready_at() const { return ready_at_; }
 
   // Programs MSI-X table entry `vector`: the message is a posted write of
@@ -251,6 +254,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool sgl_supported_;
   bool shadow_supported_;
   bool indexed_supported_;
+  Picoseconds shadow_poll_read_cost_;
   Picoseconds indexed_completion_cost_;
   bool vwc_present_;
   std::uint8_t default_burst_log2_;

@@ -334,6 +334,7 @@ void GpuIoPath::create_queues() {
           pair.cq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::CqHead, q.qid);
           pair.sq_event_idx = driver.event_idx(nvme::DoorbellKind::SqTail, q.qid);
           pair.cq_event_idx = driver.event_idx(nvme::DoorbellKind::CqHead, q.qid);
+          pair.shadow_polled = controller->shadow_polled() ? 1u : 0u;
         }
       }
       if (++drivers_ready_ == drivers_.size()) {
