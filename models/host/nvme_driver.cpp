@@ -312,7 +312,8 @@ void NvmeDriver::create_io_queues(std::vector<IoQueueSpec> specs,
         controller_.set_msix_vector(vector, msix_base_ + 4ull * vector, vector);
       }
       create_cqs.push_back(nvme::make_create_io_cq(0, spec.qid, spec.entries, q.cq_base, true,
-                                                   spec.interrupts, spec.interrupts ? vector : 0));
+                                                   spec.interrupts, spec.interrupts ? vector : 0,
+                                                   spec.indexed_completion));
       queues->push_back(q);
     }
     submit_batch(std::move(create_cqs),

@@ -51,6 +51,9 @@ struct IoQueueSpec {
   // MSI-X for the CQ (polled queues, as GPU consumers use, have none).
   bool interrupts = false;
   std::uint16_t vector = 0;  // with interrupts: 0 selects vector = qid
+  // Indexed completion (Create I/O CQ ICQ, a proposed extension the
+  // controller must offer): each entry lands at its command's SQ slot.
+  bool indexed_completion = false;
 };
 
 // A created (or refused) queue pair and where a submitter finds it.

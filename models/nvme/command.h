@@ -36,6 +36,7 @@ struct Command {
                                              // write: its data arrived from the host
   std::uint64_t generation = 0;              // controller resets drop older commands
   std::uint64_t io_index = 0;                // I/O commands in fetch order, for faults
+  bool lap_phase = true;                     // phase tag of the SQ lap it was fetched in
   FaultKind fault = FaultKind::None;
   // Completed early by an injected reset: its own completion, when its
   // work ends, is dropped.

@@ -36,6 +36,28 @@ void CompletionPoster::post(std::uint16_t cqid, const CompletionEntry& pending) 
   cq.tail = ring_next(cq.tail, cq.entries);
   if (cq.tail == 0) cq.phase = !cq.phase;
   hooks_.write(addr, kCqEntrySize, &entry);
+  signal(cq);
+}
+
+void CompletionPoster::post_at_slot(std::uint16_t cqid, const CompletionEntry& pending,
+                                    std::uint32_t slot, bool phase) {
+  CompletionQueue& cq = queues_.cq(cqid);
+  const std::uint64_t addr = cq.base + std::uint64_t{slot} * kCqEntrySize;
+  // The slot must hold the previous lap's entry of this SQ slot (phase
+  // !phase), or zeroes on the first lap.
+  if (check_cq_post(hooks_.load_status(addr + offsetof(CompletionEntry, status_field)), phase) ==
+      QueueError::CqSlotNotConsumed) {
+    hooks_.slot_not_consumed(cqid, slot, pending);
+    return;
+  }
+  CompletionEntry entry = pending;
+  entry.sqhd = static_cast<std::uint16_t>(queues_.sq(entry.sqid).head);
+  entry.set_status(entry.status(), phase, entry.dnr());
+  hooks_.write(addr, kCqEntrySize, &entry);
+  signal(cq);
+}
+
+void CompletionPoster::signal(const CompletionQueue& cq) {
   if (cq.irq_enabled && cq.vector < msix_.size() && msix_[cq.vector].address != 0) {
     ++interrupts_;
     const MsixEntry& m = msix_[cq.vector];

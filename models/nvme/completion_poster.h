@@ -43,6 +43,12 @@ class CompletionPoster {
   // the CQ's MSI-X message if it has interrupts enabled on a programmed
   // vector; or holds the entry back while the CQ is full.
   void post(std::uint16_t cqid, const CompletionEntry& entry);
+  // Posts `entry` to indexed CQ `cqid` at slot `slot` (its command's SQ
+  // slot) with phase tag `phase` (its command's SQ lap), then the MSI-X
+  // message as post() does. Never held back: the slot is the command's own,
+  // consumed by the host before it could reuse the SQ slot.
+  void post_at_slot(std::uint16_t cqid, const CompletionEntry& entry, std::uint32_t slot,
+                    bool phase);
   // After the host moved CQ `cqid`'s head: posts the entries held back for
   // it, oldest first, while the CQ has room.
   void release_held(std::uint16_t cqid);
@@ -52,6 +58,7 @@ class CompletionPoster {
   std::uint64_t cq_full_stalls() const { return cq_full_stalls_; }
 
  private:
+  void signal(const CompletionQueue& cq);
   struct MsixEntry {
     std::uint64_t address = 0;  // 0 = not programmed
     std::uint32_t data = 0;

@@ -53,6 +53,15 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   wrr_supported_ = ssd.wrr_supported;
   sgl_supported_ = ssd.sgl_supported;
   shadow_supported_ = ssd.shadow_doorbells;
+  indexed_supported_ = ssd.indexed_completion;
+  const bool shadow_polling = ssd.shadow_doorbell_polling;
+  if (shadow_polling && !ssd.shadow_doorbells) {
+    throw ConfigError("", fmt::format("$.nodes[{}].shadow_doorbell_polling", node), "true",
+                      "needs shadow_doorbells true: the controller polls the shadow doorbells of "
+                      "Doorbell Buffer Config");
+  }
+  shadow_poll_read_cost_ = ssd.shadow_poll_read_ns;
+  indexed_completion_cost_ = ssd.indexed_completion_ns;
   vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
   default_burst_log2_ = static_cast<std::uint8_t>(ssd.arbitration_burst_log2);
@@ -246,10 +255,24 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   };
   shadow_hooks.generation = [this] { return generation_; };
   shadow_hooks.apply = [this](DoorbellKind kind, std::uint16_t qid, std::uint32_t value) {
-    apply_doorbell(kind, qid, value, /*shadow=*/true);
+    if (!shadow_->always_polled() || shadow_poll_read_cost_ == 0) {
+      apply_doorbell(kind, qid, value, /*shadow=*/true);
+      return;
+    }
+    // Polled by firmware: the value is compared and applied on a command
+    // processor, after its time there.
+    const Picoseconds done = cores_->book_earliest(now(), shadow_poll_read_cost_);
+    const std::uint64_t generation = generation_;
+    schedule_at(done, [this, kind, qid, value, generation] {
+      if (generation != generation_) return;
+      const bool exists =
+          kind == DoorbellKind::SqTail ? queues_.sq(qid).exists : queues_.cq(qid).exists;
+      if (exists) apply_doorbell(kind, qid, value, /*shadow=*/true);
+    });
   };
   shadow_ = std::make_unique<ShadowDoorbells>(queues_, memory_, dstrd_, shadow_poll,
                                               std::move(shadow_hooks));
+  shadow_->set_always_polled(shadow_polling);
   status_counts_.assign(0x800, 0);
   mirror_registers();
 }
@@ -586,9 +609,11 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     command->generation = generation_;
     command->batch_processed = work.processed;
     command->batch = work.batch;
+    command->lap_phase = sq.fetch_phase;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
+    if (sq.head == 0) sq.fetch_phase = !sq.fetch_phase;
     --sq.fetching;
     ++sq.in_flight;
     if (qid != kAdminQueueId) {
@@ -613,7 +638,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         entry.sqid = command->qid;
         entry.cid = command->sqe.cid();
         entry.set_status(Status::CommandIdConflict, false);
-        post(queues_.sq(command->qid).cqid, entry);
+        post_for(*command, entry);
         processors_->command_done(command->batch.get(), now());
         finish_sq_command(command->qid);
       });
@@ -676,8 +701,30 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   --sq.in_flight;
   update_sq_event_idx(command.qid);
   ++sq.in_flight;
-  post(sq.cqid, entry);
+  post_for(command, entry);
   finish_sq_command(command.qid);
+}
+
+void Controller::post_for(const Command& command, const CompletionEntry& entry) {
+  const std::uint16_t cqid = queues_.sq(command.qid).cqid;
+  if (!queues_.cq(cqid).indexed) {
+    post(cqid, entry);
+    return;
+  }
+  const std::uint32_t slot = command.slot;
+  const bool phase = command.lap_phase;
+  if (indexed_completion_cost_ == 0) {
+    completions_->post_at_slot(cqid, entry, slot, phase);
+    return;
+  }
+  // The firmware's routing of the entry to its slot takes processor time;
+  // the entry is written once it is done (unless a reset came between).
+  const Picoseconds done = cores_->book_earliest(now(), indexed_completion_cost_);
+  const std::uint64_t generation = generation_;
+  schedule_at(done, [this, cqid, entry, slot, phase, generation] {
+    if (generation != generation_) return;
+    completions_->post_at_slot(cqid, entry, slot, phase);
+  });
 }
 
 void Controller::finish_sq_command(std::uint16_t qid) {

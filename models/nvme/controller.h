@@ -101,6 +101,9 @@ class Controller : public Component, public pcie::RegisterTarget {
     return queues_.cq_exists(qid) ? queues_.cq(qid).base : 0;
   }
   bool ready() const { return csts_.rdy; }
+  // Controller-polled shadow doorbells (shadow_doorbell_polling): a host
+  // needs no MMIO doorbell once Doorbell Buffer Config is set.
+  bool shadow_polled() const { return shadow_->always_polled(); }
   Picoseconds ready_at() const { return ready_at_; }
 
   // Programs MSI-X table entry `vector`: the message is a posted write of
@@ -215,6 +218,10 @@ class Controller : public Component, public pcie::RegisterTarget {
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
   void post(std::uint16_t cqid, const CompletionEntry& entry) { completions_->post(cqid, entry); }
+  // Posts `command`'s completion `entry` to its SQ's CQ: at the tail, or at
+  // the command's SQ slot on an indexed CQ (after indexed_completion_ns of
+  // processor time).
+  void post_for(const Command& command, const CompletionEntry& entry);
   void finish_sq_command(std::uint16_t qid);
   // Throws InvariantViolation. Where the broken rule involves no command (a
   // doorbell value, a register write), slot and CID are reported as n/a.
@@ -246,6 +253,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool wrr_supported_;
   bool sgl_supported_;
   bool shadow_supported_;
+  bool indexed_supported_;
+  Picoseconds shadow_poll_read_cost_;
+  Picoseconds indexed_completion_cost_;
   bool vwc_present_;
   std::uint8_t default_burst_log2_;
 

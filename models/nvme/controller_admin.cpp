@@ -139,6 +139,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   if (cc_.iocqes != kCqEntrySizeLog2) return Status::InvalidFieldInCommand;
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
   if (f.irq_enabled && f.vector >= completions_->vectors()) return Status::InvalidInterruptVector;
+  if (f.indexed && !indexed_supported_) return Status::InvalidFieldInCommand;
   bool in_cmb = false;
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
@@ -151,6 +152,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.in_cmb = in_cmb;
   cq.irq_enabled = f.irq_enabled;
   cq.vector = f.vector;
+  cq.indexed = f.indexed;
   queues_.ring_created(f.qid, /*sq=*/false);
   if (shadow_->configured()) shadow_->start(DoorbellKind::CqHead, f.qid);
   return Status::Success;
@@ -169,6 +171,10 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
     return Status::CompletionQueueInvalid;
   }
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
+  // An indexed CQ holds one entry per slot of the one SQ bound to it.
+  const CompletionQueue& bound = queues_.cq(f.cqid);
+  if (bound.indexed && bound.bound_sqs > 0) return Status::CompletionQueueInvalid;
+  if (bound.indexed && bound.entries != f.queue_entries) return Status::InvalidQueueSize;
   bool in_cmb = false;
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kSqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;

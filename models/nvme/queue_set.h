@@ -49,6 +49,9 @@ struct SubmissionQueue {
   // A Delete I/O SQ waiting for the queue's commands to finish.
   std::function<void()> on_drained;
   bool shadow_awake = false;  // EventIdx says "no MMIO needed"
+  // Phase tag of the lap the fetch position is in (flips each time the head
+  // wraps): an indexed CQ's entry carries the phase of its command's lap.
+  bool fetch_phase = true;
 
   // A queue of `entries` slots at `base`: exists, nothing outstanding.
   void open(std::uint64_t ring_base, std::uint32_t ring_entries);
@@ -65,6 +68,9 @@ struct CompletionQueue {
   bool irq_enabled = false;
   std::uint16_t vector = 0;
   std::uint32_t bound_sqs = 0;
+  // Indexed completion (Create I/O CQ ICQ): entries go to their command's SQ
+  // slot index, never held back.
+  bool indexed = false;
   std::deque<CompletionEntry> waiting;  // held back while the CQ is full
 };
 

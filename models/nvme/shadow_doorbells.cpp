@@ -36,8 +36,10 @@ void ShadowDoorbells::start(DoorbellKind kind, std::uint16_t qid) {
   p = Poll{};
   p.watch = memory_.watch(shadow_address(kind, qid), 4, [this, kind, qid] { on_write(kind, qid); });
   if (kind == DoorbellKind::SqTail) {
-    queues_.sq(qid).shadow_awake = false;
-    write_event_idx(kind, qid, queues_.sq(qid).tail);
+    queues_.sq(qid).shadow_awake = always_polled_;
+    write_event_idx(
+        kind, qid,
+        always_polled_ ? (queues_.sq(qid).tail + 0xFFFFu) & 0xFFFFu : queues_.sq(qid).tail);
   } else {
     write_event_idx(kind, qid, (queues_.cq(qid).head + 0xFFFFu) & 0xFFFFu);
   }
@@ -103,7 +105,7 @@ void ShadowDoorbells::write_event_idx(DoorbellKind kind, std::uint16_t qid, std:
 }
 
 void ShadowDoorbells::update_sq_event_idx(std::uint16_t qid) {
-  if (shadow_base_ == 0 || qid == kAdminQueueId) return;
+  if (shadow_base_ == 0 || qid == kAdminQueueId || always_polled_) return;
   SubmissionQueue& sq = queues_.sq(qid);
   if (!sq.exists) return;
   const bool busy = sq.in_flight > 0 || sq.fetching > 0 || sq.head != sq.tail;

@@ -43,6 +43,11 @@ class ShadowDoorbells {
 
   // Whether the host has configured the buffers.
   bool configured() const { return shadow_base_ != 0; }
+  // Controller-polled shadow doorbells (a proposed extension): every SQ is
+  // watched as if busy, EventIdx one behind its tail, so that the host
+  // never needs an MMIO doorbell. Set before configure().
+  void set_always_polled(bool always) { always_polled_ = always; }
+  bool always_polled() const { return always_polled_; }
   // Doorbell Buffer Config with checked buffers: the shadow doorbells at
   // `shadow_base`, EventIdx at `event_idx_base`; every existing I/O queue is
   // watched there (and no longer at the buffers configured before).
@@ -86,6 +91,7 @@ class ShadowDoorbells {
   std::uint8_t dstrd_;
   Picoseconds poll_period_;
   ShadowHooks hooks_;
+  bool always_polled_ = false;
   std::uint64_t shadow_base_ = 0;  // 0 = not configured
   std::uint64_t event_idx_base_ = 0;
   std::vector<Poll> polls_;  // [2 * qid + (CQ ? 1 : 0)]

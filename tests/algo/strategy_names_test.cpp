@@ -40,8 +40,8 @@ TEST(StrategyNames, PolicyFieldsAllowTheirOptionsAfterStrategy) {
                                                 "warp_partition", "thread_pool"}));
   EXPECT_EQ(allowed_names("submission"),
             (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive"}));
-  EXPECT_EQ(allowed_names("completion"),
-            (Names{"strategy", "cq_scan", "cid_flags", "polling_warps", "owner_drain"}));
+  EXPECT_EQ(allowed_names("completion"), (Names{"strategy", "cq_scan", "cid_flags", "polling_warps",
+                                                "owner_drain", "cqe_at_slot"}));
   EXPECT_EQ(allowed_names("ssd_mapping"), (Names{"interleave", "stripe"}));
   EXPECT_TRUE(allowed_names("bs").empty());
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -100,6 +101,10 @@ TEST(StrategyConfig, MeaninglessCombinationsAreConfigErrors) {
   // The default SSD profile offers neither a CMB nor Doorbell Buffer Config.
   expect_config_error({"scenario.sq_placement=cmb"}, "$.sq_placement");
   expect_config_error({"scenario.shadow_doorbells=true"}, "$.shadow_doorbells");
+  // Nor indexed completion (a proposed extension).
+  expect_config_error({"scenario.completion=cqe_at_slot"}, "$.completion");
+  expect_config_error({"scenario.completion=cqe_at_slot", "scenario.strategy=per_warp_queue"},
+                      "$.completion");
   expect_config_error({"scenario.sq_placement=tape"}, "$.sq_placement");
   expect_config_error({"scenario.sq_placement=cmb", "topology.nodes.ssd0.cmb_mib=1",
                        "scenario.queues=32", "scenario.queue_entries=1024"},
@@ -498,6 +503,122 @@ TEST(QueueOptions, ShadowDoorbellsReduceMmioDoorbellWrites) {
   };
   EXPECT_GT(writes(plain), 2 * writes(shadow));
   EXPECT_GT(mmio(plain), 2 * mmio(shadow));
+}
+
+// The extension scenarios validate on the topology whose SSD offers the
+// extensions (they are refused on the default one: scenarios/nvme-ext/ is
+// kept apart from the scenarios that run on it).
+TEST(IndexedCompletion, ExtensionScenariosValidateOnTheExtensionTopology) {
+  const std::string root = GPUNVME_SOURCE_DIR;
+  const std::string topology = root + "/configs/topologies/nvme-ext.json";
+  int scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/scenarios/nvme-ext")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load_config(topology, entry.path().string(), {}, 1));
+    ++scenarios;
+  }
+  EXPECT_GE(scenarios, 1);
+}
+
+// Indexed completion (completion = cqe_at_slot on SSDs with
+// indexed_completion) under every shared-queue submission and three CID
+// schemes, on 8-entry queues that wrap many times: every I/O completes once,
+// without error, and every stage sees it.
+TEST(IndexedCompletion, EverySharedSubmissionAndCidSchemeKeepsTheInvariants) {
+  const std::uint64_t ios = 256;
+  for (const char* submission : {"per_command", "ticket_ready", "warp_batch"}) {
+    for (const char* cid : {"sq_slot", "counter", "thread_pool"}) {
+      for (const char* queues : {"1", "8"}) {
+        const std::string what = std::string(submission) + "/" + cid + " queues=" + queues;
+        expect_clean(run_with(default_topology_file(),
+                              {"topology.nodes.ssd0.indexed_completion=true",
+                               "scenario.completion=cqe_at_slot",
+                               std::string("scenario.submission=") + submission,
+                               std::string("scenario.cid_scheme=") + cid,
+                               std::string("scenario.queues=") + queues, "scenario.queue_entries=8",
+                               "scenario.threads=64", "scenario.iodepth=2",
+                               "scenario.ios=" + std::to_string(ios)}),
+                     ios, what);
+      }
+    }
+  }
+}
+
+// One command by hand. With indexed completion the requester's poll of its
+// own slot is the whole of the completion step: no CQ head to publish
+// (cq_head_sync 0) and no CQ head doorbell (one MMIO store, the SQ
+// doorbell, where cid_flags makes two); delivery is the acquire fence alone.
+// The controller's path is the tail CQ's plus indexed_completion_ns of
+// firmware time before the entry is written: with the cost at 0 the SSD's
+// part (completion_wait) is the same as cid_flags'. The entry is written
+// when the read's data has been handed to the link, and a small cost hides
+// behind the 4 KiB still crossing it; once the cost is longer than that, each
+// further nanosecond of it is a nanosecond of completion_wait: 10 us of
+// firmware time is exactly 5 us slower than 5 us (the processors are idle,
+// so booking it waits for nothing).
+TEST(IndexedCompletion, OneCommandByHand) {
+  auto one = [](const char* completion, const char* cost_ns) {
+    return run_with(default_topology_file(),
+                    {"scenario.strategy=warp_batch", "scenario.threads=1", "scenario.ios=1",
+                     "scenario.queues=1", "scenario.queue_entries=16",
+                     "topology.nodes.gpu0.atomic_far_latency_ns=140",
+                     "topology.nodes.gpu0.lane_loop_iteration_ns=0",
+                     "topology.nodes.ssd0.indexed_completion=true",
+                     std::string("topology.nodes.ssd0.indexed_completion_ns=") + cost_ns,
+                     std::string("scenario.completion=") + completion});
+  };
+  const nlohmann::json flags = one("cid_flags", "0");
+  const nlohmann::json free_slot = one("cqe_at_slot", "0");
+  const nlohmann::json slot_5us = one("cqe_at_slot", "5000");
+  const nlohmann::json slot_10us = one("cqe_at_slot", "10000");
+  auto stage_ps = [](const nlohmann::json& r, const char* name) {
+    EXPECT_EQ(r["stages"][name]["count"].get<int>(), 1) << name;
+    return std::llround(r["stages"][name]["mean"].get<double>() * 1000.0);
+  };
+  const long long F = std::llround(param(free_slot, "fence_system_ns") * 1000.0);
+  EXPECT_EQ(stage_ps(free_slot, "cq_head_sync"), 0);
+  EXPECT_EQ(stage_ps(free_slot, "delivery"), F);
+  EXPECT_EQ(stage_ps(free_slot, "completion_wait"), stage_ps(flags, "completion_wait"));
+  EXPECT_GT(stage_ps(slot_5us, "completion_wait"), stage_ps(free_slot, "completion_wait"));
+  EXPECT_EQ(stage_ps(slot_10us, "completion_wait") - stage_ps(slot_5us, "completion_wait"),
+            5000000);
+  const auto mmio = [](const nlohmann::json& r) {
+    return r["gpus"]["gpu0"]["mmio_stores"].get<std::uint64_t>();
+  };
+  EXPECT_EQ(mmio(flags), 2u);
+  EXPECT_EQ(mmio(free_slot), 1u);
+}
+
+// Controller-polled shadow doorbells, one command by hand: the doorbell step
+// is the shadow word's store, the system fence after it and the turn
+// store (2 stores and a fence, where an MMIO doorbell costs a PCIe store, the
+// fence after it and the turn store), and with indexed completion the GPU
+// makes no MMIO store at all. The controller applies the new tail after
+// shadow_poll_read_ns on a processor: 2 us of it is exactly 1 us slower
+// than 1 us.
+TEST(ShadowPolling, OneCommandByHand) {
+  auto one = [](const char* read_ns) {
+    return run_with(default_topology_file(),
+                    {"scenario.strategy=warp_batch", "scenario.threads=1", "scenario.ios=1",
+                     "scenario.queues=1", "scenario.queue_entries=16",
+                     "scenario.shadow_doorbells=true", "scenario.completion=cqe_at_slot",
+                     "topology.nodes.gpu0.lane_loop_iteration_ns=0",
+                     "topology.nodes.ssd0.indexed_completion=true",
+                     "topology.nodes.ssd0.shadow_doorbells=true",
+                     "topology.nodes.ssd0.shadow_doorbell_polling=true",
+                     std::string("topology.nodes.ssd0.shadow_poll_read_ns=") + read_ns});
+  };
+  const nlohmann::json r1 = one("1000");
+  const nlohmann::json r2 = one("2000");
+  expect_clean(r1, 1, "polled shadow doorbells");
+  auto ps = [&](const char* name) { return std::llround(param(r1, name) * 1000.0); };
+  auto stage_ps = [](const nlohmann::json& r, const char* name) {
+    return std::llround(r["stages"][name]["mean"].get<double>() * 1000.0);
+  };
+  EXPECT_EQ(stage_ps(r1, "doorbell"), 2 * ps("store_issue_ns") + ps("fence_system_ns"));
+  EXPECT_EQ(r1["gpus"]["gpu0"]["mmio_stores"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(stage_ps(r2, "completion_wait") - stage_ps(r1, "completion_wait"), 1000000);
 }
 
 }  // namespace

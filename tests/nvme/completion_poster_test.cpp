@@ -173,5 +173,40 @@ TEST_F(CompletionPosterTest, SendsTheVectorsMessageBehindTheEntry) {
   EXPECT_EQ(poster_.interrupts(), 1u);
 }
 
+// Indexed completion: the 4-slot CQ is indexed, its head stays 0 (the host
+// never rings it). Commands fetched from SQ slots 2, 0, 3 and 1 in lap 0
+// complete in that order: each entry lands at its own slot with phase 1, none
+// is held although four entries exceed the three a ring CQ of 4 would take,
+// and the tail never moves. Slot 0's next lap (phase 0) is accepted; a
+// second lap-0 entry at slot 2 (phase 1 again: its first one was never
+// consumed) is refused.
+TEST_F(CompletionPosterTest, IndexedEntriesLandAtTheirSqSlotsWithTheLapsPhase) {
+  queues_.cq(1).indexed = true;
+  const std::uint32_t slots[] = {2, 0, 3, 1};
+  for (std::uint16_t i = 0; i < 4; ++i) poster_.post_at_slot(1, completed(10 + i), slots[i], true);
+  ASSERT_EQ(writes_.size(), 4u);
+  for (std::uint16_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(writes_[i].addr, kCqBase + 16 * slots[i]);
+    EXPECT_EQ(slot(slots[i]).cid, 10 + i);
+    EXPECT_EQ(slot(slots[i]).phase(), 1);
+    EXPECT_EQ(slot(slots[i]).sqhd, 5);
+  }
+  EXPECT_EQ(poster_.cq_full_stalls(), 0u);
+  EXPECT_EQ(queues_.cq(1).tail, 0u);
+  EXPECT_TRUE(queues_.cq(1).phase);
+
+  poster_.post_at_slot(1, completed(20), 0, false);  // lap 1 of SQ slot 0
+  EXPECT_EQ(slot(0).cid, 20);
+  EXPECT_EQ(slot(0).phase(), 0);
+  EXPECT_TRUE(refused_.empty());
+
+  poster_.post_at_slot(1, completed(21), 2, true);
+  ASSERT_EQ(refused_.size(), 1u);
+  EXPECT_EQ(refused_[0].slot, 2u);
+  EXPECT_EQ(refused_[0].cid, 21);
+  EXPECT_EQ(slot(2).cid, 10);
+  EXPECT_EQ(writes_.size(), 5u);
+}
+
 }  // namespace
 }  // namespace gpunvme::nvme

@@ -114,5 +114,36 @@ TEST(ControllerQueues, SetupShortcutCreatesAUsablePair) {
   EXPECT_EQ(host.completed(), 40u);
 }
 
+// Indexed completion (Create I/O CQ CDW11 bit 2): refused with Invalid Field
+// by a controller that does not offer it; on one that does, the CQ takes one
+// SQ of its own size only (another size: Invalid Queue Size; a second SQ:
+// Completion Queue Invalid).
+TEST(ControllerQueues, IndexedCqTakesOneSqOfItsOwnSize) {
+  for (bool offered : {false, true}) {
+    SCOPED_TRACE(offered);
+    Bench bench({"samsung-pm1743", {{"indexed_completion", offered}}});
+    host::BringUpOptions options;
+    options.io_queues = 3;
+    bench.bring_up(0, options, {});
+    host::NvmeDriver& driver = bench.driver();
+    const std::uint64_t cq = driver.allocate(host::QueuePlacement::host, 4 * kCqEntrySize);
+    const std::uint64_t sq = driver.allocate(host::QueuePlacement::host, 8 * kSqEntrySize);
+    const CompletionEntry created =
+        bench.admin(0, make_create_io_cq(0, 1, 4, cq, true, false, 0, /*indexed=*/true));
+    if (!offered) {
+      EXPECT_EQ(created.status(), Status::InvalidFieldInCommand);
+      continue;
+    }
+    ASSERT_EQ(created.status(), Status::Success);
+    EXPECT_EQ(bench.admin(0, make_create_io_sq(0, 1, 8, sq, 1, QueuePriority::Medium)).status(),
+              Status::InvalidQueueSize);
+    EXPECT_EQ(bench.admin(0, make_create_io_sq(0, 1, 4, sq, 1, QueuePriority::Medium)).status(),
+              Status::Success);
+    EXPECT_EQ(
+        bench.admin(0, make_create_io_sq(0, 2, 4, sq + 4096, 1, QueuePriority::Medium)).status(),
+        Status::CompletionQueueInvalid);
+  }
+}
+
 }  // namespace
 }  // namespace gpunvme::nvme::testing

@@ -221,5 +221,29 @@ TEST_F(ShadowDoorbellsTest, SqEventIdxFollowsWhetherTheQueueHasWork) {
   EXPECT_EQ(event_idx_.back(), (EventIdxWrite{8, 0xFFFF}));
 }
 
+// Controller-polled (a proposed extension): configuring puts SQ 1's
+// EventIdx one behind its tail 3 (2: no MMIO needed) and it stays there
+// whether the queue has work or not; an update is still read at the next
+// tick (2500 ps -> 3000) and applied.
+TEST_F(ShadowDoorbellsTest, AlwaysPolledQueuesNeverAskForTheMmioDoorbell) {
+  shadow_.set_always_polled(true);
+  shadow_.configure(shadow_base_, event_idx_base_);
+  EXPECT_EQ(event_idx_, (std::vector<EventIdxWrite>{{12, 0xFFFF}, {8, 2}}));
+  SubmissionQueue& sq = queues_.sq(1);
+  EXPECT_TRUE(sq.shadow_awake);
+  sq.tail = 5;
+  shadow_.update_sq_event_idx(1);
+  sq.head = 5;
+  shadow_.update_sq_event_idx(1);  // idle: a sleeping poller would ask for MMIO here
+  EXPECT_EQ(event_idx_.size(), 2u);
+  now_ = 2500;
+  host_writes(8, 6);
+  run_tick();
+  EXPECT_EQ(now_, 3000u);
+  complete_read();
+  EXPECT_EQ(applied_, (std::vector<Applied>{{DoorbellKind::SqTail, 1, 6}}));
+  EXPECT_EQ(event_idx_.size(), 2u);
+}
+
 }  // namespace
 }  // namespace gpunvme::nvme

@@ -9,6 +9,13 @@
 //   skipping entries already consumed), marks the entry consumed, and a lock
 //   winner moves the head over the consumed prefix. BaM's design.
 // - OwnerDrain: the queue's only user drains it; no flags, no lock.
+// - SlotIndexed (indexed completion, a proposed NVMe extension: seed 003's
+//   "completion = &cq[my_sq_slot]"): the controller writes each CQE at the
+//   CQ slot of its command's SQ slot, with the phase tag of that SQ lap, so
+//   a requester polls its own slot (ticket t: CQ slot t % N, phase of lap
+//   t / N); no lock, no CQ head and no CQ head doorbell. The slot is free
+//   for the next lap once the requester releases its SQ slot, which it does
+//   only after reading the entry.
 //
 // In every case the requester consumes its completion: it resets what it
 // read, fences, then gives its CID and SQ slot back (io_common.h).
@@ -331,6 +338,46 @@ GPUNVME_HD bool owner_entry_waiting(P& p, WarpContext& w, std::uint32_t queue_in
   return e.phase() == expected_phase(head, q.entries);
 }
 
+// ---- SlotIndexed
+
+// Whether the CQE of command `io` (on queue `q`) has landed at its own slot.
+template <class P>
+GPUNVME_HD bool slot_cqe_arrived(P& p, const QueuePair& q, const Pending& io) {
+  const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, io.ticket));
+  return e.phase() == expected_phase(io.ticket, q.entries);
+}
+
+// Consumes the completions that have landed at the slots of `lanes` of
+// `io`. Returns the lanes consumed.
+template <class P>
+GPUNVME_HD LaneMask reap_slots(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask lanes) {
+  Lanes<std::uint16_t> status;
+  const LaneMask done = p.ballot(lanes, [&](int lane) {
+    const QueuePair& q = w.queue(io[lane].queue);
+    const auto e = p.template load<nvme::CompletionEntry>(cq_entry(q, io[lane].ticket));
+    if (e.phase() != expected_phase(io[lane].ticket, q.entries)) return false;
+    status[lane] = static_cast<std::uint16_t>(e.status_field >> 1);
+    return true;
+  });
+  if (done == 0) return 0;
+  // No CQ head to move: the head step ends where the entry is seen.
+  record_lanes(p, done, [&](int lane) {
+    const QueuePair& q = w.queue(io[lane].queue);
+    record(p, q, io[lane].cid, Stage::CompletionSeen);
+    record(p, q, io[lane].cid, Stage::CqHeadSynced);
+  });
+  // Acquire the SSD's writes: the data came before the CQE.
+  p.fence_system();
+  for_each_lane(p, done, [&](int lane) {
+    io[lane].status = status[lane];
+    io[lane].state = kCompleted;
+    record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
+  });
+  release_cids(p, w, io, done);
+  p.for_lanes(done, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
+  return done;
+}
+
 // ---- Reaping: a warp collects its own finished commands
 
 // Consumes whatever of the warp's outstanding commands has completed (and,
@@ -398,6 +445,17 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
       }
       return moved;
     }
+    case Completion::SlotIndexed: {
+      for (std::uint32_t r = 0; r < w.round_count; ++r) {
+        Lanes<Pending>& io = w.rounds[r];
+        LaneMask out = 0;
+        for_each_lane(p, kAllLanes, [&](int lane) {
+          if (io[lane].state == kOutstanding) out |= LaneMask{1} << lane;
+        });
+        if (out != 0 && reap_slots(p, w, io, out) != 0) moved = true;
+      }
+      return moved;
+    }
   }
   return moved;
 }
@@ -430,6 +488,9 @@ GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
           break;
         case Completion::CqScan:
           if (own_cqe_waiting(p, q, io, LaneMask{1} << lane)) return true;
+          break;
+        case Completion::SlotIndexed:
+          if (slot_cqe_arrived(p, q, io[lane])) return true;
           break;
         default: break;
       }

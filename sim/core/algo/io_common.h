@@ -180,7 +180,10 @@ GPUNVME_HD void record_slot(P& p, const QueuePair& q, std::uint32_t slot, Stage 
 // Publishes a new SQ tail (old_tail -> new_tail are ring indices). With a
 // shadow doorbell the value goes to the shadow word and the MMIO write is
 // made only when the controller's EventIdx falls in the window passed over,
-// as the Linux driver does (nvme_dbbuf_update_and_check_event).
+// as the Linux driver does (nvme_dbbuf_update_and_check_event). A controller
+// that polls its shadow doorbells whatever EventIdx says (q.shadow_polled)
+// needs the shadow word alone: the entries were fenced before, and no
+// EventIdx decides anything.
 template <class P>
 GPUNVME_HD void ring_sq(P& p, const QueuePair& q, std::uint32_t old_tail, std::uint32_t new_tail) {
   if (q.sq_shadow == 0) {
@@ -188,6 +191,7 @@ GPUNVME_HD void ring_sq(P& p, const QueuePair& q, std::uint32_t old_tail, std::u
     return;
   }
   p.store_u32(q.sq_shadow, new_tail);
+  if (q.shadow_polled != 0) return;
   // The shadow value must be visible to the controller before EventIdx is
   // read, or both sides could skip the doorbell.
   p.fence_system();
@@ -205,6 +209,7 @@ GPUNVME_HD void ring_cq(P& p, const QueuePair& q, std::uint32_t old_head, std::u
     return;
   }
   p.store_u32(q.cq_shadow, new_head);
+  if (q.shadow_polled != 0) return;
   p.fence_system();
   const std::uint32_t event = p.load_u32(q.cq_event_idx);
   if (nvme::need_event(static_cast<std::uint16_t>(event), static_cast<std::uint16_t>(new_head),

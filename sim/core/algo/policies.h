@@ -54,6 +54,8 @@ enum class Completion : std::uint8_t {
              // poll their flag
   PollingWarps,  // dedicated polling warps drain their queues into per-CID flags
   OwnerDrain,    // the queue's single owner (per-warp queue, I/O agent) drains it
+  SlotIndexed,   // indexed completion (a proposed NVMe extension the SSD must offer): the CQE lands
+                 // at the command's SQ slot; each requester polls its own slot, no lock, no head
 };
 
 struct Strategy {

@@ -27,6 +27,10 @@ struct QueuePair {
   std::uint64_t cq_shadow = 0;
   std::uint64_t sq_event_idx = 0;
   std::uint64_t cq_event_idx = 0;
+  // The controller polls the shadow doorbells whatever EventIdx says
+  // (controller-polled shadow doorbells, a proposed extension): a new value
+  // goes to the shadow word alone.
+  std::uint32_t shadow_polled = 0;
 
   // 32-bit words in GPU memory, shared by every thread using this queue.
   std::uint64_t ticket = 0;       // next SQ ticket to hand out

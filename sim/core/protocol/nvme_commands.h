@@ -101,19 +101,25 @@ enum class QueuePriority : std::uint8_t {
 // CDW10.QSIZE. PRP1 is the queue base when `physically_contiguous`, otherwise
 // a PRP list.
 //   CDW10: QSIZE 31:16, QID 15:0
-//   CDW11: IV 31:16, IEN bit 1, PC bit 0
+//   CDW11: IV 31:16, ICQ bit 2, IEN bit 1, PC bit 0
+// ICQ (indexed completion, a proposed extension: seed 003's "completion =
+// &cq[my_sq_slot]"; bit 2 is reserved in NVMe 1.4): the controller writes
+// each command's completion entry at the CQ slot with the index of the SQ
+// slot the command was fetched from, its phase tag that of the SQ lap, and
+// never holds one back for a full CQ; the CQ head doorbell is not used. The
+// CQ must have the entries of the one SQ bound to it.
 GPUNVME_HD constexpr SubmissionEntry make_create_io_cq(std::uint16_t cid, std::uint16_t qid,
                                                        std::uint32_t queue_entries,
                                                        std::uint64_t prp1,
                                                        bool physically_contiguous, bool irq_enabled,
-                                                       std::uint16_t vector) {
+                                                       std::uint16_t vector, bool indexed = false) {
   SubmissionEntry e{};
   e.set_opcode(static_cast<std::uint8_t>(AdminOpcode::CreateIoCq));
   e.set_cid(cid);
   e.prp1 = prp1;
   e.cdw10 = (((queue_entries - 1u) & 0xFFFFu) << 16) | qid;
   e.cdw11 = (static_cast<std::uint32_t>(vector) << 16) | (irq_enabled ? 1u << 1 : 0u) |
-            (physically_contiguous ? 1u : 0u);
+            (indexed ? 1u << 2 : 0u) | (physically_contiguous ? 1u : 0u);
   return e;
 }
 
@@ -161,6 +167,7 @@ struct CreateIoCqFields {
   bool physically_contiguous;
   bool irq_enabled;
   std::uint16_t vector;
+  bool indexed;  // ICQ
 };
 
 GPUNVME_HD constexpr CreateIoCqFields decode_create_io_cq(const SubmissionEntry& e) {
@@ -170,6 +177,7 @@ GPUNVME_HD constexpr CreateIoCqFields decode_create_io_cq(const SubmissionEntry&
   f.base = e.prp1;
   f.physically_contiguous = (e.cdw11 & 0x1u) != 0;
   f.irq_enabled = (e.cdw11 & 0x2u) != 0;
+  f.indexed = (e.cdw11 & 0x4u) != 0;
   f.vector = static_cast<std::uint16_t>(e.cdw11 >> 16);
   return f;
 }

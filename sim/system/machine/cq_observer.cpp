@@ -7,9 +7,23 @@ namespace gpunvme::platform {
 
 CqArrivalObserver::~CqArrivalObserver() {
   for (const Ring& r : rings_) memory_.cancel(r.watch);
+  for (const auto& [slots, count] : slot_ring_sizes_) {
+    for (std::uint32_t i = 0; i < count; ++i) memory_.cancel(slots[i].watch);
+  }
 }
 
-void CqArrivalObserver::observe(const algo::QueuePair& q) {
+void CqArrivalObserver::observe(const algo::QueuePair& q, bool indexed) {
+  if (indexed) {
+    slot_rings_.push_back(std::make_unique<Slot[]>(q.entries));
+    Slot* slots = slot_rings_.back().get();
+    slot_ring_sizes_.emplace_back(slots, q.entries);
+    for (std::uint32_t i = 0; i < q.entries; ++i) {
+      slots[i] = Slot{this, q.cq_base + std::uint64_t{i} * nvme::kCqEntrySize, 0,
+                      static_cast<std::uint16_t>(q.trace_id), 0};
+      slots[i].watch = memory_.watch(slots[i].addr, nvme::kCqEntrySize, &on_slot_write, &slots[i]);
+    }
+    return;
+  }
   rings_.push_back(Ring{q.cq_base, q.entries, 0, static_cast<std::uint16_t>(q.trace_id), 0});
   arm(rings_.size() - 1);
 }
@@ -30,6 +44,18 @@ void CqArrivalObserver::on_write(std::size_t i) {
     ++r.position;
   }
   arm(i);
+}
+
+void CqArrivalObserver::on_slot_write(void* context, MemorySpace::WatchId id) {
+  Slot& s = *static_cast<Slot*>(context);
+  CqArrivalObserver& self = *s.observer;
+  const auto entry = self.memory_.load<nvme::CompletionEntry>(s.addr);
+  const std::uint8_t expected = (s.lap & 1u) == 0 ? 1 : 0;
+  if (entry.phase() == expected) {
+    self.sink_.stage(s.trace, entry.cid, algo::Stage::CqePosted, Simulation::now());
+    ++s.lap;
+  }
+  self.memory_.rearm(id);
 }
 
 }  // namespace gpunvme::platform

@@ -1,10 +1,14 @@
 // Records when each completion entry lands in its CQ (the CqePosted stage):
 // one watch per queue on the slot the controller writes next, re-armed as
-// entries arrive in ring order. Watches are callbacks on the memory write,
-// not kernel events.
+// entries arrive in ring order; on an indexed CQ, whose entries land at
+// their commands' SQ slots in any order, one watch per slot, each expecting
+// its slot's next lap. Watches are callbacks on the memory write, not kernel
+// events.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/core/algo/queue_pair.h"
@@ -20,7 +24,7 @@ class CqArrivalObserver {
   CqArrivalObserver(const CqArrivalObserver&) = delete;
   CqArrivalObserver& operator=(const CqArrivalObserver&) = delete;
 
-  void observe(const algo::QueuePair& q);
+  void observe(const algo::QueuePair& q, bool indexed = false);
 
  private:
   struct Ring {
@@ -32,6 +36,17 @@ class CqArrivalObserver {
   };
   void arm(std::size_t ring);
   void on_write(std::size_t ring);
+  // One slot of an indexed CQ.
+  struct Slot {
+    CqArrivalObserver* observer;
+    std::uint64_t addr;
+    std::uint32_t lap;  // the lap whose entry the slot expects next
+    std::uint16_t trace;
+    MemorySpace::WatchId watch;
+  };
+  static void on_slot_write(void* context, MemorySpace::WatchId id);
+  std::vector<std::unique_ptr<Slot[]>> slot_rings_;
+  std::vector<std::pair<Slot*, std::uint32_t>> slot_ring_sizes_;
 
   MemorySpace& memory_;
   StageSink& sink_;

@@ -59,6 +59,11 @@ void check_devices(const TopologyConfig& topo) {
             render_value(p.json().at("processor_time_scale")),
             fmt::format("expected one entry per controller core ({}), or none", cores));
       }
+      if (ssd.shadow_doorbell_polling && !ssd.shadow_doorbells) {
+        throw ConfigError(topo.file, path + ".shadow_doorbell_polling", "true",
+                          "needs shadow_doorbells true: the controller polls the shadow "
+                          "doorbells of Doorbell Buffer Config");
+      }
       const std::vector<std::string>& faults = ssd.fault_schedule;
       for (std::size_t k = 0; k < faults.size(); ++k) {
         try {

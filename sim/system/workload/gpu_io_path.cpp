@@ -308,6 +308,7 @@ void GpuIoPath::create_queues() {
       spec.placement = rings_in_host ? host::QueuePlacement::host : host::QueuePlacement::gpu;
       spec.sq_base = q.sq_base;
       spec.cq_base = q.cq_base;
+      spec.indexed_completion = plan_.strategy.completion == algo::Completion::SlotIndexed;
       specs.push_back(spec);
       queues_[q.trace_id] = q;
     }
@@ -333,6 +334,7 @@ void GpuIoPath::create_queues() {
           pair.cq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::CqHead, q.qid);
           pair.sq_event_idx = driver.event_idx(nvme::DoorbellKind::SqTail, q.qid);
           pair.cq_event_idx = driver.event_idx(nvme::DoorbellKind::CqHead, q.qid);
+          pair.shadow_polled = controller->shadow_polled() ? 1u : 0u;
         }
       }
       if (++drivers_ready_ == drivers_.size()) {
@@ -396,7 +398,7 @@ void GpuIoPath::prepare_queues() {
     algo::place_queue_state(
         q, cid_space_, plan_.agents,
         [&](std::uint64_t bytes, std::uint64_t align) { return gpu_.allocate(bytes, align); });
-    observer_->observe(q);
+    observer_->observe(q, plan_.strategy.completion == algo::Completion::SlotIndexed);
   }
   base_context_.queues = queues_.data();
   base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());

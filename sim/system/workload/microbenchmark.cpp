@@ -187,6 +187,7 @@ void check_microbenchmark(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   const std::vector<std::string>& ssds = s.ssds;
+  const bool indexed = strategy_plan(config).strategy.completion == algo::Completion::SlotIndexed;
   for (std::size_t k = 0; k < ssds.size(); ++k) {
     const NodeConfig& ssd = *config.topology.node(ssds[k]);
     const nvme::SsdParams ssd_params = nvme::SsdParams::from(ssd.params);
@@ -224,6 +225,13 @@ void check_microbenchmark(const RunConfig& config) {
       throw ConfigError(file, "$.shadow_doorbells", "true",
                         fmt::format("{} (profile {}) does not support Doorbell Buffer Config "
                                     "(its shadow_doorbells is false); allowed: false",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
+    if (indexed && !ssd_params.indexed_completion) {
+      throw ConfigError(file, "$.completion", "\"" + s.completion + "\"",
+                        fmt::format("{} (profile {}) does not offer indexed completion (its "
+                                    "indexed_completion is false); allowed: another completion, "
+                                    "or SSDs with indexed_completion true",
                                     ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
     }
     const auto bs = s.bs;
