@@ -24,6 +24,7 @@
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/run.h"
 #include "sim/system/run/setup_checks.h"
+#include "sim/system/run/tenants.h"
 
 namespace {
 
@@ -66,6 +67,8 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.link);
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
+  all.push_back(&tenants_spec());
+  all.push_back(&tenant_spec());
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
     for (const ComponentSpec* s : all) std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
