@@ -382,7 +382,7 @@ nlohmann::json run_tenants(const RunConfig& config, const RunOptions& options) {
     share_drivers(set, top, machine);
     std::vector<std::unique_ptr<Workload>> workloads;
     for (const Tenant& t : set.tenants) {
-      workloads.push_back(make_workload(t.config, machine, t.name));
+      workloads.push_back(make_workload(t.config, machine, "tenant_" + t.name));
     }
     simulation.run();
     const Picoseconds elapsed = Simulation::now();

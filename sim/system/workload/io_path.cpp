@@ -30,7 +30,8 @@ std::unique_ptr<IoPath> make_unlimited_path(const RunConfig& config, Machine& ma
   const IoPathKind path = ScenarioParams::from(config.scenario.params).path;
   // Tenants' paths are named after them: their warps and drivers must not
   // share names.
-  const std::string name = config.qos.name.empty() ? "io_path" : config.qos.name + "_io_path";
+  const std::string name =
+      config.qos.name.empty() ? "io_path" : "tenant_" + config.qos.name + "_io_path";
   if (path == IoPathKind::gds) {
     return std::make_unique<CpuInitiatedPath>(name.c_str(), config, machine,
                                               CpuInitiatedPath::Mode::Gds, max_io_bytes);
@@ -51,8 +52,8 @@ std::unique_ptr<IoPath> make_io_path(const RunConfig& config, Machine& machine,
   for (const std::string& id : ScenarioParams::from(config.scenario.params).ssds) {
     lba_bytes.push_back(machine.ssd(id).lba_bytes());
   }
-  return std::make_unique<RateLimitedPath>((config.qos.name + "_rate_limit").c_str(), config.qos,
-                                           std::move(lba_bytes), std::move(path));
+  return std::make_unique<RateLimitedPath>(("tenant_" + config.qos.name + "_rate_limit").c_str(),
+                                           config.qos, std::move(lba_bytes), std::move(path));
 }
 
 }  // namespace gpunvme
