@@ -59,7 +59,7 @@ int describe(const std::string& kind, bool json_schema) {
                 << "' is not a file kind; expected topology, scenario or nothing (either)\n";
       return kBadInput;
     }
-    std::cout << config_json_schema(c, kind).dump(2) << "\n";
+    std::cout << config_json_schema(c, kind, &tenants_spec(), &tenant_spec()).dump(2) << "\n";
     return 0;
   }
   std::vector<const ComponentSpec*> all;
