@@ -15,6 +15,7 @@
 
 #include "sim/kernel/params/param_spec.h"
 #include "sim/system/run/catalog.h"
+#include "sim/system/run/tenants.h"
 
 namespace gpunvme {
 namespace {
@@ -180,6 +181,7 @@ std::vector<const ComponentSpec*> declared_components() {
   std::vector<const ComponentSpec*> all;
   for (const ComponentSpec& s : c.node_kinds) all.push_back(&s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) all.push_back(s);
+  for (const ComponentSpec* s : {&tenants_spec(), &tenant_spec()}) all.push_back(s);
   return all;
 }
 
