@@ -55,6 +55,44 @@ class Result(dict):
             return pd.DataFrame.from_dict(rows, orient="index").rename_axis("link")
         return pd.DataFrame([flatten(v) for v in links])
 
+    def tenants_frame(self):
+        """A multi-tenant run's tenants, one row each (index: tenant name).
+
+        Columns: path, strategy, priority, weight, then the tenant's summary flattened
+        (``iops``, ``bandwidth_gbps``, ``latency_ns.p99``, ...), ``throttle.*`` for a
+        rate-limited tenant and ``alone.*`` (``alone.slowdown``) with compare_alone.
+        Empty for a run of one workload.
+        """
+        import pandas as pd
+
+        rows = {}
+        for tenant in self.get("tenants", []):
+            row = {"priority": tenant.get("priority"), "weight": tenant.get("weight")}
+            row.update(flatten(tenant.get("summary", {})))
+            for key in ("throttle", "alone"):
+                if key in tenant:
+                    row.update(flatten(tenant[key], key + "."))
+            rows[tenant["name"]] = row
+        frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("tenant")
+        first = [c for c in ("path", "strategy", "priority", "weight") if c in frame.columns]
+        return frame[first + [c for c in frame.columns if c not in first]]
+
+    def tenant_stages_frame(self):
+        """Per-tenant, per-stage latency distributions in ns (index: tenant, stage)."""
+        import pandas as pd
+
+        frames = {}
+        for tenant in self.get("tenants", []):
+            view = Result({"stages": tenant.get("stages", {})})
+            frames[tenant["name"]] = view.stages_frame()
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, names=["tenant", "stage"])
+
+    def fairness(self):
+        """A multi-tenant run's fairness summary (dict; empty for one workload)."""
+        return dict(self.get("fairness", {}))
+
     def to_json(self, path=None, indent=2):
         """JSON text of the result; also written to ``path`` when given."""
         text = json.dumps(self, indent=indent) + "\n"

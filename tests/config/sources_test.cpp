@@ -16,6 +16,7 @@
 #include "models/nvmf/nvmf.h"
 #include "sim/kernel/params/param_spec.h"
 #include "sim/system/run/catalog.h"
+#include "sim/system/run/tenants.h"
 
 namespace gpunvme {
 namespace {
@@ -185,6 +186,7 @@ std::vector<const ComponentSpec*> declared_components() {
   // topology's node kinds.
   static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
   for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
+  for (const ComponentSpec* s : {&tenants_spec(), &tenant_spec()}) all.push_back(s);
   return all;
 }
 

@@ -25,6 +25,7 @@
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/run.h"
 #include "sim/system/run/setup_checks.h"
+#include "sim/system/run/tenants.h"
 
 namespace {
 
@@ -59,7 +60,7 @@ int describe(const std::string& kind, bool json_schema) {
                 << "' is not a file kind; expected topology, scenario or nothing (either)\n";
       return kBadInput;
     }
-    std::cout << config_json_schema(c, kind).dump(2) << "\n";
+    std::cout << config_json_schema(c, kind, &tenants_spec(), &tenant_spec()).dump(2) << "\n";
     return 0;
   }
   std::vector<const ComponentSpec*> all;
@@ -69,6 +70,8 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.scenario);
   static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
   for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
+  all.push_back(&tenants_spec());
+  all.push_back(&tenant_spec());
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
     for (const ComponentSpec* s : all) {

@@ -181,7 +181,8 @@ Json scenario_schema(const Catalog& catalog) {
 
 }  // namespace
 
-Json config_json_schema(const Catalog& catalog, const std::string& root) {
+Json config_json_schema(const Catalog& catalog, const std::string& root,
+                        const ComponentSpec* tenants, const ComponentSpec* tenant) {
   Json defs = Json::object();
   defs["topology"] = topology_schema(catalog);
   defs["scenario"] = scenario_schema(catalog);
@@ -198,18 +199,41 @@ Json config_json_schema(const Catalog& catalog, const std::string& root) {
   for (const ComponentSpec& spec : catalog.node_kinds) {
     defs[spec.kind] = component_schema(spec, node_structural(spec.kind), true);
   }
+  // A scenario file with "tenants" holds several workloads, each a scenario.
+  std::string scenario_file = "scenario";
+  if (tenants != nullptr && tenant != nullptr) {
+    defs["tenant"] = component_schema(
+        *tenant,
+        {{"scenario", {{"$ref", "#/$defs/scenario"}, {"description", "the tenant's workload"}}}},
+        false);
+    defs["tenant"]["required"] = {"name", "scenario"};
+    defs["tenants"] = component_schema(*tenants,
+                                       {{"tenants",
+                                         {{"type", "array"},
+                                          {"minItems", 1},
+                                          {"items", {{"$ref", "#/$defs/tenant"}}},
+                                          {"description", "the tenants, each with its workload"}}}},
+                                       false);
+    defs["tenants"]["required"] = {"tenants"};
+    defs["scenario_file"] = {
+        {"description", "A scenario, or with \"tenants\" several tenants' scenarios."},
+        {"if", {{"type", "object"}, {"required", {"tenants"}}}},
+        {"then", {{"$ref", "#/$defs/tenants"}}},
+        {"else", {{"$ref", "#/$defs/scenario"}}}};
+    scenario_file = "scenario_file";
+  }
   Json schema;
   schema["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   const std::string version = build_version();
   if (root == "topology" || root == "scenario") {
     schema["title"] = fmt::format("gpunvme {} file (gpunvme {})", root, version);
-    schema["$ref"] = "#/$defs/" + root;
+    schema["$ref"] = "#/$defs/" + (root == "scenario" ? scenario_file : root);
   } else if (root.empty()) {
     schema["title"] = fmt::format("gpunvme topology or scenario file (gpunvme {})", version);
     schema["description"] = "A document with \"nodes\" is a topology, any other a scenario.";
     schema["if"] = {{"type", "object"}, {"required", {"nodes"}}};
     schema["then"] = {{"$ref", "#/$defs/topology"}};
-    schema["else"] = {{"$ref", "#/$defs/scenario"}};
+    schema["else"] = {{"$ref", "#/$defs/" + scenario_file}};
   } else {
     throw std::invalid_argument("config_json_schema: root must be topology, scenario or empty");
   }

@@ -17,6 +17,11 @@ namespace gpunvme {
 // range, choices and, in scenarios, the kinds a field belongs to; it does not
 // check what needs the whole configuration (links to existing nodes, the tree
 // shape, sizes against memory): `gpunvme check` does.
-nlohmann::ordered_json config_json_schema(const Catalog& catalog, const std::string& root);
+// With `tenants` and `tenant` (the fields of a multi-tenant scenario file and
+// of each of its tenants), a scenario file may also be a multi-tenant one: a
+// document with "tenants", each tenant's workload a scenario.
+nlohmann::ordered_json config_json_schema(const Catalog& catalog, const std::string& root,
+                                          const ComponentSpec* tenants = nullptr,
+                                          const ComponentSpec* tenant = nullptr);
 
 }  // namespace gpunvme

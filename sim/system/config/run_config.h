@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,10 +26,36 @@ struct Catalog {
   const ComponentSpec* node_kind(const std::string& kind) const;
 };
 
+// How one workload shares the SSDs with other tenants of a multi-tenant run
+// (sim/system/run/tenants.h). The defaults are a run of one workload: queue ids
+// from 1, medium priority, no rate limit.
+struct TenantQos {
+  std::string name;                                // "" outside a multi-tenant run
+  std::map<std::string, std::uint16_t> first_qid;  // by SSD id: its first I/O queue id (else 1)
+  std::uint8_t priority = 2;                       // QPRIO of its SQs (nvme::QueuePriority)
+  double rate_iops = 0.0;                          // token-bucket limits, 0 = none
+  double rate_bytes_per_s = 0.0;
+  std::uint64_t burst_ios = 1;
+  std::uint64_t burst_bytes = 0;
+
+  bool rate_limited() const { return rate_iops > 0.0 || rate_bytes_per_s > 0.0; }
+  std::uint16_t qid_base(const std::string& ssd) const {
+    auto it = first_qid.find(ssd);
+    return it == first_qid.end() ? std::uint16_t{1} : it->second;
+  }
+};
+
+struct TenantSet;  // sim/system/run/tenants.h
+
 struct RunConfig {
   TopologyConfig topology;
   ScenarioConfig scenario;
   std::uint64_t seed = 1;
+  // A tenant's share of the SSDs (defaults outside a multi-tenant run).
+  TenantQos qos;
+  // A multi-tenant run: every tenant's configuration; `scenario` is then the
+  // first tenant's. Null for a run of one workload.
+  std::shared_ptr<const TenantSet> tenants;
 
   // The resolved configuration as written into every result.
   nlohmann::json to_json() const;

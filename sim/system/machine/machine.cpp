@@ -69,6 +69,16 @@ pcie::DmaEngine& Machine::copy_engine(const std::string& gpu_id) {
   return *copy_engines_.at(gpu_id);
 }
 
+void Machine::add_shared_driver(const std::string& ssd_id,
+                                std::unique_ptr<host::NvmeDriver> driver) {
+  shared_drivers_[ssd_id] = std::move(driver);
+}
+
+host::NvmeDriver* Machine::shared_driver(const std::string& ssd_id) const {
+  auto it = shared_drivers_.find(ssd_id);
+  return it == shared_drivers_.end() ? nullptr : it->second.get();
+}
+
 nlohmann::json Machine::dma_engines() const {
   nlohmann::json out = nlohmann::json::array();
   auto add = [&out](const std::string& node, const char* kind, const pcie::DmaEngine& engine) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/gpu/gpu.h"
+#include "models/host/nvme_driver.h"
 #include "models/nvme/controller.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/fabric.h"
@@ -38,6 +39,12 @@ class Machine {
   // pcie.dma_engines.
   nlohmann::json dma_engines() const;
 
+  // An SSD that several tenants share has one host driver, which brings it up
+  // once for all of their queues; each tenant's path creates its queues
+  // through it. Null for an SSD whose path brings it up itself.
+  void add_shared_driver(const std::string& ssd_id, std::unique_ptr<host::NvmeDriver> driver);
+  host::NvmeDriver* shared_driver(const std::string& ssd_id) const;
+
  private:
   const TopologyConfig& topology_;
   TopologyGraph graph_;
@@ -45,7 +52,8 @@ class Machine {
   std::unique_ptr<pcie::Fabric> fabric_;
   std::map<std::string, std::unique_ptr<gpu::Gpu>> gpus_;
   std::map<std::string, std::unique_ptr<nvme::Controller>> ssds_;
-  std::map<std::string, std::unique_ptr<pcie::DmaEngine>> copy_engines_;  // by GPU id
+  std::map<std::string, std::unique_ptr<pcie::DmaEngine>> copy_engines_;     // by GPU id
+  std::map<std::string, std::unique_ptr<host::NvmeDriver>> shared_drivers_;  // by SSD id
 };
 
 }  // namespace gpunvme

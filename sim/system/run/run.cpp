@@ -14,6 +14,7 @@
 #include "sim/system/machine/machine.h"
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/setup_checks.h"
+#include "sim/system/run/tenants.h"
 #include "sim/system/trace/link_counters.h"
 #include "sim/system/trace/ssd_commands.h"
 #include "sim/system/trace/trace_writer.h"
@@ -61,13 +62,18 @@ void check_fabric_paths(const RunConfig& config) {
 }
 }  // namespace
 
+void check_resolved(const RunConfig& config) {
+  check_workload(config);
+  check_fabric_paths(config);
+  check_setup(config);
+}
+
 RunConfig resolve_config(const RawConfig& raw) {
   try {
+    if (is_tenants_document(raw.scenario)) return resolve_tenants(raw);
     RunConfig config = resolve(catalog(), raw);
     apply_scenario_kind(raw.scenario, config);
-    check_workload(config);
-    check_fabric_paths(config);
-    check_setup(config);
+    check_resolved(config);
     return config;
   } catch (const ConfigError& error) {
     // A value an override set is blamed on the override (`--set
@@ -92,6 +98,57 @@ const std::vector<std::string>& wall_clock_fields() {
 
 nlohmann::json run(const RunConfig& config) { return run(config, RunOptions{}); }
 
+void require_complete(const Workload& workload, const std::string& who) {
+  const std::uint64_t done = workload.completed();
+  if (done != workload.ios() || !workload.finished()) {
+    throw std::runtime_error(fmt::format("{}run ended with {} of {} I/Os complete{}", who, done,
+                                         workload.ios(),
+                                         workload.finished() ? "" : ", workload unfinished"));
+  }
+}
+
+nlohmann::json workload_figures(const Workload& workload, const RunConfig& config,
+                                Picoseconds elapsed) {
+  const std::uint64_t done = workload.completed();
+  // Throughput counts from the workload's start to its last completion: the
+  // controllers' bring-up before it (CC.EN, admin queue, Set Features, queue
+  // creation: ~71 us on the default topology) moves no data and would dilute
+  // short runs. It is reported on its own as bring_up_ns.
+  const Picoseconds io_start = std::min(workload.started_at(), elapsed);
+  const Picoseconds io_end = std::clamp(workload.finished_at(), io_start, elapsed);
+  const double seconds = static_cast<double>(io_end - io_start) * 1e-12;
+  // A failed I/O is accounted for but is not throughput: every I/O submitted
+  // either succeeded (ios) or failed (failed), and only the successful ones
+  // count in iops and bandwidth_gbps.
+  const std::uint64_t failed = workload.errors();
+  const std::uint64_t succeeded = done - failed;
+  const double iops = seconds > 0 ? static_cast<double>(succeeded) / seconds : 0.0;
+  const double bytes_per_s = seconds > 0 ? static_cast<double>(workload.bytes()) / seconds : 0.0;
+  nlohmann::json summary = {
+      {"path", workload.path()},
+      {"strategy", workload.strategy()},
+      {"submitted", workload.ios()},
+      {"ios", succeeded},
+      {"failed", failed},
+      {"errors", failed},
+      {"timeouts", workload.timeouts()},
+      {"reset_aborted", workload.reset_aborted()},
+      {"iops", round_to(iops, 0.001)},
+      {"bandwidth_gbps", round_to(bytes_per_s / 1e9, 1e-6)},
+      {"latency_ns", workload.end_to_end().summary_ns()},
+      {"simulated_time_ns", round_to(ps_to_ns(elapsed), 0.001)},
+      {"bring_up_ns", round_to(ps_to_ns(io_start), 0.001)},
+      {"io_time_ns", round_to(ps_to_ns(io_end - io_start), 0.001)},
+      {"mean_in_flight", round_to(workload.mean_in_flight(io_end - io_start), 1e-6)},
+      {"bytes", workload.bytes()},
+  };
+  summary.update(workload.summary(elapsed));
+  return {{"summary", summary},
+          {"stages", workload.stages()},
+          {"fio", workload.fio_latency().json(
+                      ScenarioParams::from(config.scenario.params).percentile_list)}};
+}
+
 namespace {
 // The trace's otherData: the one place that says what the trace is of (the
 // writer adds its window and truncation notes).
@@ -103,6 +160,7 @@ nlohmann::json trace_metadata(const RunConfig& config, Picoseconds elapsed) {
 }  // namespace
 
 nlohmann::json run(const RunConfig& config, const RunOptions& options) {
+  if (config.tenants) return run_tenants(config, options);
   const auto wall_start = std::chrono::steady_clock::now();
   check_workload(config);
   check_fabric_paths(config);
@@ -123,25 +181,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   const Picoseconds elapsed = Simulation::now();
   for (const auto& [id, ssd] : machine.ssds()) ssd->check_drained();
 
-  const std::uint64_t done = workload->completed();
-  if (done != workload->ios() || !workload->finished()) {
-    throw std::runtime_error(fmt::format("run ended with {} of {} I/Os complete{}", done,
-                                         workload->ios(),
-                                         workload->finished() ? "" : ", workload unfinished"));
-  }
-  // Throughput counts from the workload's start to its last completion: the
-  // controllers' bring-up before it (CC.EN, admin queue, Set Features, queue
-  // creation: ~71 us on the default topology) moves no data and would dilute
-  // short runs. It is reported on its own as bring_up_ns.
-  const Picoseconds io_start = std::min(workload->started_at(), elapsed);
-  const Picoseconds io_end = std::clamp(workload->finished_at(), io_start, elapsed);
-  const double seconds = static_cast<double>(io_end - io_start) * 1e-12;
-  // A failed I/O is accounted for but is not throughput: every I/O submitted
-  // either succeeded (ios) or failed (failed), and only the successful ones
-  // count in iops and bandwidth_gbps.
-  const std::uint64_t failed = workload->errors();
-  const std::uint64_t succeeded = done - failed;
-  const double iops = seconds > 0 ? static_cast<double>(succeeded) / seconds : 0.0;
+  require_complete(*workload, "");
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -149,31 +189,12 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   result["schema"] = "gpunvme.result/1";
   result["gpunvme"] = build_info_json();
   result["config"] = config.to_json();
-  nlohmann::json latency = workload->end_to_end().summary_ns();
-  const double bytes_per_s = seconds > 0 ? static_cast<double>(workload->bytes()) / seconds : 0.0;
-  result["summary"] = {
-      {"path", workload->path()},
-      {"strategy", workload->strategy()},
-      {"submitted", workload->ios()},
-      {"ios", succeeded},
-      {"failed", failed},
-      {"errors", failed},
-      {"timeouts", workload->timeouts()},
-      {"reset_aborted", workload->reset_aborted()},
-      {"iops", round_to(iops, 0.001)},
-      {"bandwidth_gbps", round_to(bytes_per_s / 1e9, 1e-6)},
-      {"latency_ns", latency},
-      {"simulated_time_ns", round_to(ps_to_ns(elapsed), 0.001)},
-      {"bring_up_ns", round_to(ps_to_ns(io_start), 0.001)},
-      {"io_time_ns", round_to(ps_to_ns(io_end - io_start), 0.001)},
-      {"mean_in_flight", round_to(workload->mean_in_flight(io_end - io_start), 1e-6)},
-      {"bytes", workload->bytes()},
-      {"events", Simulation::events()},
-      {"events_by_kind", events_by_kind()},
-      {"wall_time_s", round_to(wall, 1e-6)},
-  };
-  result["summary"].update(workload->summary(elapsed));
-  nlohmann::json stage_json = workload->stages();
+  nlohmann::json figures = workload_figures(*workload, config, elapsed);
+  result["summary"] = figures["summary"];
+  result["summary"]["events"] = Simulation::events();
+  result["summary"]["events_by_kind"] = events_by_kind();
+  result["summary"]["wall_time_s"] = round_to(wall, 1e-6);
+  nlohmann::json stage_json = figures["stages"];
   LatencyHistogram fetch, service;
   nlohmann::json ssds = nlohmann::json::object();
   for (const auto& [id, ssd] : machine.ssds()) {
@@ -189,8 +210,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   nlohmann::json order = workload->stage_order();
   for (const char* name : {"ssd_fetch_wait", "ssd_service", "end_to_end"}) order.push_back(name);
   result["stage_order"] = order;
-  result["fio"] =
-      workload->fio_latency().json(ScenarioParams::from(config.scenario.params).percentile_list);
+  result["fio"] = figures["fio"];
   result["ssds"] = ssds;
   nlohmann::json gpus = nlohmann::json::object();
   for (const auto& [id, gpu] : machine.gpus()) {
@@ -229,7 +249,58 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   return result;
 }
 
+namespace {
+// A tenant's figures as a result of its own (for its summary table or terse
+// line).
+nlohmann::json tenant_view(const nlohmann::json& result, const nlohmann::json& tenant) {
+  const nlohmann::json& cfg = result.at("config");
+  nlohmann::json view = tenant;
+  view["config"] = {{"scenario", {{"name", tenant.at("name")}}},
+                    {"topology", {{"name", cfg.at("topology").at("name")}}},
+                    {"seed", cfg.at("seed")}};
+  view["summary"]["wall_time_s"] = 0.0;
+  view["summary"]["events"] = 0;
+  view["paths"] = nlohmann::json::array();
+  return view;
+}
+
+std::string tenants_summary_table(const nlohmann::json& result) {
+  std::ostringstream out;
+  const nlohmann::json& s = result.at("summary");
+  const nlohmann::json& cfg = result.at("config");
+  out << fmt::format("scenario {} on topology {} (seed {}): {} tenants\n",
+                     cfg["scenario"]["name"].get<std::string>(),
+                     cfg["topology"]["name"].get<std::string>(), cfg["seed"].get<std::uint64_t>(),
+                     s["tenants"].get<std::uint64_t>());
+  out << fmt::format("  {} I/Os ({} errors) in {:.3f} us simulated, {:.3f} s wall, {} events\n",
+                     s["submitted"].get<std::uint64_t>(), s["failed"].get<std::uint64_t>(),
+                     s["simulated_time_ns"].get<double>() / 1000.0, s["wall_time_s"].get<double>(),
+                     s["events"].get<std::uint64_t>());
+  out << fmt::format("  {:<12} {:<14} {:<9} {:>10} {:>9} {:>10} {:>10} {:>10}\n", "tenant", "path",
+                     "priority", "KIOPS", "GB/s", "mean ns", "p99 ns", "slowdown");
+  for (const nlohmann::json& t : result.at("tenants")) {
+    const nlohmann::json& ts = t["summary"];
+    out << fmt::format(
+        "  {:<12} {:<14} {:<9} {:>10.1f} {:>9.3f} {:>10.1f} {:>10.1f} {:>10}\n",
+        t["name"].get<std::string>(), ts["path"].get<std::string>(),
+        t["priority"].get<std::string>(), ts["iops"].get<double>() / 1000.0,
+        ts["bandwidth_gbps"].get<double>(), ts["latency_ns"]["mean"].get<double>(),
+        ts["latency_ns"]["p99"].get<double>(),
+        t.contains("alone") ? fmt::format("{:.3f}", t["alone"]["slowdown"].get<double>()) : "-");
+  }
+  const nlohmann::json& f = result.at("fairness");
+  out << fmt::format(
+      "  fairness: Jain's index {:.4f} over throughput / weight; p99 {:.1f} ns ({}) "
+      "to {:.1f} ns ({}), ratio {:.3f}\n",
+      f["jain_index"].get<double>(), f["max_p99_ns"].get<double>(),
+      f["max_p99_tenant"].get<std::string>(), f["min_p99_ns"].get<double>(),
+      f["min_p99_tenant"].get<std::string>(), f["p99_ratio"].get<double>());
+  return out.str();
+}
+}  // namespace
+
 std::string summary_table(const nlohmann::json& result) {
+  if (result.contains("tenants")) return tenants_summary_table(result);
   std::ostringstream out;
   const nlohmann::json& s = result.at("summary");
   const nlohmann::json& cfg = result.at("config");
@@ -301,6 +372,13 @@ std::string summary_table(const nlohmann::json& result) {
 }
 
 std::string terse_line(const nlohmann::json& result) {
+  if (result.contains("tenants")) {
+    // One line per tenant, its name in the scenario field.
+    std::string lines;
+    for (const nlohmann::json& t : result.at("tenants"))
+      lines += terse_line(tenant_view(result, t));
+    return lines;
+  }
   const nlohmann::json& s = result.at("summary");
   const nlohmann::json& cfg = result.at("config");
   std::vector<std::string> fields = {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel/time.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/trace/trace_writer.h"
 
@@ -45,6 +46,20 @@ std::string summary_table(const nlohmann::json& result);
 // --output-format terse; the README lists the fields): a fixed prefix, then
 // one "P%=ns" field per clat percentile of the scenario's percentile_list.
 std::string terse_line(const nlohmann::json& result);
+
+// The checks resolve_config makes once a configuration is resolved: the
+// workload against the devices, the fabric's paths and setup (ConfigError).
+void check_resolved(const RunConfig& config);
+
+class Workload;
+// std::runtime_error unless every I/O `workload` issued completed and it
+// finished (`who` starts the message: "" or "tenant db: ").
+void require_complete(const Workload& workload, const std::string& who);
+// One workload's figures after a run that ended at `elapsed`: "summary"
+// (I/Os, throughput over its own I/O window, latency, the kind's own keys),
+// "stages" (its path's) and "fio".
+nlohmann::json workload_figures(const Workload& workload, const RunConfig& config,
+                                Picoseconds elapsed);
 
 // Keys of a result that depend on the host machine, not on the simulation.
 const std::vector<std::string>& wall_clock_fields();

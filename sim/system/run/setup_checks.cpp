@@ -15,6 +15,7 @@
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 #include "sim/system/config/resource_limits.h"
+#include "sim/system/run/tenants.h"
 #include "sim/system/workload/csr_graph.h"
 #include "sim/system/workload/gather.h"
 #include "sim/system/workload/graph_bfs.h"
@@ -316,6 +317,21 @@ std::uint64_t MemoryEstimate::bytes() const {
 }
 
 MemoryEstimate estimate_memory(const RunConfig& config) {
+  if (config.tenants) {
+    // Every tenant's workload lives in the one run.
+    MemoryEstimate all;
+    for (std::size_t i = 0; i < config.tenants->tenants.size(); ++i) {
+      const Tenant& tenant = config.tenants->tenants[i];
+      for (MemoryEstimate::Part part : estimate_memory(tenant.config).parts) {
+        part.what = "tenant " + tenant.name + ": " + part.what;
+        if (part.field.rfind("$.nodes", 0) != 0) {
+          part.field = fmt::format("$.tenants[{}].scenario{}", i, part.field.substr(1));
+        }
+        all.parts.push_back(std::move(part));
+      }
+    }
+    return all;
+  }
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const ScenarioKind kind = s.kind;
   MemoryEstimate estimate;

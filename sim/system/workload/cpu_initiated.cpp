@@ -108,18 +108,26 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
   queues_.resize(std::size_t{queues_per_ssd_} * ssds_.size());
   for (std::size_t k = 0; k < ssds_.size(); ++k) {
     nvme::Controller& ssd = *ssds_[k];
-    drivers_.push_back(std::make_unique<host::NvmeDriver>(
-        fmt::format("{}_host_driver", ssd.id()).c_str(), ssd, machine_.fabric(), machine_.memory(),
-        cpu_node_, memory_node_, &gpu_));
+    host::NvmeDriver* shared = machine_.shared_driver(ssd.id());
+    if (shared == nullptr) {
+      own_drivers_.push_back(std::make_unique<host::NvmeDriver>(
+          fmt::format("{}_host_driver", ssd.id()).c_str(), ssd, machine_.fabric(),
+          machine_.memory(), cpu_node_, memory_node_, &gpu_));
+    }
+    drivers_.push_back(shared != nullptr ? shared : own_drivers_.back().get());
     host::NvmeDriver& driver = *drivers_.back();
-    host::BringUpOptions bring_up;
-    bring_up.io_queues = static_cast<std::uint16_t>(queues_per_ssd_);
-    bring_up.interrupts = true;
-    driver.bring_up(bring_up, nullptr);
+    if (shared == nullptr) {
+      host::BringUpOptions bring_up;
+      bring_up.io_queues = static_cast<std::uint16_t>(queues_per_ssd_);
+      bring_up.interrupts = true;
+      driver.bring_up(bring_up, nullptr);
+    }
+    const std::uint16_t first_qid = config_.qos.qid_base(ssd.id());
     std::vector<host::IoQueueSpec> specs;
     for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
       host::IoQueueSpec spec;
-      spec.qid = static_cast<std::uint16_t>(i + 1);
+      spec.qid = static_cast<std::uint16_t>(first_qid + i);
+      spec.priority = static_cast<nvme::QueuePriority>(config_.qos.priority);
       spec.entries = entries;
       spec.placement = host::QueuePlacement::host;
       spec.interrupts = costs_.interrupts;

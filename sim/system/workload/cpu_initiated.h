@@ -168,7 +168,10 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::vector<Core> core_state_;
   std::vector<nvme::Controller*> ssds_;
   std::vector<bool> dma_map_;
-  std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
+  // Per SSD: the driver that created its queues, this path's own or one that
+  // tenants share (Machine::shared_driver).
+  std::vector<host::NvmeDriver*> drivers_;
+  std::vector<std::unique_ptr<host::NvmeDriver>> own_drivers_;
   std::size_t drivers_ready_ = 0;
   std::uint32_t queues_per_ssd_ = 1;
   std::vector<Queue> queues_;  // queue i of SSD k at k * queues_per_ssd + i

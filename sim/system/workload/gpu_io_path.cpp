@@ -237,7 +237,8 @@ GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& confi
 GpuIoPath::~GpuIoPath() = default;
 
 std::pair<std::string, std::uint32_t> GpuIoPath::queue_name(std::uint32_t trace_id) const {
-  return {ssd_ids_[trace_id % ssd_count_], trace_id / ssd_count_ + 1};
+  const std::string& ssd = ssd_ids_[trace_id % ssd_count_];
+  return {ssd, trace_id / ssd_count_ + config_.qos.qid_base(ssd)};
 }
 
 void GpuIoPath::start(std::function<void()> ready) {
@@ -278,15 +279,20 @@ void GpuIoPath::create_queues() {
                                     "gpu, host (with host memory), cmb (with a CMB)",
                                     ssd_ids_[k]));
     }
-    drivers_.push_back(std::make_unique<host::NvmeDriver>(
-        fmt::format("{}_driver", ssd_ids_[k]).c_str(), ssd, machine_.fabric(), machine_.memory(),
-        cpu, memory, &gpu_));
+    host::NvmeDriver* shared = machine_.shared_driver(ssd_ids_[k]);
+    if (shared == nullptr) {
+      own_drivers_.push_back(std::make_unique<host::NvmeDriver>(
+          fmt::format("{}_driver", ssd_ids_[k]).c_str(), ssd, machine_.fabric(), machine_.memory(),
+          cpu, memory, &gpu_));
+    }
+    drivers_.push_back(shared != nullptr ? shared : own_drivers_.back().get());
     host::NvmeDriver& driver = *drivers_.back();
+    const std::uint16_t first_qid = config_.qos.qid_base(ssd_ids_[k]);
     std::vector<host::IoQueueSpec> specs;
     for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
       algo::QueuePair q;
       q.trace_id = i * ssd_count_ + k;
-      q.qid = static_cast<std::uint16_t>(i + 1);
+      q.qid = static_cast<std::uint16_t>(first_qid + i);
       q.entries = entries_;
       const std::uint64_t sq_bytes = std::uint64_t{entries_} * nvme::kSqEntrySize;
       const std::uint64_t cq_bytes = std::uint64_t{entries_} * nvme::kCqEntrySize;
@@ -309,6 +315,7 @@ void GpuIoPath::create_queues() {
       spec.sq_base = q.sq_base;
       spec.cq_base = q.cq_base;
       spec.indexed_completion = plan_.strategy.completion == algo::Completion::SlotIndexed;
+      spec.priority = static_cast<nvme::QueuePriority>(config_.qos.priority);
       specs.push_back(spec);
       queues_[q.trace_id] = q;
     }
@@ -318,9 +325,9 @@ void GpuIoPath::create_queues() {
     // read them at GPU-memory cost, the controller polls them over PCIe.
     bring_up.shadow_doorbells = shadow;
     bring_up.shadow_placement = host::QueuePlacement::gpu;
-    driver.bring_up(bring_up, nullptr);
-    driver.create_io_queues(std::move(specs), [this, controller = &ssd, &driver, k,
-                                               shadow](std::vector<host::IoQueue> created) {
+    if (shared == nullptr) driver.bring_up(bring_up, nullptr);
+    driver.create_io_queues(std::move(specs), [this, controller = &ssd, &driver, k, shadow,
+                                               first_qid](std::vector<host::IoQueue> created) {
       for (const host::IoQueue& q : created) {
         if (q.status != nvme::Status::Success) {
           throw std::runtime_error(fmt::format("{}: Create I/O queue {} failed: {}",
@@ -329,7 +336,7 @@ void GpuIoPath::create_queues() {
         }
         if (shadow) {
           // Known once Doorbell Buffer Config has run (bring-up).
-          algo::QueuePair& pair = queues_[(q.qid - 1u) * ssd_count_ + k];
+          algo::QueuePair& pair = queues_[(q.qid - first_qid) * ssd_count_ + k];
           pair.sq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::SqTail, q.qid);
           pair.cq_shadow = driver.shadow_doorbell(nvme::DoorbellKind::CqHead, q.qid);
           pair.sq_event_idx = driver.event_idx(nvme::DoorbellKind::SqTail, q.qid);

@@ -239,7 +239,10 @@ class GpuIoPath : public Component, public IoPath {
 
   std::uint32_t cid_space_ = 0;
   std::vector<algo::QueuePair> queues_;
-  std::vector<std::unique_ptr<host::NvmeDriver>> drivers_;
+  // Per SSD: the driver that created its queues, this path's own or one that
+  // tenants share (Machine::shared_driver).
+  std::vector<host::NvmeDriver*> drivers_;
+  std::vector<std::unique_ptr<host::NvmeDriver>> own_drivers_;
   std::size_t drivers_ready_ = 0;
   std::function<void()> ready_;
   std::vector<GpuWarp> warps_;

@@ -123,8 +123,8 @@ void check_cpu_path(const RunConfig& config) {
 
 class MicrobenchmarkWorkload : public Workload {
  public:
-  MicrobenchmarkWorkload(const RunConfig& config, Machine& machine)
-      : config_(config), bench_("workload", config, machine) {
+  MicrobenchmarkWorkload(const char* name, const RunConfig& config, Machine& machine)
+      : config_(config), bench_(name, config, machine) {
     if (trace::TraceWriter* t = trace::active()) {
       const auto ssds = ScenarioParams::from(config.scenario.params).ssds;
       t->set_queue_namer([ssds](std::uint32_t trace_id) {
@@ -232,7 +232,9 @@ void check_workload(const RunConfig& config) {
   if (kind == ScenarioKind::kv_cache) max_io = check_kv_cache(config);
   if (kind == ScenarioKind::graph) max_io = check_graph(config);
   if (kind == ScenarioKind::gather) max_io = check_gather(config);
-  if (kind == ScenarioKind::microbenchmark && !(gpu_initiated && classic_microbenchmark(s))) {
+  // The GPU's own fio loop (MicrobenchmarkWorkload); make_workload's choice.
+  const bool own_loop = gpu_initiated && classic_microbenchmark(s) && !config.qos.rate_limited();
+  if (kind == ScenarioKind::microbenchmark && !own_loop) {
     // Only the microbenchmark's own warp loop builds queues with these
     // options; elsewhere they would be silently ignored.
     if (s.sq_placement != SqPlacement::gpu) {
@@ -254,7 +256,7 @@ void check_workload(const RunConfig& config) {
     check_cpu_path(config);
     return;
   }
-  if (kind == ScenarioKind::microbenchmark && classic_microbenchmark(s)) {
+  if (kind == ScenarioKind::microbenchmark && own_loop) {
     check_microbenchmark(config);
     return;
   }
@@ -268,20 +270,30 @@ void check_workload(const RunConfig& config) {
 }
 
 std::unique_ptr<Workload> make_workload(const RunConfig& config, Machine& machine) {
+  return make_workload(config, machine, "workload");
+}
+
+std::unique_ptr<Workload> make_workload(const RunConfig& config, Machine& machine,
+                                        const std::string& name) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const char* module = name.c_str();
   if (s.kind == ScenarioKind::kv_cache) {
-    return std::make_unique<KvCacheWorkload>("workload", config, machine);
+    return std::make_unique<KvCacheWorkload>(module, config, machine);
   }
   if (s.kind == ScenarioKind::graph) {
-    return std::make_unique<GraphWorkload>("workload", config, machine);
+    return std::make_unique<GraphWorkload>(module, config, machine);
   }
   if (s.kind == ScenarioKind::gather) {
-    return std::make_unique<GatherWorkload>("workload", config, machine);
+    return std::make_unique<GatherWorkload>(module, config, machine);
   }
-  if (s.path == IoPathKind::gpu_initiated && classic_microbenchmark(s)) {
-    return std::make_unique<MicrobenchmarkWorkload>(config, machine);
+  // A rate-limited tenant's I/Os pass its token buckets on their way to the
+  // path, so the request-driven loop issues them (the GPU's own fio loop
+  // would bypass the buckets).
+  if (s.path == IoPathKind::gpu_initiated && classic_microbenchmark(s) &&
+      !config.qos.rate_limited()) {
+    return std::make_unique<MicrobenchmarkWorkload>(module, config, machine);
   }
-  return std::make_unique<FioWorkload>("workload", config, machine);
+  return std::make_unique<FioWorkload>(module, config, machine);
 }
 
 // ---------------------------------------------------------------------------

@@ -68,6 +68,9 @@ class Workload {
 // The workload the scenario asks for, built on `machine` (it starts when the
 // simulation runs).
 std::unique_ptr<Workload> make_workload(const RunConfig& config, Machine& machine);
+// The same, its model named `name` (tenants of one run each have their own).
+std::unique_ptr<Workload> make_workload(const RunConfig& config, Machine& machine,
+                                        const std::string& name);
 
 // Checks everything about the scenario that needs the devices (queue limits,
 // I/O sizes, strategy fields, kind-specific fields); ConfigError otherwise.
