@@ -8,6 +8,7 @@
 #include "models/nic/rdma_nic.h"
 #include "models/nvmf/nvmf.h"
 #include "sim/kernel/params/resolve.h"
+#include "tests/remote/test_nic.h"
 
 namespace gpunvme {
 namespace {
@@ -25,22 +26,7 @@ network::NetworkLinkParams link_params(NetworkProtocol protocol, double gbps, st
   return p;
 }
 
-nic::RdmaNicParams nic_params() {
-  nic::RdmaNicParams p;
-  p.port_gbps = 400.0;
-  p.host_dma_gbps = 460.0;
-  p.host_read_ns = ns_to_ps(570.0);
-  p.pipeline_ns = ns_to_ps(123.0);
-  p.message_rate_mpps = 200.0;
-  p.wqe_posting = nic::WqePosting::doorbell;
-  p.wqe_bytes = 64;
-  p.cqe_bytes = 64;
-  p.max_inline_bytes = 0;
-  p.translation_entries = 2;
-  p.registration_page_bytes = 4096;
-  p.translation_entry_bytes = 8;
-  return p;
-}
+nic::RdmaNicParams nic_params() { return test::hand_worked_nic(2); }
 
 TEST(Framing, PacketsAndWireBytesFollowTheHeaderSizes) {
   // LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26; RoCEv2 on the wire: 8 + 14 + 4 +

@@ -7,6 +7,8 @@
 
 #include <memory>
 
+#include "tests/remote/test_nic.h"
+
 namespace gpunvme {
 namespace {
 
@@ -23,22 +25,7 @@ host::CpuIoCosts host_costs() {
   return c;
 }
 
-nic::RdmaNicParams nic_params() {
-  nic::RdmaNicParams p;
-  p.port_gbps = 400.0;
-  p.host_dma_gbps = 460.0;
-  p.host_read_ns = ns_to_ps(570.0);
-  p.pipeline_ns = ns_to_ps(123.0);
-  p.message_rate_mpps = 200.0;
-  p.wqe_posting = nic::WqePosting::doorbell;
-  p.wqe_bytes = 64;
-  p.cqe_bytes = 64;
-  p.max_inline_bytes = 0;
-  p.translation_entries = 4096;
-  p.registration_page_bytes = 4096;
-  p.translation_entry_bytes = 8;
-  return p;
-}
+nic::RdmaNicParams nic_params() { return test::hand_worked_nic(4096); }
 
 // A fresh fabric per read, so that every path sees the same idle queues.
 struct Fabric {

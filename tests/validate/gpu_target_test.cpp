@@ -12,6 +12,7 @@
 
 #include "sim/frontend/validate/validate.h"
 #include "sim/system/config/run_config.h"
+#include "tests/validate/committed_prediction.h"
 
 namespace gpunvme {
 namespace {
@@ -105,25 +106,7 @@ TEST(GpuTargetPrediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPredict
   options.strategies = {"warp_batch", "per_warp_queue", "all_threads", "io_agents"};
   const nlohmann::json now = validate::correlate(hw, kRuns, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
-  std::size_t compared = 0;
-  for (const nlohmann::json& row : now.at("cases")) {
-    const nlohmann::json* before = nullptr;
-    for (const nlohmann::json& r : committed.at("cases")) {
-      if (r.at("strategy") == row.at("strategy") && r.at("warps") == row.at("warps")) before = &r;
-    }
-    ASSERT_NE(before, nullptr) << row.at("strategy") << " " << row.at("warps")
-                               << " is not in the committed report: re-run gpunvme validate";
-    const nlohmann::json& m = row.at("measured_iops");
-    EXPECT_EQ(m, before->at("measured_iops"));
-    const double median = m.at("median").get<double>();
-    const double noise = m.at("q3").get<double>() - m.at("q1").get<double>();
-    const double sim = row.at("simulated_iops").get<double>();
-    const double sim_before = before->at("simulated_iops").get<double>();
-    EXPECT_LE(std::fabs(sim - median), std::fabs(sim_before - median) + noise)
-        << row.at("strategy") << " " << row.at("warps") << " warps: predicted " << sim
-        << ", committed " << sim_before << ", measured median " << median << ", IQR " << noise;
-    ++compared;
-  }
+  const std::size_t compared = test::expect_as_committed(now, committed);
   EXPECT_EQ(compared, 4u);
 }
 
