@@ -323,9 +323,9 @@ void NvmeDriver::create_io_queues(std::vector<IoQueueSpec> specs,
                    for (std::size_t i = 0; i < specs.size(); ++i) {
                      (*queues)[i].status = cqs[i].status();
                      if (!cqs[i].ok()) continue;
-                     create_sqs.push_back(nvme::make_create_io_sq(0, specs[i].qid, specs[i].entries,
-                                                                  (*queues)[i].sq_base,
-                                                                  specs[i].qid, specs[i].priority));
+                     create_sqs.push_back(nvme::make_create_io_sq(
+                         0, specs[i].qid, specs[i].entries, (*queues)[i].sq_base, specs[i].qid,
+                         specs[i].priority, true, specs[i].warp_doorbells));
                      index.push_back(i);
                    }
                    auto finish = [queues, done, next] {

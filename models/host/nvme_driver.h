@@ -54,6 +54,9 @@ struct IoQueueSpec {
   // Indexed completion (Create I/O CQ ICQ, a proposed extension the
   // controller must offer): each entry lands at its command's SQ slot.
   bool indexed_completion = false;
+  // Warp doorbells (Create I/O SQ WDB, a proposed extension the controller
+  // must offer): the tail doorbell also takes run announcements.
+  bool warp_doorbells = false;
 };
 
 // A created (or refused) queue pair and where a submitter finds it.

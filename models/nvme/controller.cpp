@@ -11,6 +11,7 @@
 #include "models/nvme/ssd_params.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
+#include "sim/core/protocol/nvme_warp_doorbell.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 
@@ -54,6 +55,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   sgl_supported_ = ssd.sgl_supported;
   shadow_supported_ = ssd.shadow_doorbells;
   indexed_supported_ = ssd.indexed_completion;
+  warp_doorbells_supported_ = ssd.warp_doorbells;
+  warp_doorbell_cost_ = ssd.warp_doorbell_ns;
   const bool shadow_polling = ssd.shadow_doorbell_polling;
   if (shadow_polling && !ssd.shadow_doorbells) {
     throw ConfigError("", fmt::format("$.nodes[{}].shadow_doorbell_polling", node), "true",
@@ -546,6 +549,10 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
                 std::nullopt, std::nullopt);
     }
     SubmissionQueue& sq = queues_.sq(qid);
+    if (!shadow && sq.warp_doorbells && is_warp_doorbell(value)) {
+      announce_warp_run(qid, value);
+      return;
+    }
     const SqTailCheck check = check_sq_tail(sq.head, sq.tail, value, sq.entries);
     if (check.error == QueueError::ValueBeyondRing) {
       violation(
@@ -591,6 +598,44 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
   }
   cq.head = value;
   completions_->release_held(qid);
+}
+
+// A warp doorbell: the run is checked at once and kept, after the firmware's
+// time for it, until the tail reaches its first slot; then the tail moves
+// over it and over every kept run that follows, as one tail doorbell would.
+void Controller::announce_warp_run(std::uint16_t qid, std::uint32_t value) {
+  const SubmissionQueue& sq = queues_.sq(qid);
+  const WarpDoorbell run = decode_warp_doorbell(value);
+  if (!warp_doorbell_reserved_clear(value) || run.first_slot >= sq.entries ||
+      run.count >= sq.entries) {
+    violation(fmt::format("warp doorbell 0x{:08x} (slot {}, {} entries) for a queue of {} entries",
+                          value, run.first_slot, run.count, sq.entries),
+              qid, std::nullopt, std::nullopt);
+  }
+  auto apply = [this, qid, run] {
+    SubmissionQueue& q = queues_.sq(qid);
+    if (!q.announced_runs.emplace(run.first_slot, run.count).second) {
+      violation(fmt::format("warp doorbell announces slot {} twice", run.first_slot), qid,
+                run.first_slot, std::nullopt);
+    }
+    std::uint32_t tail = q.tail;
+    for (auto next = q.announced_runs.find(tail); next != q.announced_runs.end();
+         next = q.announced_runs.find(tail)) {
+      tail = ring_advance(tail, next->second, q.entries);
+      q.announced_runs.erase(next);
+    }
+    if (tail != q.tail) apply_doorbell(DoorbellKind::SqTail, qid, tail, false);
+  };
+  if (warp_doorbell_cost_ == 0) {
+    apply();
+    return;
+  }
+  const Picoseconds done = cores_->book_earliest(now(), warp_doorbell_cost_);
+  const std::uint64_t generation = generation_;
+  schedule_at(done, [this, qid, generation, apply] {
+    if (generation != generation_ || !queues_.sq(qid).exists) return;
+    apply();
+  });
 }
 
 void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,

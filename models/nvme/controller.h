@@ -170,6 +170,9 @@ class Controller : public Component, public pcie::RegisterTarget {
   void reset();
   // --- doorbells and the entries the fetch engine reads
   void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow);
+  // A warp doorbell value (sim/core/protocol/nvme_warp_doorbell.h) written
+  // to the tail doorbell of an SQ created with WDB.
+  void announce_warp_run(std::uint16_t qid, std::uint32_t value);
   void on_entries(std::uint16_t qid, std::uint32_t first, const std::uint8_t* data,
                   std::uint32_t count, std::uint64_t generation);
   // --- data pointers and DMA (controller_data.cpp)
@@ -254,6 +257,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool sgl_supported_;
   bool shadow_supported_;
   bool indexed_supported_;
+  bool warp_doorbells_supported_;
+  Picoseconds warp_doorbell_cost_;
   Picoseconds shadow_poll_read_cost_;
   Picoseconds indexed_completion_cost_;
   bool vwc_present_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_warp_doorbell.h"
 
 namespace gpunvme::nvme {
 
@@ -33,18 +34,23 @@ void FetchEngine::kick() {
     SubmissionQueue& sq = queues_.sq(qid);
     std::uint32_t turn = unfetched(sq);
     if (turn == 0) continue;
-    turn = std::min(turn, arbiter_.burst());
+    // A queue that takes warp doorbells is fetched a warp's run at a time.
+    const std::uint32_t read_entries = sq.warp_doorbells
+                                           ? std::max(limits_.fetch_burst, kWarpDoorbellMaxRun)
+                                           : limits_.fetch_burst;
+    turn = std::min(turn, sq.warp_doorbells ? std::max(arbiter_.burst(), kWarpDoorbellMaxRun)
+                                            : arbiter_.burst());
     if (qid != kAdminQueueId) turn = std::min(turn, io_room);
     // The processor policy may hold an I/O SQ back or shorten its turn.
     const bool polled = qid != kAdminQueueId && processors_.one_read_per_turn();
     if (qid != kAdminQueueId) {
-      turn = processors_.fetch_turn(qid, turn, limits_.fetch_burst, now);
+      turn = processors_.fetch_turn(qid, turn, read_entries, now);
       if (turn == 0) continue;
     }
     const std::uint64_t generation = hooks_.generation();
     while (turn > 0 && fetches_in_flight_ < limits_.max_fetches) {
       const std::uint32_t from = ring_advance(sq.head, sq.fetching, sq.entries);
-      const std::uint32_t count = std::min({turn, limits_.fetch_burst, sq.entries - from});
+      const std::uint32_t count = std::min({turn, read_entries, sq.entries - from});
       sq.fetching += count;
       if (qid != kAdminQueueId) {
         account_slots();

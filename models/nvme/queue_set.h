@@ -52,6 +52,10 @@ struct SubmissionQueue {
   // Phase tag of the lap the fetch position is in (flips each time the head
   // wraps): an indexed CQ's entry carries the phase of its command's lap.
   bool fetch_phase = true;
+  // Warp doorbells (Create I/O SQ WDB): runs announced beyond the tail, by
+  // first slot (entry count).
+  bool warp_doorbells = false;
+  std::map<std::uint32_t, std::uint32_t> announced_runs;
 
   // A queue of `entries` slots at `base`: exists, nothing outstanding.
   void open(std::uint64_t ring_base, std::uint32_t ring_entries);

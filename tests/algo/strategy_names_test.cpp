@@ -39,7 +39,8 @@ TEST(StrategyNames, PolicyFieldsAllowTheirOptionsAfterStrategy) {
   EXPECT_EQ(allowed_names("cid_scheme"), (Names{"strategy", "sq_slot", "counter", "counter_lock",
                                                 "warp_partition", "thread_pool"}));
   EXPECT_EQ(allowed_names("submission"),
-            (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive"}));
+            (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive",
+                   "warp_doorbell"}));
   EXPECT_EQ(allowed_names("completion"), (Names{"strategy", "cq_scan", "cid_flags", "polling_warps",
                                                 "owner_drain", "cqe_at_slot"}));
   EXPECT_EQ(allowed_names("ssd_mapping"), (Names{"interleave", "stripe"}));

@@ -45,6 +45,8 @@ enum class Submission : std::uint8_t {
   Exclusive,    // the warp owns the queue: no shared counters, one doorbell per batch
   AgentBatch,  // I/O-agent warps take posted requests and ring every batch_size commands or after a
                // timeout
+  WarpDoorbell,  // as WarpBatch, but one warp doorbell names the warp's run (a proposed NVMe
+                 // extension the SSD must offer): the controller orders the runs, no turn wait
 };
 
 enum class Completion : std::uint8_t {

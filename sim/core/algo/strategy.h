@@ -19,6 +19,7 @@
 #include "sim/core/algo/io_common.h"
 #include "sim/core/algo/submission.h"
 #include "sim/core/algo/warp_batch.h"
+#include "sim/core/algo/warp_doorbell.h"
 
 namespace gpunvme::algo {
 
@@ -42,6 +43,9 @@ GPUNVME_HD void submit(P& p, WarpContext& w, LaneMask mask, const Lanes<IoReques
         break;
       case Submission::Exclusive:
         detail::submit_exclusive(p, w, queue, group, request, io, requested);
+        break;
+      case Submission::WarpDoorbell:
+        detail::submit_warp_doorbell(p, w, queue, group, request, io, requested);
         break;
       case Submission::AgentBatch:
         // Served by sim/core/algo/io_agents.h; never reached through submit().

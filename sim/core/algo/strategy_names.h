@@ -41,10 +41,9 @@ inline constexpr EnumName<CidScheme> kCidSchemeNames[] = {
     {CidScheme::ThreadPool, "thread_pool"},
 };
 inline constexpr EnumName<Submission> kSubmissionNames[] = {
-    {Submission::PerCommand, "per_command"},
-    {Submission::TicketReady, "ticket_ready"},
-    {Submission::WarpBatch, "warp_batch"},
-    {Submission::Exclusive, "exclusive"},
+    {Submission::PerCommand, "per_command"},     {Submission::TicketReady, "ticket_ready"},
+    {Submission::WarpBatch, "warp_batch"},       {Submission::Exclusive, "exclusive"},
+    {Submission::WarpDoorbell, "warp_doorbell"},
 };
 inline constexpr EnumName<Completion> kCompletionNames[] = {
     {Completion::CqScan, "cq_scan"},

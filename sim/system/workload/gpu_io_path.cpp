@@ -315,6 +315,7 @@ void GpuIoPath::create_queues() {
       spec.sq_base = q.sq_base;
       spec.cq_base = q.cq_base;
       spec.indexed_completion = plan_.strategy.completion == algo::Completion::SlotIndexed;
+      spec.warp_doorbells = plan_.strategy.submission == algo::Submission::WarpDoorbell;
       spec.priority = static_cast<nvme::QueuePriority>(config_.qos.priority);
       specs.push_back(spec);
       queues_[q.trace_id] = q;

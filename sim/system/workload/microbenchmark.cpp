@@ -188,6 +188,13 @@ void check_microbenchmark(const RunConfig& config) {
   const std::string& file = config.scenario.file;
   const std::vector<std::string>& ssds = s.ssds;
   const bool indexed = strategy_plan(config).strategy.completion == algo::Completion::SlotIndexed;
+  const bool warp_doorbells =
+      strategy_plan(config).strategy.submission == algo::Submission::WarpDoorbell;
+  if (warp_doorbells && s.shadow_doorbells) {
+    throw ConfigError(file, "$.shadow_doorbells", "true",
+                      "submission warp_doorbell writes runs to the MMIO doorbell, which a shadow "
+                      "doorbell (one tail value) cannot carry; allowed: false");
+  }
   for (std::size_t k = 0; k < ssds.size(); ++k) {
     const NodeConfig& ssd = *config.topology.node(ssds[k]);
     const nvme::SsdParams ssd_params = nvme::SsdParams::from(ssd.params);
@@ -232,6 +239,13 @@ void check_microbenchmark(const RunConfig& config) {
                         fmt::format("{} (profile {}) does not offer indexed completion (its "
                                     "indexed_completion is false); allowed: another completion, "
                                     "or SSDs with indexed_completion true",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
+    if (warp_doorbells && !ssd_params.warp_doorbells) {
+      throw ConfigError(file, "$.submission", "\"" + s.submission + "\"",
+                        fmt::format("{} (profile {}) does not offer warp doorbells (its "
+                                    "warp_doorbells is false); allowed: another submission, "
+                                    "or SSDs with warp_doorbells true",
                                     ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
     }
     const auto bs = s.bs;
