@@ -3,11 +3,12 @@
 //
 // Model shape: per token and layer the cache holds K and V, 2 x kv_heads x
 // head_dim x dtype_bytes; blocks of block_tokens tokens are the unit placed
-// in a tier and moved. Each sequence's last, partly filled block of every
-// layer lives in HBM (new tokens are written there); the full blocks are
-// placed in HBM, then DRAM, then NVMe (placement: layer_order or
-// interleave). A block that fills during decoding moves down to the fastest
-// tier with room (pin) or to its DRAM/NVMe home (lru).
+// in a tier and moved. Each sequence has its own context length (all
+// context_tokens, or drawn: kv_requests.h). Each sequence's last, partly
+// filled block of every layer lives in HBM (new tokens are written there);
+// the full blocks are placed in HBM, then DRAM, then NVMe (placement:
+// layer_order or interleave). A block that fills during decoding moves down
+// to the fastest tier with room (pin) or to its DRAM/NVMe home (lru).
 //
 // A decode step runs the layers in order. Layer l computes for
 // layer_compute_us plus the time attention takes to read the layer's KV from
