@@ -203,5 +203,80 @@ TEST(ConfigErrors, UnknownStrategyNamesNeverFallBackToADefault) {
   EXPECT_EQ(check_error({"scenario.strategy=\"warp_batchh\""}).first, "$.strategy");
 }
 
+TEST(ConfigErrors, KvContextDistributionFieldsAreChecked) {
+  auto problem = [](std::vector<std::string> overrides) -> std::string {
+    try {
+      test::scenario("kv-cache-gpu", overrides);
+    } catch (const ConfigError& e) {
+      return e.path() + ": " + e.problem();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(problem({"scenario.context_sigma=1"}),
+            "$.context_sigma: applies to context_distribution = lognormal only (it is fixed)");
+  EXPECT_EQ(problem({"scenario.context_distribution=uniform", "scenario.context_min_tokens=500",
+                     "scenario.context_max_tokens=400"}),
+            "$.context_max_tokens: below context_min_tokens = 500");
+  EXPECT_EQ(problem({"scenario.context_distribution=histogram"}),
+            "$.context_histogram_tokens: a histogram needs at least one context length");
+  EXPECT_EQ(problem({"scenario.context_distribution=histogram",
+                     "scenario.context_histogram_tokens=[16,32]",
+                     "scenario.context_histogram_weights=[1]"}),
+            "$.context_histogram_weights: one weight per context_histogram_tokens entry: 2 "
+            "expected");
+  EXPECT_EQ(
+      problem({"scenario.context_distribution=histogram", "scenario.context_histogram_tokens=[16]",
+               "scenario.context_histogram_weights=[0]"}),
+      "$.context_histogram_weights: the weights must not all be 0");
+}
+
+TEST(ConfigErrors, KvTraceFilesAreChecked) {
+  auto problem = [](const std::string& field, const std::string& text,
+                    std::vector<std::string> more) -> std::string {
+    const std::string path = ::testing::TempDir() + "/gpunvme-bad-trace.csv";
+    std::ofstream(path) << text;
+    more.push_back("scenario." + field + "=\"" + path + "\"");
+    try {
+      test::scenario("kv-cache-gpu", kv_small(more));
+    } catch (const ConfigError& e) {
+      if (e.path().empty()) return e.problem();
+      return (e.file() == path ? "" : e.file() + ": ") + e.path() + " = " + e.value() + ": " +
+             e.problem();
+    }
+    return "accepted";
+  };
+  const std::vector<std::string> sparse{"scenario.policy=sparse"};
+  const std::string header = "step,layer,fraction,miss_rate\n";
+  EXPECT_EQ(problem("sparse_trace", "step,layer,fraction\n0,0,1\n", sparse),
+            "line 1 = step,layer,fraction: expected the header step,layer,fraction,miss_rate");
+  EXPECT_EQ(problem("sparse_trace", header + "0,0,1,0\n0,1,1.5,0\n", sparse),
+            "line 3, fraction = 1.5: expected the fraction of tokens fetched, above 0 and at "
+            "most 1");
+  EXPECT_EQ(problem("sparse_trace", header + "0,4,1,0\n", sparse),
+            "line 2, layer = 4: expected a layer of the model, 0 to 3");
+  EXPECT_EQ(problem("sparse_trace", header + "0,0,1,x\n", sparse),
+            "line 2, miss_rate = x: expected the fraction of the selected tokens missed, 0 to 1");
+  EXPECT_EQ(problem("sparse_trace", header + "0,0,1,0\n0,1,1,0\n0,2,1,0\n", sparse),
+            "step 0, layer 3 = missing: every layer (0 to 3) of every step 0 to 0 needs a line");
+  EXPECT_EQ(problem("sparse_trace", header + "0,0,1,0,7\n", sparse),
+            "line 2 = 0,0,1,0,7: expected 4 fields: step,layer,fraction,miss_rate");
+  const std::string full = header + "0,0,1,0\n0,1,1,0\n0,2,1,0\n0,3,1,0\n";
+  EXPECT_NE(
+      problem("sparse_trace", full, {"scenario.policy=sparse", "scenario.sparse_fraction=0.3"})
+          .find("$.sparse_fraction = 0.3: sparse_trace gives it per step and layer"),
+      std::string::npos);
+  EXPECT_NE(problem("sparse_trace", full, {}).find("applies to policy = sparse only"),
+            std::string::npos);
+  const std::vector<std::string> reuse{"scenario.policy=reuse"};
+  const std::string sessions = "session,arrival_s,turns,think_s,context_tokens,turn_tokens\n";
+  EXPECT_EQ(problem("session_trace", sessions + "a,0,0,10,100,10\n", reuse),
+            "line 2, turns = 0: expected turns, 1 to 1000000");
+  EXPECT_EQ(problem("session_trace", sessions + "a,0,1,10,100,10\na,5,1,10,100,10\n", reuse),
+            "line 3, session = a: expected a name not used before");
+  EXPECT_EQ(problem("session_trace", sessions + "a,-1,1,10,100,10\n", reuse),
+            "line 2, arrival_s = -1: expected seconds, 0 to 1e9");
+  EXPECT_EQ(problem("session_trace", sessions, reuse), "no data lines after the header");
+}
+
 }  // namespace
 }  // namespace gpunvme

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "models/flash/flash_params.h"
 #include "models/gpu/gpu.h"
 #include "models/nvme/ssd_params.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/workload/kv_models.h"
+#include "sim/system/workload/kv_requests.h"
+#include "sim/system/workload/kv_traces.h"
 #include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
@@ -18,6 +21,12 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+// Full blocks of every sequence of one layer by the end of decoding.
+std::uint64_t end_full_blocks(const KvShape& k) {
+  std::uint64_t blocks = 0;
+  for (std::uint64_t c : k.contexts) blocks += (c + k.steps) / k.block_tokens;
+  return blocks;
+}
 constexpr double kGiB = 1073741824.0;
 
 std::uint64_t ssd_capacity_bytes(const RunConfig& config) {
@@ -64,6 +73,43 @@ void check_model_fields(const RunConfig& config) {
     }
   }
 }
+// A trace replaces parameters: setting those too, or a trace for another
+// policy, would be ignored.
+void check_kv_traces(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const std::string& file = config.scenario.file;
+  const nlohmann::json& given = config.scenario.params.json();
+  const ComponentSpec& spec = scenario_spec();
+  auto set = [&](const char* name) { return given.at(name) != spec.find(name)->default_value; };
+  auto refuse = [&](const char* name, const std::string& why) {
+    throw ConfigError(file, std::string("$.") + name, given.at(name).dump(), why);
+  };
+  if (!s.sparse_trace.empty()) {
+    if (s.policy != KvPolicy::sparse) refuse("sparse_trace", "applies to policy = sparse only");
+    for (const char* name : {"sparse_fraction", "sparse_miss_rate"}) {
+      if (set(name)) refuse(name, "sparse_trace gives it per step and layer: leave one out");
+    }
+    if (!std::ifstream(kv_trace_path(config, s.sparse_trace)).good()) {
+      refuse("sparse_trace", "expected a readable sparsity trace (CSV)");
+    }
+    const std::uint64_t layers = kv_shape(config).layers;
+    read_sparse_trace(kv_trace_path(config, s.sparse_trace), layers);
+  }
+  if (!s.session_trace.empty()) {
+    if (s.policy != KvPolicy::reuse) refuse("session_trace", "applies to policy = reuse only");
+    for (const char* name : {"reuse_hit_rate", "reuse_dram_share", "turn_tokens"}) {
+      if (set(name)) refuse(name, "session_trace replays the sessions instead: leave one out");
+    }
+    if (!std::ifstream(kv_trace_path(config, s.session_trace)).good()) {
+      refuse("session_trace", "expected a readable session trace (CSV)");
+    }
+    read_session_trace(kv_trace_path(config, s.session_trace));
+  } else {
+    for (const char* name : {"reuse_store_dram_gib", "reuse_store_nvme_gib"}) {
+      if (set(name)) refuse(name, "applies to policy = reuse with a session_trace only");
+    }
+  }
+}
 }  // namespace
 
 KvShape kv_shape(const RunConfig& config) {
@@ -80,6 +126,7 @@ KvShape kv_shape(const RunConfig& config) {
   k.batch = static_cast<std::uint64_t>(s.batch);
   k.block_tokens = static_cast<std::uint64_t>(s.block_tokens);
   k.context = static_cast<std::uint64_t>(s.context_tokens);
+  k.contexts = kv_contexts(config);
   k.steps = static_cast<std::uint64_t>(s.decode_steps);
   k.token_bytes = 2ull * k.kv_heads * k.head_dim * k.dtype_bytes;
   k.block_bytes = k.block_tokens * k.token_bytes;
@@ -133,10 +180,12 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const std::string& file = config.scenario.file;
   check_model_fields(config);
+  check_kv_context_law(config);
+  check_kv_traces(config);
   const KvShape k = kv_shape(config);
   const std::uint64_t tails = k.batch * k.layers;
-  const std::uint64_t end_full = (k.context + k.steps) / k.block_tokens;
-  const std::uint64_t all_blocks = tails * end_full;
+  const std::uint64_t per_layer = end_full_blocks(k);
+  const std::uint64_t all_blocks = k.layers * per_layer;
   const bool lru = s.eviction == KvEviction::lru;
   const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
   if (s.policy == KvPolicy::reuse && !s.measure_reload) {
@@ -170,7 +219,6 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
                                   lru ? "lru keeps every block in DRAM or NVMe"
                                       : "HBM besides the last blocks, DRAM and NVMe"));
   }
-  const std::uint64_t per_layer = k.batch * end_full;
   if (lru && k.hbm_blocks - tails < (prefetch + 1) * per_layer) {
     throw ConfigError(file, "$.hbm_kv_gib", fmt::format("{}", s.hbm_kv_gib),
                       fmt::format("lru needs HBM for the {} layers in flight (prefetch_layers + "
@@ -218,11 +266,10 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
       threads_(static_cast<std::uint32_t>(ScenarioParams::from(config.scenario.params).threads)),
       slot_bytes_(round_up(shape_.block_bytes, kPage)) {
   const std::uint64_t tails = shape_.batch * shape_.layers;
-  const std::uint64_t end_full = (shape_.context + shape_.steps) / shape_.block_tokens;
   blocks_by_layer_.resize(tails);
   hbm_base_ = gpu_.allocate(shape_.hbm_blocks * slot_bytes_, kPage);
   if (!lru_) {
-    staging_per_layer_ = shape_.batch * end_full;
+    staging_per_layer_ = end_full_blocks(shape_);
     staging_base_ = gpu_.allocate(
         std::max<std::uint64_t>(1, (prefetch_ + 1) * staging_per_layer_) * slot_bytes_, kPage);
   }
@@ -249,7 +296,8 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
   dram_step_bytes_.assign(shape_.steps, 0);
   nvme_step_bytes_.assign(shape_.steps, 0);
   token_failed_.assign(shape_.steps * shape_.batch, false);
-  prefill_ = kv_prefill_time(config);
+  request_ttfts_ = kv_request_ttfts(config);
+  prefill_ = *std::max_element(request_ttfts_.begin(), request_ttfts_.end());
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   if (s.kv_request == KvRequest::key) lookup_ = std::max<Picoseconds>(1, s.kv_lookup_us);
   if (policy_ == KvPolicy::sparse) {
@@ -258,6 +306,14 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
     key_fraction_ = s.speculation_key_fraction;
     selected_tokens_ = static_cast<std::uint64_t>(
         std::ceil(sparse_fraction_ * static_cast<double>(shape_.block_tokens)));
+    if (!s.sparse_trace.empty()) {
+      sparse_trace_ = std::make_unique<KvSparseTrace>(
+          read_sparse_trace(kv_trace_path(config, s.sparse_trace), shape_.layers));
+    }
+  }
+  if (policy_ == KvPolicy::reuse && !s.session_trace.empty()) {
+    sessions_ = std::make_unique<std::vector<KvSession>>(
+        read_session_trace(kv_trace_path(config, s.session_trace)));
   }
   if (policy_ == KvPolicy::in_storage) {
     // Each SSD's cores read its flash at the internal bandwidth: the lesser of
@@ -293,17 +349,23 @@ void KvCacheWorkload::place_blocks() {
   const KvShape& k = shape_;
   const std::uint64_t tails = k.batch * k.layers;
   std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> order;  // layer, seq, j
+  std::vector<std::uint64_t> full(k.batch);                                    // per sequence
+  for (std::uint64_t b = 0; b < k.batch; ++b) full[b] = k.contexts[b] / k.block_tokens;
+  const std::uint64_t most = *std::max_element(full.begin(), full.end());
   if (ScenarioParams::from(config_.scenario.params).placement == KvPlacement::interleave) {
-    for (std::uint64_t j = 0; j < k.full_blocks; ++j)
+    for (std::uint64_t j = 0; j < most; ++j)
       for (std::uint64_t l = 0; l < k.layers; ++l)
-        for (std::uint64_t b = 0; b < k.batch; ++b) order.emplace_back(l, b, j);
+        for (std::uint64_t b = 0; b < k.batch; ++b)
+          if (j < full[b]) order.emplace_back(l, b, j);
   } else {
     for (std::uint64_t l = 0; l < k.layers; ++l)
       for (std::uint64_t b = 0; b < k.batch; ++b)
-        for (std::uint64_t j = 0; j < k.full_blocks; ++j) order.emplace_back(l, b, j);
+        for (std::uint64_t j = 0; j < full[b]; ++j) order.emplace_back(l, b, j);
   }
   // Blocks of a (layer, sequence) are kept in token order.
-  std::vector<std::vector<std::uint32_t>> placed(tails, std::vector<std::uint32_t>(k.full_blocks));
+  std::vector<std::vector<std::uint32_t>> placed(tails);
+  for (std::uint64_t l = 0; l < k.layers; ++l)
+    for (std::uint64_t b = 0; b < k.batch; ++b) placed[l * k.batch + b].resize(full[b]);
   if (lru_) {
     cache_slots_ = k.hbm_blocks - tails;
     slot_block_.assign(cache_slots_, -1);
@@ -418,7 +480,7 @@ void KvCacheWorkload::need_block(std::uint64_t g, std::uint32_t id, std::uint64_
     std::uint64_t len = shape_.block_bytes;
     if (policy_ == KvPolicy::sparse) {
       // Only the tokens the speculation selected.
-      len = selected_tokens_ * shape_.token_bytes;
+      len = selected_tokens(g) * shape_.token_bytes;
       layer.lower_bytes += shape_.block_bytes;
       layer.sparse_bytes += len;
       selected_bytes_ += len;
@@ -573,15 +635,16 @@ void KvCacheWorkload::try_compute(std::uint64_t g) {
   const std::uint64_t step = g / shape_.layers;
   stall_ += now() - previous_end_;
   // Attention reads every cached token of the layer (and the new one) from HBM.
-  const std::uint64_t tokens = shape_.context + step + 1;
-  std::uint64_t attention_bytes = shape_.batch * tokens * shape_.token_bytes;
+  std::uint64_t tokens = 0;  // over the batch
+  for (std::uint64_t c : shape_.contexts) tokens += c + step + 1;
+  std::uint64_t attention_bytes = tokens * shape_.token_bytes;
   Picoseconds extra = 0;
   if (policy_ == KvPolicy::sparse) {
     // Attention reads the HBM-resident tokens and those fetched; the
     // speculation for the next layer reads key_fraction of every token's key.
     attention_bytes = attention_bytes - layer.lower_bytes + layer.sparse_bytes;
-    const auto speculation = static_cast<std::uint64_t>(std::llround(
-        key_fraction_ * static_cast<double>(shape_.batch * tokens * shape_.token_bytes / 2)));
+    const auto speculation = static_cast<std::uint64_t>(
+        std::llround(key_fraction_ * static_cast<double>(tokens * shape_.token_bytes / 2)));
     speculation_bytes_ += speculation;
     extra = static_cast<Picoseconds>(
         std::llround(static_cast<double>(speculation) / hbm_bytes_per_ps_));
@@ -599,11 +662,22 @@ void KvCacheWorkload::try_compute(std::uint64_t g) {
   schedule_in(layer_compute_ + attention + extra, [this, g] { layer_done(g); });
 }
 
+std::uint64_t KvCacheWorkload::selected_tokens(std::uint64_t g) const {
+  if (!sparse_trace_) return selected_tokens_;
+  const double fraction = sparse_trace_->fraction_at(g / shape_.layers, g % shape_.layers);
+  return static_cast<std::uint64_t>(std::ceil(fraction * static_cast<double>(shape_.block_tokens)));
+}
+
+double KvCacheWorkload::miss_rate(std::uint64_t g) const {
+  if (!sparse_trace_) return sparse_miss_rate_;
+  return sparse_trace_->miss_rate_at(g / shape_.layers, g % shape_.layers);
+}
+
 bool KvCacheWorkload::fetch_missed(std::uint64_t g) {
   Layer& layer = layers_[g];
   layer.miss_fetched = true;
-  const auto missed_tokens = static_cast<std::uint64_t>(
-      std::ceil(sparse_miss_rate_ * static_cast<double>(selected_tokens_)));
+  const auto missed_tokens =
+      static_cast<std::uint64_t>(std::ceil(miss_rate(g) * static_cast<double>(selected_tokens(g))));
   if (missed_tokens == 0 || layer.lower_bytes == 0) return false;
   const std::uint64_t len = missed_tokens * shape_.token_bytes;
   const std::uint64_t l = g % shape_.layers;
@@ -707,10 +781,9 @@ void KvCacheWorkload::end_step(std::uint64_t step) {
   stalls_[step] = stall_;
   stall_ = 0;
   step_started_ = now();
-  const std::uint64_t tokens = shape_.context + step + 1;
-  if (tokens % shape_.block_tokens != 0) return;
   for (std::uint64_t l = 0; l < shape_.layers; ++l) {
     for (std::uint64_t b = 0; b < shape_.batch; ++b) {
+      if ((shape_.contexts[b] + step + 1) % shape_.block_tokens != 0) continue;
       const std::uint64_t id = new_block(lru_ ? kDram : kHbm);
       blocks_of(l, b).push_back(static_cast<std::uint32_t>(id));
       // The next step's layer may already be fetching: it needs this block too.
@@ -783,17 +856,114 @@ bool KvCacheWorkload::data_complete() const {
          failed_reload_blocks_ == 0;
 }
 
+// AttentionStore over a session trace: each turn's time to first token. A
+// session's first turn, or a returning one whose context was dropped,
+// prefills context and turn; a returning one found in DRAM or on NVMe
+// reloads its context (the measured reload of context_tokens, scaled by its
+// length: reloads here are bandwidth-bound) and prefills the turn against it.
+nlohmann::json KvCacheWorkload::session_replay() const {
+  const ScenarioParams s = ScenarioParams::from(config_.scenario.params);
+  const KvShape& k = shape_;
+  const std::vector<KvTurn> turns =
+      replay_sessions(*sessions_, k.token_bytes * k.layers, k.steps, s.reuse_store_dram_gib * kGiB,
+                      s.reuse_store_nvme_gib * kGiB);
+  std::vector<double> first, returning;
+  std::uint64_t counts[4] = {0, 0, 0, 0};
+  double returning_sum = 0, first_sum = 0;
+  for (const KvTurn& t : turns) {
+    ++counts[static_cast<int>(t.hit)];
+    Picoseconds ttft = 0;
+    if (t.hit == KvStoreHit::dram || t.hit == KvStoreHit::nvme) {
+      const double share = static_cast<double>(t.cached_tokens) / static_cast<double>(k.context);
+      const Picoseconds measured = t.hit == KvStoreHit::dram ? reload_dram_ : reload_nvme_;
+      ttft = static_cast<Picoseconds>(std::llround(static_cast<double>(measured) * share)) +
+             kv_prefill_time(config_, 1, t.turn_tokens, t.cached_tokens);
+    } else {
+      ttft = kv_prefill_time(config_, 1, t.cached_tokens + t.turn_tokens, 0);
+    }
+    if (t.hit == KvStoreHit::first) {
+      first.push_back(ps_to_ns(ttft));
+      first_sum += ps_to_ns(ttft);
+    } else {
+      returning.push_back(ps_to_ns(ttft));
+      returning_sum += ps_to_ns(ttft);
+    }
+  }
+  auto spread = [](const std::vector<double>& v, double sum) -> nlohmann::json {
+    if (v.empty()) return nullptr;
+    return {{"mean", round_to(sum / static_cast<double>(v.size()), 0.001)},
+            {"p50", round_to(nearest_rank(v, 0.5), 0.001)},
+            {"p99", round_to(nearest_rank(v, 0.99), 0.001)},
+            {"max", round_to(*std::max_element(v.begin(), v.end()), 0.001)}};
+  };
+  const std::uint64_t hits = counts[1] + counts[2];
+  const std::uint64_t back = returning.size();
+  return {{"sessions", sessions_->size()},
+          {"turns", turns.size()},
+          {"returning_turns", back},
+          {"dram_hits", counts[1]},
+          {"nvme_hits", counts[2]},
+          {"misses", counts[3]},
+          {"hit_rate", back > 0 ? round_to(static_cast<double>(hits) / back, 1e-6) : 0.0},
+          {"dram_share", hits > 0 ? round_to(static_cast<double>(counts[1]) / hits, 1e-6) : 0.0},
+          {"ttft_first_turn_ns", spread(first, first_sum)},
+          {"ttft_returning_ns", spread(returning, returning_sum)},
+          {"ttft_ns", back > 0 ? round_to(returning_sum / static_cast<double>(back), 0.001) : 0.0}};
+}
+
+double KvCacheWorkload::mean_ttft_ns() const {
+  double sum = 0;
+  for (Picoseconds t : request_ttfts_) sum += static_cast<double>(t);
+  return sum / static_cast<double>(request_ttfts_.size()) / 1000.0;
+}
+
+// Each request's time to first token, and each output token's time: a
+// decode step gives every request of the batch one token, so a request's
+// tokens take the steps' times.
+nlohmann::json KvCacheWorkload::request_figures() const {
+  std::vector<double> ttft, tpot, contexts;
+  for (Picoseconds t : request_ttfts_) ttft.push_back(ps_to_ns(t));
+  for (Picoseconds t : step_times_) tpot.push_back(ps_to_ns(t));
+  double context_sum = 0;
+  for (std::uint64_t c : shape_.contexts) {
+    contexts.push_back(static_cast<double>(c));
+    context_sum += static_cast<double>(c);
+  }
+  auto spread = [](const std::vector<double>& v, double mean) {
+    return nlohmann::json{{"mean", round_to(mean, 0.001)},
+                          {"min", round_to(*std::min_element(v.begin(), v.end()), 0.001)},
+                          {"p50", round_to(nearest_rank(v, 0.5), 0.001)},
+                          {"p99", round_to(nearest_rank(v, 0.99), 0.001)},
+                          {"max", round_to(*std::max_element(v.begin(), v.end()), 0.001)}};
+  };
+  Picoseconds steps = 0;
+  for (Picoseconds t : step_times_) steps += t;
+  const ScenarioParams s = ScenarioParams::from(config_.scenario.params);
+  return {{"requests", shape_.batch},
+          {"context_distribution", enum_name(s.context_distribution)},
+          {"prefill_order", enum_name(s.prefill_order)},
+          {"context_tokens", spread(contexts, context_sum / static_cast<double>(contexts.size()))},
+          {"contexts", shape_.contexts},
+          {"ttft_ns", spread(ttft, mean_ttft_ns())},
+          {"tpot_ns", spread(tpot, ps_to_ns(steps) / static_cast<double>(shape_.steps))}};
+}
+
 nlohmann::json KvCacheWorkload::summary(Picoseconds) const {
   const double seconds = static_cast<double>(decode_end_ - began_at()) * 1e-12;
   Picoseconds stall = 0;
   for (Picoseconds s : stalls_) stall += s;
   Picoseconds steps = 0;
   for (Picoseconds t : step_times_) steps += t;
+  const nlohmann::json figures = request_figures();
   return {{"tokens_per_s",
            seconds > 0 ? round_to(static_cast<double>(complete_tokens()) / seconds, 0.001) : 0.0},
           {"mean_stall_ns", round_to(ps_to_ns(stall) / static_cast<double>(shape_.steps), 0.001)},
-          {"ttft_ns", round_to(ps_to_ns(prefill_), 0.001)},
+          {"ttft_ns", round_to(mean_ttft_ns(), 0.001)},
           {"tpot_ns", round_to(ps_to_ns(steps) / static_cast<double>(shape_.steps), 0.001)},
+          {"ttft_p50_ns", figures["ttft_ns"]["p50"]},
+          {"ttft_p99_ns", figures["ttft_ns"]["p99"]},
+          {"tpot_p50_ns", figures["tpot_ns"]["p50"]},
+          {"tpot_p99_ns", figures["tpot_ns"]["p99"]},
           {"failed_tokens", failed_tokens_},
           {"data_complete", data_complete()}};
 }
@@ -812,7 +982,9 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
     total_stall += stalls_[s];
   }
   const double seconds = static_cast<double>(decode_end_ - began_at()) * 1e-12;
-  const std::uint64_t total_kv = k.batch * k.layers * k.context * k.token_bytes;
+  std::uint64_t context_tokens = 0;
+  for (std::uint64_t c : k.contexts) context_tokens += c;
+  const std::uint64_t total_kv = k.layers * context_tokens * k.token_bytes;
   auto reload_ns = [](Picoseconds t) -> nlohmann::json {
     return t == 0 ? nlohmann::json(nullptr) : nlohmann::json(round_to(ps_to_ns(t), 0.001));
   };
@@ -869,18 +1041,21 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
         {"params", k.params}}},
       {"layer_compute_ns", round_to(ps_to_ns(layer_compute_), 0.001)},
       {"prefill_ns", round_to(ps_to_ns(prefill_), 0.001)},
-      // The prompt's forward pass yields the first token; each decode step
-      // one more per sequence.
-      {"ttft_ns", round_to(ps_to_ns(prefill_), 0.001)},
+      // The prompt's forward pass yields the first token (the mean over
+      // the requests); each decode step one more per sequence.
+      {"ttft_ns", round_to(mean_ttft_ns(), 0.001)},
       {"tpot_ns", round_to(ps_to_ns(total_step) / static_cast<double>(k.steps), 0.001)},
       {"policy", enum_name(policy_)},
       {"request", lookup_ > 0 ? "key" : "lba"},
+      {"requests", request_figures()},
   };
   if (lookup_ > 0) {
     out["kv_cache"]["key_commands"] = key_commands_;
     out["kv_cache"]["lookup_ns"] = round_to(ps_to_ns(lookup_), 0.001);
   }
-  if (policy_ == KvPolicy::reuse) {
+  if (policy_ == KvPolicy::reuse && sessions_) {
+    out["kv_cache"]["reuse"] = session_replay();
+  } else if (policy_ == KvPolicy::reuse) {
     // One returning session (AttentionStore): a hit reloads its context from
     // DRAM or NVMe (the measured reloads) and prefills the new turn against
     // it; a miss prefills context and turn anew.
@@ -902,10 +1077,13 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
                                 {"ttft_ns", round_to(expected, 0.001)}};
   }
   if (policy_ == KvPolicy::sparse) {
-    out["kv_cache"]["sparse"] = {{"selected_tokens_per_block", selected_tokens_},
-                                 {"selected_bytes", selected_bytes_},
-                                 {"missed_bytes", missed_bytes_},
-                                 {"speculation_hbm_bytes", speculation_bytes_}};
+    out["kv_cache"]["sparse"] = {
+        {"selected_tokens_per_block",
+         sparse_trace_ ? nlohmann::json(nullptr) : nlohmann::json(selected_tokens_)},
+        {"selected_bytes", selected_bytes_},
+        {"missed_bytes", missed_bytes_},
+        {"speculation_hbm_bytes", speculation_bytes_}};
+    if (sparse_trace_) out["kv_cache"]["sparse"]["trace_steps"] = sparse_trace_->steps;
   }
   if (policy_ == KvPolicy::in_storage) {
     nlohmann::json bandwidth = nlohmann::json::array();

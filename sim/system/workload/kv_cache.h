@@ -3,11 +3,12 @@
 //
 // Model shape: per token and layer the cache holds K and V, 2 x kv_heads x
 // head_dim x dtype_bytes; blocks of block_tokens tokens are the unit placed
-// in a tier and moved. Each sequence's last, partly filled block of every
-// layer lives in HBM (new tokens are written there); the full blocks are
-// placed in HBM, then DRAM, then NVMe (placement: layer_order or
-// interleave). A block that fills during decoding moves down to the fastest
-// tier with room (pin) or to its DRAM/NVMe home (lru).
+// in a tier and moved. Each sequence has its own context length (all
+// context_tokens, or drawn: kv_requests.h). Each sequence's last, partly
+// filled block of every layer lives in HBM (new tokens are written there);
+// the full blocks are placed in HBM, then DRAM, then NVMe (placement:
+// layer_order or interleave). A block that fills during decoding moves down
+// to the fastest tier with room (pin) or to its DRAM/NVMe home (lru).
 //
 // A decode step runs the layers in order. Layer l computes for
 // layer_compute_us plus the time attention takes to read the layer's KV from
@@ -37,9 +38,11 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/system/workload/kv_traces.h"
 #include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
 
@@ -47,10 +50,14 @@ namespace gpunvme {
 
 // The cache's shape from the scenario fields.
 struct KvShape {
-  std::uint64_t layers, batch, block_tokens, context, steps;
+  std::uint64_t layers, batch, block_tokens, steps;
+  std::uint64_t context;  // context_tokens (the reload measures a context of this length)
+  // Per sequence: its context length (context for all unless
+  // context_distribution draws them).
+  std::vector<std::uint64_t> contexts;
   std::uint64_t token_bytes;  // per token and layer: 2 x kv_heads x head_dim x dtype
   std::uint64_t block_bytes;  // block_tokens x token_bytes
-  std::uint64_t full_blocks;  // per sequence and layer at the start: context / block_tokens
+  std::uint64_t full_blocks;  // of a context of `context` tokens, per layer: context / block_tokens
   std::uint64_t hbm_blocks;   // tier capacities in blocks
   std::uint64_t dram_blocks;
   std::uint64_t nvme_blocks;
@@ -93,6 +100,7 @@ class KvCacheWorkload : public PathWorkload {
   Picoseconds reload_dram() const { return reload_dram_; }
   Picoseconds reload_nvme() const { return reload_nvme_; }
   const KvShape& shape() const { return shape_; }
+  const std::vector<Picoseconds>& request_ttfts() const { return request_ttfts_; }
 
  private:
   struct Block {
@@ -130,6 +138,10 @@ class KvCacheWorkload : public PathWorkload {
   // sparse: fetches the tokens the speculation missed, once the layer is next;
   // returns false when there are none.
   bool fetch_missed(std::uint64_t g);
+  // sparse: tokens selected of each lower-tier block for layer g, and the
+  // fraction of them missed (the parameters, or the trace's step and layer).
+  std::uint64_t selected_tokens(std::uint64_t g) const;
+  double miss_rate(std::uint64_t g) const;
   // in_storage: the SSDs' attention over their KV, joined with the GPU's part.
   void start_in_storage(std::uint64_t g, Picoseconds gpu_time);
   void part_done(std::uint64_t g);
@@ -141,6 +153,11 @@ class KvCacheWorkload : public PathWorkload {
   void end_step(std::uint64_t step);
   void reload(Tier from);
   void maybe_finish();
+  double mean_ttft_ns() const;
+  // The requests' context lengths, TTFT and TPOT: mean, min, p50, p99, max.
+  nlohmann::json request_figures() const;
+  // reuse with a session trace: the turns' hits and times to first token.
+  nlohmann::json session_replay() const;
   // Calls `done` with the bytes that arrived and whether any of the block's
   // I/Os failed.
   void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer, std::uint64_t len,
@@ -211,14 +228,18 @@ class KvCacheWorkload : public PathWorkload {
   std::uint64_t failed_reload_blocks_ = 0;
   // sparse (InfiniGen) and in_storage (InstInfer).
   double sparse_fraction_ = 0, sparse_miss_rate_ = 0, key_fraction_ = 0;
-  std::uint64_t selected_tokens_ = 0;  // per lower-tier block
+  std::uint64_t selected_tokens_ = 0;            // per lower-tier block
+  std::unique_ptr<KvSparseTrace> sparse_trace_;  // replaces the two parameters
+  // reuse: the session trace, replayed instead of the hit-rate parameters.
+  std::unique_ptr<std::vector<KvSession>> sessions_;
   std::uint64_t speculation_bytes_ = 0, selected_bytes_ = 0, missed_bytes_ = 0;
   std::vector<double> csd_bytes_per_ps_;  // per SSD: internal flash bandwidth
   double csd_flops_per_ps_ = 0;
   std::uint64_t result_bytes_ = 0;  // one SSD's attention result per layer
   std::uint64_t result_base_ = 0;
   std::uint64_t csd_flash_bytes_ = 0, csd_result_bytes_ = 0;
-  Picoseconds prefill_ = 0;
+  Picoseconds prefill_ = 0;                 // the end of the prompts' prefill
+  std::vector<Picoseconds> request_ttfts_;  // per sequence (request)
   // key requests: the SSD's key lookup per command (at least 1 ps, so 0
   // means block-address requests), and the key-value commands issued.
   Picoseconds lookup_ = 0;

@@ -24,6 +24,9 @@ GPUNVME_ENUM(KvCompute, fixed, roofline)
 GPUNVME_ENUM(KvPolicy, tiered, sparse, in_storage, reuse)
 // How a KV block on NVMe is named: by logical block address or by key.
 GPUNVME_ENUM(KvRequest, lba, key)
+// Where each sequence's context length comes from, and how prompts are prefilled.
+GPUNVME_ENUM(KvContextDistribution, fixed, uniform, lognormal, histogram)
+GPUNVME_ENUM(KvPrefill, batched, sequential)
 // Where the gpu_initiated microbenchmark's rings live.
 GPUNVME_ENUM(QueueMemory, gpu, host)
 GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
