@@ -53,6 +53,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       placement_(placement),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
       poll_backoff_(poll_backoff),
+      fast_quantum_(gpu.fast_quantum()),
       calendar_(Calendar::current()) {
   *state_ = WaitState{};
   state_->warp = this;
@@ -62,7 +63,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
 SimWarp::~SimWarp() noexcept(false) {
   // The warp's last operations end before its thread does (the run's end
   // time counts them), unless the thread is being killed.
-  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) settle();
+  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) synchronise();
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
 }
@@ -247,13 +248,14 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
   }
   ++counters_.pcie_stores;
   pcie_store_since_fence_ = true;
+  if (fast_quantum_ != 0) synchronise();
   fabric_.write(gpu_.node(), addr, static_cast<std::uint32_t>(len), data, nullptr);
   op_done(issue + instructions * gpu_.costs().pcie_store_issue, kPcieStore);
 }
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kMmioStore);
-  settle();
+  synchronise();
   ++counters_.mmio_stores;
   pcie_store_since_fence_ = true;
   const Picoseconds issue = op_issue();
@@ -318,7 +320,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // The predicate is evaluated once here and then only when something it read
   // has been written (reevaluate): the warp's own state does not change while
   // it waits, so an evaluation over unchanged memory repeats the last answer.
-  settle();
+  synchronise();
   Waiting waiting(ready);
   waiting_ = &waiting;
   if (evaluate()) return true;
@@ -351,7 +353,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     ~HostPolling() { set(false, nullptr, 0); }
   } host_polling{gpu_};
   for (;;) {
-    settle();
+    synchronise();
     const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;

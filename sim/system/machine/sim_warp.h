@@ -362,7 +362,20 @@ class SimWarp {
   // records read the warp's time, clock(). Every modelled time is what it
   // would be with a wait per operation and per loop; only the kernel's
   // order among warps that wake at the same picosecond can differ.
+  //
+  // In fast mode (Gpu::fast_mode) the warp waits only once its time has run
+  // more than the quantum ahead of the kernel's (temporal decoupling, as
+  // TLM-2.0's quantum keeper): its operations take effect on memory up to a
+  // quantum early, and are booked and timed at the warp's own time.
   void settle() {
+    if (busy_until_ > now() && (fast_quantum_ == 0 || busy_until_ - now() > fast_quantum_)) {
+      resume_at(busy_until_);
+    }
+  }
+  // Waits until every charged operation has completed, in either mode: before
+  // what the rest of the machine sees at the kernel's time (a wait's watches,
+  // a PCIe transfer, the warp's end).
+  void synchronise() {
     if (busy_until_ > now()) resume_at(busy_until_);
   }
   // A warp step: the thread sleeps until `when`, woken by the calendar.
@@ -457,6 +470,7 @@ class SimWarp {
   Picoseconds instruction_start_ = 0;
   algo::Lanes<LaneCost> lane_cost_{};
   Picoseconds busy_until_ = 0;  // completion of the operations charged so far
+  Picoseconds fast_quantum_;    // fast mode's quantum; 0 in exact mode
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
   // PCIe reads the lanes of the current instruction have in flight: the
