@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -322,6 +323,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // it waits, so an evaluation over unchanged memory repeats the last answer.
   synchronise();
   Waiting waiting(ready);
+  waiting.deadline = deadline;
   waiting_ = &waiting;
   if (evaluate()) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
@@ -386,7 +388,9 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       for (const WatchedRange& w : watches_) memory_.park(w.id);
     }
     state.satisfied = false;
-    const Picoseconds waited = now() - start;
+    // From the wait's start, or from the last poll that found nothing (fast
+    // mode's poll_due).
+    const Picoseconds waited = now() - waiting.start;
     counters_.wait_ps += waited;
     counters_.polls += waited / current_poll_period() + 1;
     // The predicate was true at the write; re-check after the poll's latency,
@@ -454,8 +458,44 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   const Picoseconds t = now();
   const Picoseconds period = current_poll_period();
   const Picoseconds polls = (t - waiting.start + period - 1) / period;
-  waiting.seen = waiting.start + polls * period + current_poll_latency();
+  const Picoseconds seen = waiting.start + polls * period + current_poll_latency();
+  if (fast_quantum_ != 0) {
+    poll_at(seen);
+    return;
+  }
+  waiting.seen = seen;
   calendar_.wake_at(waiting.seen, wake_);
+}
+
+void SimWarp::poll_at(Picoseconds seen) {
+  // The thread sleeps on until the poll has looked (poll_due sets the time).
+  waiting_->seen = std::numeric_limits<Picoseconds>::max();
+  calendar_.schedule_at(seen, [this] { poll_due(); });
+}
+
+// A herd of waiters on one CQ: each write a CQE makes satisfies all of them,
+// and the first to poll takes the entries (or the CQ lock); the others' polls
+// then find nothing. In exact mode each of those wakes its thread to find
+// that out; here the poll is evaluated without waking it, and the loser goes
+// back to waiting, its polls counted as a woken loser's would be.
+void SimWarp::poll_due() {
+  Waiting& waiting = *waiting_;
+  WaitState& state = *state_;
+  if (reevaluate()) {
+    waiting.seen = now();
+    calendar_.wake_at(now(), wake_);
+    return;
+  }
+  const Picoseconds waited = now() - waiting.start;
+  counters_.wait_ps += waited;
+  counters_.polls += waited / current_poll_period() + 1;
+  waiting.start = now();
+  waiting.seen = 0;
+  state.satisfied = false;
+  for (const WatchedRange& w : watches_) memory_.resume(w.id);
+  // A wait with a deadline that has passed returns now, as the woken loser's
+  // would.
+  if (waiting.deadline != 0 && now() >= waiting.deadline) calendar_.wake_at(now(), wake_);
 }
 
 bool SimWarp::evaluate() {

@@ -417,7 +417,8 @@ class SimWarp {
   struct Waiting {
     PredicateRef ready;
     Picoseconds start = 0;
-    Picoseconds seen = 0;  // when the satisfied warp notices the write
+    Picoseconds seen = 0;      // when the satisfied warp notices the write
+    Picoseconds deadline = 0;  // when it gives up (0: never)
     explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
   };
   // A watch of the wait in progress, or parked since the last wait ended:
@@ -448,6 +449,10 @@ class SimWarp {
   static void watch_fired(void* context, MemorySpace::WatchId id);
   // A watched write that may have made the predicate true.
   void recheck(MemorySpace::WatchId id);
+  // Fast mode: the poll that would see the write, due at `seen`, runs as a
+  // calendar callback; the thread wakes only if the predicate still holds.
+  void poll_at(Picoseconds seen);
+  void poll_due();
   // Evaluates the predicate, noting what it reads and its answer.
   bool evaluate();
   // The predicate's answer: the last one while nothing it read has been
