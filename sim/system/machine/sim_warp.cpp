@@ -139,7 +139,7 @@ void SimWarp::resume_at(Picoseconds when) {
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old + value);
   ++counters_.atomics;
@@ -150,7 +150,7 @@ std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
 std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
                                       std::uint32_t desired) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
   ++counters_.atomics;
@@ -160,7 +160,7 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
 
 std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old | bits);
   ++counters_.atomics;
@@ -170,7 +170,7 @@ std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
 
 std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old & bits);
   ++counters_.atomics;
@@ -237,7 +237,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
 
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
   const ProfileScope scope(*this, ProfiledOp::kStore);
-  settle();
+  synchronise();  // another warp or a device can observe it: at the warp's time
   // One store instruction moves up to 16 B per lane.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
   const Picoseconds issue = op_issue();
@@ -249,7 +249,6 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
   }
   ++counters_.pcie_stores;
   pcie_store_since_fence_ = true;
-  if (fast_quantum_ != 0) synchronise();
   fabric_.write(gpu_.node(), addr, static_cast<std::uint32_t>(len), data, nullptr);
   op_done(issue + instructions * gpu_.costs().pcie_store_issue, kPcieStore);
 }
