@@ -4,9 +4,12 @@
 // the same order; and what every fast result says about itself.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -151,6 +154,23 @@ TEST(FastModeCli, FastFlagAndBadValues) {
   const cli_test::Outcome quantum = gpunvme("check --fast --set scenario.fast_quantum_ns=0");
   EXPECT_EQ(quantum.code, 2) << quantum.output;
   EXPECT_NE(quantum.output.find("$.fast_quantum_ns"), std::string::npos) << quantum.output;
+}
+
+// Tenants share one machine, and fast mode is validated on single workloads:
+// a tenant that asks for it is refused, naming its field.
+TEST(FastModeCli, TenantsRefuseFastMode) {
+  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) + "/scenarios/tenants-gpu-and-host.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["tenants"][0]["scenario"]["fidelity"] = "fast";
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("fast-tenants-{}.json", getpid()))
+          .string();
+  std::ofstream(file) << doc.dump(1);
+  const cli_test::Outcome refused = cli_test::gpunvme("check --scenario " + file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("$.tenants[0].scenario.fidelity = \"fast\""), std::string::npos)
+      << refused.output;
 }
 
 }  // namespace
