@@ -7,6 +7,7 @@
 
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/pcie_specs.h"
+#include "sim/kernel/calendar.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 
@@ -137,8 +138,10 @@ std::uint64_t Gpu::allocate(std::uint64_t bytes, std::uint64_t alignment) {
 
 Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picoseconds at,
                             std::uint32_t cycles) {
-  NextFreeServer& issuer = warp_schedulers_[std::size_t{sm % sms_} * schedulers_per_sm_ +
-                                            scheduler % schedulers_per_sm_];
+  const std::size_t index =
+      std::size_t{sm % sms_} * schedulers_per_sm_ + scheduler % schedulers_per_sm_;
+  if (fast_quantum_ != 0) return book_issue_fast(index, at, cycles);
+  NextFreeServer& issuer = warp_schedulers_[index];
   const NextFreeServer::Booking issue = issuer.book(at, Picoseconds{cycles} * costs_.cycle);
   issue_stall_ps_ += issue.queued();
   return issue.start;
@@ -155,9 +158,31 @@ Picoseconds Gpu::atomic_latency(std::uint32_t sm, std::uint64_t addr) const {
 }
 
 Picoseconds Gpu::book_atomic(std::uint64_t addr, Picoseconds issue, std::uint32_t sm) {
+  if (fast_quantum_ != 0) return book_atomic_fast(addr, issue, sm);
   ++atomics_;
   const NextFreeServer::Booking unit =
       atomic_units_[addr].book(issue, costs_.atomic_same_address_interval);
+  atomic_queueing_ps_ += unit.queued();
+  return unit.start + atomic_latency(sm, addr);
+}
+
+void Gpu::set_fast_mode(Picoseconds quantum) {
+  fast_quantum_ = quantum;
+  fast_schedulers_.assign(warp_schedulers_.size(), IntervalServer{});
+}
+
+// Bookings come at the warps' own times, no earlier than the simulation's.
+Picoseconds Gpu::book_issue_fast(std::size_t issuer, Picoseconds at, std::uint32_t cycles) {
+  const NextFreeServer::Booking issue =
+      fast_schedulers_[issuer].book(at, Picoseconds{cycles} * costs_.cycle, Calendar::now());
+  issue_stall_ps_ += issue.queued();
+  return issue.start;
+}
+
+Picoseconds Gpu::book_atomic_fast(std::uint64_t addr, Picoseconds issue, std::uint32_t sm) {
+  ++atomics_;
+  const NextFreeServer::Booking unit =
+      fast_atomic_units_[addr].book(issue, costs_.atomic_same_address_interval, Calendar::now());
   atomic_queueing_ps_ += unit.queued();
   return unit.start + atomic_latency(sm, addr);
 }

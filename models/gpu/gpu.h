@@ -18,6 +18,7 @@
 
 #include "models/pcie/pcie_specs.h"
 #include "sim/kernel/component.h"
+#include "sim/kernel/interval_server.h"
 #include "sim/kernel/memory_space.h"
 #include "sim/kernel/params/param_table.h"
 #include "sim/kernel/server.h"
@@ -141,6 +142,14 @@ class Gpu : public Component {
         static_cast<double>(host_reads_in_flight() * costs_.host_read_interval));
   }
 
+  // Fast mode (scenario fidelity = fast): warps book issue slots and atomics
+  // at their own times, which run ahead of the simulation's by up to
+  // `quantum`; the servers then take bookings out of time order
+  // (IntervalServer). Set before any warp runs; exact mode is the default.
+  void set_fast_mode(Picoseconds quantum);
+  bool fast_mode() const { return fast_quantum_ != 0; }
+  Picoseconds fast_quantum() const { return fast_quantum_; }
+
   std::uint64_t atomics() const { return atomics_; }
   Picoseconds atomic_queueing_ps() const { return atomic_queueing_ps_; }
   Picoseconds issue_stall_ps() const { return issue_stall_ps_; }
@@ -163,6 +172,12 @@ class Gpu : public Component {
   std::unordered_map<std::uint64_t, std::uint32_t> host_line_pollers_;  // by host line
   Picoseconds atomic_queueing_ps_ = 0;
   Picoseconds issue_stall_ps_ = 0;
+  // Fast mode's servers, in place of warp_schedulers_ and atomic_units_.
+  Picoseconds fast_quantum_ = 0;  // 0: exact mode
+  std::vector<IntervalServer> fast_schedulers_;
+  std::unordered_map<std::uint64_t, IntervalServer> fast_atomic_units_;
+  Picoseconds book_issue_fast(std::size_t issuer, Picoseconds at, std::uint32_t cycles);
+  Picoseconds book_atomic_fast(std::uint64_t addr, Picoseconds issue, std::uint32_t sm);
 };
 
 }  // namespace gpunvme::gpu

@@ -4,12 +4,15 @@
 // it prints figures (a table, then one JSON document) so any change can be compared before and
 // after on the same machine.
 //
-//   sim_speed_bench [--ios N] [--cases LIST] [--out FILE]
+//   sim_speed_bench [--ios N] [--cases LIST] [--fast] [--out FILE]
 //
 // --ios N      I/Os of the reference case (default 10,000,000, the reference scenario's own
 //              count); the scaling and strategy cases run N/10.
 // --cases LIST comma-separated subset of: reference, linear, queues, strategies, sweep
 //              (default: all).
+// --fast       after each exact-mode run of the reference and strategy cases, the same case in
+//              fast mode (scenario fidelity = fast), back to back; its row and JSON entry say
+//              "fast".
 // --out FILE   also write the JSON document to FILE.
 //
 // Each case runs in a child process of its own, so its peak resident memory (wait4's ru_maxrss)
@@ -42,7 +45,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kTopology = std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/four-gen4-ssds.json";
+const std::string kTopology =
+    std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/four-gen4-ssds.json";
 const std::string kScenario = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/speed/reference.json";
 
 // 132 SMs x 2048 resident threads of an H100 (seed 003), the "all threads submit" case.
@@ -233,18 +237,21 @@ int main(int argc, char** argv) {
   std::uint64_t ios = 10'000'000;
   std::set<std::string> cases = {"reference", "linear", "queues", "strategies", "sweep"};
   std::string out_file;
+  bool with_fast = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--ios" && i + 1 < argc) {
       ios = std::strtoull(argv[++i], nullptr, 10);
     } else if (arg == "--cases" && i + 1 < argc) {
       cases = parse_cases(argv[++i]);
+    } else if (arg == "--fast") {
+      with_fast = true;
     } else if (arg == "--out" && i + 1 < argc) {
       out_file = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: sim_speed_bench [--ios N >= 10] [--cases "
-                   "reference,linear,queues,strategies,sweep] [--out FILE]\n");
+                   "reference,linear,queues,strategies,sweep] [--fast] [--out FILE]\n");
       return 2;
     }
   }
@@ -273,10 +280,23 @@ int main(int argc, char** argv) {
     report["cases"].push_back(to_json(m));
     return m;
   };
+  // The case in fast mode, right after its exact run.
+  const auto fast_too = [&](const Case& c) {
+    if (!with_fast) return;
+    Case fast = c;
+    fast.name += " [fast]";
+    fast.overrides.push_back("scenario.fidelity=fast");
+    const Measured m = run_case(fast);
+    print_row(m);
+    json entry = to_json(m);
+    entry["fidelity"] = "fast";
+    report["cases"].push_back(entry);
+  };
 
   Measured reference, reference_small;
   if (cases.count("reference") || cases.count("linear")) {
     reference = record(run_case({"reference", {ios_set(ios)}}));
+    fast_too({"reference", {ios_set(ios)}});
   }
   if (cases.count("linear")) {
     reference_small = record(run_case({"reference/10", {ios_set(small)}}));
@@ -286,7 +306,8 @@ int main(int argc, char** argv) {
     }
   }
   if (cases.count("queues")) {
-    const Measured one = record(run_case({"queues=1 (ios/10)", {ios_set(small), "scenario.queues=1"}}));
+    const Measured one =
+        record(run_case({"queues=1 (ios/10)", {ios_set(small), "scenario.queues=1"}}));
     // Real drives grant up to ~135 queue pairs (CALIBRATION.md); the case raises the profile's
     // limit, since it measures the simulator's cost per queue, not a drive.
     std::vector<std::string> many_queues = {ios_set(small), "scenario.queues=1024"};
@@ -297,17 +318,22 @@ int main(int argc, char** argv) {
     if (one.ok && many.ok) report["ratios"]["wall_1024_over_1_queue"] = many.wall_s / one.wall_s;
   }
   if (cases.count("strategies")) {
+    std::vector<Case> strategy_cases;
     for (const char* strategy : {"warp_batch", "all_threads", "bam_ticket", "io_agents"}) {
-      record(run_case({fmt::format("{} (ios/10)", strategy),
-                       {ios_set(small), fmt::format("scenario.strategy={}", strategy)}}));
+      strategy_cases.push_back({fmt::format("{} (ios/10)", strategy),
+                                {ios_set(small), fmt::format("scenario.strategy={}", strategy)}});
     }
     // A warp owns a queue: as many warps as the SSDs have queues (4 x 128).
-    record(run_case({fmt::format("per_warp_queue {} threads (ios/10)", kOwnedQueueThreads),
-                     {ios_set(small), "scenario.strategy=per_warp_queue",
-                      fmt::format("scenario.threads={}", kOwnedQueueThreads)}}));
-    record(run_case({fmt::format("all_threads {} threads", kWholeGpuThreads),
-                     {ios_set(small), "scenario.strategy=all_threads",
-                      fmt::format("scenario.threads={}", kWholeGpuThreads)}}));
+    strategy_cases.push_back({fmt::format("per_warp_queue {} threads (ios/10)", kOwnedQueueThreads),
+                              {ios_set(small), "scenario.strategy=per_warp_queue",
+                               fmt::format("scenario.threads={}", kOwnedQueueThreads)}});
+    strategy_cases.push_back({fmt::format("all_threads {} threads", kWholeGpuThreads),
+                              {ios_set(small), "scenario.strategy=all_threads",
+                               fmt::format("scenario.threads={}", kWholeGpuThreads)}});
+    for (const Case& c : strategy_cases) {
+      record(run_case(c));
+      fast_too(c);
+    }
   }
   if (cases.count("sweep")) {
     char dir_template[] = "/tmp/gpunvme-speed-XXXXXX";

@@ -252,6 +252,12 @@ int main(int argc, char** argv) {
                     "elements by index or id (topology.nodes.ssd0.mqes=1024)");
     cmd->add_option("--seed", seed_text, "random seed, 0 to 2^64 - 1 (default 1)");
   }
+  bool fast_mode = false;
+  for (auto* cmd : {run_cmd, check_cmd}) {
+    cmd->add_flag("--fast", fast_mode,
+                  "fast mode (scenario.fidelity=fast): warps run ahead within a quantum; "
+                  "approximate, for sweeps (README, Fast mode)");
+  }
   // The memory cap: configurations whose estimated memory exceeds it are
   // refused before anything large is allocated (0 = the default).
   double max_memory_gib = 0;
@@ -498,6 +504,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (fast_mode) overrides.push_back("scenario.fidelity=fast");
     RunConfig config =
         load_config(topology_file, scenario_file, overrides, parse_seed(seed_text, "--seed"));
     if (check_cmd->parsed()) {

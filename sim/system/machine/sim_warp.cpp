@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -53,6 +54,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       placement_(placement),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
       poll_backoff_(poll_backoff),
+      fast_quantum_(gpu.fast_quantum()),
       calendar_(Calendar::current()) {
   *state_ = WaitState{};
   state_->warp = this;
@@ -62,7 +64,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
 SimWarp::~SimWarp() noexcept(false) {
   // The warp's last operations end before its thread does (the run's end
   // time counts them), unless the thread is being killed.
-  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) settle();
+  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) synchronise();
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
 }
@@ -137,7 +139,7 @@ void SimWarp::resume_at(Picoseconds when) {
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old + value);
   ++counters_.atomics;
@@ -148,7 +150,7 @@ std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
 std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected,
                                       std::uint32_t desired) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
   ++counters_.atomics;
@@ -158,7 +160,7 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
 
 std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old | bits);
   ++counters_.atomics;
@@ -168,7 +170,7 @@ std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
 
 std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
   const ProfileScope scope(*this, ProfiledOp::kAtomic);
-  settle();
+  synchronise();  // another warp can observe it (a lock, a ticket): at the warp's time
   const auto old = memory_.load<std::uint32_t>(addr);
   memory_.store<std::uint32_t>(addr, old & bits);
   ++counters_.atomics;
@@ -235,7 +237,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
 
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
   const ProfileScope scope(*this, ProfiledOp::kStore);
-  settle();
+  synchronise();  // another warp or a device can observe it: at the warp's time
   // One store instruction moves up to 16 B per lane.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
   const Picoseconds issue = op_issue();
@@ -253,7 +255,7 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
   const ProfileScope scope(*this, ProfiledOp::kMmioStore);
-  settle();
+  synchronise();
   ++counters_.mmio_stores;
   pcie_store_since_fence_ = true;
   const Picoseconds issue = op_issue();
@@ -318,8 +320,9 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // The predicate is evaluated once here and then only when something it read
   // has been written (reevaluate): the warp's own state does not change while
   // it waits, so an evaluation over unchanged memory repeats the last answer.
-  settle();
+  synchronise();
   Waiting waiting(ready);
+  waiting.deadline = deadline;
   waiting_ = &waiting;
   if (evaluate()) return true;
   if (instruction_depth_ != 0) throw std::logic_error("wait_until inside for_lanes/ballot");
@@ -351,7 +354,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     ~HostPolling() { set(false, nullptr, 0); }
   } host_polling{gpu_};
   for (;;) {
-    settle();
+    synchronise();
     const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
@@ -384,7 +387,9 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
       for (const WatchedRange& w : watches_) memory_.park(w.id);
     }
     state.satisfied = false;
-    const Picoseconds waited = now() - start;
+    // From the wait's start, or from the last poll that found nothing (fast
+    // mode's poll_due).
+    const Picoseconds waited = now() - waiting.start;
     counters_.wait_ps += waited;
     counters_.polls += waited / current_poll_period() + 1;
     // The predicate was true at the write; re-check after the poll's latency,
@@ -452,8 +457,44 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   const Picoseconds t = now();
   const Picoseconds period = current_poll_period();
   const Picoseconds polls = (t - waiting.start + period - 1) / period;
-  waiting.seen = waiting.start + polls * period + current_poll_latency();
+  const Picoseconds seen = waiting.start + polls * period + current_poll_latency();
+  if (fast_quantum_ != 0) {
+    poll_at(seen);
+    return;
+  }
+  waiting.seen = seen;
   calendar_.wake_at(waiting.seen, wake_);
+}
+
+void SimWarp::poll_at(Picoseconds seen) {
+  // The thread sleeps on until the poll has looked (poll_due sets the time).
+  waiting_->seen = std::numeric_limits<Picoseconds>::max();
+  calendar_.schedule_at(seen, [this] { poll_due(); });
+}
+
+// A herd of waiters on one CQ: each write a CQE makes satisfies all of them,
+// and the first to poll takes the entries (or the CQ lock); the others' polls
+// then find nothing. In exact mode each of those wakes its thread to find
+// that out; here the poll is evaluated without waking it, and the loser goes
+// back to waiting, its polls counted as a woken loser's would be.
+void SimWarp::poll_due() {
+  Waiting& waiting = *waiting_;
+  WaitState& state = *state_;
+  if (reevaluate()) {
+    waiting.seen = now();
+    calendar_.wake_at(now(), wake_);
+    return;
+  }
+  const Picoseconds waited = now() - waiting.start;
+  counters_.wait_ps += waited;
+  counters_.polls += waited / current_poll_period() + 1;
+  waiting.start = now();
+  waiting.seen = 0;
+  state.satisfied = false;
+  for (const WatchedRange& w : watches_) memory_.resume(w.id);
+  // A wait with a deadline that has passed returns now, as the woken loser's
+  // would.
+  if (waiting.deadline != 0 && now() >= waiting.deadline) calendar_.wake_at(now(), wake_);
 }
 
 bool SimWarp::evaluate() {

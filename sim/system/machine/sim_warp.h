@@ -362,7 +362,20 @@ class SimWarp {
   // records read the warp's time, clock(). Every modelled time is what it
   // would be with a wait per operation and per loop; only the kernel's
   // order among warps that wake at the same picosecond can differ.
+  //
+  // In fast mode (Gpu::fast_mode) the warp waits only once its time has run
+  // more than the quantum ahead of the kernel's (temporal decoupling, as
+  // TLM-2.0's quantum keeper): its operations take effect on memory up to a
+  // quantum early, and are booked and timed at the warp's own time.
   void settle() {
+    if (busy_until_ > now() && (fast_quantum_ == 0 || busy_until_ - now() > fast_quantum_)) {
+      resume_at(busy_until_);
+    }
+  }
+  // Waits until every charged operation has completed, in either mode: before
+  // what the rest of the machine sees at the kernel's time (a wait's watches,
+  // a PCIe transfer, the warp's end).
+  void synchronise() {
     if (busy_until_ > now()) resume_at(busy_until_);
   }
   // A warp step: the thread sleeps until `when`, woken by the calendar.
@@ -404,7 +417,8 @@ class SimWarp {
   struct Waiting {
     PredicateRef ready;
     Picoseconds start = 0;
-    Picoseconds seen = 0;  // when the satisfied warp notices the write
+    Picoseconds seen = 0;      // when the satisfied warp notices the write
+    Picoseconds deadline = 0;  // when it gives up (0: never)
     explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
   };
   // A watch of the wait in progress, or parked since the last wait ended:
@@ -435,6 +449,10 @@ class SimWarp {
   static void watch_fired(void* context, MemorySpace::WatchId id);
   // A watched write that may have made the predicate true.
   void recheck(MemorySpace::WatchId id);
+  // Fast mode: the poll that would see the write, due at `seen`, runs as a
+  // calendar callback; the thread wakes only if the predicate still holds.
+  void poll_at(Picoseconds seen);
+  void poll_due();
   // Evaluates the predicate, noting what it reads and its answer.
   bool evaluate();
   // The predicate's answer: the last one while nothing it read has been
@@ -457,6 +475,7 @@ class SimWarp {
   Picoseconds instruction_start_ = 0;
   algo::Lanes<LaneCost> lane_cost_{};
   Picoseconds busy_until_ = 0;  // completion of the operations charged so far
+  Picoseconds fast_quantum_;    // fast mode's quantum; 0 in exact mode
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
   // PCIe reads the lanes of the current instruction have in flight: the

@@ -137,6 +137,11 @@ void check_tenant_qos(const std::string& file, const std::string& where, const T
                                   "hold one I/O",
                                   s.bs));
   }
+  if (s.fidelity != Fidelity::exact) {
+    throw ConfigError(file, child_path(scenario, "fidelity"), "\"" + enum_name(s.fidelity) + "\"",
+                      "tenants share one machine timed one way, and fast mode is validated on "
+                      "single-workload scenarios only; allowed in tenants: exact");
+  }
   if (s.shadow_doorbells) {
     throw ConfigError(file, child_path(scenario, "shadow_doorbells"), "true",
                       "a tenant's queues are created through the host driver the tenants share, "

@@ -30,6 +30,9 @@ GPUNVME_ENUM(KvPrefill, batched, sequential)
 // Where the gpu_initiated microbenchmark's rings live.
 GPUNVME_ENUM(QueueMemory, gpu, host)
 GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
+// How closely GPU warps are timed: exact (every operation at its time) or
+// fast (temporal decoupling within a quantum; README, "Fast mode").
+GPUNVME_ENUM(Fidelity, exact, fast)
 
 // A scenario's fields, typed; times in picoseconds. A field of another kind
 // than the scenario's holds its declared default.
