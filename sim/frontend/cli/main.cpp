@@ -69,14 +69,20 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
   static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
-  for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
+  // Kinds that are also topology nodes are listed once, among the nodes.
+  const ComponentSpec* first_remote = nullptr;
+  for (const ComponentSpec& s : remote_kinds) {
+    if (c.node_kind(s.kind) != nullptr) continue;
+    if (first_remote == nullptr) first_remote = &s;
+    all.push_back(&s);
+  }
   all.push_back(&tenants_spec());
   all.push_back(&tenant_spec());
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
     for (const ComponentSpec* s : all) {
-      if (!remote_kinds.empty() && s == &remote_kinds.front()) {
-        std::cout << "Network and remote-storage models (not topology nodes):\n";
+      if (s == first_remote) {
+        std::cout << "Network models (network_links of a topology):\n";
       }
       std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
     }
