@@ -189,6 +189,9 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
     }
     route.redirected =
         p.redirected_by != pcie::ResolvedPath::npos || p.translated_by != pcie::ResolvedPath::npos;
+    route.gpu_dma_kind = p.kind;
+    route.gpu_dma_taken = p.taken;
+    route.gpu_dma_route = router.describe(p);
   }
   return route;
 }
@@ -572,6 +575,10 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       // The SSD writes the data into the storage host's memory and its NIC reads it.
       {"target_host_memory_bytes", 2 * bytes_},
       {"redirected_transfers", redirected_transfers_},
+      {"gpu_dma_path",
+       {{"kind", route_.gpu_dma_kind},
+        {"taken", route_.gpu_dma_taken},
+        {"route", route_.gpu_dma_route}}},
       {"registrations",
        {{"initiator_nic", nic_json(*initiator_nic_, topo.nodes[route_.initiator].id)},
         {"target_nic", nic_json(*target_nic_, topo.nodes[route_.target_nic].id)}}},

@@ -55,6 +55,11 @@ struct RemoteRoute {
   std::size_t gpu_cpu = npos;          // the GPU host's cpu (remote_staged, nvmf_gpudirect)
   std::size_t gpu_memory = npos;       // and its host memory
   bool redirected = false;             // the NIC's DMA into the GPU is sent up by ACS
+  // That DMA's PCIe route (nvidia-smi topo kind, what it does, the nodes it
+  // visits); empty on remote_staged, whose NIC writes host memory.
+  std::string gpu_dma_kind;
+  std::string gpu_dma_taken;
+  std::string gpu_dma_route;
 };
 
 // Whether the scenario's path is a remote one.
