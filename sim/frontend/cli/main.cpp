@@ -69,6 +69,8 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
   static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
+  all.push_back(&tenants_spec());
+  all.push_back(&tenant_spec());
   // Kinds that are also topology nodes are listed once, among the nodes.
   const ComponentSpec* first_remote = nullptr;
   for (const ComponentSpec& s : remote_kinds) {
@@ -76,8 +78,6 @@ int describe(const std::string& kind, bool json_schema) {
     if (first_remote == nullptr) first_remote = &s;
     all.push_back(&s);
   }
-  all.push_back(&tenants_spec());
-  all.push_back(&tenant_spec());
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
     for (const ComponentSpec* s : all) {
