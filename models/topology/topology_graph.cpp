@@ -11,7 +11,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "models/network/network.h"
 #include "models/pcie/pcie_specs.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
@@ -426,17 +425,12 @@ std::string TopologyGraph::tree_text() const {
                          ps_to_ns(p.latency_ns));
     }
   }
-  // Several hosts: where each node without a PCIe link runs, and the cables.
+  // Several hosts: where each node without a PCIe link runs (the network
+  // links' own lines are the network model's: gpunvme topo).
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].kind == "nvmf_target") {
       out << describe(i) << "  [on host " << nodes[i].host << "]\n";
     }
-  }
-  for (const LinkConfig& link : topology_.network_links) {
-    const network::NetworkLinkParams p = network::NetworkLinkParams::from(link.params);
-    out << link.from << " <-> " << link.to
-        << fmt::format("  [{} {} Gb/s, MTU {}, {} ns]\n", enum_name(p.protocol), p.gbps,
-                       p.mtu_bytes, ps_to_ns(p.latency_ns));
   }
   return out.str();
 }

@@ -498,6 +498,12 @@ int main(int argc, char** argv) {
       TopologyConfig topology = resolve_topology(catalog(), doc, topo_file);
       TopologyGraph graph(topology);
       std::cout << graph.tree_text();
+      for (const LinkConfig& link : topology.network_links) {
+        const network::NetworkLinkParams p = network::NetworkLinkParams::from(link.params);
+        std::cout << link.from << " <-> " << link.to
+                  << fmt::format("  [{} {} Gb/s, MTU {}, {} ns]\n", enum_name(p.protocol),
+                                 p.gbps, p.mtu_bytes, ps_to_ns(p.latency_ns));
+      }
       if (!dot_file.empty()) {
         write_file(dot_file, graph.dot());
         std::cout << "wrote " << dot_file << "\n";
