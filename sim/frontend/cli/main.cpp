@@ -501,8 +501,8 @@ int main(int argc, char** argv) {
       for (const LinkConfig& link : topology.network_links) {
         const network::NetworkLinkParams p = network::NetworkLinkParams::from(link.params);
         std::cout << link.from << " <-> " << link.to
-                  << fmt::format("  [{} {} Gb/s, MTU {}, {} ns]\n", enum_name(p.protocol),
-                                 p.gbps, p.mtu_bytes, ps_to_ns(p.latency_ns));
+                  << fmt::format("  [{} {} Gb/s, MTU {}, {} ns]\n", enum_name(p.protocol), p.gbps,
+                                 p.mtu_bytes, ps_to_ns(p.latency_ns));
       }
       if (!dot_file.empty()) {
         write_file(dot_file, graph.dot());
