@@ -47,6 +47,15 @@ const ComponentSpec& dpu_spec() {
   return spec;
 }
 
+const ComponentSpec& dpu_node_spec() {
+  static const ComponentSpec spec = [] {
+    ComponentSpec out = dpu_spec();
+    for (const ParamSpec& p : nic::rdma_nic_spec().params) out.params.push_back(p);
+    return out;
+  }();
+  return spec;
+}
+
 std::vector<ComponentSpec> remote_storage_specs() {
   return {network::network_link_spec(), network::network_switch_spec(), nic::rdma_nic_spec(),
           nvmf_target_spec(), dpu_spec()};

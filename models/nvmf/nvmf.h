@@ -44,6 +44,9 @@ struct DpuParams {
 
 const ComponentSpec& nvmf_target_spec();
 const ComponentSpec& dpu_spec();
+// A dpu node of a topology: the DPU's own parameters and those of its NIC
+// (the rdma_nic kind's).
+const ComponentSpec& dpu_node_spec();
 // Every kind of the network and remote-storage models (network links and
 // switches, the RDMA NIC, the NVMe-oF target, the DPU), for `describe`.
 std::vector<ComponentSpec> remote_storage_specs();

@@ -31,7 +31,8 @@ std::size_t Router::root_of(std::size_t v) const {
 }
 
 bool Router::is_device(std::size_t v) const {
-  return node(v).kind == "gpu" || node(v).kind == "nvme_ssd";
+  const std::string& kind = node(v).kind;
+  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu";
 }
 
 bool Router::acs(std::size_t sw, std::size_t child, bool SwitchParams::*setting) const {

@@ -25,10 +25,16 @@ std::string socket_of(const NodeConfig& n) {
                                   : pcie::HostMemoryParams::from(n.params).socket;
 }
 
-bool is_pcie_kind(const std::string& kind) {
-  return kind == "root_complex" || kind == "switch" || kind == "gpu" || kind == "nvme_ssd";
+bool is_endpoint(const std::string& kind) {
+  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu";
 }
-bool is_endpoint(const std::string& kind) { return kind == "gpu" || kind == "nvme_ssd"; }
+bool is_pcie_kind(const std::string& kind) {
+  return kind == "root_complex" || kind == "switch" || is_endpoint(kind);
+}
+// Nodes a network link may join: RDMA ports and network switches.
+bool is_network_kind(const std::string& kind) {
+  return kind == "rdma_nic" || kind == "dpu" || kind == "network_switch";
+}
 
 // Node index by id, built once per pass so that looking up every link's
 // ends costs linear time in the topology's size.
@@ -105,7 +111,8 @@ void TopologyGraph::check(const TopologyConfig& topo) {
       for (std::size_t end : {a, b}) {
         if (!is_pcie_kind(topo.nodes[end].kind)) {
           throw ConfigError(file, link_path(l), "\"" + topo.nodes[end].id + "\"",
-                            "a pcie link joins root complexes, switches, GPUs and NVMe SSDs; " +
+                            "a pcie link joins root complexes, switches, GPUs, NVMe SSDs, "
+                            "RDMA NICs and DPUs; " +
                                 topo.nodes[end].id + " is a " + topo.nodes[end].kind);
         }
       }
@@ -136,6 +143,60 @@ void TopologyGraph::check(const TopologyConfig& topo) {
                             "an inter_socket link joins two cpu nodes; " + topo.nodes[end].id +
                                 " is a " + topo.nodes[end].kind);
         }
+      }
+    }
+  }
+  // Hosts meet only through network links: a PCIe or inter-socket link, or a
+  // socket reference, stays within one host.
+  for (std::size_t l = 0; l < topo.links.size(); ++l) {
+    const NodeConfig& a = topo.nodes[index_of(topo.links[l].from)];
+    const NodeConfig& b = topo.nodes[index_of(topo.links[l].to)];
+    if (a.host != b.host) {
+      throw ConfigError(file, link_path(l), fmt::format("\"{}\" - \"{}\"", a.id, b.id),
+                        fmt::format("joins host \"{}\" ({}) and host \"{}\" ({}); hosts meet "
+                                    "only through network_links",
+                                    a.host, a.id, b.host, b.id));
+    }
+  }
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    const NodeConfig& n = topo.nodes[i];
+    if (n.kind != "root_complex" && n.kind != "host_memory") continue;
+    const std::size_t s = index_of(socket_of(n));
+    if (s != npos && topo.nodes[s].host != n.host) {
+      throw ConfigError(file, node_path(i) + ".socket", "\"" + socket_of(n) + "\"",
+                        fmt::format("the socket is in host \"{}\" and {} in host \"{}\"",
+                                    topo.nodes[s].host, n.id, n.host));
+    }
+  }
+  if (!topo.network_links.empty()) {
+    for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+      const NodeConfig& n = topo.nodes[i];
+      if (n.host.empty() && n.kind != "network_switch") {
+        throw ConfigError(file, node_path(i) + ".host", "",
+                          "a topology with network_links groups every node but network "
+                          "switches by host; name the host " +
+                              n.id + " belongs to");
+      }
+    }
+  }
+  // Network links join RDMA ports (one cable each) and network switches.
+  std::vector<int> ports_used(topo.nodes.size(), 0);
+  for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
+    const LinkConfig& link = topo.network_links[l];
+    const std::string path = index_path("$.network_links", l);
+    for (const char* end : {"from", "to"}) {
+      const std::string& id = std::string(end) == "from" ? link.from : link.to;
+      const std::size_t v = index_of(id);
+      const NodeConfig& n = topo.nodes[v];
+      if (!is_network_kind(n.kind)) {
+        throw ConfigError(file, path + "." + end, "\"" + id + "\"",
+                          "a network link joins rdma_nic, dpu and network_switch nodes; " + id +
+                              " is a " + n.kind);
+      }
+      if (n.kind != "network_switch" && ++ports_used[v] > 1) {
+        throw ConfigError(file, path + "." + end, "\"" + id + "\"",
+                          id + " is an RDMA port with one cable, and another network link "
+                               "already joins it");
       }
     }
   }
@@ -203,7 +264,9 @@ void TopologyGraph::check_scenario(const TopologyConfig& topo, const ScenarioCon
       throw ConfigError(file, path, "\"" + ssds[k] + "\"",
                         "expected the id of an nvme_ssd in the topology");
     }
-    if (!reached[s]) {
+    // An SSD of another host is reached through the network; the scenario's
+    // path decides whether it may be (sim/system/workload/remote_io_path.h).
+    if (!reached[s] && topo.network_links.empty()) {
       throw ConfigError(file, path, "\"" + ssds[k] + "\"",
                         "no path between " + gpu + " and " + ssds[k] +
                             " (are their sockets joined by an inter_socket link?)");
@@ -360,6 +423,13 @@ std::string TopologyGraph::tree_text() const {
       out << link.from << " <-> " << link.to
           << fmt::format("  [inter-socket {} GB/s, {} ns]\n", p.bandwidth_gbps,
                          ps_to_ns(p.latency_ns));
+    }
+  }
+  // Several hosts: where each node without a PCIe link runs (the network
+  // links' own lines are the network model's: gpunvme topo).
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].kind == "nvmf_target") {
+      out << describe(i) << "  [on host " << nodes[i].host << "]\n";
     }
   }
   return out.str();

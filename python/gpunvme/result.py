@@ -55,6 +55,24 @@ class Result(dict):
             return pd.DataFrame.from_dict(rows, orient="index").rename_axis("link")
         return pd.DataFrame([flatten(v) for v in links])
 
+    def remote_frame(self):
+        """A remote path's seams (``remote_staged``, ``nvmf_gpudirect``, ``dpu``), one row.
+
+        Columns: path, initiator, target, the payload bytes through the GPU host's and the
+        storage host's memory, copies, redirected transfers, the NICs' translation lookups
+        and misses (``registrations.*``), core ns per I/O (host, DPU, target) and the
+        per-hop means in ns (``per_hop_ns.network``, ``.nic_pcie``, ``.nic``, ``.ssd``,
+        ``.target_software``, ``.initiator``). Empty for a local path.
+        """
+        import pandas as pd
+
+        remote = self.get("remote")
+        if not remote:
+            return pd.DataFrame()
+        keep = {k: v for k, v in remote.items()
+                if k not in ("links", "nvmf_target", "nvmf_target_stages")}
+        return pd.DataFrame([flatten(keep)])
+
     def tenants_frame(self):
         """A multi-tenant run's tenants, one row each (index: tenant name).
 

@@ -140,7 +140,9 @@ std::string catalog_json() {
   for (const ComponentSpec& s : c.node_kinds) out[s.kind] = spec_json(s);
   for (const ComponentSpec* s : {&c.link, &c.topology, &c.scenario}) out[s->kind] = spec_json(*s);
   // The network and remote-storage models, declared apart from the topology's kinds.
-  for (const ComponentSpec& s : nvmf::remote_storage_specs()) out[s.kind] = spec_json(s);
+  for (const ComponentSpec& s : nvmf::remote_storage_specs()) {
+    if (!out.contains(s.kind)) out[s.kind] = spec_json(s);
+  }
   return out.dump();
 }
 

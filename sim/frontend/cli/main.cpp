@@ -69,14 +69,20 @@ int describe(const std::string& kind, bool json_schema) {
   all.push_back(&c.topology);
   all.push_back(&c.scenario);
   static const std::vector<ComponentSpec> remote_kinds = nvmf::remote_storage_specs();
-  for (const ComponentSpec& s : remote_kinds) all.push_back(&s);
   all.push_back(&tenants_spec());
   all.push_back(&tenant_spec());
+  // Kinds that are also topology nodes are listed once, among the nodes.
+  const ComponentSpec* first_remote = nullptr;
+  for (const ComponentSpec& s : remote_kinds) {
+    if (c.node_kind(s.kind) != nullptr) continue;
+    if (first_remote == nullptr) first_remote = &s;
+    all.push_back(&s);
+  }
   if (kind.empty()) {
     std::cout << "Component kinds (gpunvme describe KIND for parameters):\n";
     for (const ComponentSpec* s : all) {
-      if (!remote_kinds.empty() && s == &remote_kinds.front()) {
-        std::cout << "Network and remote-storage models (not topology nodes):\n";
+      if (s == first_remote) {
+        std::cout << "Network models (network_links of a topology):\n";
       }
       std::cout << fmt::format("  {:<14} {}\n", s->kind, s->doc);
     }
@@ -498,6 +504,12 @@ int main(int argc, char** argv) {
       TopologyConfig topology = resolve_topology(catalog(), doc, topo_file);
       TopologyGraph graph(topology);
       std::cout << graph.tree_text();
+      for (const LinkConfig& link : topology.network_links) {
+        const network::NetworkLinkParams p = network::NetworkLinkParams::from(link.params);
+        std::cout << link.from << " <-> " << link.to
+                  << fmt::format("  [{} {} Gb/s, MTU {}, {} ns]\n", enum_name(p.protocol), p.gbps,
+                                 p.mtu_bytes, ps_to_ns(p.latency_ns));
+      }
       if (!dot_file.empty()) {
         write_file(dot_file, graph.dot());
         std::cout << "wrote " << dot_file << "\n";

@@ -16,6 +16,9 @@ struct NodeConfig {
   std::string id;
   std::string kind;
   std::string profile;  // empty when none
+  // The machine the node belongs to when a topology holds several (nodes of
+  // one host meet others only through network links); empty: the only one.
+  std::string host;
   ParamValues params;
 };
 
@@ -30,6 +33,9 @@ struct TopologyConfig {
   ParamValues params;
   std::vector<NodeConfig> nodes;
   std::vector<LinkConfig> links;
+  // Network cables between RDMA NICs, DPUs and network switches (params of
+  // the network_link kind); empty in a topology of one host.
+  std::vector<LinkConfig> network_links;
 
   const NodeConfig* node(const std::string& id) const;
   std::vector<const NodeConfig*> nodes_of_kind(const std::string& kind) const;

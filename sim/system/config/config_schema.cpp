@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/network/network.h"
 #include "sim/kernel/build_info.h"
 
 namespace gpunvme {
@@ -132,7 +133,9 @@ Json node_structural(const std::string& kind) {
           {"profile", non_empty_string("device profile: configs/<gpu|ssd>/NAME.json beside the "
                                        "topology file, else the shipped one; the node's own "
                                        "fields override it")},
-          {"doc", {{"type", "string"}, {"description", "free text for people"}}}};
+          {"doc", {{"type", "string"}, {"description", "free text for people"}}},
+          {"host", non_empty_string("the machine this node belongs to in a topology of several "
+                                    "hosts joined by network_links")}};
 }
 
 Json topology_schema(const Catalog& catalog) {
@@ -145,7 +148,11 @@ Json topology_schema(const Catalog& catalog) {
       {"links",
        {{"type", "array"},
         {"items", {{"$ref", "#/$defs/link"}}},
-        {"description", "PCIe links of the tree, and inter-socket links"}}}};
+        {"description", "PCIe links of the tree, and inter-socket links"}}},
+      {"network_links",
+       {{"type", "array"},
+        {"items", {{"$ref", "#/$defs/network_link"}}},
+        {"description", "network cables between rdma_nic, dpu and network_switch nodes"}}}};
   Json schema = component_schema(catalog.topology, std::move(structural), false);
   schema["required"].push_back("nodes");
   return schema;
@@ -196,6 +203,11 @@ Json config_json_schema(const Catalog& catalog, const std::string& root,
     link_required.push_back(name);
   }
   defs["link"]["required"] = std::move(link_required);
+  defs["network_link"] = component_schema(network::network_link_spec(),
+                                          {{"from", non_empty_string("node id at one end")},
+                                           {"to", non_empty_string("node id at the other end")}},
+                                          false);
+  defs["network_link"]["required"] = Json{"from", "to"};
   for (const ComponentSpec& spec : catalog.node_kinds) {
     defs[spec.kind] = component_schema(spec, node_structural(spec.kind), true);
   }

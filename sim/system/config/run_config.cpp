@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/network/network.h"
 #include "models/pcie/routing.h"
 #include "models/topology/topology_graph.h"
 #include "sim/kernel/params/config_error.h"
@@ -30,6 +31,7 @@ nlohmann::json RunConfig::to_json() const {
   for (const NodeConfig& n : topology.nodes) {
     nlohmann::json node = {{"id", n.id}, {"kind", n.kind}};
     if (!n.profile.empty()) node["profile"] = n.profile;
+    if (!n.host.empty()) node["host"] = n.host;
     node["params"] = n.params.json();
     nodes.push_back(std::move(node));
   }
@@ -40,6 +42,13 @@ nlohmann::json RunConfig::to_json() const {
   nlohmann::json topo = topology.params.json();
   topo["nodes"] = std::move(nodes);
   topo["links"] = std::move(links);
+  if (!topology.network_links.empty()) {
+    nlohmann::json cables = nlohmann::json::array();
+    for (const LinkConfig& l : topology.network_links) {
+      cables.push_back({{"from", l.from}, {"to", l.to}, {"params", l.params.json()}});
+    }
+    topo["network_links"] = std::move(cables);
+  }
   return {{"topology", std::move(topo)}, {"scenario", scenario.params.json()}, {"seed", seed}};
 }
 
@@ -278,7 +287,8 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
   require_object(doc, file, "$");
   TopologyConfig topo;
   topo.file = file;
-  topo.params = resolve_params(catalog.topology, doc, {file, "$"}, {"nodes", "links"});
+  topo.params =
+      resolve_params(catalog.topology, doc, {file, "$"}, {"nodes", "links", "network_links"});
 
   if (!doc.contains("nodes")) throw ConfigError(file, "$.nodes", "", "missing required field");
   if (!doc["nodes"].is_array() || doc["nodes"].empty()) {
@@ -333,8 +343,9 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
         check_param_value(*p, it.value(), where);
       }
     }
+    if (node.contains("host")) config.host = require_string(node, "host", file, path);
     config.params =
-        resolve_params(*spec, node, {file, path}, {"id", "kind", "profile", "doc"}, base);
+        resolve_params(*spec, node, {file, path}, {"id", "kind", "profile", "doc", "host"}, base);
     topo.nodes.push_back(std::move(config));
   }
 
@@ -364,6 +375,36 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
       }
       config.params = resolve_params(catalog.link, link, {file, path}, {"from", "to"});
       topo.links.push_back(std::move(config));
+    }
+  }
+  if (doc.contains("network_links")) {
+    if (!doc["network_links"].is_array()) {
+      throw ConfigError(file, "$.network_links", render_value(doc["network_links"]),
+                        "expected an array of network links");
+    }
+    for (std::size_t i = 0; i < doc["network_links"].size(); ++i) {
+      const nlohmann::json& link = doc["network_links"][i];
+      const std::string path = index_path("$.network_links", i);
+      require_object(link, file, path);
+      LinkConfig config;
+      config.from = require_string(link, "from", file, path);
+      config.to = require_string(link, "to", file, path);
+      for (const char* end : {"from", "to"}) {
+        const std::string& id = std::string(end) == "from" ? config.from : config.to;
+        if (!seen.count(id)) {
+          std::string hint = nearest_name(id, std::vector<std::string>(seen.begin(), seen.end()));
+          throw ConfigError(
+              file, path + "." + end, "\"" + id + "\"",
+              "link to unknown node" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+        }
+      }
+      if (config.from == config.to) {
+        throw ConfigError(file, path + ".to", "\"" + config.to + "\"",
+                          "a link must join two different nodes");
+      }
+      config.params =
+          resolve_params(network::network_link_spec(), link, {file, path}, {"from", "to"});
+      topo.network_links.push_back(std::move(config));
     }
   }
   // Structure: references to sockets, tree shape, reachability; then the

@@ -18,6 +18,7 @@
 #include "sim/system/trace/link_counters.h"
 #include "sim/system/trace/ssd_commands.h"
 #include "sim/system/trace/trace_writer.h"
+#include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
 
@@ -45,9 +46,13 @@ nlohmann::json paths_json(Machine& machine, const RunConfig&) { return machine.f
 // entries and data the other); a platform that refuses it is a configuration
 // error, not a run that hangs.
 void check_fabric_paths(const RunConfig& config) {
+  check_hosts(config);
   // On the bounce path data crosses host memory; GPU and SSD never talk
   // directly, which is what it is for on platforms that refuse peer traffic.
   if (config.scenario.params.json().value("path", "gpu_initiated") == "bounce") return;
+  // A remote path's SSDs are in another host; its own check admits the NIC's
+  // DMA into the GPU (resolve_remote_route).
+  if (is_remote_path(config)) return;
   const TopologyConfig& topo = config.topology;
   TopologyGraph graph(topo);
   pcie::Router router(topo, graph);

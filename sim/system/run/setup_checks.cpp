@@ -11,6 +11,7 @@
 #include "models/gpu/gpu.h"
 #include "models/nvme/fault_injector.h"
 #include "models/nvme/ssd_params.h"
+#include "models/topology/topology_graph.h"
 #include "sim/core/algo/strategy_names.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
@@ -20,6 +21,7 @@
 #include "sim/system/workload/gather.h"
 #include "sim/system/workload/graph_bfs.h"
 #include "sim/system/workload/kv_cache.h"
+#include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
@@ -447,7 +449,30 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   return estimate;
 }
 
+void check_hosts(const RunConfig& config) {
+  if (is_remote_path(config)) {
+    resolve_remote_route(config);
+    return;
+  }
+  if (config.topology.network_links.empty()) return;
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const TopologyConfig& topo = config.topology;
+  auto index = [&topo](const std::string& id) {
+    return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
+  };
+  const TopologyGraph graph(topo);
+  const std::vector<bool> reached = graph.reachable_from(index(s.gpu));
+  for (std::size_t k = 0; k < s.ssds.size(); ++k) {
+    if (reached[index(s.ssds[k])]) continue;
+    throw ConfigError(config.scenario.file, index_path("$.ssds", k), "\"" + s.ssds[k] + "\"",
+                      "no path between " + s.gpu + " and " + s.ssds[k] +
+                          " over PCIe (another host: use a remote path, remote_staged, "
+                          "nvmf_gpudirect or dpu)");
+  }
+}
+
 void check_setup(const RunConfig& config) {
+  check_hosts(config);
   check_devices(config.topology);
   check_span(config);
   check_queue_memory(config);

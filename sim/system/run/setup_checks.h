@@ -19,6 +19,10 @@ namespace gpunvme {
 // graph file when the scenario names one. ConfigError naming the field.
 void check_setup(const RunConfig& config);
 
+// A topology of several hosts: a remote path's route (resolve_remote_route),
+// or for a local path that the GPU reaches every SSD over PCIe.
+void check_hosts(const RunConfig& config);
+
 // The host memory a run is expected to take at its peak, by part.
 struct MemoryEstimate {
   struct Part {

@@ -36,7 +36,8 @@ std::size_t cpu_node_for(const RunConfig& config, const Machine& machine, std::s
 }  // namespace
 
 CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config,
-                                   Machine& machine, Mode mode, std::uint64_t max_io_bytes)
+                                   Machine& machine, Mode mode, std::uint64_t max_io_bytes,
+                                   const nvmf::NvmfTargetParams* target)
     : Component(name, ParamValues{}),
       config_(config),
       machine_(machine),
@@ -44,7 +45,8 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
       gpu_(machine.gpu(ScenarioParams::from(config.scenario.params).gpu)),
       max_io_bytes_(max_io_bytes),
       buffer_stride_(round_up(std::max<std::uint64_t>(max_io_bytes, 1), kPage)),
-      from_gpu_(ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
+      from_gpu_(mode != Mode::Target &&
+                ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
       cores_(1),
       stages_({"request_signal", "copy_to_host", "cpu_submit", "completion_wait", "cpu_completion",
                "copy_to_gpu", "delivery"},
@@ -53,10 +55,24 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
   const auto ssd_ids = s.ssds;
   const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));
   memory_node_ = side.memory;
-  cpu_node_ = cpu_node_for(config, machine, memory_node_);
+  if (mode == Mode::Target) {
+    if (target == nullptr) throw std::logic_error("an NVMe-oF target path needs its parameters");
+    // The target runs on the storage host's socket, whatever cpu the scenario names.
+    cpu_node_ = machine.node_index(
+        pcie::HostMemoryParams::from(machine.topology().nodes[memory_node_].params).socket);
+  } else {
+    cpu_node_ = cpu_node_for(config, machine, memory_node_);
+  }
   const NodeConfig& cpu = machine.topology().nodes[cpu_node_];
   costs_ = host::cpu_io_costs(cpu.params);
   cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
+  if (mode == Mode::Target) {
+    // SPDK's poll groups: one figure of core time per I/O, polled.
+    costs_ = host::CpuIoCosts{};
+    costs_.submit = target->io_ns / 2;
+    costs_.complete_poll = target->io_ns - target->io_ns / 2;
+    cores_ = host::CpuCores(static_cast<std::uint32_t>(target->cores));
+  }
   core_state_.resize(cores_.size());
   for (Core& c : core_state_) {
     c.ring = machine.memory()
@@ -363,7 +379,7 @@ void CpuInitiatedPath::write_command(Queue& q, std::uint32_t position, std::uint
   const Request& req = requests_[r];
   const nvme::Controller& ssd = *ssds_[req.io.ssd];
   const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssd.lba_bytes();
-  const std::uint64_t buffer = mode_ == Mode::Bounce ? bounce_buffer(r) : req.io.buffer;
+  const std::uint64_t buffer = mode_ == Mode::Gds ? req.io.buffer : bounce_buffer(r);
   const std::uint16_t cid = static_cast<std::uint16_t>(req.slot);
   std::uint64_t prp2 = 0;
   if (bytes > kPage) {

@@ -39,6 +39,7 @@
 #include "models/host/cpu_cores.h"
 #include "models/host/interrupt_coalescing.h"
 #include "models/host/nvme_driver.h"
+#include "models/nvmf/nvmf.h"
 #include "sim/kernel/component.h"
 #include "sim/system/workload/command_watchdog.h"
 #include "sim/system/workload/io_path.h"
@@ -48,17 +49,26 @@ namespace gpunvme {
 
 class CpuInitiatedPath : public Component, public IoPath {
  public:
-  enum class Mode { Gds, Bounce };
+  // Target: an NVMe-oF target's side of a remote read (remote_io_path.h):
+  // the SSD DMAs into the storage host's memory, where the target's NIC
+  // reads it; the target's cores, polling, pay its per-I/O core time, half
+  // at submission and half at completion, and requests come from the network
+  // (never from a GPU).
+  enum class Mode { Gds, Bounce, Target };
 
+  // `target` gives the target's cores and costs (Mode::Target only).
   CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
-                   Mode mode, std::uint64_t max_io_bytes);
+                   Mode mode, std::uint64_t max_io_bytes,
+                   const nvmf::NvmfTargetParams* target = nullptr);
   ~CpuInitiatedPath() override;
 
   void start(std::function<void()> ready) override;
   void submit(const BlockIo& io, IoDone done) override;
   void close() override {}
 
-  std::string name() const override { return mode_ == Mode::Gds ? "gds" : "bounce"; }
+  std::string name() const override {
+    return mode_ == Mode::Gds ? "gds" : mode_ == Mode::Bounce ? "bounce" : "nvmf_target";
+  }
   std::string strategy() const override;
   std::uint64_t submitted() const override { return submitted_; }
   std::uint64_t completed() const override { return stages_.completed(); }

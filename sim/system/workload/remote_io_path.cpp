@@ -1,0 +1,624 @@
+#include "sim/system/workload/remote_io_path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "models/host/host_specs.h"
+#include "models/pcie/pcie_specs.h"
+#include "models/pcie/routing.h"
+#include "models/topology/topology_graph.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
+#include "sim/system/workload/scenario_spec.h"
+
+namespace gpunvme {
+
+namespace {
+
+constexpr std::uint32_t kStagingChunk = 4096;  // staging buffers per host region
+constexpr std::uint32_t kFlagWords = 4096;     // GPU completion flags (4 B each), reused
+constexpr std::uint64_t kPage = 4096;
+// Memory keys of the initiator's buffers: GPU memory and the staging buffers.
+constexpr std::uint32_t kGpuBufferKey = 1;
+constexpr std::uint32_t kStagingKey = 2;
+// Keys of the capsule rings and target buffers, as nvmf::remote_read names them.
+constexpr std::uint32_t kInitiatorCapsules = nvmf::kReservedMemoryKeys;
+constexpr std::uint32_t kTargetCapsules = nvmf::kReservedMemoryKeys + 1;
+constexpr std::uint32_t kTargetBuffers = nvmf::kReservedMemoryKeys + 2;
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+double per_io(Picoseconds total, std::uint64_t ios) {
+  if (ios == 0) return 0.0;
+  return std::round(static_cast<double>(total) / static_cast<double>(ios)) / 1000.0;
+}
+
+std::size_t first_in_host(const TopologyConfig& topo, const std::string& host,
+                          const std::string& kind) {
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    if (topo.nodes[i].kind == kind && topo.nodes[i].host == host) return i;
+  }
+  return RemoteRoute::npos;
+}
+
+std::size_t index_of(const TopologyConfig& topo, const std::string& id) {
+  for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+    if (topo.nodes[i].id == id) return i;
+  }
+  return RemoteRoute::npos;
+}
+
+// The network link at `node`'s port, or npos.
+std::size_t cable_of(const TopologyConfig& topo, std::size_t node) {
+  for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
+    const LinkConfig& link = topo.network_links[l];
+    if (link.from == topo.nodes[node].id || link.to == topo.nodes[node].id) return l;
+  }
+  return RemoteRoute::npos;
+}
+
+// The node at the other end of network link `l` from `node`.
+std::size_t far_end(const TopologyConfig& topo, std::size_t l, std::size_t node) {
+  const LinkConfig& link = topo.network_links[l];
+  return index_of(topo, link.from == topo.nodes[node].id ? link.to : link.from);
+}
+
+}  // namespace
+
+bool is_remote_path(const RunConfig& config) {
+  const IoPathKind path = ScenarioParams::from(config.scenario.params).path;
+  return path == IoPathKind::remote_staged || path == IoPathKind::nvmf_gpudirect ||
+         path == IoPathKind::dpu;
+}
+
+RemoteRoute resolve_remote_route(const RunConfig& config) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  const TopologyConfig& topo = config.topology;
+  const std::string& file = config.scenario.file;
+  const std::string path_name = quoted(enum_name(s.path));
+  RemoteRoute route;
+  route.path = s.path == IoPathKind::remote_staged    ? nvmf::RemotePath::remote_staged
+               : s.path == IoPathKind::nvmf_gpudirect ? nvmf::RemotePath::nvmf_gpudirect
+                                                      : nvmf::RemotePath::dpu;
+  if (s.kind != ScenarioKind::microbenchmark && s.kind != ScenarioKind::gather &&
+      s.kind != ScenarioKind::graph) {
+    throw ConfigError(file, "$.path", path_name,
+                      "the remote paths run the microbenchmark, gather and graph kinds; this "
+                      "scenario is a " +
+                          enum_name(s.kind));
+  }
+  if (s.kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead &&
+      s.rw != Pattern::Read) {
+    throw ConfigError(file, "$.rw", quoted(enum_name(s.rw)),
+                      "the remote paths read (randread or read); NVMe-oF writes are not modelled "
+                      "in runs");
+  }
+  const std::size_t gpu = index_of(topo, s.gpu);
+  const std::string& gpu_host = topo.nodes[gpu].host;
+  // Every SSD in one storage host, other than the GPU's.
+  std::string storage_host;
+  for (std::size_t k = 0; k < s.ssds.size(); ++k) {
+    const NodeConfig& ssd = topo.nodes[index_of(topo, s.ssds[k])];
+    const std::string at = index_path("$.ssds", k);
+    if (topo.network_links.empty() || ssd.host == gpu_host) {
+      throw ConfigError(file, at, quoted(ssd.id),
+                        "a remote path reads SSDs of another host than the GPU's, joined to it "
+                        "by network_links; " +
+                            ssd.id + " is in the GPU's host" +
+                            (gpu_host.empty() ? "" : " \"" + gpu_host + "\""));
+    }
+    if (k == 0) storage_host = ssd.host;
+    if (ssd.host != storage_host) {
+      throw ConfigError(file, at, quoted(ssd.id),
+                        fmt::format("the SSDs of a remote path are in one host; {} is in \"{}\", "
+                                    "{} in \"{}\"",
+                                    ssd.id, ssd.host, s.ssds[0], storage_host));
+    }
+  }
+  const bool dpu = route.path == nvmf::RemotePath::dpu;
+  const std::string initiator_kind = dpu ? "dpu" : "rdma_nic";
+  route.initiator = first_in_host(topo, gpu_host, initiator_kind);
+  if (route.initiator == RemoteRoute::npos) {
+    throw ConfigError(file, "$.path", path_name,
+                      fmt::format("the GPU's host \"{}\" has no {} node for this path", gpu_host,
+                                  initiator_kind));
+  }
+  route.target_nic = first_in_host(topo, storage_host, "rdma_nic");
+  route.target = first_in_host(topo, storage_host, "nvmf_target");
+  if (route.target_nic == RemoteRoute::npos || route.target == RemoteRoute::npos) {
+    throw ConfigError(file, "$.ssds[0]", quoted(s.ssds[0]),
+                      fmt::format("the SSDs' host \"{}\" needs an rdma_nic and an nvmf_target "
+                                  "node to serve remote reads",
+                                  storage_host));
+  }
+  // The ports are joined by one cable, or by two through one network switch.
+  const std::string joined_problem = fmt::format(
+      "no network between {} and {}: join them by a network link, or each to one "
+      "network_switch",
+      topo.nodes[route.initiator].id, topo.nodes[route.target_nic].id);
+  route.initiator_cable = cable_of(topo, route.initiator);
+  route.target_cable = cable_of(topo, route.target_nic);
+  if (route.initiator_cable == RemoteRoute::npos || route.target_cable == RemoteRoute::npos) {
+    throw ConfigError(topo.file, "$.network_links", "", joined_problem);
+  }
+  if (route.initiator_cable != route.target_cable) {
+    const std::size_t a = far_end(topo, route.initiator_cable, route.initiator);
+    const std::size_t b = far_end(topo, route.target_cable, route.target_nic);
+    if (a != b || topo.nodes[a].kind != "network_switch") {
+      throw ConfigError(topo.file, "$.network_links", "", joined_problem);
+    }
+    route.network_switch = a;
+  }
+  if (!dpu) {
+    // The GPU host's memory nearest the NIC, and its socket.
+    const TopologyGraph graph(topo);
+    std::size_t best = static_cast<std::size_t>(-1);
+    for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
+      if (topo.nodes[i].kind != "host_memory" || topo.nodes[i].host != gpu_host) continue;
+      const std::size_t hops = graph.route(i, route.initiator).size();
+      if (hops == 0 || hops >= best) continue;
+      best = hops;
+      route.gpu_memory = i;
+      route.gpu_cpu = index_of(topo, pcie::HostMemoryParams::from(topo.nodes[i].params).socket);
+    }
+    if (route.gpu_memory == RemoteRoute::npos || route.gpu_cpu == RemoteRoute::npos) {
+      throw ConfigError(file, "$.path", path_name,
+                        fmt::format("the GPU's host \"{}\" needs a cpu and a host_memory the NIC "
+                                    "reaches for this path's host cores",
+                                    gpu_host));
+    }
+  }
+  if (route.path != nvmf::RemotePath::remote_staged) {
+    // The NIC's (or DPU's) DMA into GPU memory is peer-to-peer traffic: the
+    // same ACS and IOMMU rules as an SSD's.
+    const TopologyGraph graph(topo);
+    const pcie::Router router(topo, graph);
+    const pcie::ResolvedPath p = router.resolve(route.initiator, gpu);
+    if (p.blocked) {
+      throw ConfigError(
+          file, "$.path", path_name,
+          fmt::format("{} cannot write into {}'s memory: {} (topology {} = {})",
+                      topo.nodes[route.initiator].id, s.gpu, p.why_blocked, p.blocking_setting,
+                      p.blocking_value.empty() ? "?" : p.blocking_value));
+    }
+    route.redirected =
+        p.redirected_by != pcie::ResolvedPath::npos || p.translated_by != pcie::ResolvedPath::npos;
+    route.gpu_dma_kind = p.kind;
+    route.gpu_dma_taken = p.taken;
+    route.gpu_dma_route = router.describe(p);
+  }
+  return route;
+}
+
+RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig& config,
+                           Machine& machine, std::uint64_t max_io_bytes)
+    : Component(name, ParamValues{}),
+      config_(config),
+      machine_(machine),
+      route_(resolve_remote_route(config)),
+      gpu_(machine.gpu(ScenarioParams::from(config.scenario.params).gpu)),
+      buffer_stride_(round_up(std::max<std::uint64_t>(max_io_bytes, 1), kPage)),
+      from_gpu_(ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
+      cores_(1),
+      stages_({"request_signal", "initiator_submit", "command_to_target", "target",
+               "data_to_initiator", "initiator_completion", "copy_to_gpu", "delivery"},
+              kSubmitted) {
+  const TopologyConfig& topo = machine.topology();
+  const NodeConfig& initiator = topo.nodes[route_.initiator];
+  initiator_nic_ = std::make_unique<nic::RdmaNic>(nic::RdmaNicParams::from(initiator.params));
+  target_nic_ = std::make_unique<nic::RdmaNic>(
+      nic::RdmaNicParams::from(topo.nodes[route_.target_nic].params));
+  if (route_.path == nvmf::RemotePath::dpu) {
+    dpu_ = nvmf::DpuParams::from(initiator.params);
+    cores_ = host::CpuCores(static_cast<std::uint32_t>(dpu_.arm_cores));
+    // The GPU host's cpu still sets how soon a polled request is seen.
+    const std::size_t cpu = nearest_host_side(machine, route_.initiator).cpu;
+    if (cpu != HostSide::npos) costs_ = host::cpu_io_costs(topo.nodes[cpu].params);
+  } else {
+    const NodeConfig& cpu = topo.nodes[route_.gpu_cpu];
+    costs_ = host::cpu_io_costs(cpu.params);
+    cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
+  }
+  // The cables: the initiator's, then (through a switch) the target's.
+  const network::NetworkLinkParams first =
+      network::NetworkLinkParams::from(topo.network_links[route_.initiator_cable].params);
+  cables_.push_back(std::make_unique<network::NetworkLink>(first));
+  const int out_of_initiator =
+      topo.network_links[route_.initiator_cable].from == initiator.id ? 0 : 1;
+  mtu_ = static_cast<std::uint32_t>(first.mtu_bytes);
+  if (route_.network_switch == RemoteRoute::npos) {
+    to_target_ = {cables_[0].get(), out_of_initiator, 0, 0};
+    to_initiator_ = {cables_[0].get(), 1 - out_of_initiator, 0, 0};
+  } else {
+    const network::NetworkLinkParams second =
+        network::NetworkLinkParams::from(topo.network_links[route_.target_cable].params);
+    cables_.push_back(std::make_unique<network::NetworkLink>(second));
+    mtu_ = static_cast<std::uint32_t>(std::min(first.mtu_bytes, second.mtu_bytes));
+    switch_ = std::make_unique<network::NetworkSwitch>(
+        network::NetworkSwitchParams::from(topo.nodes[route_.network_switch].params));
+    const int out_of_target =
+        topo.network_links[route_.target_cable].from == topo.nodes[route_.target_nic].id ? 0 : 1;
+    to_target_ = {cables_[0].get(), out_of_initiator, 1, second.latency_ns};
+    to_initiator_ = {cables_[1].get(), out_of_target, 0, first.latency_ns};
+  }
+  const nvmf::NvmfTargetParams target =
+      nvmf::NvmfTargetParams::from(topo.nodes[route_.target].params);
+  target_ = std::make_unique<CpuInitiatedPath>(fmt::format("{}_nvmf_target", basename()).c_str(),
+                                               config, machine, CpuInitiatedPath::Mode::Target,
+                                               max_io_bytes, &target);
+  gpu_flags_ = gpu_.allocate(std::uint64_t{kFlagWords} * 4, 128);
+}
+
+RemoteIoPath::~RemoteIoPath() = default;
+
+void RemoteIoPath::start(std::function<void()> ready) { target_->start(std::move(ready)); }
+
+std::uint64_t RemoteIoPath::io_bytes(const BlockIo& io) const {
+  return std::uint64_t{io.lbas} *
+         machine_.ssd(ScenarioParams::from(config_.scenario.params).ssds[io.ssd]).lba_bytes();
+}
+
+std::uint64_t RemoteIoPath::staging_buffer(std::uint32_t r) {
+  const std::uint32_t chunk = r / kStagingChunk;
+  while (staging_chunks_.size() <= chunk) {
+    staging_chunks_.push_back(machine_.memory()
+                                  .allocate(std::uint64_t{kStagingChunk} * buffer_stride_,
+                                            route_.gpu_memory, RegionKind::HostMemory,
+                                            fmt::format("{}.staging", id()), 4096)
+                                  .base);
+  }
+  return staging_chunks_[chunk] + std::uint64_t{r % kStagingChunk} * buffer_stride_;
+}
+
+void RemoteIoPath::submit(const BlockIo& io, IoDone done) {
+  std::uint32_t r = 0;
+  if (!free_requests_.empty()) {
+    r = free_requests_.back();
+    free_requests_.pop_back();
+  } else {
+    requests_.emplace_back();
+    r = static_cast<std::uint32_t>(requests_.size() - 1);
+  }
+  Request& req = requests_[r];
+  req.io = io;
+  req.done = std::move(done);
+  std::fill(std::begin(req.times), std::end(req.times), PathStages::kNotReached);
+  req.times[kRequested] = now();
+  ++submitted_;
+  if (!from_gpu_) {
+    noticed(r);
+    return;
+  }
+  // The GPU thread posts its request to a ring the initiator's core (or Arm
+  // core) polls; it is seen one cache miss and half a poll loop later.
+  schedule_in(costs_.request_wait(), [this, r] { noticed(r); });
+}
+
+void RemoteIoPath::noticed(std::uint32_t r) {
+  Request& req = requests_[r];
+  req.times[kNoticed] = now();
+  const std::uint32_t core = req.io.issuer % cores_.size();
+  Picoseconds work = 0;
+  if (route_.path == nvmf::RemotePath::dpu) {
+    work = dpu_.arm_io_ns;
+  } else {
+    // The NVMe-oF host driver builds the command capsule and posts it.
+    work = costs_.submit;
+    ledger_.add(host::HostCost::driver_submit, costs_.submit);
+    if (from_gpu_) {
+      work += costs_.request;
+      ledger_.add(host::HostCost::request, costs_.request);
+    }
+  }
+  schedule_at(cores_.book(core, now(), work), [this, r] { send_command(r); });
+}
+
+std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, const Direction& d) {
+  std::vector<Picoseconds> out;
+  out.reserve(sent.packets.size());
+  for (const network::PacketTransit& p : sent.packets) {
+    if (!switch_) {
+      out.push_back(p.tail_arrival);
+      continue;
+    }
+    const network::PacketTransit f =
+        switch_->forward(d.port, p.head_arrival, p.tail_arrival, p.wire_bytes);
+    ++port_packets_[d.port];
+    port_bytes_[d.port] += p.wire_bytes;
+    out.push_back(f.tail_arrival + d.next_cable);
+  }
+  return out;
+}
+
+Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
+                                    bool reads_payload, const nic::RdmaNic& receiver) const {
+  const nic::RdmaNicParams& s = sender.params();
+  Picoseconds legs = s.host_read_ns / 2;  // doorbell or BlueFlame write
+  if (s.wqe_posting == nic::WqePosting::doorbell) legs += s.host_read_ns;  // WQE fetch
+  if (reads_payload) {
+    legs += s.host_read_ns;  // first payload read
+    if (sent.translation_misses > 0) legs += s.host_read_ns;
+  }
+  return legs + receiver.params().host_read_ns / 2;  // the last write lands
+}
+
+void RemoteIoPath::send_command(std::uint32_t r) {
+  Request& req = requests_[r];
+  req.times[kSubmitted] = now();
+  const nic::SentMessage sent = initiator_nic_->transmit(
+      now(), {network::RdmaOp::send, nvmf::kCommandCapsuleBytes, kInitiatorCapsules, 0},
+      *to_target_.cable, to_target_.side);
+  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  const nic::DeliveredMessage at_target = target_nic_->receive(
+      tails, {network::RdmaOp::send, nvmf::kCommandCapsuleBytes, kTargetCapsules, 0}, mtu_);
+  network_ps_ += tails.back() - sent.packets.front().start;
+  const bool reads = nvmf::kCommandCapsuleBytes >
+                     static_cast<std::uint64_t>(initiator_nic_->params().max_inline_bytes);
+  pcie_ps_ += pcie_legs(*initiator_nic_, sent, reads, *target_nic_);
+  packets_ += sent.packets.size();
+  wire_bytes_ += sent.wire_bytes;
+  schedule_at(at_target.completed, [this, r] {
+    Request& q = requests_[r];
+    q.times[kAtTarget] = now();
+    BlockIo inner = q.io;
+    inner.buffer = 0;  // the target reads into its own buffers
+    target_->submit(inner, [this, r](std::uint16_t status) { data_back(r, status); });
+  });
+}
+
+void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
+  Request& req = requests_[r];
+  req.times[kTargetDone] = now();
+  const std::uint64_t bytes = io_bytes(req.io);
+  const bool staged = route_.path == nvmf::RemotePath::remote_staged;
+  Picoseconds data_in = now();
+  Picoseconds first_start = std::numeric_limits<Picoseconds>::max();
+  Picoseconds last_arrival = now();
+  Picoseconds pcie = 0;
+  if (status == 0) {
+    // RDMA WRITE of the data from the target's buffer into the initiator's.
+    const nic::SentMessage sent =
+        target_nic_->transmit(now(), {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0},
+                              *to_initiator_.cable, to_initiator_.side);
+    const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+    const nic::DeliveredMessage data = initiator_nic_->receive(
+        tails,
+        {network::RdmaOp::rdma_write, bytes, staged ? kStagingKey : kGpuBufferKey,
+         staged ? staging_buffer(r) : req.io.buffer},
+        mtu_);
+    data_in = data.data_written;
+    first_start = sent.packets.front().start;
+    last_arrival = tails.back();
+    pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_);
+    packets_ += sent.packets.size();
+    wire_bytes_ += sent.wire_bytes;
+    if (staged) {
+      initiator_memory_bytes_ += bytes;
+    } else if (route_.redirected) {
+      ++redirected_transfers_;
+    }
+  }
+  // The response capsule follows on the same queue pair.
+  const nic::SentMessage sent = target_nic_->transmit(
+      now(), {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kTargetCapsules, 4096},
+      *to_initiator_.cable, to_initiator_.side);
+  const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+  const nic::DeliveredMessage response = initiator_nic_->receive(
+      tails, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kInitiatorCapsules, 4096}, mtu_);
+  packets_ += sent.packets.size();
+  wire_bytes_ += sent.wire_bytes;
+  first_start = std::min(first_start, sent.packets.front().start);
+  last_arrival = std::max(last_arrival, tails.back());
+  network_ps_ += last_arrival - first_start;
+  if (status != 0) pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_);
+  pcie_ps_ += pcie;
+  const Picoseconds completed = std::max(response.completed, data_in);
+  schedule_at(completed, [this, r, status] { at_initiator(r, status); });
+}
+
+void RemoteIoPath::at_initiator(std::uint32_t r, std::uint16_t status) {
+  Request& req = requests_[r];
+  req.times[kDataIn] = now();
+  exchange_ps_ += (req.times[kAtTarget] - req.times[kSubmitted]) +
+                  (req.times[kDataIn] - req.times[kTargetDone]);
+  ++exchanges_;
+  const std::uint32_t core = req.io.issuer % cores_.size();
+  switch (route_.path) {
+    case nvmf::RemotePath::remote_staged: {
+      const bool copy = status == 0;
+      const Picoseconds work = costs_.complete_poll + (copy ? costs_.copy_launch : 0);
+      ledger_.add(host::HostCost::completion, costs_.complete_poll);
+      if (copy) ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
+      schedule_at(cores_.book(core, now(), work), [this, r, status, copy, core] {
+        requests_[r].times[kReaped] = now();
+        if (!copy) {
+          deliver(r, status);
+          return;
+        }
+        ++copies_;
+        const std::uint64_t bytes = io_bytes(requests_[r].io);
+        initiator_memory_bytes_ += bytes;  // the copy engine reads the staging buffer
+        machine_.copy_engine(gpu_.id()).read(staging_buffer(r), bytes, [this, r, status, core] {
+          requests_[r].times[kCopiedOut] = now();
+          ledger_.add(host::HostCost::copy_sync, costs_.copy_sync);
+          schedule_at(cores_.book(core, now(), costs_.copy_sync),
+                      [this, r, status] { deliver(r, status); });
+        });
+      });
+      return;
+    }
+    case nvmf::RemotePath::nvmf_gpudirect: {
+      const Picoseconds work = costs_.complete_poll + (from_gpu_ ? costs_.notify : 0);
+      ledger_.add(host::HostCost::completion, costs_.complete_poll);
+      if (from_gpu_) ledger_.add(host::HostCost::notify, costs_.notify);
+      schedule_at(cores_.book(core, now(), work), [this, r, status] {
+        requests_[r].times[kReaped] = now();
+        deliver(r, status);
+      });
+      return;
+    }
+    case nvmf::RemotePath::dpu:
+      // The DPU's NIC wrote the data through the DPU's own PCIe switch.
+      schedule_in(dpu_.switch_ns, [this, r, status] {
+        requests_[r].times[kReaped] = now();
+        deliver(r, status);
+      });
+      return;
+  }
+}
+
+void RemoteIoPath::deliver(std::uint32_t r, std::uint16_t status) {
+  if (!from_gpu_) {
+    finish(r, status);
+    return;
+  }
+  if (route_.path == nvmf::RemotePath::nvmf_gpudirect) {
+    // The core posts the completion flag to GPU memory; the waiting thread
+    // sees it one load after it lands.
+    const std::uint64_t flag = gpu_flags_ + std::uint64_t{r % kFlagWords} * 4;
+    machine_.fabric().write(route_.gpu_cpu, flag, 4, nullptr, [this, r, status] {
+      schedule_in(gpu_.costs().load_latency, [this, r, status] { finish(r, status); });
+    });
+    return;
+  }
+  // A stream-ordered flag behind the copy (remote_staged), or the DPU's
+  // flag behind the data: seen one GPU load later.
+  schedule_in(gpu_.costs().load_latency, [this, r, status] { finish(r, status); });
+}
+
+void RemoteIoPath::finish(std::uint32_t r, std::uint16_t status) {
+  Request& req = requests_[r];
+  req.times[kDelivered] = now();
+  stages_.record(req.times, machine_.topology().nodes[route_.initiator].id,
+                 ScenarioParams::from(config_.scenario.params).ssds[req.io.ssd], 0, 0);
+  if (status != 0) {
+    ++errors_;
+  } else {
+    bytes_ += io_bytes(req.io);
+  }
+  IoDone done = std::move(req.done);
+  req.done = nullptr;
+  free_requests_.push_back(r);
+  if (done) done(status);
+}
+
+nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
+  const TopologyConfig& topo = machine_.topology();
+  const std::uint64_t ios = completed();
+  const bool dpu = route_.path == nvmf::RemotePath::dpu;
+  Picoseconds initiator_busy = 0;
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) initiator_busy += cores_.busy(c);
+  const nlohmann::json target = target_->sections(elapsed).at("cpu");
+  const nlohmann::json target_stages = target_->stages();
+  auto stage_mean = [](const nlohmann::json& stages, const char* name) {
+    return stages.contains(name) ? stages[name].value("mean", 0.0) : 0.0;
+  };
+  const double exchange_ns = per_io(exchange_ps_, exchanges_);
+  const double network_ns = per_io(network_ps_, exchanges_);
+  const double pcie_ns = per_io(pcie_ps_, exchanges_);
+  // Each cable direction: a sender's port onto the cable (the cable's own
+  // server), or a switch output port onto it (the switch's).
+  auto utilization = [elapsed](Picoseconds busy) {
+    return elapsed == 0
+               ? 0.0
+               : std::round(static_cast<double>(busy) / static_cast<double>(elapsed) * 1e4) / 1e4;
+  };
+  nlohmann::json cables = nlohmann::json::array();
+  for (std::size_t i = 0; i < cables_.size(); ++i) {
+    const std::size_t l = i == 0 ? route_.initiator_cable : route_.target_cable;
+    const network::NetworkLink& c = *cables_[i];
+    const LinkConfig& link = topo.network_links[l];
+    for (int d = 0; d < 2; ++d) {
+      const std::string from = d == 0 ? link.from : link.to;
+      const std::string to = d == 0 ? link.to : link.from;
+      const bool switch_port = switch_ && topo.node(from)->kind == "network_switch";
+      if (!switch_port) {
+        cables.push_back({{"from", from},
+                          {"to", to},
+                          {"packets", c.packets(d)},
+                          {"wire_bytes", c.wire_bytes(d)},
+                          {"utilization", utilization(c.busy_ps(d))}});
+        continue;
+      }
+      const std::size_t port = i == 0 ? 0 : 1;
+      cables.push_back({{"from", from},
+                        {"to", to},
+                        {"packets", port_packets_[port]},
+                        {"wire_bytes", port_bytes_[port]},
+                        {"utilization", utilization(network::serialization_ps(
+                                            port_bytes_[port], switch_->params().port_gbps))}});
+    }
+  }
+  auto nic_json = [](const nic::RdmaNic& n, const std::string& id) {
+    return nlohmann::json{{"node", id},
+                          {"messages", n.messages()},
+                          {"translation_lookups", n.translations().lookups()},
+                          {"translation_misses", n.translations().misses()}};
+  };
+  nlohmann::json remote = {
+      {"path", enum_name(route_.path)},
+      {"initiator", topo.nodes[route_.initiator].id},
+      {"target", topo.nodes[route_.target].id},
+      {"network_switch",
+       route_.network_switch == RemoteRoute::npos ? "" : topo.nodes[route_.network_switch].id},
+      // Payload bytes that crossed the GPU host's memory, and host-to-GPU copies.
+      {"initiator_host_memory_bytes", initiator_memory_bytes_},
+      {"initiator_host_memory_bytes_per_io",
+       ios == 0 ? 0.0 : static_cast<double>(initiator_memory_bytes_) / static_cast<double>(ios)},
+      {"copies", copies_},
+      // The SSD writes the data into the storage host's memory and its NIC reads it.
+      {"target_host_memory_bytes", 2 * bytes_},
+      {"redirected_transfers", redirected_transfers_},
+      {"gpu_dma_path",
+       {{"kind", route_.gpu_dma_kind},
+        {"taken", route_.gpu_dma_taken},
+        {"route", route_.gpu_dma_route}}},
+      {"registrations",
+       {{"initiator_nic", nic_json(*initiator_nic_, topo.nodes[route_.initiator].id)},
+        {"target_nic", nic_json(*target_nic_, topo.nodes[route_.target_nic].id)}}},
+      // Core time per completed I/O.
+      {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy, ios)},
+      {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy, ios) : 0.0},
+      {"target_core_ns_per_io", target.value("core_time_per_io_ns", 0.0)},
+      {"target_cores_busy_ns", target.value("busy_ns", 0.0)},
+      // One I/O's time by hop (means): the two network exchanges split into
+      // the wire (links, switch), the NICs' PCIe crossings and the NICs'
+      // own processing; the SSD from the target's doorbell to its completion
+      // entry; the target's software; the initiator's host or Arm cores.
+      {"per_hop_ns",
+       {{"network", network_ns},
+        {"nic_pcie", pcie_ns},
+        {"nic", std::max(0.0, exchange_ns - network_ns - pcie_ns)},
+        {"ssd", stage_mean(target_stages, "completion_wait")},
+        {"target_software",
+         stage_mean(stages(), "target") - stage_mean(target_stages, "completion_wait")},
+        {"initiator",
+         stage_mean(stages(), "initiator_submit") + stage_mean(stages(), "initiator_completion")}}},
+      {"packets", packets_},
+      {"wire_bytes", wire_bytes_},
+      {"links", cables},
+      {"switch_max_queued_ns",
+       switch_ ? static_cast<double>(switch_->max_queued_ps()) / 1000.0 : 0.0},
+      {"nvmf_target", target},
+      {"nvmf_target_stages", target_stages}};
+  nlohmann::json out = {{"remote", remote}};
+  if (!dpu) {
+    nlohmann::json cpu = cores_.statistics(elapsed);
+    cpu["node"] = topo.nodes[route_.gpu_cpu].id;
+    cpu["host_cost_per_io_ns"] = ledger_.per_io_ns(ios);
+    out["cpu"] = std::move(cpu);
+  } else {
+    nlohmann::json arm = cores_.statistics(elapsed);
+    arm["node"] = topo.nodes[route_.initiator].id;
+    out["dpu"] = std::move(arm);
+  }
+  return out;
+}
+
+}  // namespace gpunvme

@@ -1,0 +1,185 @@
+// Remote reads: the SSDs sit in another host of the topology, reached over
+// RDMA through an NVMe-oF target, along one of three paths (the `path`
+// values remote_staged, nvmf_gpudirect and dpu; models/nvmf/remote_paths.h
+// gives one I/O's cost of each at model level):
+//
+// - remote_staged: a core of the GPU's host submits through the NVMe-oF host
+//   driver; the target RDMA WRITEs the data into a pinned host buffer; the
+//   core reaps the response, launches a copy engine transfer to the GPU and
+//   learns that it finished;
+// - nvmf_gpudirect: as remote_staged, but the buffer is GPU memory (GPUDirect
+//   RDMA): the NIC writes straight into the GPU, admitted or refused by the
+//   PCIe tree's ACS and IOMMU rules as local peer-to-peer traffic is, and
+//   the core posts a completion flag to the GPU;
+// - dpu: the DPU on the GPU's host is the initiator: an Arm core runs the
+//   I/O and the DPU's NIC writes the data into the GPU through its own PCIe
+//   switch; no host core.
+//
+// Every I/O runs through the event simulation: the initiator's NIC, the
+// network links and switch (each direction and output port a server shared
+// by all I/Os), the target's NIC, the target's cores and the real SSD model
+// of the storage host, driven by the NVMe-oF target (a CpuInitiatedPath in
+// Target mode whose SSD DMAs into the storage host's memory). The NICs' own
+// DMA is timed by the rdma_nic model (host_read_ns, host_dma_gbps); the PCIe
+// tree is consulted for whether that DMA may reach the GPU, and redirected
+// transfers are counted. Reads only: a write is refused by check.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/host/cpu_cores.h"
+#include "models/network/network.h"
+#include "models/nic/rdma_nic.h"
+#include "models/nvmf/nvmf.h"
+#include "models/nvmf/remote_paths.h"
+#include "sim/kernel/component.h"
+#include "sim/system/workload/cpu_initiated.h"
+#include "sim/system/workload/io_path.h"
+#include "sim/system/workload/path_stages.h"
+
+namespace gpunvme {
+
+// What a remote path uses in the topology: node indices (npos when absent).
+struct RemoteRoute {
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  nvmf::RemotePath path = nvmf::RemotePath::remote_staged;
+  std::size_t initiator = npos;        // rdma_nic (remote_staged, nvmf_gpudirect) or dpu
+  std::size_t target_nic = npos;       // rdma_nic of the SSDs' host
+  std::size_t target = npos;           // nvmf_target of the SSDs' host
+  std::size_t initiator_cable = npos;  // index into network_links
+  std::size_t target_cable = npos;     // the same cable when the ports are joined directly
+  std::size_t network_switch = npos;   // between the cables, if any
+  std::size_t gpu_cpu = npos;          // the GPU host's cpu (remote_staged, nvmf_gpudirect)
+  std::size_t gpu_memory = npos;       // and its host memory
+  bool redirected = false;             // the NIC's DMA into the GPU is sent up by ACS
+  // That DMA's PCIe route (nvidia-smi topo kind, what it does, the nodes it
+  // visits); empty on remote_staged, whose NIC writes host memory.
+  std::string gpu_dma_kind;
+  std::string gpu_dma_taken;
+  std::string gpu_dma_route;
+};
+
+// Whether the scenario's path is a remote one.
+bool is_remote_path(const RunConfig& config);
+// The route of a remote path, checked: ConfigError naming the field for a
+// kind or pattern the remote paths do not run, a host without the NIC, DPU
+// or target the path needs, SSDs in several hosts, NICs with no network
+// between them, or GPU DMA the PCIe tree refuses.
+RemoteRoute resolve_remote_route(const RunConfig& config);
+
+class RemoteIoPath : public Component, public IoPath {
+ public:
+  RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
+               std::uint64_t max_io_bytes);
+  ~RemoteIoPath() override;
+
+  void start(std::function<void()> ready) override;
+  void submit(const BlockIo& io, IoDone done) override;
+  void close() override {}
+
+  std::string name() const override { return enum_name(route_.path); }
+  std::string strategy() const override { return "host_polling"; }
+  std::uint64_t submitted() const override { return submitted_; }
+  std::uint64_t completed() const override { return stages_.completed(); }
+  std::uint64_t errors() const override { return errors_; }
+  std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t timeouts() const override { return target_->timeouts(); }
+  std::uint64_t reset_aborted() const override { return target_->reset_aborted(); }
+  const LatencyHistogram& end_to_end() const override { return stages_.end_to_end(); }
+  nlohmann::json stages() const override { return stages_.stages_json(); }
+  std::vector<std::string> stage_order() const override { return stages_.stage_order(); }
+  FioLatency& fio_latency() override { return stages_.fio_latency(); }
+  const FioLatency& fio_latency() const override { return stages_.fio_latency(); }
+  const platform::WarpCounters& counters() const override { return no_warps_; }
+  nlohmann::json sections(Picoseconds elapsed) const override;
+
+  const RemoteRoute& route() const { return route_; }
+
+ private:
+  enum Stage : int {
+    kRequested = 0,
+    kNoticed,     // the initiator's core has the request
+    kSubmitted,   // its command capsule is posted to the NIC
+    kAtTarget,    // the capsule is in the target's memory
+    kTargetDone,  // the target has read the SSD and reaped its completion
+    kDataIn,      // data and response capsule are in the initiator's memory
+    kReaped,      // the initiator has consumed the response
+    kCopiedOut,   // remote_staged: the copy into GPU memory is done
+    kDelivered,   // the requester knows
+    kStageCount
+  };
+  struct Request {
+    BlockIo io;
+    IoDone done;
+    Picoseconds times[kStageCount];
+  };
+  // One direction between the two RDMA ports: the sender's cable and, with a
+  // switch, its output port onto the receiver's cable.
+  struct Direction {
+    network::NetworkLink* cable = nullptr;
+    int side = 0;  // the cable's direction leaving the sender
+    std::uint32_t port = 0;
+    Picoseconds next_cable = 0;  // propagation of the receiver's cable
+  };
+
+  std::vector<Picoseconds> arrivals(const nic::SentMessage& sent, const Direction& d);
+  void noticed(std::uint32_t r);
+  void send_command(std::uint32_t r);
+  void data_back(std::uint32_t r, std::uint16_t status);
+  void at_initiator(std::uint32_t r, std::uint16_t status);
+  void deliver(std::uint32_t r, std::uint16_t status);
+  void finish(std::uint32_t r, std::uint16_t status);
+  std::uint64_t staging_buffer(std::uint32_t r);
+  std::uint64_t io_bytes(const BlockIo& io) const;
+  // PCIe time one message spends crossing the sending and receiving NICs'
+  // links (doorbell or BlueFlame write, WQE fetch, translation and payload
+  // reads, the last write landing).
+  Picoseconds pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
+                        bool reads_payload, const nic::RdmaNic& receiver) const;
+
+  const RunConfig& config_;
+  Machine& machine_;
+  RemoteRoute route_;
+  gpu::Gpu& gpu_;
+  std::uint64_t buffer_stride_;
+  bool from_gpu_;
+  host::CpuIoCosts costs_;  // the GPU host's cpu (notice, submit, completion, copies)
+  nvmf::DpuParams dpu_{};   // dpu path
+  host::CpuCores cores_;    // initiator cores: host cores, or the DPU's Arm cores
+  std::unique_ptr<nic::RdmaNic> initiator_nic_;
+  std::unique_ptr<nic::RdmaNic> target_nic_;
+  std::vector<std::unique_ptr<network::NetworkLink>> cables_;  // initiator's, then target's
+  std::unique_ptr<network::NetworkSwitch> switch_;
+  Direction to_target_;
+  Direction to_initiator_;
+  std::uint32_t mtu_ = 4096;
+  std::unique_ptr<CpuInitiatedPath> target_;
+  std::vector<Request> requests_;
+  std::vector<std::uint32_t> free_requests_;
+  std::vector<std::uint64_t> staging_chunks_;
+  std::uint64_t gpu_flags_ = 0;
+  PathStages stages_;
+  platform::WarpCounters no_warps_;
+  host::HostCostLedger ledger_;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t errors_ = 0;
+  std::uint64_t bytes_ = 0;
+  // Seams, summed over I/Os.
+  std::uint64_t initiator_memory_bytes_ = 0;  // payload bytes through the GPU host's DRAM
+  std::uint64_t copies_ = 0;
+  std::uint64_t redirected_transfers_ = 0;
+  Picoseconds network_ps_ = 0;
+  Picoseconds pcie_ps_ = 0;
+  Picoseconds exchange_ps_ = 0;  // command_to_target + data_to_initiator
+  std::uint64_t exchanges_ = 0;
+  std::uint64_t packets_ = 0;
+  std::uint64_t wire_bytes_ = 0;
+  // Per switch output port (0: towards the initiator, 1: towards the target).
+  std::uint64_t port_packets_[2] = {0, 0};
+  std::uint64_t port_bytes_[2] = {0, 0};
+};
+
+}  // namespace gpunvme
