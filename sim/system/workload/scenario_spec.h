@@ -27,6 +27,8 @@ GPUNVME_ENUM(KvRequest, lba, key)
 // Where the gpu_initiated microbenchmark's rings live.
 GPUNVME_ENUM(QueueMemory, gpu, host)
 GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
+// What the GPU path does with a command that completes with an error.
+GPUNVME_ENUM(ErrorPolicy, none, fail, retry)
 
 // A scenario's fields, typed; times in picoseconds. A field of another kind
 // than the scenario's holds its declared default.
