@@ -134,6 +134,8 @@ std::vector<BadInput> bad_inputs() {
       {"--set scenario.strategy=io_agents --set scenario.error_policy=fail",
        "error: --set scenario.error_policy=fail: $.error_policy = \"fail\": the error "
        "mailbox needs threads"},
+      {"--set scenario.iodepth=4 --set scenario.error_policy=retry",
+       "error: --set scenario.iodepth=4: $.iodepth = 4: error_policy retry holds"},
       {"--set scenario.path=gds --set scenario.cpu=cpu9",
        "error: --set scenario.cpu=cpu9: $.cpu = \"cpu9\""},
       scenario_file("bfs-root.json", R"({"kind": "graph", "scale": 16, "bfs_source": 70000})",

@@ -151,6 +151,26 @@ TEST(GpuErrorHandling, TheHostResetsTheControllerAfterKErrorsAndRetriesWhatItAbo
   EXPECT_EQ(u64(e["retries"]), 3u + u64(e["reset_retries"]));
 }
 
+TEST(GpuErrorHandling, ATimedOutCommandMakesTheHostResetTheControllerWithResetOnTimeout) {
+  // The lost command is aborted after io_timeout_us; with
+  // error_reset_on_timeout the host then resets the controller (one reset),
+  // and the timed-out I/O and everything the reset aborted are retried.
+  const nlohmann::json r =
+      run_small(256, 3000, {"timeout@cmd=50"},
+                {"scenario.error_policy=retry", "scenario.error_reset_on_timeout=true",
+                 "topology.nodes.ssd0.io_timeout_us=300"});
+  expect_accounted(r);
+  const nlohmann::json& e = r["summary"]["error_handling"];
+  const nlohmann::json& effects = r["ssds"]["ssd0"]["fault_effects"];
+  EXPECT_EQ(u64(effects["lost_aborted"]), 1u);
+  EXPECT_EQ(u64(e["resets"]), 1u);
+  EXPECT_EQ(u64(e["reset_retries"]), u64(effects["reset_aborted"]));
+  EXPECT_EQ(u64(e["retries"]), 1u + u64(effects["reset_aborted"]));
+  EXPECT_EQ(u64(r["summary"]["failed"]), 0u);
+  EXPECT_EQ(u64(r["summary"]["timeouts"]), 0u);
+  EXPECT_EQ(u64(r["summary"]["ios"]), 3000u);
+}
+
 TEST(GpuErrorHandling, ATailOfErrorsStallsTheOtherThreadsOfTheWarpAndQueue) {
   // One warp of 32 threads on one queue, iodepth 1: a failed command holds
   // the warp's whole batch, so each wait for a verdict stalls the 31 other

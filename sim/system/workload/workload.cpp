@@ -267,6 +267,17 @@ void check_workload(const RunConfig& config) {
                       "the error mailbox needs threads that consume their own completions; "
                       "with io_agents the agents consume them; allowed with io_agents: none");
   }
+  if (gpu_initiated && s.error_policy != ErrorPolicy::none && s.iodepth > 1) {
+    // A failed command keeps its SQ slot until the host's verdict, and a
+    // warp resolves a round's errors once the round is in: with several
+    // rounds in flight, a warp could wait for a command queued behind a slot
+    // it holds itself.
+    throw ConfigError(config.scenario.file, "$.iodepth", std::to_string(s.iodepth),
+                      "error_policy " + enum_name(s.error_policy) +
+                          " holds a failed command's SQ slot until the host's verdict, which a "
+                          "warp with several rounds in flight could wait on itself; allowed "
+                          "with error_policy fail or retry: 1");
+  }
   if (!gpu_initiated) {
     check_ssd_io(config, static_cast<std::uint64_t>(s.bs));
     check_ssd_io(config, max_io);
