@@ -193,10 +193,12 @@ TEST(GpuErrorHandling, ATailOfErrorsStallsTheOtherThreadsOfTheWarpAndQueue) {
   // at least 4 x 20 us, and IOPS drop.
   EXPECT_GE(num(r["summary"]["io_time_ns"]), num(clean["summary"]["io_time_ns"]) + 80000.0);
   EXPECT_LT(num(r["summary"]["iops"]), num(clean["summary"]["iops"]));
-  // Without errors the error path costs nothing.
+  // Without errors the error path costs only each reap's status ballot (one
+  // warp instruction): well under 0.1 % of the run.
   EXPECT_EQ(u64(clean["summary"]["error_handling"]["signalled"]), 0u);
   const nlohmann::json none = run_small(32, 1600, {});
-  EXPECT_EQ(num(none["summary"]["io_time_ns"]), num(clean["summary"]["io_time_ns"]));
+  EXPECT_GE(num(clean["summary"]["io_time_ns"]), num(none["summary"]["io_time_ns"]));
+  EXPECT_LT(num(clean["summary"]["io_time_ns"]), 1.001 * num(none["summary"]["io_time_ns"]));
 }
 
 }  // namespace

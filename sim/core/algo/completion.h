@@ -31,15 +31,12 @@ namespace detail {
 // Lanes of `done` (whose statuses are set) that keep their CID and SQ slot
 // because their command failed and the warp holds failed commands
 // (WarpContext::hold_failed): their Delivered record and their release wait
-// for release_held(). Bookkeeping of the warp's own records: no cost.
-template <class Records>
-GPUNVME_HD LaneMask held_failed(const WarpContext& w, const Records& io, LaneMask done) {
-  LaneMask held = 0;
-  if (!w.hold_failed) return held;
-  visit_lanes(done, [&](int lane) {
-    if (io[lane].status != 0) held |= LaneMask{1} << lane;
-  });
-  return held;
+// for release_held(). Each lane tests its own status (one ballot); without
+// the hold nothing is tested.
+template <class P, class Records>
+GPUNVME_HD LaneMask held_failed(P& p, const WarpContext& w, const Records& io, LaneMask done) {
+  if (!w.hold_failed || done == 0) return 0;
+  return p.ballot(done, [&](int lane) { return io[lane].status != 0; });
 }
 
 // ---- CidFlags and PollingWarps
@@ -121,7 +118,7 @@ GPUNVME_HD LaneMask reap_flags(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
     return flag != 0;
   });
   if (done == 0) return 0;
-  const LaneMask held = held_failed(w, io, done);
+  const LaneMask held = held_failed(p, w, io, done);
   for_each_lane(p, done, [&](int lane) {
     if (((held >> lane) & 1u) == 0)
       record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
@@ -223,7 +220,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
   // later command with the same CID must not match this entry) and before
   // the lock attempt (see advance_cq_head).
   p.fence_gpu();
-  const LaneMask held = held_failed(w, io, found);
+  const LaneMask held = held_failed(p, w, io, found);
   release_cids(p, w, io, found & ~held);
   p.for_lanes(found & ~held, [&](int lane) { release_slot(p, q, io[lane].ticket); });
   advance_cq_head(p, w, q);
@@ -325,7 +322,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
             io[l].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
             io[l].state = kCompleted;
             const LaneMask one = LaneMask{1} << l;
-            release_cids(p, w, io, one & ~held_failed(w, io, one));
+            release_cids(p, w, io, one & ~held_failed(p, w, io, one));
           }
         }
       }
@@ -345,7 +342,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
     // The completions are consumed: their CIDs may be handed out again.
     for (std::uint32_t r = 0; r < w.round_count && r < kMaxOwnerRounds; ++r) {
       if (done[r] != 0) {
-        release_cids(p, w, w.rounds[r], done[r] & ~held_failed(w, w.rounds[r], done[r]));
+        release_cids(p, w, w.rounds[r], done[r] & ~held_failed(p, w, w.rounds[r], done[r]));
       }
     }
     if (fresh < static_cast<std::uint32_t>(kWarpLanes)) break;
@@ -398,7 +395,7 @@ GPUNVME_HD LaneMask reap_slots(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
       record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
     }
   });
-  const LaneMask freed = done & ~held_failed(w, io, done);
+  const LaneMask freed = done & ~held_failed(p, w, io, done);
   release_cids(p, w, io, freed);
   p.for_lanes(freed, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
   return done;

@@ -73,12 +73,12 @@ GPUNVME_HD void await_verdicts(P& p, const ErrorMailbox& m, LaneMask lanes,
                                const Lanes<std::uint32_t>& verdict_index,
                                const Lanes<std::uint32_t>& sequence, Lanes<std::uint16_t>& action) {
   WaitSet set;
-  visit_lanes(lanes, [&](int lane) {
+  for_each_lane(p, lanes, [&](int lane) {
     set.add(verdict_address(m, verdict_index[lane]), nvme::kGpuErrorVerdictSize);
   });
   const auto answered = [&] {
     bool all = true;
-    visit_lanes(lanes, [&](int lane) {
+    for_each_lane(p, lanes, [&](int lane) {
       const auto v =
           p.template load<nvme::GpuErrorVerdict>(verdict_address(m, verdict_index[lane]));
       all = all && v.sequence == sequence[lane];
