@@ -474,6 +474,12 @@ void Controller::device_event(FaultKind kind) {
 // CQ and SQ per queue).
 void Controller::fault_reset() {
   ++reset_faults_;
+  abort_outstanding_and_recover();
+}
+
+Picoseconds Controller::host_reset() { return abort_outstanding_and_recover(); }
+
+Picoseconds Controller::abort_outstanding_and_recover() {
   std::vector<CommandPtr> outstanding;
   outstanding.reserve(live_.size());
   for (const auto& entry : live_) outstanding.push_back(entry.second);
@@ -494,6 +500,7 @@ void Controller::fault_reset() {
   schedule_at(fetch_->paused_until(), [this] {
     if (now() >= fetch_->paused_until()) fetch_->kick();
   });
+  return fetch_->paused_until();
 }
 
 void Controller::link_down() {

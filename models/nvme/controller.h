@@ -156,6 +156,15 @@ class Controller : public Component, public pcie::RegisterTarget {
   // until the host acts (timeout, reset, link_down): the host then arms its
   // per-command timeout, io_timeout.
   bool may_lose_commands() const { return faults_.may_lose_commands(); }
+  // The host resets the controller (its error handling decided to): every
+  // outstanding I/O command completes with Command Aborted due to SQ
+  // Deletion and nothing is fetched until the recovery is over, as after an
+  // injected reset (fault_effects counts both). Returns when the controller
+  // is back. Needs track_outstanding() before the first I/O command.
+  Picoseconds host_reset();
+  // Keeps the I/O commands between fetch and completion, so that a reset can
+  // abort them (on by itself when the faults can lose a command).
+  void track_outstanding() { track_commands_ = true; }
   Picoseconds io_timeout() const { return io_timeout_; }
   const LatencyHistogram& fetch_wait() const { return fetch_wait_; }
   const LatencyHistogram& service() const { return service_; }
@@ -211,6 +220,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   // Every outstanding I/O command completes with Command Aborted due to SQ
   // Deletion; nothing is fetched until the controller is back.
   void fault_reset();
+  // What every reset does; returns when the controller is back.
+  Picoseconds abort_outstanding_and_recover();
   void link_down();
   // Abort (admin): whether the command (SQID, CID) was lost and is now
   // completed with Command Abort Requested.

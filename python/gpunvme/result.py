@@ -45,6 +45,23 @@ class Result(dict):
         rows = {k: flatten(v) for k, v in self.get("ssds", {}).items()}
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("ssd")
 
+    def error_handling_frame(self):
+        """The GPU path's error handling through the host, one row per SSD.
+
+        Columns (``error_policy`` fail or retry; see README "GPU-side error handling"):
+        signalled, retries, retried_ok, failed, resets, reset_retries, reset_recovery_ns,
+        host_ns_per_error, gpu_wait_ns_per_error, stalled_lane_ns and
+        ``queue_stalled_lane_ns.QID`` per queue that stalled. Empty without a policy.
+        """
+        import pandas as pd
+
+        rows = {
+            k: flatten(v["error_handling"])
+            for k, v in self.get("ssds", {}).items()
+            if "error_handling" in v
+        }
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("ssd")
+
     def links_frame(self):
         """Per-link-direction PCIe statistics (utilization, TLPs, bytes), one row each."""
         import pandas as pd

@@ -126,6 +126,16 @@ std::vector<BadInput> bad_inputs() {
       scenario_set("scenario.ssd_mapping=x", "$.ssd_mapping = \"x\""),
       scenario_set("scenario.batch_timeout_ns=-1", "$.batch_timeout_ns = -1"),
       scenario_set("scenario.request_origin=x", "$.request_origin = \"x\""),
+      scenario_set("scenario.error_policy=maybe", "$.error_policy = \"maybe\""),
+      scenario_set("scenario.error_max_retries=-1", "$.error_max_retries = -1"),
+      {"--set scenario.path=gds --set scenario.error_policy=retry",
+       "error: --set scenario.error_policy=retry: $.error_policy = \"retry\": only "
+       "gpu_initiated"},
+      {"--set scenario.strategy=io_agents --set scenario.error_policy=fail",
+       "error: --set scenario.error_policy=fail: $.error_policy = \"fail\": the error "
+       "mailbox needs threads"},
+      {"--set scenario.iodepth=4 --set scenario.error_policy=retry",
+       "error: --set scenario.iodepth=4: $.iodepth = 4: error_policy retry holds"},
       {"--set scenario.path=gds --set scenario.cpu=cpu9",
        "error: --set scenario.cpu=cpu9: $.cpu = \"cpu9\""},
       scenario_file("bfs-root.json", R"({"kind": "graph", "scale": 16, "bfs_source": 70000})",

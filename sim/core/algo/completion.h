@@ -28,6 +28,17 @@
 namespace gpunvme::algo {
 namespace detail {
 
+// Lanes of `done` (whose statuses are set) that keep their CID and SQ slot
+// because their command failed and the warp holds failed commands
+// (WarpContext::hold_failed): their Delivered record and their release wait
+// for release_held(). Each lane tests its own status (one ballot); without
+// the hold nothing is tested.
+template <class P, class Records>
+GPUNVME_HD LaneMask held_failed(P& p, const WarpContext& w, const Records& io, LaneMask done) {
+  if (!w.hold_failed || done == 0) return 0;
+  return p.ballot(done, [&](int lane) { return io[lane].status != 0; });
+}
+
 // ---- CidFlags and PollingWarps
 
 // Drains every CQ entry that has arrived into the per-CID flags. The caller
@@ -107,16 +118,19 @@ GPUNVME_HD LaneMask reap_flags(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
     return flag != 0;
   });
   if (done == 0) return 0;
+  const LaneMask held = held_failed(p, w, io, done);
   for_each_lane(p, done, [&](int lane) {
-    record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
+    if (((held >> lane) & 1u) == 0)
+      record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
     io[lane].state = kCompleted;
   });
   p.for_lanes(done,
               [&](int lane) { p.store_u32(word(w.queue(io[lane].queue).done, io[lane].cid), 0u); });
   // The flag must read 0 before the CID or the slot can be handed out again.
   p.fence_gpu();
-  release_cids(p, w, io, done);
-  p.for_lanes(done, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
+  const LaneMask freed = done & ~held;
+  release_cids(p, w, io, freed);
+  p.for_lanes(freed, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
   return done;
 }
 
@@ -206,12 +220,13 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
   // later command with the same CID must not match this entry) and before
   // the lock attempt (see advance_cq_head).
   p.fence_gpu();
-  release_cids(p, w, io, found);
-  p.for_lanes(found, [&](int lane) { release_slot(p, q, io[lane].ticket); });
+  const LaneMask held = held_failed(p, w, io, found);
+  release_cids(p, w, io, found & ~held);
+  p.for_lanes(found & ~held, [&](int lane) { release_slot(p, q, io[lane].ticket); });
   advance_cq_head(p, w, q);
   record_lanes(p, found, [&](int lane) {
     record(p, q, io[lane].cid, Stage::CqHeadSynced);
-    record(p, q, io[lane].cid, Stage::Delivered);
+    if (((held >> lane) & 1u) == 0) record(p, q, io[lane].cid, Stage::Delivered);
   });
   return found;
 }
@@ -306,7 +321,8 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
               io[l].cid == entry[lane].cid) {
             io[l].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
             io[l].state = kCompleted;
-            release_cids(p, w, io, LaneMask{1} << l);
+            const LaneMask one = LaneMask{1} << l;
+            release_cids(p, w, io, one & ~held_failed(p, w, io, one));
           }
         }
       }
@@ -319,11 +335,15 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
     }
     record_lanes(p, lanes_below(fresh), [&](int lane) {
       record(p, q, entry[lane].cid, Stage::CqHeadSynced);
-      record(p, q, entry[lane].cid, Stage::Delivered);
+      if (!w.hold_failed || (entry[lane].status_field >> 1) == 0) {
+        record(p, q, entry[lane].cid, Stage::Delivered);
+      }
     });
     // The completions are consumed: their CIDs may be handed out again.
     for (std::uint32_t r = 0; r < w.round_count && r < kMaxOwnerRounds; ++r) {
-      if (done[r] != 0) release_cids(p, w, w.rounds[r], done[r]);
+      if (done[r] != 0) {
+        release_cids(p, w, w.rounds[r], done[r] & ~held_failed(p, w, w.rounds[r], done[r]));
+      }
     }
     if (fresh < static_cast<std::uint32_t>(kWarpLanes)) break;
   }
@@ -371,10 +391,13 @@ GPUNVME_HD LaneMask reap_slots(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
   for_each_lane(p, done, [&](int lane) {
     io[lane].status = status[lane];
     io[lane].state = kCompleted;
-    record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
+    if (!w.hold_failed || status[lane] == 0) {
+      record(p, w.queue(io[lane].queue), io[lane].cid, Stage::Delivered);
+    }
   });
-  release_cids(p, w, io, done);
-  p.for_lanes(done, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
+  const LaneMask freed = done & ~held_failed(p, w, io, done);
+  release_cids(p, w, io, freed);
+  p.for_lanes(freed, [&](int lane) { release_slot(p, w.queue(io[lane].queue), io[lane].ticket); });
   return done;
 }
 

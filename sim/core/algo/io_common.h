@@ -86,6 +86,10 @@ struct WarpContext {
   std::uint32_t round_count = 0;
   OwnedQueue owned[kMaxOwnedQueues] = {};
   std::uint32_t owned_count = 0;
+  // A failed command keeps its CID and SQ slot, and its delivery waits,
+  // until the host has decided what to do with it (error_mailbox.h):
+  // held_failed() and release_held() in completion.h.
+  bool hold_failed = false;
 
   GPUNVME_HD const QueuePair& queue(std::uint32_t index) const { return queues[index]; }
   GPUNVME_HD OwnedQueue& own(std::uint32_t queue_index) {

@@ -2,6 +2,7 @@
 // so that the headers keep compiling with nvcc (CMake option GPUNVME_CUDA).
 // The kernels are not launched here: running them against an SSD is the
 // hardware backend's job.
+#include "sim/core/algo/error_mailbox.h"
 #include "sim/core/algo/io_agents.h"
 #include "sim/core/algo/strategy.h"
 #include "sim/core/platform/cuda_warp.cuh"
@@ -50,6 +51,24 @@ __global__ void io_agents(AgentContext* agents, const AgentRing* rings,
   __syncwarp();
   agent_post(p, rings, agent_of_queue, kAllLanes, request, reply);
   agent_wait(p, kAllLanes, reply, status);
+}
+
+// A warp whose round failed: it reports the failures to the host, waits for
+// the verdicts and lets go of the held commands.
+__global__ void error_mailbox(WarpContext* contexts, ErrorMailbox mailbox) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  WarpContext& w = contexts[(blockIdx.x * blockDim.x + threadIdx.x) / 32u];
+  Lanes<Pending> round;
+  Lanes<nvme::GpuErrorRecord> record;
+  Lanes<std::uint32_t> sequence;
+  Lanes<std::uint32_t> verdict_index;
+  Lanes<std::uint16_t> action;
+  verdict_index[threadIdx.x % 32u] = blockIdx.x * blockDim.x + threadIdx.x;
+  __syncwarp();
+  signal_errors(p, mailbox, kAllLanes, record, sequence);
+  await_verdicts(p, mailbox, kAllLanes, verdict_index, sequence, action);
+  release_held(p, w, round, kAllLanes, true);
 }
 
 }  // namespace gpunvme::algo

@@ -217,6 +217,14 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
     service.merge(ssd->service());
     ssds[id] = ssd->statistics(elapsed);
   }
+  // The GPU path's error handling through the host (error_policy).
+  const nlohmann::json error_handling = workload->error_handling();
+  if (!error_handling.is_null()) {
+    result["summary"]["error_handling"] = error_handling.at("summary");
+    for (const auto& [id, figures] : error_handling.at("ssds").items()) {
+      ssds[id]["error_handling"] = figures;
+    }
+  }
   stage_json["ssd_fetch_wait"] = fetch.summary_ns();
   stage_json["ssd_service"] = service.summary_ns();
   result["stages"] = stage_json;

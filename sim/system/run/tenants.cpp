@@ -404,6 +404,11 @@ nlohmann::json run_tenants(const RunConfig& config, const RunOptions& options) {
       entry["priority"] = enum_name(static_cast<TenantPriority>(t.config.qos.priority));
       entry["stage_order"] = w.stage_order();
       entry.update(w.sections(elapsed));
+      // A GPU tenant's error handling through the host (error_policy).
+      const nlohmann::json error_handling = w.error_handling();
+      if (!error_handling.is_null()) {
+        entry["summary"]["error_handling"] = error_handling.at("summary");
+      }
       const platform::WarpCounters& c = w.counters();
       if (w.path() == "gpu_initiated") {
         entry["gpu"] = {{"polls", c.polls},

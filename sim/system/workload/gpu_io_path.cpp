@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <set>
 #include <stdexcept>
 #include <systemc>
 
+#include "models/host/host_specs.h"
 #include "sim/core/algo/completion.h"
 #include "sim/core/algo/mapping.h"
 #include "sim/core/algo/queue_state.h"
@@ -22,6 +24,8 @@
 namespace gpunvme {
 
 namespace {
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
 std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
 }
@@ -223,6 +227,31 @@ GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& confi
                                    : 0;
   agent_ring_entries_ = static_cast<std::uint32_t>(s.agent_ring_entries);
   poll_backoff_ = s.poll_backoff_ns;
+  if (s.error_policy != ErrorPolicy::none) {
+    // check_workload refused io_agents (its agents consume the completions).
+    const std::string value = "\"" + enum_name(s.error_policy) + "\"";
+    const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids_.front()));
+    if (side.cpu == HostSide::npos || side.memory == HostSide::npos) {
+      throw ConfigError(config.scenario.file, "$.error_policy", value,
+                        fmt::format("no cpu and host_memory node reach {}: the error mailbox "
+                                    "needs a host thread and pinned host memory; allowed: none",
+                                    ssd_ids_.front()));
+    }
+    error_path_ = true;
+    error_cpu_node_ = side.cpu;
+    error_memory_node_ = side.memory;
+    error_policy_.retry = s.error_policy == ErrorPolicy::retry;
+    error_policy_.max_retries = static_cast<std::uint32_t>(s.error_max_retries);
+    error_policy_.backoff = s.error_retry_backoff_us;
+    error_policy_.retry_dnr = s.error_retry_dnr;
+    error_policy_.reset_after = static_cast<std::uint32_t>(s.error_reset_after);
+    error_policy_.reset_on_timeout = s.error_reset_on_timeout;
+    error_policy_.poll_period = s.error_poll_period_ns;
+    error_policy_.decision =
+        host::CpuParams::from(machine.topology().nodes[side.cpu].params).complete_poll_ns;
+    error_figures_.resize(ssd_count_);
+    queue_stalled_lane_ps_.assign(std::size_t{queues_per_ssd_} * ssd_count_, 0);
+  }
   if (source_ == nullptr) {
     queued_ = std::make_unique<QueuedRequests>(machine, ssd_ids_);
     source_ = queued_.get();
@@ -410,6 +439,29 @@ void GpuIoPath::prepare_queues() {
   }
   base_context_.queues = queues_.data();
   base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());
+  if (error_path_) lay_out_error_mailbox();
+}
+
+void GpuIoPath::lay_out_error_mailbox() {
+  // Carved after everything else, so that runs without an error policy
+  // keep their memory layout. One ring entry and one verdict word per I/O
+  // the GPU keeps in flight (gpu_error_mailbox.h).
+  const std::uint32_t slots = threads_ * iodepth_;
+  mailbox_.entries = slots;
+  mailbox_.ring =
+      machine_.memory()
+          .allocate(std::uint64_t{slots} * nvme::kGpuErrorRecordSize, error_memory_node_,
+                    RegionKind::HostMemory, fmt::format("{}.error_ring", id()), 4096)
+          .base;
+  mailbox_.tail = gpu_.allocate(128, 128);
+  mailbox_.verdicts = gpu_.allocate(std::uint64_t{slots} * nvme::kGpuErrorVerdictSize, 128);
+  std::vector<nvme::Controller*> ssds;
+  for (const std::string& ssd : ssd_ids_) ssds.push_back(&machine_.ssd(ssd));
+  const std::uint32_t ssd_count = ssd_count_;
+  error_host_ = std::make_unique<host::GpuErrorHost>(
+      fmt::format("{}_error_host", id()).c_str(), machine_.memory(), machine_.fabric(),
+      error_cpu_node_, mailbox_, error_policy_, std::move(ssds),
+      [ssd_count](std::uint32_t queue) { return std::size_t{queue % ssd_count}; });
 }
 
 void GpuIoPath::spawn_warps() {
@@ -442,6 +494,7 @@ void GpuIoPath::warp_main(std::uint32_t w) {
                       counters_, warp.placement, poll_backoff_);
   algo::WarpContext context = base_context_;
   context.cid_partition = warp.cid_partition;
+  context.hold_failed = error_path_;
   if (const FioBatching* batching = source.refill()) {
     refill_loop(w, p, context, *batching);
     source.warp_exits(p, w);
@@ -468,6 +521,11 @@ void GpuIoPath::warp_main(std::uint32_t w) {
         algo::visit_lanes(r.masks[d],
                           [&](int lane) { r.status[d][lane] = r.rounds[d][lane].status; });
       }
+    }
+    if (error_path_) {
+      std::uint32_t batch_lanes = 0;
+      for (std::uint32_t d = 0; d < used; ++d) batch_lanes += algo::lane_count(r.masks[d]);
+      for (std::uint32_t d = 0; d < used; ++d) resolve_errors(p, context, w, r, d, batch_lanes);
     }
     // Statuses go back once the whole batch is in: the warp's threads go on
     // together.
@@ -542,6 +600,11 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
     // are free again.
     for (std::uint32_t reaped = 0; reaped < batching.complete_max && !done.empty(); ++reaped) {
       const std::uint32_t d = done.front();
+      if (error_path_) {
+        std::uint32_t held_lanes = 0;
+        for (const std::uint32_t h : done) held_lanes += algo::lane_count(r.masks[h]);
+        resolve_errors(p, context, w, r, d, held_lanes);
+      }
       done.pop_front();
       settle_round(w, r, d);
       r.rounds[d].fill(algo::Pending{});
@@ -557,6 +620,8 @@ GpuIoPath::WarpRounds GpuIoPath::warp_rounds(const GpuWarp& warp) const {
   r.status.assign(iodepth_, algo::Lanes<std::uint16_t>{});
   r.bytes.assign(iodepth_, algo::Lanes<std::uint32_t>{});
   r.replies.resize(plan_.agents ? iodepth_ : 0);
+  r.requests.resize(error_path_ ? iodepth_ : 0);
+  r.requested.resize(error_path_ ? iodepth_ : 0);
   for (std::uint32_t d = 0; d < r.replies.size(); ++d) {
     for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
       r.replies[d][lane] =
@@ -571,12 +636,150 @@ void GpuIoPath::post_round(platform::SimWarp& p, algo::WarpContext& context, War
                            const algo::Lanes<algo::IoRequest>& request) {
   r.masks[d] = mask;
   algo::visit_lanes(mask, [&](int lane) { r.bytes[d][lane] = request[lane].bytes; });
+  if (error_path_) {
+    // submit() stamps the request with the warp's clock as it starts.
+    r.requests[d] = request;
+    r.requested[d].fill(p.clock());
+  }
   if (plan_.agents) {
     algo::agent_post(p, service_.rings(), service_.agent_of_queue(), mask, request, r.replies[d]);
   } else {
     r.rounds[d].fill(algo::Pending{});
     algo::submit(p, context, mask, request, r.rounds[d]);
   }
+}
+
+void GpuIoPath::resolve_errors(platform::SimWarp& p, algo::WarpContext& context, std::uint32_t w,
+                               WarpRounds& r, std::uint32_t d, std::uint32_t waiting_lanes) {
+  const GpuWarp& warp = warps_[w];
+  algo::LaneMask failing = 0;
+  algo::visit_lanes(r.masks[d], [&](int lane) {
+    if (r.status[d][lane] != 0) failing |= algo::LaneMask{1} << lane;
+  });
+  algo::Lanes<std::uint16_t> attempt{};
+  algo::Lanes<std::uint32_t> verdict_index{};
+  algo::visit_lanes(r.masks[d], [&](int lane) {
+    verdict_index[lane] = (warp.first_thread + static_cast<std::uint32_t>(lane)) * iodepth_ + d;
+  });
+  algo::Lanes<algo::Pending>& io = r.rounds[d];
+  while (failing != 0) {
+    algo::Lanes<nvme::GpuErrorRecord> record{};
+    algo::visit_lanes(failing, [&](int lane) {
+      const algo::Pending& cmd = io[lane];
+      nvme::GpuErrorRecord& rec = record[lane];
+      rec.sqid = queues_[cmd.queue].qid;
+      rec.cid = cmd.cid;
+      rec.status = r.status[d][lane];
+      rec.attempt = attempt[lane];
+      rec.thread = warp.first_thread + static_cast<std::uint32_t>(lane);
+      rec.slba = r.requests[d][lane].slba;
+      rec.verdict_index = verdict_index[lane];
+      rec.queue = cmd.queue;
+    });
+    const Picoseconds began = p.clock();
+    algo::Lanes<std::uint32_t> sequence{};
+    algo::Lanes<std::uint16_t> action{};
+    algo::signal_errors(p, mailbox_, failing, record, sequence);
+    algo::await_verdicts(p, mailbox_, failing, verdict_index, sequence, action);
+    const Picoseconds waited = p.clock() - began;
+    // The other requests the warp holds back wait as long (a warp goes on
+    // as a whole).
+    const std::uint32_t others = waiting_lanes - algo::lane_count(failing);
+    algo::LaneMask retry = 0;
+    algo::visit_lanes(failing, [&](int lane) {
+      const std::uint32_t queue = io[lane].queue;
+      ErrorFigures& figures = error_figures_[queue % ssd_count_];
+      ++figures.signalled;
+      figures.gpu_wait_ps += waited;
+      if (action[lane] == static_cast<std::uint16_t>(nvme::GpuErrorAction::Retry)) {
+        retry |= algo::LaneMask{1} << lane;
+      } else {
+        ++figures.failed;
+      }
+    });
+    // The warp's stall is charged once per wait, to the queue of its first
+    // failed lane.
+    const std::uint32_t first_queue = io[algo::first_lane(failing)].queue;
+    error_figures_[first_queue % ssd_count_].stalled_lane_ps += waited * others;
+    queue_stalled_lane_ps_[first_queue] += waited * others;
+    algo::release_held(p, context, io, failing & ~retry, true);
+    algo::release_held(p, context, io, retry, false);
+    if (retry == 0) break;
+    // The retry is a new command on the same queue; its record starts at
+    // the I/O's first submission, so the I/O's latency covers every attempt.
+    algo::visit_lanes(retry, [&](int lane) {
+      io[lane] = algo::Pending{};
+      ++attempt[lane];
+    });
+    algo::submit(p, context, retry, r.requests[d], io);
+    algo::visit_lanes(retry, [&](int lane) {
+      p.stage_at(static_cast<std::uint16_t>(io[lane].queue), io[lane].cid, algo::Stage::Request,
+                 r.requested[d][lane]);
+    });
+    algo::wait(p, context, io, retry);
+    failing = 0;
+    algo::visit_lanes(retry, [&](int lane) {
+      r.status[d][lane] = io[lane].status;
+      if (io[lane].status != 0) {
+        failing |= algo::LaneMask{1} << lane;
+      } else {
+        ++error_figures_[io[lane].queue % ssd_count_].retried_ok;
+      }
+    });
+  }
+}
+
+nlohmann::json GpuIoPath::error_handling() const {
+  if (!error_path_) return nullptr;
+  const auto per_record = [](Picoseconds ps, std::uint64_t n) {
+    return n == 0 ? 0.0 : round_to(ps_to_ns(ps) / static_cast<double>(n), 0.001);
+  };
+  ErrorFigures all;
+  host::GpuErrorCounts host_all = error_host_->total();
+  nlohmann::json ssds = nlohmann::json::object();
+  for (std::uint32_t k = 0; k < ssd_count_; ++k) {
+    const ErrorFigures& f = error_figures_[k];
+    const host::GpuErrorCounts& h = error_host_->counts(k);
+    all.signalled += f.signalled;
+    all.retried_ok += f.retried_ok;
+    all.failed += f.failed;
+    all.gpu_wait_ps += f.gpu_wait_ps;
+    all.stalled_lane_ps += f.stalled_lane_ps;
+    nlohmann::json queues = nlohmann::json::object();
+    for (std::uint32_t i = 0; i < queues_per_ssd_; ++i) {
+      const Picoseconds stalled = queue_stalled_lane_ps_[std::size_t{i} * ssd_count_ + k];
+      if (stalled != 0) {
+        queues[std::to_string(queues_[std::size_t{i} * ssd_count_ + k].qid)] =
+            round_to(ps_to_ns(stalled), 0.001);
+      }
+    }
+    ssds[ssd_ids_[k]] = {
+        {"signalled", f.signalled},
+        {"retries", h.retries},
+        {"retried_ok", f.retried_ok},
+        {"failed", f.failed},
+        {"resets", h.resets},
+        {"reset_retries", h.reset_retries},
+        {"reset_recovery_ns", round_to(ps_to_ns(h.reset_recovery_ps), 0.001)},
+        {"host_ns_per_error", per_record(h.host_ps, h.records)},
+        {"gpu_wait_ns_per_error", per_record(f.gpu_wait_ps, f.signalled)},
+        {"stalled_lane_ns", round_to(ps_to_ns(f.stalled_lane_ps), 0.001)},
+        {"queue_stalled_lane_ns", queues},
+    };
+  }
+  nlohmann::json summary = {
+      {"policy", error_policy_.retry ? "retry" : "fail"},
+      {"signalled", all.signalled},
+      {"retries", host_all.retries},
+      {"retried_ok", all.retried_ok},
+      {"failed", all.failed},
+      {"resets", host_all.resets},
+      {"reset_retries", host_all.reset_retries},
+      {"host_ns_per_error", per_record(host_all.host_ps, host_all.records)},
+      {"gpu_wait_ns_per_error", per_record(all.gpu_wait_ps, all.signalled)},
+      {"stalled_lane_ns", round_to(ps_to_ns(all.stalled_lane_ps), 0.001)},
+  };
+  return {{"summary", summary}, {"ssds", ssds}};
 }
 
 void GpuIoPath::settle_round(std::uint32_t w, const WarpRounds& r, std::uint32_t d) {

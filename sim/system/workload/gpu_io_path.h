@@ -34,7 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "models/host/gpu_error_host.h"
 #include "models/host/nvme_driver.h"
+#include "sim/core/algo/error_mailbox.h"
 #include "sim/core/algo/io_agents.h"
 #include "sim/core/algo/io_common.h"
 #include "sim/core/algo/mapping.h"
@@ -162,6 +164,9 @@ class GpuIoPath : public Component, public IoPath {
   const platform::WarpCounters& counters() const override { return counters_; }
   nlohmann::json sections(Picoseconds) const override { return nlohmann::json::object(); }
   const StageRecorder& recorder() const { return recorder_; }
+  // With error_policy fail or retry: what the error path did, as the result
+  // reports it ({"summary": ..., "ssds": {id: ...}}); null otherwise.
+  nlohmann::json error_handling() const;
 
   // Queue trace id -> (SSD id, qid), for traces.
   std::pair<std::string, std::uint32_t> queue_name(std::uint32_t trace_id) const;
@@ -200,12 +205,23 @@ class GpuIoPath : public Component, public IoPath {
     std::vector<algo::Lanes<std::uint16_t>> status;
     std::vector<algo::Lanes<std::uint32_t>> bytes;
     std::vector<algo::Lanes<std::uint64_t>> replies;  // io_agents: each lane's reply word
+    // With an error policy: each lane's request and when it was first
+    // submitted, for retries.
+    std::vector<algo::Lanes<algo::IoRequest>> requests;
+    std::vector<algo::Lanes<Picoseconds>> requested;
   };
   WarpRounds warp_rounds(const GpuWarp& warp) const;
   // Posts round d of `request` (lanes in `mask`): to the agents or as one
   // warp-wide submission.
   void post_round(platform::SimWarp& p, algo::WarpContext& context, WarpRounds& r, std::uint32_t d,
                   algo::LaneMask mask, const algo::Lanes<algo::IoRequest>& request);
+  // With error_policy fail or retry: takes round d's failed commands (every
+  // lane of it complete, statuses in r.status) through the host's verdicts
+  // and their retries until each has succeeded or failed for good.
+  // `waiting_lanes`: the warp's other requests held back while it waits.
+  void resolve_errors(platform::SimWarp& p, algo::WarpContext& context, std::uint32_t warp,
+                      WarpRounds& r, std::uint32_t d, std::uint32_t waiting_lanes);
+  void lay_out_error_mailbox();
   // Gives round d's statuses back to the request source, counting errors and
   // the bytes of the reads that succeeded.
   void settle_round(std::uint32_t warp, const WarpRounds& r, std::uint32_t d);
@@ -263,6 +279,23 @@ class GpuIoPath : public Component, public IoPath {
   // The warps' deadline per command, armed when an SSD's faults can lose
   // one (the warps then record their stages through it).
   GpuDeadlines deadlines_;
+
+  // Error handling through the host (error_policy fail or retry).
+  struct ErrorFigures {
+    std::uint64_t signalled = 0;      // error records the warps wrote
+    std::uint64_t retried_ok = 0;     // I/Os that succeeded on a retry
+    std::uint64_t failed = 0;         // I/Os whose error went back after a verdict
+    Picoseconds gpu_wait_ps = 0;      // signal to verdict, summed over records
+    Picoseconds stalled_lane_ps = 0;  // other requests of the warp held back, x time
+  };
+  bool error_path_ = false;
+  host::GpuErrorPolicy error_policy_;
+  std::size_t error_cpu_node_ = 0;
+  std::size_t error_memory_node_ = 0;
+  algo::ErrorMailbox mailbox_;
+  std::unique_ptr<host::GpuErrorHost> error_host_;
+  std::vector<ErrorFigures> error_figures_;         // per SSD
+  std::vector<Picoseconds> queue_stalled_lane_ps_;  // per queue (trace id)
 };
 
 }  // namespace gpunvme

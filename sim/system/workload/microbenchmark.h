@@ -117,6 +117,7 @@ class Microbenchmark {
   // Of those, aborted by the deadline (timeout) and by a controller reset.
   std::uint64_t timeouts() const { return path_.timeouts(); }
   std::uint64_t reset_aborted() const { return path_.reset_aborted(); }
+  nlohmann::json error_handling() const { return path_.error_handling(); }
   std::uint64_t ios() const { return loop_.submitted(); }
   std::uint64_t bytes_per_io() const { return loop_.bytes_per_io(); }
   // When every SSD's queues were up and the warps started.

@@ -33,6 +33,8 @@ GPUNVME_ENUM(SqPlacement, gpu, host, cmb)
 // How closely GPU warps are timed: exact (every operation at its time) or
 // fast (temporal decoupling within a quantum; README, "Fast mode").
 GPUNVME_ENUM(Fidelity, exact, fast)
+// What the GPU path does with a command that completes with an error.
+GPUNVME_ENUM(ErrorPolicy, none, fail, retry)
 
 // A scenario's fields, typed; times in picoseconds. A field of another kind
 // than the scenario's holds its declared default.

@@ -151,6 +151,7 @@ class MicrobenchmarkWorkload : public Workload {
   bool finished() const override { return completed() == ios(); }
   Picoseconds started_at() const override { return bench_.started_at(); }
   Picoseconds finished_at() const override { return bench_.stages().last_delivered(); }
+  nlohmann::json error_handling() const override { return bench_.error_handling(); }
 
  private:
   const RunConfig& config_;
@@ -192,6 +193,7 @@ void resolve_run_length(const std::string& file, nlohmann::json& values) {
 
 nlohmann::json Workload::summary(Picoseconds) const { return nlohmann::json::object(); }
 nlohmann::json Workload::sections(Picoseconds) const { return nlohmann::json::object(); }
+nlohmann::json Workload::error_handling() const { return nullptr; }
 
 double Workload::mean_in_flight(Picoseconds io_time) const {
   const LatencyHistogram& latency = end_to_end();
@@ -249,6 +251,32 @@ void check_workload(const RunConfig& config) {
                         "uniform or sequential distribution use shadow doorbells; allowed "
                         "here: false");
     }
+  }
+  if (!gpu_initiated && s.error_policy != ErrorPolicy::none) {
+    // The host paths' driver handles its errors itself; the error mailbox
+    // is the GPU threads' way to it.
+    throw ConfigError(config.scenario.file, "$.error_policy",
+                      "\"" + enum_name(s.error_policy) + "\"",
+                      "only gpu_initiated hands errors to the host through the error mailbox; "
+                      "allowed on " +
+                          enum_name(s.path) + ": none");
+  }
+  if (gpu_initiated && s.error_policy != ErrorPolicy::none && strategy_plan(config).agents) {
+    throw ConfigError(config.scenario.file, "$.error_policy",
+                      "\"" + enum_name(s.error_policy) + "\"",
+                      "the error mailbox needs threads that consume their own completions; "
+                      "with io_agents the agents consume them; allowed with io_agents: none");
+  }
+  if (gpu_initiated && s.error_policy != ErrorPolicy::none && s.iodepth > 1) {
+    // A failed command keeps its SQ slot until the host's verdict, and a
+    // warp resolves a round's errors once the round is in: with several
+    // rounds in flight, a warp could wait for a command queued behind a slot
+    // it holds itself.
+    throw ConfigError(config.scenario.file, "$.iodepth", std::to_string(s.iodepth),
+                      "error_policy " + enum_name(s.error_policy) +
+                          " holds a failed command's SQ slot until the host's verdict, which a "
+                          "warp with several rounds in flight could wait on itself; allowed "
+                          "with error_policy fail or retry: 1");
   }
   if (!gpu_initiated) {
     check_ssd_io(config, static_cast<std::uint64_t>(s.bs));
@@ -318,6 +346,11 @@ PathWorkload::PathWorkload(const sc_core::sc_module_name& name, const RunConfig&
     began_at_ = now();
     begin();
   });
+}
+
+nlohmann::json PathWorkload::error_handling() const {
+  const auto* gpu_path = dynamic_cast<const GpuIoPath*>(io_.get());
+  return gpu_path != nullptr ? gpu_path->error_handling() : nlohmann::json(nullptr);
 }
 
 void PathWorkload::done() {

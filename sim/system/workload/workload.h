@@ -58,6 +58,9 @@ class Workload {
   // result ("cpu", "kv_cache", "graph", "gather").
   virtual nlohmann::json summary(Picoseconds elapsed) const;
   virtual nlohmann::json sections(Picoseconds elapsed) const;
+  // On the GPU path with an error policy: GpuIoPath::error_handling();
+  // null otherwise.
+  virtual nlohmann::json error_handling() const;
   // The time-average over `io_time` of the I/Os requested and not yet
   // delivered. The integral of that count over time is the sum of every
   // I/O's time in flight (end_to_end), so Little's law holds for it:
@@ -105,6 +108,7 @@ class PathWorkload : public Component, public Workload {
   Picoseconds started_at() const override { return began_at_; }
   Picoseconds finished_at() const override { return done_at_; }
   nlohmann::json sections(Picoseconds elapsed) const override { return io_->sections(elapsed); }
+  nlohmann::json error_handling() const override;
 
  protected:
   // Runs once the path is ready; the workload calls done() at its end.
