@@ -208,6 +208,15 @@ std::uint32_t Gpu::host_line_pollers(std::uint64_t line) const {
   return it == host_line_pollers_.end() ? 0 : it->second;
 }
 
+std::uint64_t Gpu::extra_host_line_pollers(
+    const std::function<bool(std::uint64_t)>& counted) const {
+  std::uint64_t extra = 0;
+  for (const auto& [line, pollers] : host_line_pollers_) {
+    if (pollers > 1 && counted(line)) extra += pollers - 1;
+  }
+  return extra;
+}
+
 std::uint32_t Gpu::busiest_host_line(const std::uint64_t* lines, std::size_t count) const {
   std::uint32_t most = 1;
   for (std::size_t i = 0; i < count; ++i) most = std::max(most, host_line_pollers(lines[i]));

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -117,6 +118,9 @@ class Gpu : public Component {
   void remove_host_poll_lines(const std::uint64_t* lines, std::size_t count);
   // Warps polling `line` now.
   std::uint32_t host_line_pollers(std::uint64_t line) const;
+  // Over the host lines polled now for which `counted(line)` holds, the
+  // warps polling each beyond the first: sum of (pollers - 1).
+  std::uint64_t extra_host_line_pollers(const std::function<bool(std::uint64_t)>& counted) const;
   // The most warps polling any one of `lines` (at least 1: the asking
   // poller).
   std::uint32_t busiest_host_line(const std::uint64_t* lines, std::size_t count) const;

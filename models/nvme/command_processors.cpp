@@ -107,6 +107,16 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
     std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
     work += cost_.processing_time(cost_.data_bytes(sqe));
   }
+  if (hooks_.cq_line_extra_pollers && hooks_.copy_op_line_poller > 0) {
+    // The target's thread waits for each copy while warps crowd the CQ
+    // lines it writes: its time, not the copy engine's.
+    const std::uint64_t extra_pollers = hooks_.cq_line_extra_pollers();
+    if (extra_pollers > 0) {
+      work +=
+          static_cast<Picoseconds>(copy_operations(entries, count, cost_).size() * extra_pollers) *
+          hooks_.copy_op_line_poller;
+    }
+  }
   const std::size_t processor = processor_of(qid);
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);

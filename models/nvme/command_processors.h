@@ -98,6 +98,12 @@ struct ProcessorHooks {
   // now (polls of host memory it waits behind); null: the controller's own
   // DMA moves the data.
   std::function<Picoseconds(std::uint64_t addr)> copy_op_delay;
+  // GPU warps polling lines of the controller's CQs beyond the first warp
+  // on each line, now; with copy_op_line_poller, what each of a batch's
+  // copy operations costs per such warp (copy_op_line_poller_ns). Null or
+  // 0: the copies cost nothing for them.
+  std::function<std::uint64_t()> cq_line_extra_pollers;
+  Picoseconds copy_op_line_poller = 0;
 };
 
 // The copy operations a batch's data takes: a command's data continues the

@@ -81,6 +81,12 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                       "copies through the GPU's copy engine are a batch_service controller's: "
                       "set batch_service = true, or gpu_copy_engine = false");
   }
+  if (ssd.copy_op_line_poller_ns > 0 && !ssd.batch_service) {
+    throw ConfigError("", fmt::format("$.nodes[{}].copy_op_line_poller_ns", node),
+                      render_value(p.json().at("copy_op_line_poller_ns")),
+                      "a batch's copy operations are a batch_service controller's: set "
+                      "batch_service = true, or copy_op_line_poller_ns = 0");
+  }
   if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
@@ -93,6 +99,12 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
       hooks.copy_op_delay = [this](std::uint64_t addr) {
         return copy_op_delay_ ? copy_op_delay_(addr) : Picoseconds{0};
       };
+    }
+    if (ssd.copy_op_line_poller_ns > 0) {
+      hooks.cq_line_extra_pollers = [this] {
+        return cq_line_extra_pollers_ ? cq_line_extra_pollers_() : std::uint64_t{0};
+      };
+      hooks.copy_op_line_poller = ssd.copy_op_line_poller_ns;
     }
     processors_ = std::make_unique<BatchServiceProcessing>(
         *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
@@ -291,6 +303,12 @@ std::uint64_t Controller::capacity_lbas() const {
 
 std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
   return qid < queues_.count() ? queues_.sq(qid).fetched : 0;
+}
+
+bool Controller::cq_holds_line(std::uint64_t line) const {
+  const std::optional<QueueSet::RingHit> ring =
+      queues_.ring_overlapping(line * MemorySpace::kLineBytes, MemorySpace::kLineBytes);
+  return ring && !ring->sq;
 }
 
 void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, std::uint32_t data) {

@@ -115,6 +115,13 @@ class Controller : public Component, public pcie::RegisterTarget {
   void set_copy_op_delay(std::function<Picoseconds(std::uint64_t addr)> delay) {
     copy_op_delay_ = std::move(delay);
   }
+  // Under copy_op_line_poller_ns: the warps polling lines of this
+  // controller's CQs beyond the first on each line (the machine asks the
+  // GPUs), and whether 64 B line `line` (address / 64) holds part of a CQ.
+  void set_cq_line_extra_pollers(std::function<std::uint64_t()> count) {
+    cq_line_extra_pollers_ = std::move(count);
+  }
+  bool cq_holds_line(std::uint64_t line) const;
 
   // Set-up shortcut for tests of other models: enables the controller at once
   // and creates I/O queue pair `qid` (CQ `qid` bound to SQ `qid`, medium
@@ -320,6 +327,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<ProcessorCores> cores_;
   std::unique_ptr<ProcessorPolicy> processors_;
   std::function<Picoseconds(std::uint64_t)> copy_op_delay_;
+  std::function<std::uint64_t()> cq_line_extra_pollers_;
   NextFreeServer admin_processor_;
   // Arbitration, command slots and SQ entry reads; paused by an injected
   // reset until the host would have brought the controller back.

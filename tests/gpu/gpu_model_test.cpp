@@ -613,6 +613,15 @@ TEST(GpuModel, HostLinePollersCountHostLinesOnly) {
   EXPECT_EQ(gpu.host_line_pollers(host_line + 1), 1u);
   EXPECT_EQ(gpu.busiest_host_line(lines, 3), 2u);
   EXPECT_EQ(gpu.busiest_host_line(lines, 1), 1u);  // the asking poller itself
+  // Warps beyond the first on each counted line: host_line has 2 (1
+  // extra), host_line + 1 has 1 (none); the GPU line is not counted.
+  const auto all = [](std::uint64_t) { return true; };
+  EXPECT_EQ(gpu.extra_host_line_pollers(all), 1u);
+  gpu.add_host_poll_lines(lines + 1, 2);  // host_line 3 warps, host_line + 1 2
+  EXPECT_EQ(gpu.extra_host_line_pollers(all), 3u);
+  EXPECT_EQ(gpu.extra_host_line_pollers([&](std::uint64_t line) { return line == host_line + 1; }),
+            1u);
+  gpu.remove_host_poll_lines(lines + 1, 2);
   gpu.remove_host_poll_lines(lines, 3);
   gpu.remove_host_poll_lines(lines + 1, 1);
   EXPECT_EQ(gpu.host_line_pollers(host_line), 0u);

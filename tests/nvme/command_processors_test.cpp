@@ -228,6 +228,54 @@ TEST(BatchServiceProcessing, CopiesOverlapTheBatchsWorkOnASharedCopyEngine) {
   EXPECT_EQ(*idle.fetched(1, first.data(), 3, 0).processed, 800u);
 }
 
+TEST(BatchServiceProcessing, CrowdedCqLinesCostTheCoreEachCopyOperationPerExtraPoller) {
+  // Each copy operation of a batch costs the core copy_op_line_poller per
+  // warp polling a CQ line beyond the first on it, counted at the fetch;
+  // the core's time, so another core's batch is not held up.
+  ScriptedController controller;
+  ProcessorHooks hooks = controller.hooks();
+  std::uint64_t extra_pollers = 5;
+  int asked = 0;
+  hooks.cq_line_extra_pollers = [&] {
+    ++asked;
+    return extra_pollers;
+  };
+  hooks.copy_op_line_poller = 1000;
+  ProcessorCores cores(2, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(hooks));
+  const std::uint64_t a = 1ull << 40;
+  ASSERT_EQ(policy.fetch_turn(1, 3, 4, 0), 3u);
+  ASSERT_EQ(policy.fetch_turn(2, 2, 4, 0), 2u);
+  // Core 0 at 0: 500 + 3 x 100 = 800 ps, two copy operations (a and a+4K
+  // continue each other; a+64K does not) x 5 warps x 1000 ps = 10,000 ps.
+  const std::vector<std::uint8_t> first =
+      entries_of({{true, a, 8}, {true, a + 4096, 8}, {true, a + 65536, 8}});
+  policy.read_arrived(1);
+  const FetchedWork one = policy.fetched(1, first.data(), 3, 0);
+  ASSERT_TRUE(one.processed);
+  EXPECT_EQ(*one.processed, 10800u);
+  EXPECT_EQ(asked, 1);
+  // Core 1 at 100, with 2 extra pollers: 500 + 2 x 100 + one operation x 2
+  // x 1000 = 2,700 ps, done at 2,800, not behind core 0.
+  extra_pollers = 2;
+  const std::vector<std::uint8_t> second =
+      entries_of({{true, a + 8 * 4096, 8}, {true, a + 9 * 4096, 8}});
+  policy.read_arrived(2);
+  const FetchedWork two = policy.fetched(2, second.data(), 2, 100);
+  ASSERT_TRUE(two.processed);
+  EXPECT_EQ(*two.processed, 2800u);
+  // One warp per line (no extra pollers): the batch's own work only.
+  ScriptedController quiet;
+  ProcessorHooks alone = quiet.hooks();
+  alone.cq_line_extra_pollers = [] { return std::uint64_t{0}; };
+  alone.copy_op_line_poller = 1000;
+  ProcessorCores one_core(1, {});
+  BatchServiceProcessing idle(one_core, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(alone));
+  ASSERT_EQ(idle.fetch_turn(1, 3, 4, 0), 3u);
+  idle.read_arrived(1);
+  EXPECT_EQ(*idle.fetched(1, first.data(), 3, 0).processed, 800u);
+}
+
 TEST(BatchServiceProcessing, AResetDropsWaitingQueuesAndOlderWakeUps) {
   ScriptedController controller;
   ProcessorCores cores(1, {});

@@ -52,6 +52,16 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
       }
       return Picoseconds{0};
     });
+    // A software target's copies slow while warps crowd its CQ lines.
+    nvme::Controller* controller = ssd.get();
+    ssd->set_cq_line_extra_pollers([this, controller] {
+      std::uint64_t extra = 0;
+      for (const auto& [gpu_id, gpu] : gpus_) {
+        extra += gpu->extra_host_line_pollers(
+            [controller](std::uint64_t line) { return controller->cq_holds_line(line); });
+      }
+      return extra;
+    });
   }
 }
 
