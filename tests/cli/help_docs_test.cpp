@@ -18,7 +18,7 @@ namespace {
 using gpunvme::cli_test::gpunvme;
 using gpunvme::cli_test::Outcome;
 
-const std::filesystem::path kSource = GPUNVME_SOURCE_DIR;
+const std::filesystem::path kSourceRoot = GPUNVME_SOURCE_DIR;
 
 // Paths under configs/ or scenarios/ named in a text; globs are left out.
 std::set<std::string> shipped_paths_in(const std::string& text) {
@@ -33,7 +33,7 @@ std::set<std::string> shipped_paths_in(const std::string& text) {
 
 // The text of the README's fenced code blocks.
 std::string readme_code_blocks() {
-  std::ifstream in(kSource / "README.md");
+  std::ifstream in(kSourceRoot / "README.md");
   std::string line, blocks;
   bool inside = false;
   while (std::getline(in, line)) {
@@ -66,7 +66,7 @@ TEST(HelpAndDocs, EveryFileTheHelpNamesExists) {
   const std::set<std::string> paths = shipped_paths_in(help);
   EXPECT_GE(paths.size(), 5u);
   for (const std::string& path : paths) {
-    EXPECT_TRUE(std::filesystem::exists(kSource / path)) << "help names " << path;
+    EXPECT_TRUE(std::filesystem::exists(kSourceRoot / path)) << "help names " << path;
   }
 }
 
@@ -74,7 +74,7 @@ TEST(HelpAndDocs, EveryFileTheReadmeCodeNamesExists) {
   const std::set<std::string> paths = shipped_paths_in(readme_code_blocks());
   EXPECT_GE(paths.size(), 10u);
   for (const std::string& path : paths) {
-    EXPECT_TRUE(std::filesystem::exists(kSource / path)) << "README names " << path;
+    EXPECT_TRUE(std::filesystem::exists(kSourceRoot / path)) << "README names " << path;
   }
 }
 
@@ -84,7 +84,7 @@ TEST(HelpAndDocs, HelpAndReadmeListTheExitCodes) {
   for (const char* code : {"0 success", "1 a simulation error", "2 bad input", "130 a sweep"}) {
     EXPECT_NE(out.output.find(code), std::string::npos) << code << " in\n" << out.output;
   }
-  std::ifstream in(kSource / "README.md");
+  std::ifstream in(kSourceRoot / "README.md");
   std::stringstream readme;
   readme << in.rdbuf();
   EXPECT_NE(readme.str().find("| 130 | a sweep stopped by SIGINT"), std::string::npos);
@@ -97,8 +97,8 @@ TEST(HelpAndDocs, SweepOutputsDefaultToTheCurrentDirectoryAndResumeThere) {
   std::filesystem::create_directories(dir / "work");
   {
     std::ofstream spec(dir / "specs" / "tiny.json");
-    spec << R"({"topology": ")" << (kSource / "configs/topologies/default.json").string()
-         << R"(", "scenario": ")" << (kSource / "scenarios/randread-4k.json").string()
+    spec << R"({"topology": ")" << (kSourceRoot / "configs/topologies/default.json").string()
+         << R"(", "scenario": ")" << (kSourceRoot / "scenarios/randread-4k.json").string()
          << R"(", "set": ["scenario.ios=200"], "sweep": {"scenario.queues": [1, 2]}})";
   }
   const std::string sweep = "sh -c 'cd " + (dir / "work").string() +

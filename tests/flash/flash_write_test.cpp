@@ -11,7 +11,7 @@
 namespace gpunvme::flash {
 namespace {
 
-constexpr std::uint64_t kUs = 1'000'000;  // ps
+constexpr std::uint64_t kMicrosecondPs = 1'000'000;  // ps
 
 // 2 channels x 2 dies x 1 plane = 4 program units of 16 KiB at tPROG 100 µs:
 // the array drains 4 x 16 KiB / 100 µs = 655 MB/s. The buffer (1 MiB) fills
@@ -24,8 +24,8 @@ FlashParams write_params() {
   p.page_bytes = 16384;
   p.stripe_bytes = 16384;
   p.independent_plane_reads = true;
-  p.read_ps = 50 * kUs;
-  p.program_ps = 100 * kUs;
+  p.read_ps = 50 * kMicrosecondPs;
+  p.program_ps = 100 * kMicrosecondPs;
   p.channel_mts = 1000;
   p.channel_bus_bytes = 8;
   p.write_buffer_bytes = 1 << 20;
@@ -90,7 +90,7 @@ TEST(FlashWrite, FlushWaitsForDrain) {
   EXPECT_NEAR(static_cast<double>(f.flush(admitted)), oracle, 2.0);
   EXPECT_EQ(f.stats().page_programs, units * rounds);
   // Nothing left: flush returns its own time.
-  EXPECT_EQ(f.flush(10'000 * kUs), 10'000 * kUs);
+  EXPECT_EQ(f.flush(10'000 * kMicrosecondPs), 10'000 * kMicrosecondPs);
 }
 
 TEST(FlashWrite, FlushProgramsPartialChunk) {
@@ -99,7 +99,7 @@ TEST(FlashWrite, FlushProgramsPartialChunk) {
   const std::uint64_t admitted = f.write(0, 0, 4096);
   EXPECT_NEAR(static_cast<double>(admitted), admit_oracle_ps(p, 4096), 1.0);
   EXPECT_EQ(f.stats().page_programs, 0u);  // waits in the open chunk
-  const std::uint64_t t = 10 * kUs;
+  const std::uint64_t t = 10 * kMicrosecondPs;
   EXPECT_NEAR(static_cast<double>(f.flush(t)),
               static_cast<double>(t) + xfer_oracle_ps(p, 4096) + static_cast<double>(p.program_ps),
               1.0);
@@ -117,7 +117,7 @@ TEST(FlashWrite, ReadWaitsForProgramOnItsUnit) {
   // A read of that die issued during the program starts when it ends:
   // stripe unit 4 (2 channels x 2 dies) is never written and lies on
   // channel 0, die 0. The data being programmed is read from the buffer.
-  const std::uint64_t now = admitted + 50 * kUs;
+  const std::uint64_t now = admitted + 50 * kMicrosecondPs;
   EXPECT_NEAR(static_cast<double>(f.read(now, 4 * 16384, 4096)),
               static_cast<double>(prog_end + p.read_ps) + xfer_oracle_ps(p, 4096), 1.0);
   EXPECT_EQ(f.read(now, 0, 4096), now);

@@ -15,7 +15,7 @@ namespace gpunvme::pcie::testing {
 namespace {
 
 // One endpoint (an SSD) on a root port, writing into host memory; `top` adds topology fields.
-std::string root_port(int gen, int lanes, const std::string& top = "") {
+std::string ssd_on_root_port(int gen, int lanes, const std::string& top = "") {
   return R"({"name": "rp")" + top + R"(, "nodes": [
       {"id": "cpu0", "kind": "cpu"},
       {"id": "dram0", "kind": "host_memory", "socket": "cpu0"},
@@ -37,7 +37,7 @@ TEST(LinkStatistics, OverheadAndUtilizationOfOnePostedWrite) {
   // 4096 B at MPS 256: 16 MWr TLPs, each 16 B header (64-bit address) + 8 B framing, sequence
   // number and LCRC.
   const double elapsed_ps = 10e6;  // 10 us
-  const nlohmann::json l = one_write(root_port(4, 4), static_cast<Picoseconds>(elapsed_ps));
+  const nlohmann::json l = one_write(ssd_on_root_port(4, 4), static_cast<Picoseconds>(elapsed_ps));
   ASSERT_FALSE(l.is_null());
   EXPECT_EQ(l["tlps"], 16);
   EXPECT_EQ(l["payload_bytes"], 4096);
@@ -52,14 +52,14 @@ TEST(LinkStatistics, OverheadAndUtilizationOfOnePostedWrite) {
 
 TEST(LinkStatistics, EcrcAddsFourBytesToEveryTlp) {
   const Picoseconds elapsed = 10'000'000;
-  const nlohmann::json off = one_write(root_port(4, 4), elapsed);
-  const nlohmann::json on = one_write(root_port(4, 4, R"(, "ecrc": true)"), elapsed);
+  const nlohmann::json off = one_write(ssd_on_root_port(4, 4), elapsed);
+  const nlohmann::json on = one_write(ssd_on_root_port(4, 4, R"(, "ecrc": true)"), elapsed);
   EXPECT_EQ(on["tlps"], 16);
   EXPECT_EQ(on["overhead_bytes"].get<int>() - off["overhead_bytes"].get<int>(), 16 * 4);
   EXPECT_EQ(on["wire_bytes"], 4096 + 16 * (16 + 8 + 4));
   // Reads: requests and completions both carry the digest.
   for (bool ecrc : {false, true}) {
-    Bench b(root_port(4, 4, ecrc ? R"(, "ecrc": true)" : ""));
+    Bench b(ssd_on_root_port(4, 4, ecrc ? R"(, "ecrc": true)" : ""));
     b.at(0, [&] {
       b.fabric.read(b.node("ssd0"), b.base["dram0"], 4096, [](const std::uint8_t*, std::uint32_t) {});
     });
@@ -75,16 +75,16 @@ TEST(LinkStatistics, Gen6FlitModePacksTlpsWithoutPerTlpLinkBytes) {
   // Flit mode (PCIe 6.0): 256 B flits of 236 B TLP bytes, 6 B DLP, 8 B CRC, 6 B FEC; TLPs
   // carry no framing, sequence number or LCRC of their own. 16 MWr of 256 + 16 B header.
   const double elapsed_ps = 1e6;
-  const nlohmann::json l = one_write(root_port(6, 16), static_cast<Picoseconds>(elapsed_ps));
+  const nlohmann::json l = one_write(ssd_on_root_port(6, 16), static_cast<Picoseconds>(elapsed_ps));
   EXPECT_EQ(l["wire_bytes"], 16 * (256 + 16));
   EXPECT_EQ(l["overhead_bytes"], 16 * 16);
   // TLP bytes per ns: 64 GT/s x 16 lanes / 8 x 236/256, less SKP ordered sets (4 B / 1538 B).
   const double tlp_rate = 64.0 * 16 / 8 * 236.0 / 256.0 * (1.0 - 4.0 / 1538.0);
   EXPECT_NEAR(l["utilization"].get<double>(), ps_for(16 * 272, tlp_rate) / elapsed_ps, 2e-6);
   // A Gen5 link keeps the 8 B per TLP.
-  EXPECT_EQ(one_write(root_port(5, 16), 1'000'000)["wire_bytes"], 16 * (256 + 24));
+  EXPECT_EQ(one_write(ssd_on_root_port(5, 16), 1'000'000)["wire_bytes"], 16 * (256 + 24));
   // pcie-bench's reading keeps its own Gen6 guess (per-TLP link bytes as on Gen5).
-  EXPECT_EQ(one_write(root_port(6, 16, R"(, "dllp_intervals": "pcie_bench")"), 1'000'000)
+  EXPECT_EQ(one_write(ssd_on_root_port(6, 16, R"(, "dllp_intervals": "pcie_bench")"), 1'000'000)
                 ["wire_bytes"],
             16 * (256 + 24));
 }

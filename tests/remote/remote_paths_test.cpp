@@ -25,12 +25,12 @@ host::CpuIoCosts host_costs() {
   return c;
 }
 
-nic::RdmaNicParams nic_params() { return test::hand_worked_nic(4096); }
+nic::RdmaNicParams large_translation_cache_nic() { return test::hand_worked_nic(4096); }
 
 // A fresh fabric per read, so that every path sees the same idle queues.
 struct Fabric {
-  nic::RdmaNic initiator{nic_params()};
-  nic::RdmaNic target_nic{nic_params()};
+  nic::RdmaNic initiator{large_translation_cache_nic()};
+  nic::RdmaNic target_nic{large_translation_cache_nic()};
   network::NetworkLink link{[] {
     network::NetworkLinkParams p;
     p.protocol = network::NetworkProtocol::roce_v2;

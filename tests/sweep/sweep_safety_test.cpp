@@ -28,16 +28,16 @@
 namespace gpunvme::sweep {
 namespace {
 
-std::string temp(const std::string& name) {
+std::string safety_temp(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("gpunvme_sweep_safety_" + name)).string();
 }
 
-SweepSpec spec_of(const std::string& text) { return parse_sweep_spec_text(text, "spec.json"); }
+SweepSpec spec_from_text(const std::string& text) { return parse_sweep_spec_text(text, "spec.json"); }
 
 // The ConfigError a spec gives (its message is empty when there is none).
 ConfigError error_of(const std::string& text) {
   try {
-    spec_of(text);
+    spec_from_text(text);
   } catch (const ConfigError& e) {
     return e;
   }
@@ -69,7 +69,7 @@ TEST(SweepCount, TwoRangesOf100000AreRefusedWithTheirCount) {
 
 TEST(SweepCount, TheCapIsAllowedAndItsPointsAreComputedFromTheirIndex) {
   const std::string big = range("1", "100000", "1");
-  const SweepSpec at_cap = spec_of(R"({"sweep": {"scenario.a": )" + big + R"(, "scenario.b": )" +
+  const SweepSpec at_cap = spec_from_text(R"({"sweep": {"scenario.a": )" + big + R"(, "scenario.b": )" +
                                    range("1", "100", "1") + "}}");
   const SweepPoints points(at_cap);
   ASSERT_EQ(points.size(), kMaxSweepPoints);
@@ -111,9 +111,9 @@ TEST(SweepCount, TheCommandLineExitsWith2AndNamesTheSpec) {
        "signed integers"},
   };
   for (const Case& c : cases) {
-    const std::string spec = temp("cli.json");
+    const std::string spec = safety_temp("cli.json");
     std::ofstream(spec) << R"({"set": ["scenario.ios=100"], "sweep": )" + c.sweep + "}";
-    const std::string prefix = temp("cli");
+    const std::string prefix = safety_temp("cli");
     std::filesystem::remove(prefix + ".jsonl");
     const std::string command =
         std::string(GPUNVME_CLI) + " sweep " + spec + " --jobs 1 --out " + prefix + " 2>&1";
@@ -147,7 +147,7 @@ TEST(SweepRange, BoundsBeyondInt64AreErrorsOfThatBound) {
 
 TEST(SweepRange, IntegerRangesAreExactAtEveryMagnitude) {
   auto values_of = [](const std::string& r) {
-    return spec_of(R"({"sweep": {"scenario.a": )" + r + "}}").groups.at(0).axes.at(0).values;
+    return spec_from_text(R"({"sweep": {"scenario.a": )" + r + "}}").groups.at(0).axes.at(0).values;
   };
   // Past 2^53 a double cannot tell these apart.
   EXPECT_EQ(
@@ -197,7 +197,7 @@ TEST(SweepRepeats, ARepeatedListValueIsNamed) {
 }
 
 TEST(SweepRepeats, AZipGroupRepeatsOnlyWhenTheWholeCombinationDoes) {
-  EXPECT_EQ(spec_of(R"({"sweep": {"zip": [{"scenario.bs": [4096, 4096],
+  EXPECT_EQ(spec_from_text(R"({"sweep": {"zip": [{"scenario.bs": [4096, 4096],
                                            "scenario.queues": [8, 16]}]}})")
                 .groups.at(0)
                 .size(),
@@ -279,16 +279,16 @@ TEST(SweepPointsTest, AgreeWithAPlainExpansionOnTheShippedSpecs) {
   }
   EXPECT_GE(specs, 1u);
   // The README's example: lists, geometric and arithmetic ranges, a zip.
-  expect_same_points(spec_of(R"({"seed": 1, "set": ["scenario.ios=4000"], "sweep": {
+  expect_same_points(spec_from_text(R"({"seed": 1, "set": ["scenario.ios=4000"], "sweep": {
       "scenario.path": ["gpu_initiated", "gds", "bounce"],
       "topology.nodes.cpu0.cores": {"start": 1, "stop": 8, "factor": 2},
       "scenario.threads": {"start": 256, "stop": 1024, "step": 256},
       "zip": [{"scenario.bs": [4096, 8192], "scenario.queues": [8, 16]}]}})"),
                      "README");
-  expect_same_points(spec_of(R"({"sweep": {"seed": {"start": 3, "stop": 9, "step": 3},
+  expect_same_points(spec_from_text(R"({"sweep": {"seed": {"start": 3, "stop": 9, "step": 3},
       "scenario.span_gib": {"start": 0.5, "stop": 1.5, "step": 0.25}}})"),
                      "seeds and fractions");
-  expect_same_points(spec_of(R"({"sweep": {}})"), "no groups");
+  expect_same_points(spec_from_text(R"({"sweep": {}})"), "no groups");
 }
 
 // Whatever the bytes, parsing a spec and counting its points gives a spec
@@ -410,9 +410,9 @@ pid_t start_sweep(const std::string& spec, const std::string& prefix,
 // every finished row in the file. (Truncating the file and writing it again
 // in place loses the rows not yet rewritten when the kill comes.)
 TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
-  const std::string prefix = temp("kills");
+  const std::string prefix = safety_temp("kills");
   const std::size_t rows = 3000;
-  const std::string spec = write_done_rows(temp("kills.json"), prefix, rows);
+  const std::string spec = write_done_rows(safety_temp("kills.json"), prefix, rows);
   const std::string cut_line = R"({"index": 7, "key": "{\"seed)";
   ASSERT_EQ(row_count(prefix + ".jsonl"), rows);
 
@@ -452,8 +452,8 @@ TEST(SweepCrashSafety, KillsWhileTheRowsFileIsCleanedLoseNoRow) {
 }
 
 TEST(SweepCrashSafety, AStaleTemporaryFileIsIgnoredAndRemoved) {
-  const std::string prefix = temp("stale");
-  const std::string spec = write_done_rows(temp("stale.json"), prefix, 20);
+  const std::string prefix = safety_temp("stale");
+  const std::string spec = write_done_rows(safety_temp("stale.json"), prefix, 20);
   // Left by a sweep killed while writing the cleaned file: part of a row.
   std::ofstream(prefix + ".jsonl.tmp") << R"({"index": 0, "key": "{\"seed\":1}", "spec)";
   std::ostringstream log;
@@ -466,8 +466,8 @@ TEST(SweepCrashSafety, AStaleTemporaryFileIsIgnoredAndRemoved) {
 }
 
 TEST(SweepCrashSafety, ACutLastLineIsDroppedAndTheNextRowStartsOnALineOfItsOwn) {
-  const std::string prefix = temp("cut");
-  const std::string spec_file = temp("cut.json");
+  const std::string prefix = safety_temp("cut");
+  const std::string spec_file = safety_temp("cut.json");
   std::ofstream(spec_file) << R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1, 2, 3]}})";
   std::filesystem::remove(prefix + ".jsonl");
   std::ostringstream log;
@@ -496,8 +496,8 @@ TEST(SweepCrashSafety, ACutLastLineIsDroppedAndTheNextRowStartsOnALineOfItsOwn) 
 }
 
 TEST(SweepCrashSafety, AWholeLastRowWithoutItsNewlineIsKeptOnALineOfItsOwn) {
-  const std::string prefix = temp("unterminated");
-  const std::string spec_file = temp("unterminated.json");
+  const std::string prefix = safety_temp("unterminated");
+  const std::string spec_file = safety_temp("unterminated.json");
   std::ofstream(spec_file) << R"({"set": ["scenario.ios=100"], "sweep": {"seed": [1, 2, 3]}})";
   std::filesystem::remove(prefix + ".jsonl");
   std::ostringstream log;
@@ -544,9 +544,9 @@ std::vector<pid_t> children_of(pid_t parent) {
 // This test process adopts them (a child subreaper) to see them end.
 TEST(SweepCrashSafety, PointProcessesDieWithASweepKilledBySigkill) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  const std::string prefix = temp("orphans");
+  const std::string prefix = safety_temp("orphans");
   std::filesystem::remove(prefix + ".jsonl");
-  const std::string spec = temp("orphans.json");
+  const std::string spec = safety_temp("orphans.json");
   std::ofstream(spec) << R"({"set": ["scenario.ios=5000000"], "sweep": {"seed": [1, 2]}})";
   const pid_t sweep_pid = start_sweep(spec, prefix, "2");
   std::vector<pid_t> points;
