@@ -17,12 +17,13 @@
 namespace gpunvme {
 namespace {
 
-const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
-const std::string kRuns = kDir + "hw-gpu-target-h100-2026-11-27.json";
-const std::string kMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-e.json";
-const std::string kYetMoreRuns = kDir + "hw-gpu-target-h100-2026-11-27-f.json";
-const std::string kControllerRuns = kDir + "hw-gpu-target-controller-h100-2026-11-27.json";
-const std::string kReport = kDir + "validate-gpu-target-h100-2026-11-27.json";
+const std::string kMeasurementDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
+const std::string kRuns = kMeasurementDir + "hw-gpu-target-h100-2026-11-27.json";
+const std::string kMoreRuns = kMeasurementDir + "hw-gpu-target-h100-2026-11-27-e.json";
+const std::string kYetMoreRuns = kMeasurementDir + "hw-gpu-target-h100-2026-11-27-f.json";
+const std::string kGpuControllerRuns =
+    kMeasurementDir + "hw-gpu-target-controller-h100-2026-11-27.json";
+const std::string kGpuTargetReport = kMeasurementDir + "validate-gpu-target-h100-2026-11-27.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -98,8 +99,8 @@ TEST(GpuTargetPrediction, CalibrationUsesTheStrategyRunsQueueCountAndTheGpuPlace
 TEST(GpuTargetPrediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
   const nlohmann::json hw = validate::merge_hardware_results(
       {read_json_file(kRuns), read_json_file(kMoreRuns), read_json_file(kYetMoreRuns),
-       read_json_file(kControllerRuns)});
-  const nlohmann::json committed = read_json_file(kReport);
+       read_json_file(kGpuControllerRuns)});
+  const nlohmann::json committed = read_json_file(kGpuTargetReport);
   EXPECT_EQ(committed.at("mode"), "prediction");
   validate::Options options;
   options.warps = {1};  // the small cases: the whole set takes minutes

@@ -14,14 +14,14 @@
 namespace gpunvme {
 namespace {
 
-struct Case {
+struct FailedIoCase {
   std::string scenario;
   std::vector<std::string> overrides;
 };
 
 // Every kind on every path, kept short.
-std::vector<Case> every_kind_and_path() {
-  std::vector<Case> cases;
+std::vector<FailedIoCase> every_kind_and_path() {
+  std::vector<FailedIoCase> cases;
   for (const char* path : {"gpu_initiated", "gds", "bounce"}) {
     const std::string p = std::string("scenario.path=") + path;
     cases.push_back({"randread-4k", {p, "scenario.ios=2000"}});
@@ -33,7 +33,7 @@ std::vector<Case> every_kind_and_path() {
   return cases;
 }
 
-std::string label(const Case& c) { return c.scenario + " " + c.overrides.front(); }
+std::string label(const FailedIoCase& c) { return c.scenario + " " + c.overrides.front(); }
 
 void expect_identity(const nlohmann::json& s, const std::string& what) {
   const auto submitted = s.at("submitted").get<std::uint64_t>();
@@ -73,7 +73,7 @@ void expect_nothing_delivered(const nlohmann::json& r, const std::string& what) 
 }
 
 TEST(FailedIo, EveryCommandFailingMovesNothingOnEveryKindAndPath) {
-  for (const Case& c : every_kind_and_path()) {
+  for (const FailedIoCase& c : every_kind_and_path()) {
     std::vector<std::string> o = c.overrides;
     o.push_back("topology.nodes.ssd0.fault_command_error_rate=1");
     const nlohmann::json r = run(test::scenario(c.scenario, o));
@@ -91,7 +91,7 @@ TEST(FailedIo, EveryCommandFailingMovesNothingOnEveryKindAndPath) {
 TEST(FailedIo, ScheduledFaultsAreExactlyTheFailedIosAndLeaveThroughput) {
   const std::vector<std::string> schedule{"command@cmd=3", "media@cmd=10", "command@cmd=25"};
   nlohmann::json entries = schedule;
-  for (const Case& c : every_kind_and_path()) {
+  for (const FailedIoCase& c : every_kind_and_path()) {
     const std::string what = label(c);
     const nlohmann::json clean = run(test::scenario(c.scenario, c.overrides));
     std::vector<std::string> o = c.overrides;

@@ -14,7 +14,7 @@
 namespace gpunvme {
 namespace {
 
-std::uint64_t u64(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
+std::uint64_t as_u64(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
 double num(const nlohmann::json& j) { return j.get<double>(); }
 
 // randread-4k cut to `threads` threads on one queue, `ios` I/Os, with
@@ -31,10 +31,10 @@ nlohmann::json run_small(std::uint32_t threads, std::uint32_t ios,
   return run(test::scenario("randread-4k", o));
 }
 
-void expect_accounted(const nlohmann::json& r) {
+void expect_error_accounting(const nlohmann::json& r) {
   const nlohmann::json& s = r["summary"];
-  EXPECT_EQ(u64(s["submitted"]), u64(s["ios"]) + u64(s["failed"]));
-  EXPECT_EQ(u64(r["ssds"]["ssd0"]["cid_conflicts"]), 0u);
+  EXPECT_EQ(as_u64(s["submitted"]), as_u64(s["ios"]) + as_u64(s["failed"]));
+  EXPECT_EQ(as_u64(r["ssds"]["ssd0"]["cid_conflicts"]), 0u);
 }
 
 TEST(GpuErrorHandling, ARetriedMediaErrorSucceedsAfterTheHostsReactionAndTheRetry) {
@@ -57,25 +57,25 @@ TEST(GpuErrorHandling, ARetriedMediaErrorSucceedsAfterTheHostsReactionAndTheRetr
   const nlohmann::json clean = run_small(1, 1, {});
   const nlohmann::json failed = run_small(1, 1, {"media@cmd=0"}, fail);
   const nlohmann::json retried = run_small(1, 1, {"media@cmd=0"}, retry);
-  expect_accounted(failed);
-  expect_accounted(retried);
+  expect_error_accounting(failed);
+  expect_error_accounting(retried);
 
-  EXPECT_EQ(u64(failed["summary"]["failed"]), 1u);
-  EXPECT_EQ(u64(retried["summary"]["failed"]), 0u);
-  EXPECT_EQ(u64(retried["summary"]["ios"]), 1u);
+  EXPECT_EQ(as_u64(failed["summary"]["failed"]), 1u);
+  EXPECT_EQ(as_u64(retried["summary"]["failed"]), 0u);
+  EXPECT_EQ(as_u64(retried["summary"]["ios"]), 1u);
   const nlohmann::json& e = retried["summary"]["error_handling"];
-  EXPECT_EQ(u64(e["signalled"]), 1u);
-  EXPECT_EQ(u64(e["retries"]), 1u);
-  EXPECT_EQ(u64(e["retried_ok"]), 1u);
-  EXPECT_EQ(u64(e["failed"]), 0u);
+  EXPECT_EQ(as_u64(e["signalled"]), 1u);
+  EXPECT_EQ(as_u64(e["retries"]), 1u);
+  EXPECT_EQ(as_u64(e["retried_ok"]), 1u);
+  EXPECT_EQ(as_u64(e["failed"]), 0u);
   EXPECT_DOUBLE_EQ(num(e["host_ns_per_error"]), 12000.0);
   EXPECT_DOUBLE_EQ(num(failed["summary"]["error_handling"]["host_ns_per_error"]), 2000.0);
   // The GPU waits at least the host's time, plus the record's and the
   // verdict's trips over PCIe.
   EXPECT_GT(num(e["gpu_wait_ns_per_error"]), 12000.0);
   // The SSD saw two reads, one failed.
-  EXPECT_EQ(u64(retried["ssds"]["ssd0"]["commands"]), 2u);
-  EXPECT_EQ(u64(retried["ssds"]["ssd0"]["errors"]), 1u);
+  EXPECT_EQ(as_u64(retried["ssds"]["ssd0"]["commands"]), 2u);
+  EXPECT_EQ(as_u64(retried["ssds"]["ssd0"]["errors"]), 1u);
 
   const double clean_ns = num(clean["summary"]["latency_ns"]["mean"]);
   const double failed_ns = num(failed["summary"]["latency_ns"]["mean"]);
@@ -89,14 +89,14 @@ TEST(GpuErrorHandling, ARetriedMediaErrorSucceedsAfterTheHostsReactionAndTheRetr
 TEST(GpuErrorHandling, WithFailTheHostAbortsEveryErroredIoAndNothingIsRetried) {
   const std::vector<std::string> schedule = {"media@cmd=3", "command@cmd=40", "command@cmd=41"};
   const nlohmann::json r = run_small(64, 200, schedule, {"scenario.error_policy=fail"});
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& s = r["summary"];
-  EXPECT_EQ(u64(s["failed"]), schedule.size());
-  EXPECT_EQ(u64(s["ios"]), 200u - schedule.size());
-  EXPECT_EQ(u64(s["error_handling"]["signalled"]), schedule.size());
-  EXPECT_EQ(u64(s["error_handling"]["failed"]), schedule.size());
-  EXPECT_EQ(u64(s["error_handling"]["retries"]), 0u);
-  EXPECT_EQ(u64(r["ssds"]["ssd0"]["commands"]), 200u);
+  EXPECT_EQ(as_u64(s["failed"]), schedule.size());
+  EXPECT_EQ(as_u64(s["ios"]), 200u - schedule.size());
+  EXPECT_EQ(as_u64(s["error_handling"]["signalled"]), schedule.size());
+  EXPECT_EQ(as_u64(s["error_handling"]["failed"]), schedule.size());
+  EXPECT_EQ(as_u64(s["error_handling"]["retries"]), 0u);
+  EXPECT_EQ(as_u64(r["ssds"]["ssd0"]["commands"]), 200u);
 }
 
 TEST(GpuErrorHandling, RetryHonoursDoNotRetryAndTheRetryLimit) {
@@ -107,30 +107,30 @@ TEST(GpuErrorHandling, RetryHonoursDoNotRetryAndTheRetryLimit) {
   const nlohmann::json r =
       run_small(1, 50, {"media@cmd=3", "command@cmd=40", "command@cmd=41", "command@cmd=42"},
                 {"scenario.error_policy=retry", "scenario.error_max_retries=2"});
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& e = r["summary"]["error_handling"];
-  EXPECT_EQ(u64(r["summary"]["failed"]), 2u);  // the media error and the thrice-failed command
-  EXPECT_EQ(u64(r["summary"]["submitted"]), 50u);
-  EXPECT_EQ(u64(e["signalled"]), 4u);
-  EXPECT_EQ(u64(e["retries"]), 2u);
-  EXPECT_EQ(u64(e["retried_ok"]), 0u);
-  EXPECT_EQ(u64(e["failed"]), 2u);
-  EXPECT_EQ(u64(r["ssds"]["ssd0"]["commands"]), 52u);  // 50 I/Os, 2 retries
+  EXPECT_EQ(as_u64(r["summary"]["failed"]), 2u);  // the media error and the thrice-failed command
+  EXPECT_EQ(as_u64(r["summary"]["submitted"]), 50u);
+  EXPECT_EQ(as_u64(e["signalled"]), 4u);
+  EXPECT_EQ(as_u64(e["retries"]), 2u);
+  EXPECT_EQ(as_u64(e["retried_ok"]), 0u);
+  EXPECT_EQ(as_u64(e["failed"]), 2u);
+  EXPECT_EQ(as_u64(r["ssds"]["ssd0"]["commands"]), 52u);  // 50 I/Os, 2 retries
 }
 
 TEST(GpuErrorHandling, AResetMidRunLosesNothing) {
   // An injected reset aborts what is outstanding; every aborted command is
   // retried once the controller is back, so every I/O succeeds.
   const nlohmann::json r = run_small(256, 3000, {"reset@us=150"}, {"scenario.error_policy=retry"});
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& s = r["summary"];
   const nlohmann::json& effects = r["ssds"]["ssd0"]["fault_effects"];
-  EXPECT_GT(u64(effects["reset_aborted"]), 0u);
-  EXPECT_EQ(u64(s["failed"]), 0u);
-  EXPECT_EQ(u64(s["ios"]), 3000u);
-  EXPECT_EQ(u64(s["error_handling"]["reset_retries"]), u64(effects["reset_aborted"]));
-  EXPECT_EQ(u64(s["error_handling"]["retried_ok"]), u64(effects["reset_aborted"]));
-  EXPECT_EQ(u64(r["ssds"]["ssd0"]["commands"]), 3000u + u64(effects["reset_aborted"]));
+  EXPECT_GT(as_u64(effects["reset_aborted"]), 0u);
+  EXPECT_EQ(as_u64(s["failed"]), 0u);
+  EXPECT_EQ(as_u64(s["ios"]), 3000u);
+  EXPECT_EQ(as_u64(s["error_handling"]["reset_retries"]), as_u64(effects["reset_aborted"]));
+  EXPECT_EQ(as_u64(s["error_handling"]["retried_ok"]), as_u64(effects["reset_aborted"]));
+  EXPECT_EQ(as_u64(r["ssds"]["ssd0"]["commands"]), 3000u + as_u64(effects["reset_aborted"]));
 }
 
 TEST(GpuErrorHandling, TheHostResetsTheControllerAfterKErrorsAndRetriesWhatItAborted) {
@@ -141,14 +141,14 @@ TEST(GpuErrorHandling, TheHostResetsTheControllerAfterKErrorsAndRetriesWhatItAbo
       128, 2000, {"command@cmd=100", "command@cmd=200", "command@cmd=300"},
       {"scenario.error_policy=retry", "scenario.error_reset_after=3",
        "topology.nodes.ssd0.ready_delay_us=100", "topology.nodes.ssd0.admin_command_ns=1000"});
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& e = r["summary"]["error_handling"];
-  EXPECT_EQ(u64(e["resets"]), 1u);
+  EXPECT_EQ(as_u64(e["resets"]), 1u);
   EXPECT_DOUBLE_EQ(num(r["ssds"]["ssd0"]["error_handling"]["reset_recovery_ns"]), 105000.0);
-  EXPECT_EQ(u64(r["summary"]["failed"]), 0u);
-  EXPECT_EQ(u64(r["summary"]["ios"]), 2000u);
+  EXPECT_EQ(as_u64(r["summary"]["failed"]), 0u);
+  EXPECT_EQ(as_u64(r["summary"]["ios"]), 2000u);
   // The three errors and whatever the reset aborted were all retried.
-  EXPECT_EQ(u64(e["retries"]), 3u + u64(e["reset_retries"]));
+  EXPECT_EQ(as_u64(e["retries"]), 3u + as_u64(e["reset_retries"]));
 }
 
 TEST(GpuErrorHandling, ATimedOutCommandMakesTheHostResetTheControllerWithResetOnTimeout) {
@@ -159,16 +159,16 @@ TEST(GpuErrorHandling, ATimedOutCommandMakesTheHostResetTheControllerWithResetOn
       run_small(256, 3000, {"timeout@cmd=50"},
                 {"scenario.error_policy=retry", "scenario.error_reset_on_timeout=true",
                  "topology.nodes.ssd0.io_timeout_us=300"});
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& e = r["summary"]["error_handling"];
   const nlohmann::json& effects = r["ssds"]["ssd0"]["fault_effects"];
-  EXPECT_EQ(u64(effects["lost_aborted"]), 1u);
-  EXPECT_EQ(u64(e["resets"]), 1u);
-  EXPECT_EQ(u64(e["reset_retries"]), u64(effects["reset_aborted"]));
-  EXPECT_EQ(u64(e["retries"]), 1u + u64(effects["reset_aborted"]));
-  EXPECT_EQ(u64(r["summary"]["failed"]), 0u);
-  EXPECT_EQ(u64(r["summary"]["timeouts"]), 0u);
-  EXPECT_EQ(u64(r["summary"]["ios"]), 3000u);
+  EXPECT_EQ(as_u64(effects["lost_aborted"]), 1u);
+  EXPECT_EQ(as_u64(e["resets"]), 1u);
+  EXPECT_EQ(as_u64(e["reset_retries"]), as_u64(effects["reset_aborted"]));
+  EXPECT_EQ(as_u64(e["retries"]), 1u + as_u64(effects["reset_aborted"]));
+  EXPECT_EQ(as_u64(r["summary"]["failed"]), 0u);
+  EXPECT_EQ(as_u64(r["summary"]["timeouts"]), 0u);
+  EXPECT_EQ(as_u64(r["summary"]["ios"]), 3000u);
 }
 
 TEST(GpuErrorHandling, ATailOfErrorsStallsTheOtherThreadsOfTheWarpAndQueue) {
@@ -181,10 +181,10 @@ TEST(GpuErrorHandling, ATailOfErrorsStallsTheOtherThreadsOfTheWarpAndQueue) {
                                            "scenario.error_retry_backoff_us=20"};
   const nlohmann::json clean = run_small(32, 1600, {}, policy);
   const nlohmann::json r = run_small(32, 1600, tail, policy);
-  expect_accounted(r);
+  expect_error_accounting(r);
   const nlohmann::json& e = r["summary"]["error_handling"];
-  EXPECT_EQ(u64(e["signalled"]), tail.size());
-  EXPECT_EQ(u64(r["summary"]["failed"]), 0u);
+  EXPECT_EQ(as_u64(e["signalled"]), tail.size());
+  EXPECT_EQ(as_u64(r["summary"]["failed"]), 0u);
   const double waits = num(e["gpu_wait_ns_per_error"]) * static_cast<double>(tail.size());
   EXPECT_NEAR(num(e["stalled_lane_ns"]), 31.0 * waits, 31.0 * tail.size());
   EXPECT_DOUBLE_EQ(num(r["ssds"]["ssd0"]["error_handling"]["queue_stalled_lane_ns"]["1"]),
@@ -195,7 +195,7 @@ TEST(GpuErrorHandling, ATailOfErrorsStallsTheOtherThreadsOfTheWarpAndQueue) {
   EXPECT_LT(num(r["summary"]["iops"]), num(clean["summary"]["iops"]));
   // Without errors the error path costs only each reap's status ballot (one
   // warp instruction): well under 0.1 % of the run.
-  EXPECT_EQ(u64(clean["summary"]["error_handling"]["signalled"]), 0u);
+  EXPECT_EQ(as_u64(clean["summary"]["error_handling"]["signalled"]), 0u);
   const nlohmann::json none = run_small(32, 1600, {});
   EXPECT_GE(num(clean["summary"]["io_time_ns"]), num(none["summary"]["io_time_ns"]));
   EXPECT_LT(num(clean["summary"]["io_time_ns"]), 1.001 * num(none["summary"]["io_time_ns"]));

@@ -14,7 +14,7 @@ namespace {
 // query heads (gqa_group 4); 16-token blocks of 8 KiB. 2 sequences of 1000
 // tokens: 62 full blocks per sequence and layer (496 in all) and a last
 // block of 8 tokens. No block fills in 2 steps (the 63rd fills at 1008).
-std::vector<std::string> small(std::vector<std::string> more = {}) {
+std::vector<std::string> small_policy_run(std::vector<std::string> more = {}) {
   std::vector<std::string> o{
       "scenario.layers=4",      "scenario.kv_heads=2",          "scenario.head_dim=64",
       "scenario.dtype_bytes=2", "scenario.block_tokens=16",     "scenario.context_tokens=1000",
@@ -31,7 +31,7 @@ std::vector<std::string> tiers(std::vector<std::string> more = {}) {
   std::vector<std::string> o{"scenario.hbm_kv_gib=0.0009765625",
                              "scenario.host_kv_gib=0.0009765625", "scenario.placement=interleave"};
   o.insert(o.end(), more.begin(), more.end());
-  return small(o);
+  return small_policy_run(o);
 }
 
 TEST(KvModels, NamedModelsSetTheShape) {
@@ -59,9 +59,9 @@ TEST(KvModels, RooflineComputeAndPrefill) {
   // Prefill per layer: 2 x 1e8 x 2 x 1000 + 2 x 2 x 8 x 64 x 1000^2 =
   // 4.02048e11 FLOPs = 4.02048 ms at 100 TFLOP/s (above 200 us), x 4 layers.
   const nlohmann::json r = run(test::scenario(
-      "kv-cache-gpu", small({"scenario.hbm_kv_gib=1", "scenario.compute_model=roofline",
-                             "scenario.params_billion=0.4", "scenario.gpu_tflops=100",
-                             "scenario.hbm_bandwidth_gbps=1000"})));
+      "kv-cache-gpu", small_policy_run({"scenario.hbm_kv_gib=1", "scenario.compute_model=roofline",
+                                        "scenario.params_billion=0.4", "scenario.gpu_tflops=100",
+                                        "scenario.hbm_bandwidth_gbps=1000"})));
   const nlohmann::json& kv = r["kv_cache"];
   EXPECT_DOUBLE_EQ(kv["layer_compute_ns"].get<double>(), 200000.0);
   EXPECT_DOUBLE_EQ(kv["ttft_ns"].get<double>(), 16081920.0);

@@ -19,10 +19,10 @@ std::string write_file(const std::string& name, const std::string& text) {
   return path;
 }
 
-// As kv_policies_test's tiers(): 4 layers, 512 B per token and layer,
+// As kv_policies_test's trace_tiers(): 4 layers, 512 B per token and layer,
 // 16-token blocks, 2 sequences of 1000 tokens, 2 steps; interleaved, so
 // every layer has 32 DRAM and 62 NVMe blocks (of both sequences).
-std::vector<std::string> tiers(std::vector<std::string> more) {
+std::vector<std::string> trace_tiers(std::vector<std::string> more) {
   std::vector<std::string> o{"scenario.layers=4",
                              "scenario.kv_heads=2",
                              "scenario.head_dim=64",
@@ -52,9 +52,9 @@ TEST(KvTraces, SparsityTraceSetsEachLayersFetch) {
                                        "0,1,0.5,0.5\n"
                                        "\n"
                                        "0,2,0.25,0.25\n");
-  const nlohmann::json r = run(
-      test::scenario("kv-cache-gpu",
-                     tiers({"scenario.policy=sparse", "scenario.sparse_trace=\"" + trace + "\""})));
+  const nlohmann::json r = run(test::scenario(
+      "kv-cache-gpu",
+      trace_tiers({"scenario.policy=sparse", "scenario.sparse_trace=\"" + trace + "\""})));
   const nlohmann::json& kv = r["kv_cache"];
   for (const auto& step : kv["steps"]) {
     EXPECT_EQ(step["dram_to_hbm_bytes"].get<std::uint64_t>(), 32u * 35 * 512);
@@ -105,9 +105,9 @@ TEST(KvTraces, SessionTraceTimesEachTurn) {
                                        "s1,0,2,60,1000,16\n");
   const nlohmann::json r = run(test::scenario(
       "kv-cache-gpu",
-      tiers({"scenario.policy=reuse", "scenario.measure_reload=true",
-             "scenario.session_trace=\"" + trace + "\"", "scenario.params_billion=0.4",
-             "scenario.gpu_tflops=100", "scenario.hbm_bandwidth_gbps=1000"})));
+      trace_tiers({"scenario.policy=reuse", "scenario.measure_reload=true",
+                   "scenario.session_trace=\"" + trace + "\"", "scenario.params_billion=0.4",
+                   "scenario.gpu_tflops=100", "scenario.hbm_bandwidth_gbps=1000"})));
   const nlohmann::json& reuse = r["kv_cache"]["reuse"];
   EXPECT_EQ(reuse["turns"].get<int>(), 2);
   EXPECT_EQ(reuse["returning_turns"].get<int>(), 1);
