@@ -47,6 +47,9 @@ fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_host_access" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/warp_host_access" tests/hardware/warp_host_access.cu || exit 1
 fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_collectives" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/warp_collectives" tests/hardware/warp_collectives.cu || exit 1
+fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/block_placement" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/block_placement" tests/hardware/block_placement.cu || exit 1
 fi
@@ -83,6 +86,7 @@ fi
     "$bin/host_polls_under_copies" "$out/host-polls-under-copies.json" || status=1
     "$bin/warp_host_access" "$out/warp-host-access.json" || status=1
     "$bin/block_placement" "$out/block-placement.json" || status=1
+    "$bin/warp_collectives" "$out/warp-collectives.json" || status=1
   fi
   exit $status
 } 2>&1 | tee "$out/run.log"

@@ -485,13 +485,19 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
   if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
   std::map<std::pair<std::string, std::uint32_t>, MeasuredCase> measured;
+  std::map<std::pair<std::string, std::uint32_t>, std::pair<const nlohmann::json*, std::string>>
+      profile_runs;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& c = cases[i];
     const std::string path = fmt::format("$.cases[{}]", i);
-    if (c.contains("error") || c.value("trace", true) ||
-        c.value("stage_timing", "none") != "none") {
-      continue;
+    if (c.contains("error") || c.value("trace", true)) continue;
+    // An op-profile run (gpunvme-hw --trace 3) is reported beside the
+    // simulator's op profile; its clock reads cost throughput, so its IOPS
+    // are not predicted.
+    if (c.value("stage_timing", "none") == "op_profile" && c.contains("op_profile")) {
+      profile_runs[{c.value("strategy", ""), c.value("warps", 0u)}] = {&c, path};
     }
+    if (c.value("stage_timing", "none") != "none") continue;
     const std::string strategy = field(c, hw_file, path, "strategy").get<std::string>();
     const auto warps = static_cast<std::uint32_t>(number(c, hw_file, path, "warps"));
     number(c, hw_file, path, "iops");
@@ -600,6 +606,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
             }
             return median_of(s);
           }()}});
+    const auto profile_run = profile_runs.find(key);
+    if (profile_run != profile_runs.end()) {
+      const auto& [run, run_path] = profile_run->second;
+      rows.back()["op_profile_ns_per_io"] =
+          op_profile_rows(run->at("op_profile"), result, hw_file, run_path);
+    }
   }
 
   // Leave-one-strategy-out cross-validation of the one GPU parameter fitted

@@ -274,8 +274,11 @@ void SimWarp::fence_gpu() {
   const ProfileScope scope(*this, ProfiledOp::kFenceGpu);
   settle();
   ++counters_.fences;
+  // The fence invalidates the SM's L1: what follows reads its descriptors
+  // again from L2 (fence_l1_reload).
   const Picoseconds cost =
-      gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu;
+      (gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu) +
+      gpu_.costs().fence_l1_reload;
   gpu_store_since_fence_ = false;
   op_done(op_issue() + cost, kFence);
 }
@@ -284,8 +287,9 @@ void SimWarp::fence_system() {
   const ProfileScope scope(*this, ProfiledOp::kFenceSystem);
   settle();
   ++counters_.fences;
-  const Picoseconds cost = pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
-                                                   : gpu_.costs().fence_system;
+  const Picoseconds cost = (pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
+                                                    : gpu_.costs().fence_system) +
+                           gpu_.costs().fence_l1_reload;
   gpu_store_since_fence_ = false;
   pcie_store_since_fence_ = false;
   op_done(op_issue() + cost, kFence);

@@ -18,7 +18,9 @@
 //   the end of the instruction), a lane's further reads too (the words of a
 //   multi-word load); its store, atomic, fence or GPU load waits for them;
 // - fences cost their measured latencies, more when stores they must order
-//   are outstanding;
+//   are outstanding; a GPU or system fence also invalidates the SM's L1, and
+//   the descriptors the warp's next operations name (a QueuePair's words)
+//   are read again from L2 (fence_l1_reload_ns);
 // - the warp's own code between memory operations costs time where it loops
 //   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
 //   op profiles);
