@@ -88,6 +88,9 @@ class Gpu : public Component {
 
   // Carves `bytes` out of GPU memory (queues, counters, I/O buffers).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment = 256);
+  // Where the next allocation starts: allocate() carves memory in address
+  // order, so the allocations made between two readings lie between them.
+  std::uint64_t next_free() const { return next_free_; }
 
   // Books `cycles` issue cycles on warp scheduler `scheduler` of SM `sm`, no
   // earlier than `at`; returns when the instruction issues.

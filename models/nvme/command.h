@@ -92,4 +92,15 @@ struct DmaRecord {
   bool to_host;  // controller to memory (read data, Identify data)
 };
 
+// What the IOMMU domain of a command's queue says of its data segments
+// before any byte moves (Controller::admit_data). `tenant` tags the data
+// DMAs (Fabric::write's `tenant`, 0: none). A refused command moves no data
+// and completes with Data Transfer Error: with ATS the device asks the IOMMU
+// for each translation before it issues the DMA (PCIe Base 5.0, 10.2), and a
+// refused translation is an error the device sees, not a DMA that lands.
+struct DataAdmission {
+  bool refused = false;
+  std::uint32_t tenant = 0;
+};
+
 }  // namespace gpunvme::nvme

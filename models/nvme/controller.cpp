@@ -190,11 +190,17 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                           std::function<void()> delivered) {
     mem_write(addr, len, data, std::move(delivered));
   };
-  io_hooks.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued) {
-    dma_->write(addr, len, nullptr, std::move(issued));
+  io_hooks.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued,
+                              std::uint32_t tenant) {
+    dma_->write(addr, len, nullptr, std::move(issued), tenant);
   };
-  io_hooks.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done) {
-    dma_->read(addr, len, std::move(done));
+  io_hooks.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done,
+                             std::uint32_t tenant) {
+    dma_->read(addr, len, std::move(done), tenant);
+  };
+  io_hooks.admit_data = [this](const Command& command, std::vector<Segment>& segments,
+                               bool to_host) {
+    return data_gate_ ? data_gate_(command.qid, segments, to_host) : DataAdmission{};
   };
   io_hooks.in_own_cmb = [this](std::uint64_t addr, std::uint64_t len) {
     return in_own_cmb(addr, len);

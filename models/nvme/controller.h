@@ -141,6 +141,14 @@ class Controller : public Component, public pcie::RegisterTarget {
     dma_observer_ = std::move(observer);
   }
 
+  // Isolation between tenants: called with an I/O command's data segments
+  // (after its data pointer is resolved, before any byte moves); it may
+  // rewrite them and refuses or tags them (DataAdmission). Unset: every
+  // command's data moves untagged.
+  using DataGate =
+      std::function<DataAdmission(std::uint16_t qid, std::vector<Segment>& segments, bool to_host)>;
+  void gate_data(DataGate gate) { data_gate_ = std::move(gate); }
+
   // Trace hook: sees the steps of every I/O command as it completes.
   void observe_commands(std::function<void(const CommandSteps&)> observer) {
     command_observer_ = std::move(observer);
@@ -338,6 +346,7 @@ class Controller : public Component, public pcie::RegisterTarget {
 
   std::function<void(const DmaRecord&)> dma_observer_;
   std::function<void(const CommandSteps&)> command_observer_;
+  DataGate data_gate_;
 
   // Statistics.
   std::uint64_t fetched_ = 0;

@@ -124,8 +124,14 @@ void IoExecution::execute_read(CommandPtr command, std::uint64_t bytes, Picoseco
       return;
     }
     command->data_ready_at = hooks_.now();
+    const DataAdmission admission =
+        hooks_.admit_data ? hooks_.admit_data(*command, join.segments, true) : DataAdmission{};
+    if (admission.refused) {
+      complete(*command, Status::DataTransferError, 0, /*dnr=*/true);
+      return;
+    }
     hooks_.check_segments(*command, join.segments, bytes);
-    auto move = [this, command] {
+    auto move = [this, command, tenant = admission.tenant] {
       // The completion entry is a posted write on the same path: it may go once the last data
       // chunk has entered the fabric, and PCIe's posted ordering keeps it behind the data.
       auto issued = [this, command] {
@@ -138,7 +144,7 @@ void IoExecution::execute_read(CommandPtr command, std::uint64_t bytes, Picoseco
           hooks_.write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
         } else {
           ++command->read.unissued;
-          hooks_.dma_write(s.addr, s.len, issued);
+          hooks_.dma_write(s.addr, s.len, issued, tenant);
         }
       }
       issued();
@@ -164,36 +170,45 @@ void IoExecution::execute_read(CommandPtr command, std::uint64_t bytes, Picoseco
 // command completes when the buffer holds it (or, for FUA with a volatile
 // cache, when the buffer has been programmed).
 void IoExecution::execute_write(CommandPtr command, std::uint64_t bytes, Picoseconds processed) {
-  hooks_.resolve(command, bytes, /*to_host=*/false, processed,
-                 [this, command, bytes, processed](Status status, std::vector<Segment> segments) {
-                   auto transfer = [this, command, bytes, status, segments = std::move(segments)] {
-                     if (status != Status::Success) {
-                       complete(*command, status);
-                       return;
-                     }
-                     hooks_.check_segments(*command, segments, bytes);
-                     auto left = std::make_shared<std::size_t>(segments.size());
-                     for (const Segment& s : segments) {
-                       hooks_.observe_dma({command->qid, command->sqe.cid(), s.addr, s.len, false});
-                       if (hooks_.in_own_cmb(s.addr, s.len)) {
-                         hooks_.read(
-                             s.addr, static_cast<std::uint32_t>(s.len),
-                             [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
-                               if (--*left == 0) store_write(command, bytes);
-                             });
-                       } else {
-                         hooks_.dma_read(s.addr, s.len, [this, command, left, bytes] {
-                           if (--*left == 0) store_write(command, bytes);
-                         });
-                       }
-                     }
-                   };
-                   if (hooks_.now() < processed) {
-                     hooks_.schedule_at(processed, std::move(transfer));
-                   } else {
-                     transfer();
-                   }
-                 });
+  hooks_.resolve(
+      command, bytes, /*to_host=*/false, processed,
+      [this, command, bytes, processed](Status status, std::vector<Segment> segments) {
+        auto transfer = [this, command, bytes, status, segments = std::move(segments)]() mutable {
+          if (status != Status::Success) {
+            complete(*command, status);
+            return;
+          }
+          const DataAdmission admission =
+              hooks_.admit_data ? hooks_.admit_data(*command, segments, false) : DataAdmission{};
+          if (admission.refused) {
+            complete(*command, Status::DataTransferError, 0, /*dnr=*/true);
+            return;
+          }
+          hooks_.check_segments(*command, segments, bytes);
+          auto left = std::make_shared<std::size_t>(segments.size());
+          for (const Segment& s : segments) {
+            hooks_.observe_dma({command->qid, command->sqe.cid(), s.addr, s.len, false});
+            if (hooks_.in_own_cmb(s.addr, s.len)) {
+              hooks_.read(s.addr, static_cast<std::uint32_t>(s.len),
+                          [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {
+                            if (--*left == 0) store_write(command, bytes);
+                          });
+            } else {
+              hooks_.dma_read(
+                  s.addr, s.len,
+                  [this, command, left, bytes] {
+                    if (--*left == 0) store_write(command, bytes);
+                  },
+                  admission.tenant);
+            }
+          }
+        };
+        if (hooks_.now() < processed) {
+          hooks_.schedule_at(processed, std::move(transfer));
+        } else {
+          transfer();
+        }
+      });
 }
 
 // The write's data has arrived: through the data path into the write buffer.

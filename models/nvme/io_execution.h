@@ -56,9 +56,18 @@ struct IoHooks {
       write;
   // The data DMA engine: a write of read data (`issued` once it has all
   // entered the fabric), a read of write data (`done` when it arrived).
-  std::function<void(std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued)>
+  // `tenant` tags them for the fabric (DataAdmission).
+  std::function<void(std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued,
+                     std::uint32_t tenant)>
       dma_write;
-  std::function<void(std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done)> dma_read;
+  std::function<void(std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done,
+                     std::uint32_t tenant)>
+      dma_read;
+  // The IOMMU domain's verdict on a command's data segments before any byte
+  // moves; it may rewrite them (a tenant's stray data pointer). Unset: all
+  // admitted, untagged.
+  std::function<DataAdmission(const Command& command, std::vector<Segment>& segments, bool to_host)>
+      admit_data;
   // Whether the bytes lie in the controller's own memory buffer.
   std::function<bool(std::uint64_t addr, std::uint64_t len)> in_own_cmb;
   // Each data DMA, for a trace.

@@ -72,16 +72,17 @@ void DmaEngine::copy(std::uint64_t src, std::uint64_t dst, std::uint64_t len, Do
   start(mode, src, dst, len, std::move(done), nullptr);
 }
 
-void DmaEngine::write(std::uint64_t dst, std::uint64_t len, Done done, Done issued) {
-  start(Mode::Push, 0, dst, len, std::move(done), std::move(issued));
+void DmaEngine::write(std::uint64_t dst, std::uint64_t len, Done done, Done issued,
+                      std::uint32_t tenant) {
+  start(Mode::Push, 0, dst, len, std::move(done), std::move(issued), tenant);
 }
 
-void DmaEngine::read(std::uint64_t src, std::uint64_t len, Done done) {
-  start(Mode::Pull, src, 0, len, std::move(done), nullptr);
+void DmaEngine::read(std::uint64_t src, std::uint64_t len, Done done, std::uint32_t tenant) {
+  start(Mode::Pull, src, 0, len, std::move(done), nullptr, tenant);
 }
 
-void DmaEngine::start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len,
-                      Done done, Done issued) {
+void DmaEngine::start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len, Done done,
+                      Done issued, std::uint32_t tenant) {
   ++transfers_;
   if (mode == Mode::Local || len == 0) {
     // Local copies run in the device's own memory system, which is not modelled here.
@@ -96,6 +97,7 @@ void DmaEngine::start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint
   job->len = len;
   job->done = std::move(done);
   job->on_issued = std::move(issued);
+  job->tenant = tenant;
   jobs_.push_back(std::move(job));
   pump();
 }
@@ -133,10 +135,13 @@ void DmaEngine::pump() {
       ++writes_in_flight_;
       ++write_chunks_;
       max_in_flight_ = std::max(max_in_flight_, reads_in_flight_ + writes_in_flight_);
-      fabric_.write(node_, job->dst + offset, len, data, [this, job, len] {
-        --writes_in_flight_;
-        landed(job, len);
-      });
+      fabric_.write(
+          node_, job->dst + offset, len, data,
+          [this, job, len] {
+            --writes_in_flight_;
+            landed(job, len);
+          },
+          job->tenant);
     };
     if (job->mode == Mode::Push) {
       std::vector<std::uint8_t> bytes;
@@ -150,19 +155,21 @@ void DmaEngine::pump() {
       ++reads_in_flight_;
       ++read_chunks_;
       max_in_flight_ = std::max(max_in_flight_, reads_in_flight_ + writes_in_flight_);
-      fabric_.read(node_, job->src + offset, len,
-                   [this, job, offset, len, write_out](const std::uint8_t* data, std::uint32_t) {
-                     --reads_in_flight_;
-                     if (job->mode == Mode::PullPush) {
-                       write_out(config_.move_contents ? data : nullptr);
-                       pump();
-                       return;
-                     }
-                     if (config_.move_contents && job->dst != 0) {
-                       memory_.write(job->dst + offset, data, len);
-                     }
-                     landed(job, len);
-                   });
+      fabric_.read(
+          node_, job->src + offset, len,
+          [this, job, offset, len, write_out](const std::uint8_t* data, std::uint32_t) {
+            --reads_in_flight_;
+            if (job->mode == Mode::PullPush) {
+              write_out(config_.move_contents ? data : nullptr);
+              pump();
+              return;
+            }
+            if (config_.move_contents && job->dst != 0) {
+              memory_.write(job->dst + offset, data, len);
+            }
+            landed(job, len);
+          },
+          job->tenant);
     }
     if (job->issued == job->len) {
       jobs_.pop_front();

@@ -26,10 +26,10 @@ namespace gpunvme::pcie {
 
 struct DmaEngineConfig {
   // Bytes per burst. A transfer longer than this is cut at multiples of it in the remote
-  // address (4 KB chunks are page-aligned bursts); a shorter one is one burst. The fabric splits each chunk into TLPs exactly (MPS,
-  // MRRS, RCB), so the chunk sets only the event granularity, the unit of the outstanding
-  // limits and how finely two flows interleave at a shared link. 4 KB here (unit tests); the
-  // machines take theirs from the declared parameters (dma_engine_params).
+  // address (4 KB chunks are page-aligned bursts); a shorter one is one burst. The fabric splits
+  // each chunk into TLPs exactly (MPS, MRRS, RCB), so the chunk sets only the event granularity,
+  // the unit of the outstanding limits and how finely two flows interleave at a shared link. 4 KB
+  // here (unit tests); the machines take theirs from the declared parameters (dma_engine_params).
   std::uint64_t chunk_bytes = 4096;
   // Read chunks in flight. Estimate: 64 x 4 KB = 256 KB covers the bandwidth-delay product of a
   // Gen5 x16 link (63 GB/s x ~1.2 us host-read round trip, measured on the lent H200 2026-11,
@@ -73,9 +73,11 @@ class DmaEngine : public Component {
   // `issued` runs once the last chunk has entered the fabric: a posted write the device sends
   // after that on the same path (an NVMe completion entry after the read data) is ordered
   // behind the data, as PCIe orders posted writes, without waiting for the data to land.
-  void write(std::uint64_t dst, std::uint64_t len, Done done, Done issued = nullptr);
+  // `tenant` (0: none): the tenant the device moves the data for (Fabric::write).
+  void write(std::uint64_t dst, std::uint64_t len, Done done, Done issued = nullptr,
+             std::uint32_t tenant = 0);
   // Device-side DMA into the engine's own buffer: reads of `len` bytes at `src`.
-  void read(std::uint64_t src, std::uint64_t len, Done done);
+  void read(std::uint64_t src, std::uint64_t len, Done done, std::uint32_t tenant = 0);
 
   std::size_t node() const { return node_; }
   const DmaEngineConfig& config() const { return config_; }
@@ -95,10 +97,11 @@ class DmaEngine : public Component {
     std::uint64_t completed = 0;  // bytes landed
     Done done;
     Done on_issued;
+    std::uint32_t tenant = 0;
   };
 
   void start(Mode mode, std::uint64_t src, std::uint64_t dst, std::uint64_t len, Done done,
-             Done issued);
+             Done issued, std::uint32_t tenant = 0);
   void pump();
   void landed(const std::shared_ptr<Job>& job, std::uint64_t bytes);
   bool local(std::uint64_t addr, std::uint64_t len) const;

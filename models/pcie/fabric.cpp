@@ -326,7 +326,8 @@ Picoseconds Fabric::burst_time(const Server& server, const WireCost& cost) const
 
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
                   const Credits& credits, std::size_t requester, std::uint64_t addr,
-                  std::uint64_t len, Picoseconds data_ready, Arrived arrived) {
+                  std::uint64_t len, Picoseconds data_ready, Arrived arrived,
+                  std::uint32_t tenant) {
   Transfer* t = new_transfer();
   t->route = &route(src, dst, cls == TlpClass::Completion ? Traffic::Completion : Traffic::Request);
   t->cls = cls;
@@ -335,6 +336,14 @@ void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost
   t->requester = requester;
   t->addr = addr;
   t->len = len;
+  t->tenant = tenant;
+  if (tenant != 0) {
+    TenantTraffic& traffic = tenant_traffic_[tenant];
+    ++traffic.requests;
+    traffic.bytes += len;
+    if (t->route->path.translated_by != ResolvedPath::npos) traffic.translated_bytes += len;
+    if (t->route->path.redirected_by != ResolvedPath::npos) traffic.redirected_bytes += len;
+  }
   t->head_ps = now() + t->route->lead_latency;
   t->tail_ps = std::max(now(), data_ready) + t->route->lead_latency;
   t->arrived = std::move(arrived);
@@ -376,11 +385,18 @@ void Fabric::advance(Transfer* t) {
     t->translated = true;
     Iommu& m = iommus_[stage.iommu];
     const std::uint64_t lookups_before = m.iotlb.lookups();
-    const std::uint64_t misses = m.iotlb.translate(t->requester, t->addr, t->len);
+    const std::uint64_t misses =
+        m.iotlb.translate(t->requester, t->addr, t->len, tenant_pasids_ ? t->tenant : 0);
     auto& counts = m.per_pair[{t->requester, r.path.nodes.back()}];
     counts.first += m.iotlb.lookups() - lookups_before;
     counts.second += misses;
     m.walk_ps += misses * m.miss_ps;
+    if (t->tenant != 0) {
+      TenantTraffic& traffic = tenant_traffic_[t->tenant];
+      traffic.iotlb_lookups += m.iotlb.lookups() - lookups_before;
+      traffic.iotlb_misses += misses;
+      traffic.walk_ps += misses * m.miss_ps;
+    }
     Picoseconds& last = m.ready_at[t->requester];
     const Picoseconds ready = std::max(now() + misses * m.miss_ps, last);
     last = ready;
@@ -664,8 +680,13 @@ void Fabric::arrive(Transfer* t) {
   });
 }
 
+Fabric::TenantTraffic Fabric::tenant_traffic(std::uint32_t tenant) const {
+  auto it = tenant_traffic_.find(tenant);
+  return it == tenant_traffic_.end() ? TenantTraffic{} : it->second;
+}
+
 void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,
-                   Delivered delivered) {
+                   Delivered delivered, std::uint32_t tenant) {
   const std::size_t dst = owner_of(addr, len);
   route(src, dst, Traffic::Request);  // refuse a blocked path before anything moves
   Bytes bytes(data != nullptr ? len : 0);
@@ -674,23 +695,26 @@ void Fabric::write(std::size_t src, std::uint64_t addr, std::uint32_t len, const
   ++pair.writes;
   pair.write_bytes += len;
   const WriteAccounting accounting = account_write(rules_, addr, len);
-  send(src, dst, TlpClass::PostedWrite, accounting.cost, accounting.credits, src, addr, len, 0,
-       [this, addr, len, bytes = std::move(bytes),
-        delivered = std::move(delivered)](Picoseconds) mutable {
-         const Region* region = memory_.find(addr, len == 0 ? 1 : len);
-         if (region->kind == RegionKind::Registers) {
-           auto target = register_targets_.find(region->base);
-           if (target != register_targets_.end()) {
-             target->second->on_register_write(addr - region->base, bytes.data(), len);
-           }
-         } else if (bytes.size() != 0) {
-           memory_.write(addr, bytes.data(), bytes.size());
-         }
-         if (delivered) delivered();
-       });
+  send(
+      src, dst, TlpClass::PostedWrite, accounting.cost, accounting.credits, src, addr, len, 0,
+      [this, addr, len, bytes = std::move(bytes),
+       delivered = std::move(delivered)](Picoseconds) mutable {
+        const Region* region = memory_.find(addr, len == 0 ? 1 : len);
+        if (region->kind == RegionKind::Registers) {
+          auto target = register_targets_.find(region->base);
+          if (target != register_targets_.end()) {
+            target->second->on_register_write(addr - region->base, bytes.data(), len);
+          }
+        } else if (bytes.size() != 0) {
+          memory_.write(addr, bytes.data(), bytes.size());
+        }
+        if (delivered) delivered();
+      },
+      tenant);
 }
 
-void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done) {
+void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done,
+                  std::uint32_t tenant) {
   const std::size_t dst = owner_of(addr, len);
   route(src, dst, Traffic::Request);
   route(dst, src, Traffic::Completion);
@@ -707,7 +731,7 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
       std::uint64_t{std::max<std::uint32_t>(1, read_tags_ / kTagShares)} * rules_.mrrs;
   const std::uint64_t first_end = (addr / part_bytes + 1) * part_bytes;
   if (len == 0 || addr + len <= first_end) {
-    read_part(src, dst, addr, len, std::move(done));
+    read_part(src, dst, addr, len, std::move(done), tenant);
     return;
   }
   struct Gather {
@@ -724,20 +748,21 @@ void Fabric::read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDo
     const std::uint64_t end =
         std::min<std::uint64_t>(addr + len, (at / part_bytes + 1) * part_bytes);
     const std::uint64_t offset = at - addr;
-    read_part(src, dst, at, static_cast<std::uint32_t>(end - at),
-              [gather, offset](const std::uint8_t* data, std::uint32_t n) {
-                std::memcpy(gather->bytes.data() + offset, data, n);
-                if (--gather->pending == 0) {
-                  gather->done(gather->bytes.data(),
-                               static_cast<std::uint32_t>(gather->bytes.size()));
-                }
-              });
+    read_part(
+        src, dst, at, static_cast<std::uint32_t>(end - at),
+        [gather, offset](const std::uint8_t* data, std::uint32_t n) {
+          std::memcpy(gather->bytes.data() + offset, data, n);
+          if (--gather->pending == 0) {
+            gather->done(gather->bytes.data(), static_cast<std::uint32_t>(gather->bytes.size()));
+          }
+        },
+        tenant);
     at = end;
   }
 }
 
 void Fabric::read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                       ReadDone done) {
+                       ReadDone done, std::uint32_t tenant) {
   const ReadAccounting accounting = account_read(rules_, addr, len);
   const auto need = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(accounting.cost.requests.tlps, read_tags_));
@@ -748,33 +773,36 @@ void Fabric::read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std
     ++tags.waits;
     const Picoseconds since = now();
     tags.waiting.emplace_back(
-        need, [this, src, dst, addr, len, need, since, accounting, done = std::move(done)] {
+        need, [this, src, dst, addr, len, need, since, accounting, done = std::move(done), tenant] {
           tags_[src].wait_ps += now() - since;
-          issue_read(src, dst, addr, len, need, accounting, done);
+          issue_read(src, dst, addr, len, need, accounting, done, tenant);
         });
     return;
   }
   tags.available -= need;
-  issue_read(src, dst, addr, len, need, accounting, std::move(done));
+  issue_read(src, dst, addr, len, need, accounting, std::move(done), tenant);
 }
 
 void Fabric::issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                        std::uint32_t tags, const ReadAccounting& accounting, ReadDone done) {
-  send(src, dst, TlpClass::ReadRequest, accounting.cost.requests, accounting.credits.non_posted,
-       src, addr, len, 0,
-       [this, src, dst, addr, len, tags, completions = accounting.cost.completions,
-        completion_credits = accounting.credits.completion,
-        done = std::move(done)](Picoseconds data_ready) mutable {
-         // The target serves the request now: the completions carry these bytes.
-         Bytes bytes(len);
-         memory_.read(addr, bytes.data(), len);
-         send(dst, src, TlpClass::Completion, completions, completion_credits, src, addr, len,
-              data_ready,
-              [this, src, tags, bytes = std::move(bytes), done = std::move(done)](Picoseconds) {
-                return_tags(src, tags);
-                done(bytes.data(), bytes.size());
-              });
-       });
+                        std::uint32_t tags, const ReadAccounting& accounting, ReadDone done,
+                        std::uint32_t tenant) {
+  send(
+      src, dst, TlpClass::ReadRequest, accounting.cost.requests, accounting.credits.non_posted, src,
+      addr, len, 0,
+      [this, src, dst, addr, len, tags, completions = accounting.cost.completions,
+       completion_credits = accounting.credits.completion,
+       done = std::move(done)](Picoseconds data_ready) mutable {
+        // The target serves the request now: the completions carry these bytes.
+        Bytes bytes(len);
+        memory_.read(addr, bytes.data(), len);
+        send(dst, src, TlpClass::Completion, completions, completion_credits, src, addr, len,
+             data_ready,
+             [this, src, tags, bytes = std::move(bytes), done = std::move(done)](Picoseconds) {
+               return_tags(src, tags);
+               done(bytes.data(), bytes.size());
+             });
+      },
+      tenant);
 }
 
 void Fabric::return_tags(std::size_t src, std::uint32_t n) {

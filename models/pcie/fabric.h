@@ -109,11 +109,34 @@ class Fabric : public Component {
   // copied and lands in simulated memory on delivery; null for bulk payload
   // whose contents the models do not keep. Throws BlockedTransfer when the
   // platform refuses the path.
+  // `tenant` (0: none) is the tenant a shared device moves the data for: its requests are
+  // counted per tenant (tenant_traffic), and with tenant_pasids() they carry the tenant's
+  // PASID, so the IOMMU translates them in the tenant's domain.
   void write(std::size_t src, std::uint64_t addr, std::uint32_t len, const void* data,
-             Delivered delivered);
+             Delivered delivered, std::uint32_t tenant = 0);
   // A non-posted memory read; `done` receives the bytes as the target held
   // them when it served the request. Waits for free tags first.
-  void read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done);
+  void read(std::size_t src, std::uint64_t addr, std::uint32_t len, ReadDone done,
+            std::uint32_t tenant = 0);
+
+  // What one tenant's requests cost: requests and bytes, bytes by the path taken (translated
+  // by an IOMMU, redirected by a switch's ACS, or neither), IOTLB lookups, misses and walk
+  // time.
+  struct TenantTraffic {
+    std::uint64_t requests = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t translated_bytes = 0;
+    std::uint64_t redirected_bytes = 0;
+    std::uint64_t iotlb_lookups = 0;
+    std::uint64_t iotlb_misses = 0;
+    Picoseconds walk_ps = 0;
+  };
+  // Tenant tags become PASIDs: the IOTLB keeps each tenant's entries apart (per-tenant IOMMU
+  // domains). Off: a device's requests share one context whatever tenant they serve.
+  void set_tenant_pasids(bool on) { tenant_pasids_ = on; }
+  bool tenant_pasids() const { return tenant_pasids_; }
+  // Zero counters for a tenant whose requests never reached the fabric.
+  TenantTraffic tenant_traffic(std::uint32_t tenant) const;
 
   // Per link direction: utilization, bytes by TLP class, overhead bytes, credit stalls.
   nlohmann::json statistics(Picoseconds elapsed) const;
@@ -249,6 +272,7 @@ class Fabric : public Component {
     Picoseconds head_ps = 0;  // when the head reached the current stage
     Picoseconds tail_ps = 0;  // when the last byte has arrived where the transfer now is
     bool translated = false;
+    std::uint32_t tenant = 0;        // Fabric::write's and read's `tenant`, on requests
     std::size_t arbitrated = kNone;  // the stage whose egress arbitration the burst has passed
     std::size_t held_pool = kNone;   // pool of the stage just crossed, until its credits return
     Credits held;
@@ -282,7 +306,7 @@ class Fabric : public Component {
   std::size_t owner_of(std::uint64_t addr, std::uint32_t len) const;
   void send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
             const Credits& credits, std::size_t requester, std::uint64_t addr, std::uint64_t len,
-            Picoseconds data_ready, Arrived arrived);
+            Picoseconds data_ready, Arrived arrived, std::uint32_t tenant = 0);
   Transfer* new_transfer();
   void free_transfer(Transfer* t);
   void advance(Transfer* t);
@@ -299,9 +323,10 @@ class Fabric : public Component {
   void arrive(Transfer* t);
   // A read short enough to hold its tags until it ends (Fabric::read cuts longer ones).
   void read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                 ReadDone done);
+                 ReadDone done, std::uint32_t tenant);
   void issue_read(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
-                  std::uint32_t tags, const ReadAccounting& accounting, ReadDone done);
+                  std::uint32_t tags, const ReadAccounting& accounting, ReadDone done,
+                  std::uint32_t tenant);
   void return_tags(std::size_t src, std::uint32_t tags);
   // Busy time of `server` for a burst of `cost.tlps` TLPs, `wire_bytes` on the wire and
   // `cost.payload_bytes` of data: the byte time, or longer where a transaction limit binds.
@@ -344,6 +369,8 @@ class Fabric : public Component {
   // Records live as long as the fabric, so the raw pointers in pending callbacks stay valid.
   std::vector<std::unique_ptr<Transfer>> transfers_;
   std::vector<Transfer*> free_transfers_;
+  bool tenant_pasids_ = false;
+  std::map<std::uint32_t, TenantTraffic> tenant_traffic_;
 };
 
 }  // namespace gpunvme::pcie

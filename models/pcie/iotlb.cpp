@@ -31,12 +31,13 @@ bool Iotlb::lookup(const Key& key) {
   return false;
 }
 
-std::uint64_t Iotlb::translate(std::size_t source, std::uint64_t addr, std::uint64_t len) {
+std::uint64_t Iotlb::translate(std::size_t source, std::uint64_t addr, std::uint64_t len,
+                               std::uint32_t pasid) {
   const std::uint64_t first = addr / page_bytes_;
   const std::uint64_t last = len == 0 ? first : (addr + (len - 1)) / page_bytes_;
   std::uint64_t missed = 0;
   for (std::uint64_t page = first;; ++page) {
-    if (!lookup(Key{source, page})) ++missed;
+    if (!lookup(Key{source, pasid, page})) ++missed;
     if (page == last) break;
   }
   return missed;

@@ -56,7 +56,8 @@ void Router::block_platform(ResolvedPath& path, const std::string& why) const {
   path.blocked = true;
   path.taken = "blocked";
   path.blocking_setting = "$.p2p_across_root_complexes";
-  path.blocking_value = quoted(enum_name(TopologyParams::from(topology_.params).p2p_across_root_complexes));
+  path.blocking_value =
+      quoted(enum_name(TopologyParams::from(topology_.params).p2p_across_root_complexes));
   path.why_blocked = why;
 }
 
@@ -123,10 +124,10 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
         break;
       }
       const PeerRouting firmware = SwitchParams::from(node(v).params).peer_routing;
-      const bool redirect =
-          firmware == PeerRouting::upstream ||
-          acs(v, tree[i - 1], request ? &SwitchParams::acs_request_redirect
-                                       : &SwitchParams::acs_completion_redirect);
+      const bool redirect = firmware == PeerRouting::upstream ||
+                            acs(v, tree[i - 1],
+                                request ? &SwitchParams::acs_request_redirect
+                                        : &SwitchParams::acs_completion_redirect);
       if (!redirect && firmware == PeerRouting::block) {
         block(path, v, "peer_routing",
               fmt::format("{}'s firmware refuses traffic between its downstream ports "
@@ -219,6 +220,23 @@ std::string Router::describe(const ResolvedPath& path) const {
   std::string text;
   for (std::size_t v : path.nodes) text += (text.empty() ? "" : " -> ") + node(v).id;
   return text;
+}
+
+DomainOutcome domain_outcome(const ResolvedPath& path, bool mapped_in_domain) {
+  DomainOutcome out;
+  if (path.blocked) {
+    out.taken = "blocked";
+    return out;
+  }
+  out.checked = path.translated_by != ResolvedPath::npos;
+  if (out.checked && !mapped_in_domain) {
+    out.taken = "refused";
+    out.refused_by = path.translated_by;
+    return out;
+  }
+  out.performed = true;
+  out.taken = path.taken;
+  return out;
 }
 
 void check_fabric_settings(const TopologyConfig& topology) {

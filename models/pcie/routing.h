@@ -87,6 +87,21 @@ class Router {
   const TopologyGraph& graph_;
 };
 
+// What becomes of a device's request whose target is, or is not, mapped in the IOMMU domain it
+// is made in (a tenant's domain, through the PASID its device tags it with). Only an IOMMU that
+// translates the request checks the domain: on a translated path an unmapped target is refused
+// there (VT-d: a DMA remapping fault; with ATS the device's translation request fails);
+// a path that no IOMMU translates (iommu off or passthrough, whether ACS sends the request up
+// to the root complex or the switch turns it) performs the request whatever the domain says.
+// A path the platform blocks is refused by its blocking setting.
+struct DomainOutcome {
+  bool performed = false;
+  std::string taken;                            // the path's `taken`, or "refused"
+  std::size_t refused_by = ResolvedPath::npos;  // the root complex whose IOMMU refused it
+  bool checked = false;                         // an IOMMU looked the domain up
+};
+DomainOutcome domain_outcome(const ResolvedPath& path, bool mapped_in_domain);
+
 // Settings that refer to other nodes (a switch's acs_ports must name nodes directly below it).
 // Throws ConfigError with the JSON path.
 void check_fabric_settings(const TopologyConfig& topology);

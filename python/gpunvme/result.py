@@ -95,7 +95,8 @@ class Result(dict):
 
         Columns: path, strategy, priority, weight, then the tenant's summary flattened
         (``iops``, ``bandwidth_gbps``, ``latency_ns.p99``, ...), ``throttle.*`` for a
-        rate-limited tenant and ``alone.*`` (``alone.slowdown``) with compare_alone.
+        rate-limited tenant, ``alone.*`` (``alone.slowdown``) with compare_alone and
+        ``isolation.*`` (``isolation.refused_dmas``, ``isolation.iotlb_misses``, ...).
         Empty for a run of one workload.
         """
         import pandas as pd
@@ -104,7 +105,7 @@ class Result(dict):
         for tenant in self.get("tenants", []):
             row = {"priority": tenant.get("priority"), "weight": tenant.get("weight")}
             row.update(flatten(tenant.get("summary", {})))
-            for key in ("throttle", "alone"):
+            for key in ("throttle", "alone", "isolation"):
                 if key in tenant:
                     row.update(flatten(tenant[key], key + "."))
             rows[tenant["name"]] = row

@@ -97,6 +97,9 @@ class MemorySpace {
   void cancel(WatchId id);
 
   std::uint64_t bytes_stored() const { return pages_.size() * kPageBytes; }
+  // Where the next region may start: regions are placed in address order, so
+  // the regions allocated between two readings lie between them.
+  std::uint64_t next_base() const { return next_base_; }
 
   // Change detection for whoever re-evaluates a function of memory (wait
   // predicates): writes are numbered, and each line of kLineBytes remembers
@@ -184,7 +187,8 @@ class MemorySpace {
   mutable const Region* last_found_ = nullptr;
   std::uint64_t next_base_ = 1ull << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;  // pages never go away
-  mutable std::vector<CacheLine> cache_ = std::vector<CacheLine>(kCacheSlots);  // on the heap: large
+  mutable std::vector<CacheLine> cache_ =
+      std::vector<CacheLine>(kCacheSlots);  // on the heap: large
   // Lists are kept once made, even empty, so the cache's pointers stay valid
   // (unordered_map nodes do not move).
   std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;

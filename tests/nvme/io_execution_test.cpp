@@ -76,13 +76,15 @@ class IoExecutionTest : public ::testing::Test {
     h.write = [](std::uint64_t, std::uint32_t, const void*, std::function<void()>) {
       FAIL() << "no write to the controller's own buffer expected";
     };
-    h.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued) {
+    h.dma_write = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done issued,
+                         std::uint32_t) {
       log_.push_back("dma_write " + std::to_string(addr) + "+" + std::to_string(len) + " @" +
                      std::to_string(now_));
       auto shared = std::make_shared<pcie::DmaEngine::Done>(std::move(issued));
       calendar_.emplace(now_ + 10, [shared] { (*shared)(); });
     };
-    h.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done) {
+    h.dma_read = [this](std::uint64_t addr, std::uint64_t len, pcie::DmaEngine::Done done,
+                        std::uint32_t) {
       log_.push_back("dma_read " + std::to_string(addr) + "+" + std::to_string(len) + " @" +
                      std::to_string(now_));
       auto shared = std::make_shared<pcie::DmaEngine::Done>(std::move(done));

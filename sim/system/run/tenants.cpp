@@ -18,6 +18,7 @@
 #include "sim/system/machine/machine.h"
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/setup_checks.h"
+#include "sim/system/run/tenant_isolation.h"
 #include "sim/system/workload/io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
@@ -205,6 +206,7 @@ RunConfig resolve_tenants(const RawConfig& raw) {
     Tenant tenant;
     tenant.name = t.name;
     tenant.weight = t.weight;
+    tenant.stray_dma_every = static_cast<std::uint64_t>(t.stray_dma_every);
     try {
       RunConfig c = resolve(catalog(), sub);
       apply_scenario_kind(sub.scenario, c);
@@ -218,6 +220,28 @@ RunConfig resolve_tenants(const RawConfig& raw) {
       throw ConfigError(file, rebase(e.path(), scenario_path), e.value(), e.problem());
     }
     set->tenants.push_back(std::move(tenant));
+  }
+
+  // Stray DMAs point at another tenant of the file.
+  for (std::size_t i = 0; i < set->tenants.size(); ++i) {
+    const TenantParams t = TenantParams::from(
+        resolve_params(tenant_spec(), list[i], {file, index_path("$.tenants", i)}, {"scenario"}));
+    if (t.stray_dma_every == 0) continue;
+    const std::string where = index_path("$.tenants", i) + ".stray_dma_target";
+    std::size_t victim = set->tenants.size();
+    for (std::size_t k = 0; k < set->tenants.size(); ++k) {
+      if (set->tenants[k].name == t.stray_dma_target) victim = k;
+    }
+    if (victim == set->tenants.size() || victim == i) {
+      std::string others;
+      for (std::size_t k = 0; k < set->tenants.size(); ++k) {
+        if (k != i) others += (others.empty() ? "" : ", ") + set->tenants[k].name;
+      }
+      throw ConfigError(file, where, "\"" + t.stray_dma_target + "\"",
+                        "stray_dma_every needs the name of another tenant of this file (" +
+                            (others.empty() ? std::string("there is none") : others) + ")");
+    }
+    set->tenants[i].stray_dma_target = victim;
   }
 
   // GPU warps of two tenants on one GPU would share its SMs unmodelled.
@@ -244,6 +268,28 @@ RunConfig resolve_tenants(const RawConfig& raw) {
                         fmt::format("{} does not offer weighted round robin (wrr_supported = "
                                     "false in its profile or node)",
                                     ssd));
+    }
+    if (top.iommu_domains == TenantIommuDomains::per_tenant) {
+      // Only a translating IOMMU checks a DMA against a domain (pcie::domain_outcome).
+      const TopologyConfig& topology = set->tenants[users.front()].config.topology;
+      const TopologyGraph graph(topology);
+      const pcie::Router router(topology, graph);
+      const NodeConfig* node = topology.node(ssd);
+      const std::size_t root =
+          router.root_of(static_cast<std::size_t>(node - topology.nodes.data()));
+      const bool translating = root != pcie::ResolvedPath::npos &&
+                               pcie::RootComplexParams::from(topology.nodes[root].params).iommu ==
+                                   pcie::IommuMode::translate;
+      if (!translating) {
+        throw ConfigError(
+            file, "$.iommu_domains", "\"per_tenant\"",
+            fmt::format(
+                "per-tenant IOMMU domains need a translating IOMMU above {} (iommu = "
+                "translate on {}): without translation no DMA is checked against a "
+                "domain; allowed here: shared",
+                ssd,
+                root == pcie::ResolvedPath::npos ? "its root complex" : topology.nodes[root].id));
+      }
     }
     if (users.size() < 2) continue;
     std::uint32_t next_qid = 1;
@@ -288,16 +334,19 @@ nlohmann::json tenants_config_json(const RunConfig& config) {
     const TenantQos& q = t.config.qos;
     nlohmann::json first_qid = nlohmann::json::object();
     for (const auto& [ssd, qid] : q.first_qid) first_qid[ssd] = qid;
-    tenants.push_back({{"name", t.name},
-                       {"weight", t.weight},
-                       {"priority", enum_name(static_cast<TenantPriority>(q.priority))},
-                       {"rate_iops", q.rate_iops},
-                       {"rate_bytes_per_s", q.rate_bytes_per_s},
-                       {"burst_ios", q.burst_ios},
-                       {"burst_bytes", q.burst_bytes},
-                       {"first_qid", first_qid},
-                       {"seed", t.config.seed},
-                       {"scenario", t.config.scenario.params.json()}});
+    tenants.push_back(
+        {{"name", t.name},
+         {"weight", t.weight},
+         {"stray_dma_every", t.stray_dma_every},
+         {"stray_dma_target", t.stray_dma_every == 0 ? "" : set.tenants[t.stray_dma_target].name},
+         {"priority", enum_name(static_cast<TenantPriority>(q.priority))},
+         {"rate_iops", q.rate_iops},
+         {"rate_bytes_per_s", q.rate_bytes_per_s},
+         {"burst_ios", q.burst_ios},
+         {"burst_bytes", q.burst_bytes},
+         {"first_qid", first_qid},
+         {"seed", t.config.seed},
+         {"scenario", t.config.scenario.params.json()}});
   }
   out["tenants"] = tenants;
   return out;
@@ -385,9 +434,38 @@ nlohmann::json run_tenants(const RunConfig& config, const RunOptions& options) {
     Simulation simulation;
     Machine machine(config.topology);
     share_drivers(set, top, machine);
+    const bool per_tenant = top.iommu_domains == TenantIommuDomains::per_tenant;
+    TenantIsolation isolation(set.tenants.size(), per_tenant, machine.memory(),
+                              machine.fabric().router());
+    machine.fabric().set_tenant_pasids(per_tenant);
     std::vector<std::unique_ptr<Workload>> workloads;
-    for (const Tenant& t : set.tenants) {
+    for (std::size_t i = 0; i < set.tenants.size(); ++i) {
+      const Tenant& t = set.tenants[i];
+      // Its domain: what its workload allocates, in host memory and in every GPU.
+      const std::uint64_t host_from = machine.memory().next_base();
+      std::map<std::string, std::uint64_t> gpu_from;
+      for (const auto& [id, gpu] : machine.gpus()) gpu_from[id] = gpu->next_free();
       workloads.push_back(make_workload(t.config, machine, "tenant_" + t.name));
+      isolation.map(i, host_from, machine.memory().next_base() - host_from);
+      for (const auto& [id, gpu] : machine.gpus()) {
+        isolation.map(i, gpu_from[id], gpu->next_free() - gpu_from[id]);
+      }
+      if (t.stray_dma_every != 0) isolation.stray(i, t.stray_dma_every, t.stray_dma_target);
+    }
+    // Each SSD's I/O queues belong to the tenants that created them.
+    for (const auto& [id, ssd] : machine.ssds()) {
+      std::map<std::uint16_t, std::size_t> queue_tenant;
+      for (std::size_t i = 0; i < set.tenants.size(); ++i) {
+        const RunConfig& c = set.tenants[i].config;
+        const ScenarioParams s = ScenarioParams::from(c.scenario.params);
+        if (std::find(s.ssds.begin(), s.ssds.end(), id) == s.ssds.end()) continue;
+        auto first = c.qos.first_qid.find(id);
+        const std::uint16_t from = first == c.qos.first_qid.end() ? 1 : first->second;
+        for (std::int64_t q = 0; q < s.queues; ++q) {
+          queue_tenant[static_cast<std::uint16_t>(from + q)] = i;
+        }
+      }
+      ssd->gate_data(isolation.gate(machine.node_index(id), std::move(queue_tenant)));
     }
     simulation.run();
     const Picoseconds elapsed = Simulation::now();
@@ -409,6 +487,7 @@ nlohmann::json run_tenants(const RunConfig& config, const RunOptions& options) {
       if (!error_handling.is_null()) {
         entry["summary"]["error_handling"] = error_handling.at("summary");
       }
+      entry["isolation"] = isolation.report(i, machine.fabric());
       const platform::WarpCounters& c = w.counters();
       if (w.path() == "gpu_initiated") {
         entry["gpu"] = {{"polls", c.polls},

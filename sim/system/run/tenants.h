@@ -28,6 +28,7 @@ namespace gpunvme {
 
 GPUNVME_ENUM(TenantArbitration, round_robin, weighted_round_robin)
 GPUNVME_ENUM(TenantPriority, urgent, high, medium, low)
+GPUNVME_ENUM(TenantIommuDomains, shared, per_tenant)
 
 struct TenantsParams {
 #define GPUNVME_TENANTS_TABLE
@@ -55,7 +56,9 @@ const ComponentSpec& tenant_spec();
 struct Tenant {
   std::string name;
   double weight = 1.0;
-  RunConfig config;  // its scenario on the shared topology, with its TenantQos
+  RunConfig config;                   // its scenario on the shared topology, with its TenantQos
+  std::uint64_t stray_dma_every = 0;  // stray_dma_every (0: none)
+  std::size_t stray_dma_target = 0;   // index of stray_dma_target
 };
 
 struct TenantSet {
