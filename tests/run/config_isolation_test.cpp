@@ -11,16 +11,16 @@
 namespace gpunvme {
 namespace {
 
-nlohmann::json reads(const std::string& gpu) {
+nlohmann::json isolation_reads(const std::string& gpu) {
   return {{"kind", "microbenchmark"}, {"threads", 64}, {"ios", 100}, {"gpu", gpu},
           {"ssds", {"ssd0"}},         {"queues", 4}};
 }
 
-nlohmann::json two_tenants() {
+nlohmann::json two_isolated_tenants() {
   return {{"name", "t"},
           {"tenants",
-           {{{"name", "a"}, {"scenario", reads("gpu0")}},
-            {{"name", "b"}, {"scenario", reads("gpu1")}}}}};
+           {{{"name", "a"}, {"scenario", isolation_reads("gpu0")}},
+            {{"name", "b"}, {"scenario", isolation_reads("gpu1")}}}}};
 }
 
 ConfigError error_of(const nlohmann::json& doc, const std::string& topology) {
@@ -39,7 +39,7 @@ ConfigError error_of(const nlohmann::json& doc, const std::string& topology) {
 }
 
 TEST(IsolationConfig, PerTenantDomainsNeedATranslatingIommu) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = two_isolated_tenants();
   doc["iommu_domains"] = "per_tenant";
   const ConfigError e = error_of(doc, "two-gpus-shared-ssds");
   EXPECT_EQ(e.path(), "$.iommu_domains");
@@ -48,7 +48,7 @@ TEST(IsolationConfig, PerTenantDomainsNeedATranslatingIommu) {
 }
 
 TEST(IsolationConfig, AStrayDmaNamesAnotherTenant) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = two_isolated_tenants();
   doc["tenants"][1]["stray_dma_every"] = 10;
   doc["tenants"][1]["stray_dma_target"] = "nobody";
   ConfigError e = error_of(doc, "two-gpus-shared-ssds-iommu");
@@ -58,7 +58,7 @@ TEST(IsolationConfig, AStrayDmaNamesAnotherTenant) {
   doc["tenants"][1]["stray_dma_target"] = "b";  // itself
   EXPECT_EQ(error_of(doc, "two-gpus-shared-ssds-iommu").path(), "$.tenants[1].stray_dma_target");
 
-  doc = two_tenants();
+  doc = two_isolated_tenants();
   doc["tenants"][0]["stray_dma_every"] = -1;
   EXPECT_EQ(error_of(doc, "two-gpus-shared-ssds-iommu").path(), "$.tenants[0].stray_dma_every");
 }

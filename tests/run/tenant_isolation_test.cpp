@@ -17,7 +17,7 @@ namespace {
 constexpr std::uint64_t kIos = 2000;
 constexpr std::uint64_t kEvery = 50;
 
-nlohmann::json reads(const std::string& gpu) {
+nlohmann::json tenant_reads(const std::string& gpu) {
   return {{"kind", "microbenchmark"},
           {"rw", "randread"},
           {"bs", 4096},
@@ -34,11 +34,11 @@ nlohmann::json run_isolation(const std::string& domains) {
   nlohmann::json doc = {{"name", "isolation"},
                         {"iommu_domains", domains},
                         {"tenants",
-                         {{{"name", "victim"}, {"scenario", reads("gpu0")}},
+                         {{{"name", "victim"}, {"scenario", tenant_reads("gpu0")}},
                           {{"name", "rogue"},
                            {"stray_dma_every", kEvery},
                            {"stray_dma_target", "victim"},
-                           {"scenario", reads("gpu1")}}}}};
+                           {"scenario", tenant_reads("gpu1")}}}}};
   RawConfig raw = load_raw_config(
       std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/two-gpus-shared-ssds-iommu.json",
       default_scenario_file());
