@@ -12,22 +12,12 @@
 #include <limits>
 #include <vector>
 
+#include "tests/kernel/scripted_engine.h"
+
 namespace gpunvme {
 namespace {
 
-struct ScriptedEngine {
-  using result_type = std::uint64_t;
-  static constexpr result_type min() { return 0; }
-  static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
-  result_type operator()() {
-    EXPECT_FALSE(words.empty()) << "the draw asked for more words than scripted";
-    if (words.empty()) return 0;
-    const result_type w = words.front();
-    words.pop_front();
-    return w;
-  }
-  std::deque<result_type> words;
-};
+using test::ScriptedEngine;
 
 constexpr std::uint64_t kAllOnes = std::numeric_limits<std::uint64_t>::max();
 

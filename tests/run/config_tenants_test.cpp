@@ -9,72 +9,45 @@
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/run/run.h"
 #include "sim/system/run/tenants.h"
+#include "tests/run/tenant_config_util.h"
 
 namespace gpunvme {
 namespace {
 
-nlohmann::json reads(const std::string& gpu) {
-  return {{"kind", "microbenchmark"}, {"threads", 64}, {"ios", 100}, {"gpu", gpu},
-          {"ssds", {"ssd0"}},         {"queues", 4}};
-}
-
-nlohmann::json two_tenants() {
-  return {{"name", "t"},
-          {"tenants",
-           {{{"name", "a"}, {"scenario", reads("gpu0")}},
-            {{"name", "b"}, {"scenario", reads("gpu1")}}}}};
-}
-
-// The error resolving `doc` on the two-GPU topology raises.
-ConfigError error_of(const nlohmann::json& doc) {
-  RawConfig raw = load_raw_config(
-      std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/two-gpus-shared-ssds.json",
-      default_scenario_file());
-  raw.scenario = doc;
-  raw.scenario_file = "tenants.json";
-  try {
-    resolve_config(raw);
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted: " << doc.dump();
-  return ConfigError("", "", "", "");
-}
-
 TEST(TenantConfig, ErrorsNameTheFieldInsideTheFile) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = test::two_tenants();
   doc["tenants"][1]["scenario"]["iodepht"] = 4;
-  ConfigError e = error_of(doc);
+  ConfigError e = test::tenants_error_of(doc);
   EXPECT_EQ(e.file(), "tenants.json");
   EXPECT_EQ(e.path(), "$.tenants[1].scenario.iodepht");
 
-  doc = two_tenants();
+  doc = test::two_tenants();
   doc["tenants"][1]["name"] = "a";
-  EXPECT_EQ(error_of(doc).path(), "$.tenants[1].name");
+  EXPECT_EQ(test::tenants_error_of(doc).path(), "$.tenants[1].name");
 
-  doc = two_tenants();
+  doc = test::two_tenants();
   doc["tenants"] = nlohmann::json::array();
-  EXPECT_EQ(error_of(doc).path(), "$.tenants");
+  EXPECT_EQ(test::tenants_error_of(doc).path(), "$.tenants");
 
-  doc = two_tenants();
+  doc = test::two_tenants();
   doc["tenants"][0].erase("scenario");
-  EXPECT_EQ(error_of(doc).path(), "$.tenants[0].scenario");
+  EXPECT_EQ(test::tenants_error_of(doc).path(), "$.tenants[0].scenario");
 
-  doc = two_tenants();
+  doc = test::two_tenants();
   doc["tenants"][0]["rate_iops"] = -1;
-  EXPECT_EQ(error_of(doc).path(), "$.tenants[0].rate_iops");
+  EXPECT_EQ(test::tenants_error_of(doc).path(), "$.tenants[0].rate_iops");
 }
 
 TEST(TenantConfig, PrioritiesNeedWeightedRoundRobin) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = test::two_tenants();
   doc["tenants"][0]["priority"] = "high";
-  ConfigError e = error_of(doc);
+  ConfigError e = test::tenants_error_of(doc);
   EXPECT_EQ(e.path(), "$.tenants[0].priority");
   EXPECT_NE(e.problem().find("weighted_round_robin"), std::string::npos) << e.what();
 }
 
 TEST(TenantConfig, WeightedRoundRobinNeedsSsdsThatOfferIt) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = test::two_tenants();
   doc["arbitration"] = "weighted_round_robin";
   RawConfig raw = load_raw_config(default_topology_file(), default_scenario_file());
   raw.scenario = doc;
@@ -91,17 +64,17 @@ TEST(TenantConfig, WeightedRoundRobinNeedsSsdsThatOfferIt) {
 }
 
 TEST(TenantConfig, GpuInitiatedTenantsNeedAGpuEach) {
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = test::two_tenants();
   doc["tenants"][1]["scenario"]["gpu"] = "gpu0";
-  EXPECT_EQ(error_of(doc).path(), "$.tenants[1].scenario.gpu");
+  EXPECT_EQ(test::tenants_error_of(doc).path(), "$.tenants[1].scenario.gpu");
 }
 
 TEST(TenantConfig, SharedSsdQueuesStayWithinWhatItGrants) {
   // The PM1743 grants 128 I/O queues: 100 + 100 is too many.
-  nlohmann::json doc = two_tenants();
+  nlohmann::json doc = test::two_tenants();
   doc["tenants"][0]["scenario"]["queues"] = 100;
   doc["tenants"][1]["scenario"]["queues"] = 100;
-  ConfigError e = error_of(doc);
+  ConfigError e = test::tenants_error_of(doc);
   EXPECT_EQ(e.path(), "$.tenants[1].scenario.queues");
   EXPECT_NE(e.problem().find("200"), std::string::npos) << e.what();
 }
@@ -110,7 +83,7 @@ TEST(TenantConfig, QueuesArePartitionedPerTenant) {
   RawConfig raw = load_raw_config(
       std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/two-gpus-shared-ssds.json",
       default_scenario_file());
-  raw.scenario = two_tenants();
+  raw.scenario = test::two_tenants();
   raw.scenario_file = "tenants.json";
   const RunConfig config = resolve_config(raw);
   ASSERT_TRUE(config.tenants);

@@ -12,25 +12,13 @@
 #include <map>
 
 #include "sim/system/workload/kv_cache.h"
+#include "tests/kernel/scripted_engine.h"
 #include "workload_test_util.h"
 
 namespace gpunvme {
 namespace {
 
-// Hands out chosen 64-bit words; a real draw in [0, 1) is word x 2^-64.
-struct ScriptedEngine {
-  using result_type = std::uint64_t;
-  static constexpr result_type min() { return 0; }
-  static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
-  result_type operator()() {
-    EXPECT_FALSE(words.empty()) << "the draw asked for more words than scripted";
-    if (words.empty()) return 0;
-    const result_type w = words.front();
-    words.pop_front();
-    return w;
-  }
-  std::deque<result_type> words;
-};
+using test::ScriptedEngine;
 
 // The word whose real draw is u (u x 2^64, rounded down).
 std::uint64_t word(double u) { return static_cast<std::uint64_t>(std::ldexp(u, 64)); }

@@ -16,6 +16,27 @@
 namespace gpunvme::algo {
 namespace detail {
 
+// Waits until the slot of every lane of `chunk` (its ticket) is free, reaping
+// the warp's own completions meanwhile: a batch's slots must all be free
+// before the warp fills them.
+template <class P>
+GPUNVME_HD void wait_for_open_slots(P& p, WarpContext& w, const QueuePair& q, LaneMask chunk,
+                                    const Lanes<std::uint32_t>& ticket) {
+  for (;;) {
+    const LaneMask open = p.ballot(chunk, [&](int lane) { return gate_open(p, q, ticket[lane]); });
+    if (open == chunk) return;
+    if (reap(p, w)) continue;
+    WaitSet set;
+    set.add(q.slot_gate, std::uint64_t{q.entries} * 4);
+    add_reap_ranges(set, w);
+    wait_on(p, set, [&] {
+      bool all = true;
+      for_each_lane(p, chunk, [&](int lane) { all = all && gate_open(p, q, ticket[lane]); });
+      return all || reap_possible(p, w);
+    });
+  }
+}
+
 template <class P>
 GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_index, LaneMask group,
                                   const Lanes<IoRequest>& request, Lanes<Pending>& io,
@@ -32,21 +53,7 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
       io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
     });
 
-    // Every slot of the batch must be free before the warp fills them.
-    for (;;) {
-      const LaneMask open =
-          p.ballot(chunk, [&](int lane) { return gate_open(p, q, ticket[lane]); });
-      if (open == chunk) break;
-      if (reap(p, w)) continue;
-      WaitSet set;
-      set.add(q.slot_gate, std::uint64_t{q.entries} * 4);
-      add_reap_ranges(set, w);
-      wait_on(p, set, [&] {
-        bool all = true;
-        for_each_lane(p, chunk, [&](int lane) { all = all && gate_open(p, q, ticket[lane]); });
-        return all || reap_possible(p, w);
-      });
-    }
+    wait_for_open_slots(p, w, q, chunk, ticket);
 
     // CIDs once the slots are held (see submit_per_thread).
     Lanes<std::uint16_t> cid;

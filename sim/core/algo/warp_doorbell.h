@@ -14,6 +14,7 @@
 
 #include "sim/core/algo/completion.h"
 #include "sim/core/algo/io_common.h"
+#include "sim/core/algo/warp_batch.h"
 #include "sim/core/protocol/nvme_warp_doorbell.h"
 
 namespace gpunvme::algo {
@@ -36,21 +37,7 @@ GPUNVME_HD void submit_warp_doorbell(P& p, WarpContext& w, std::uint32_t queue_i
       io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
     });
 
-    // Every slot of the run must be free before the warp fills them.
-    for (;;) {
-      const LaneMask open =
-          p.ballot(chunk, [&](int lane) { return gate_open(p, q, ticket[lane]); });
-      if (open == chunk) break;
-      if (reap(p, w)) continue;
-      WaitSet set;
-      set.add(q.slot_gate, std::uint64_t{q.entries} * 4);
-      add_reap_ranges(set, w);
-      wait_on(p, set, [&] {
-        bool all = true;
-        for_each_lane(p, chunk, [&](int lane) { all = all && gate_open(p, q, ticket[lane]); });
-        return all || reap_possible(p, w);
-      });
-    }
+    wait_for_open_slots(p, w, q, chunk, ticket);
 
     Lanes<std::uint16_t> cid;
     build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);

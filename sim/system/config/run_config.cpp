@@ -349,13 +349,18 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
     topo.nodes.push_back(std::move(config));
   }
 
-  if (doc.contains("links")) {
-    if (!doc["links"].is_array()) {
-      throw ConfigError(file, "$.links", render_value(doc["links"]), "expected an array of links");
+  // `links` (PCIe) and `network_links` (cables) are read alike: each joins two
+  // different nodes the list above names, with the parameters of its spec.
+  const auto read_links = [&](const char* key, const std::string& what, const ComponentSpec& spec) {
+    std::vector<LinkConfig> links;
+    if (!doc.contains(key)) return links;
+    const std::string list_path = std::string("$.") + key;
+    if (!doc[key].is_array()) {
+      throw ConfigError(file, list_path, render_value(doc[key]), "expected an array of " + what);
     }
-    for (std::size_t i = 0; i < doc["links"].size(); ++i) {
-      const nlohmann::json& link = doc["links"][i];
-      const std::string path = index_path("$.links", i);
+    for (std::size_t i = 0; i < doc[key].size(); ++i) {
+      const nlohmann::json& link = doc[key][i];
+      const std::string path = index_path(list_path, i);
       require_object(link, file, path);
       LinkConfig config;
       config.from = require_string(link, "from", file, path);
@@ -373,40 +378,13 @@ TopologyConfig resolve_topology(const Catalog& catalog, const nlohmann::json& do
         throw ConfigError(file, path + ".to", "\"" + config.to + "\"",
                           "a link must join two different nodes");
       }
-      config.params = resolve_params(catalog.link, link, {file, path}, {"from", "to"});
-      topo.links.push_back(std::move(config));
+      config.params = resolve_params(spec, link, {file, path}, {"from", "to"});
+      links.push_back(std::move(config));
     }
-  }
-  if (doc.contains("network_links")) {
-    if (!doc["network_links"].is_array()) {
-      throw ConfigError(file, "$.network_links", render_value(doc["network_links"]),
-                        "expected an array of network links");
-    }
-    for (std::size_t i = 0; i < doc["network_links"].size(); ++i) {
-      const nlohmann::json& link = doc["network_links"][i];
-      const std::string path = index_path("$.network_links", i);
-      require_object(link, file, path);
-      LinkConfig config;
-      config.from = require_string(link, "from", file, path);
-      config.to = require_string(link, "to", file, path);
-      for (const char* end : {"from", "to"}) {
-        const std::string& id = std::string(end) == "from" ? config.from : config.to;
-        if (!seen.count(id)) {
-          std::string hint = nearest_name(id, std::vector<std::string>(seen.begin(), seen.end()));
-          throw ConfigError(
-              file, path + "." + end, "\"" + id + "\"",
-              "link to unknown node" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-        }
-      }
-      if (config.from == config.to) {
-        throw ConfigError(file, path + ".to", "\"" + config.to + "\"",
-                          "a link must join two different nodes");
-      }
-      config.params =
-          resolve_params(network::network_link_spec(), link, {file, path}, {"from", "to"});
-      topo.network_links.push_back(std::move(config));
-    }
-  }
+    return links;
+  };
+  topo.links = read_links("links", "links", catalog.link);
+  topo.network_links = read_links("network_links", "network links", network::network_link_spec());
   // Structure: references to sockets, tree shape, reachability; then the
   // fabric settings that name other nodes (ACS ports).
   TopologyGraph::check(topo);
