@@ -11,7 +11,7 @@
 namespace gpunvme::nvme::testing {
 namespace {
 
-constexpr std::uint64_t kPage = 4096;
+constexpr std::uint64_t kTrimPage = 4096;
 
 class TrimBench {
  public:
@@ -19,7 +19,7 @@ class TrimBench {
     host_.attach(bench_.bring_up_one(64));
   }
   Bench& bench() { return bench_; }
-  std::uint64_t host_page() { return bench_.driver().allocate(host::QueuePlacement::host, kPage); }
+  std::uint64_t host_page() { return bench_.driver().allocate(host::QueuePlacement::host, kTrimPage); }
   CompletionEntry run(const SubmissionEntry& sqe) {
     CompletionEntry out{};
     host_.submit(sqe, [&](const CompletionEntry& cqe, Picoseconds) { out = cqe; });
