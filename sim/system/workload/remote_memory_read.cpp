@@ -93,7 +93,6 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
     const nic::SentMessage sent =
         initiator_nic_->transmit(now(), request, *to_target_.cable, to_target_.side);
     const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
-    const nic::DeliveredMessage at_target = target_nic_->receive(tails, request, mtu_);
     memory_.network_ps += tails.back() - sent.packets.front().start;
     // Doorbell write and WQE fetch (doorbell posting) on the initiator's link.
     const nic::RdmaNicParams& p = initiator_nic_->params();
@@ -101,9 +100,9 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
         p.host_read_ns / 2 + (p.wqe_posting == nic::WqePosting::doorbell ? p.host_read_ns : 0);
     memory_.packets += sent.packets.size();
     memory_.wire_bytes += sent.wire_bytes;
-    // The target NIC has processed the request when its (empty) write would
-    // have started landing.
-    const Picoseconds processed = at_target.data_written - target_nic_->params().host_read_ns / 2;
+    // The target NIC processes the request (pipeline_ns) and answers it; the
+    // request carries nothing to write, so its DMA engine is not booked.
+    const Picoseconds processed = tails.back() + target_nic_->params().pipeline_ns;
     schedule_at(processed, [this, read] { memory_read_in(read); });
   });
 }
