@@ -8,6 +8,7 @@
 
 #include "models/host/cpu_cores.h"
 #include "models/host/host_specs.h"
+#include "models/nvmf/nvmf.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/run/run.h"
 #include "tests/cli/run_cli.h"
@@ -131,6 +132,44 @@ TEST(KvNetwork, StepStallWithOverlapIsTheFirstReadOnly) {
   const nlohmann::json r = run(kv_network_config("remote-memory", sets));
   EXPECT_NEAR(step_stall_ns(r, 0), kFirstReadNs + core, 0.01);
   EXPECT_NEAR(step_stall_ns(r, 1), 0.0, 0.001);
+}
+
+// The remote-memory tier's seams on each path, four 4096 B READs (2 layers
+// x 2 steps): staged, each block lands in the GPU host's DRAM and a copy
+// engine reads it out (2 x 16384 B, 4 copies), and a host core spends the
+// post, the reap and the copy's launch and synchronisation on each; the DPU
+// path spends arm_io_ns of an Arm core and no host core; no path spends
+// target core time or carries an NVMe-oF command.
+TEST(KvNetwork, RemoteMemorySeamsPerPath) {
+  const RunConfig base = kv_network_config("remote-memory", {});
+  const host::CpuIoCosts costs = host::cpu_io_costs(base.topology.node("cpu0")->params);
+  const double arm_io_ns =
+      static_cast<double>(nvmf::DpuParams::from(base.topology.node("dpu0")->params).arm_io_ns) /
+      1000.0;
+  for (const char* path : {"remote_staged", "nvmf_gpudirect", "dpu"}) {
+    SCOPED_TRACE(path);
+    std::vector<std::string> sets = one_block_per_layer("7.62939453125e-06");
+    sets.push_back(std::string("scenario.path=") + path);
+    sets.push_back("scenario.measure_reload=false");  // its reload would read NVMe
+    const nlohmann::json r = run(kv_network_config("remote-memory", sets));
+    const nlohmann::json& tier = r["remote"]["memory_tier"];
+    const bool staged = std::string(path) == "remote_staged";
+    const bool dpu = std::string(path) == "dpu";
+    EXPECT_EQ(tier["reads"].get<std::uint64_t>(), 4u);
+    EXPECT_EQ(tier["bytes"].get<std::uint64_t>(), 4u * 4096u);
+    EXPECT_EQ(tier["copies"].get<std::uint64_t>(), staged ? 4u : 0u);
+    EXPECT_EQ(tier["initiator_host_memory_bytes"].get<std::uint64_t>(), staged ? 2u * 16384u : 0u);
+    EXPECT_EQ(tier["target_host_memory_bytes"].get<std::uint64_t>(), 16384u);
+    EXPECT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 0u);
+    double host_ns = static_cast<double>(costs.submit + costs.complete_poll) / 1000.0;
+    if (staged) host_ns += static_cast<double>(costs.copy_launch + costs.copy_sync) / 1000.0;
+    EXPECT_NEAR(tier["host_core_ns_per_read"].get<double>(), dpu ? 0.0 : host_ns, 0.001);
+    EXPECT_NEAR(tier["dpu_core_ns_per_read"].get<double>(), dpu ? arm_io_ns : 0.0, 0.001);
+    // Request and response: 1 + 1 packets per READ of one MTU.
+    EXPECT_EQ(tier["packets"].get<std::uint64_t>(), 8u);
+    // 42 B (headers and RETH) and 4126 B (headers, AETH and the block) a READ.
+    EXPECT_EQ(tier["wire_bytes"].get<std::uint64_t>(), 4u * (42u + 4126u));
+  }
 }
 
 // Refusals, through the program (exit code 2 and the field's JSON path).
