@@ -11,8 +11,10 @@
 #include "models/nvme/ssd_params.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/workload/kv_models.h"
+#include "sim/system/workload/kv_network.h"
 #include "sim/system/workload/kv_requests.h"
 #include "sim/system/workload/kv_traces.h"
+#include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
@@ -137,6 +139,7 @@ KvShape kv_shape(const RunConfig& config) {
   const std::uint64_t slot = round_up(k.block_bytes, kPage);
   k.nvme_blocks = nvme > 0 ? static_cast<std::uint64_t>(nvme * kGiB) / k.block_bytes
                            : ssd_capacity_bytes(config) / slot;
+  k.remote_blocks = static_cast<std::uint64_t>(s.remote_kv_gib * kGiB) / k.block_bytes;
   return k;
 }
 
@@ -210,7 +213,8 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
     throw ConfigError(file, "$.nvme_kv_gib", fmt::format("{}", s.nvme_kv_gib),
                       fmt::format("the SSDs hold {} B", ssd_capacity_bytes(config)));
   }
-  const std::uint64_t room = (lru ? 0 : k.hbm_blocks - tails) + k.dram_blocks + k.nvme_blocks;
+  const std::uint64_t room =
+      (lru ? 0 : k.hbm_blocks - tails) + k.dram_blocks + k.remote_blocks + k.nvme_blocks;
   if (room < all_blocks) {
     throw ConfigError(file, "$.context_tokens", std::to_string(k.context),
                       fmt::format("{} full KV blocks by the end of decoding, but the tiers hold {} "
@@ -225,6 +229,7 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
                                   "1): {} blocks besides the {} last blocks",
                                   prefetch + 1, (prefetch + 1) * per_layer, tails));
   }
+  check_kv_network(config, k);
   if (k.dram_blocks > 0 && config.topology.nodes_of_kind("host_memory").empty()) {
     throw ConfigError(file, "$.host_kv_gib", fmt::format("{}", s.host_kv_gib),
                       "a DRAM tier needs a host_memory node in the topology");
@@ -295,6 +300,7 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
   stalls_.assign(shape_.steps, 0);
   dram_step_bytes_.assign(shape_.steps, 0);
   nvme_step_bytes_.assign(shape_.steps, 0);
+  remote_step_bytes_.assign(shape_.steps, 0);
   token_failed_.assign(shape_.steps * shape_.batch, false);
   request_ttfts_ = kv_request_ttfts(config);
   prefill_ = *std::max_element(request_ttfts_.begin(), request_ttfts_.end());
@@ -376,17 +382,7 @@ void KvCacheWorkload::place_blocks() {
   }
   for (const auto& [l, b, j] : order) {
     const auto id = static_cast<std::uint32_t>(blocks_.size());
-    const std::uint64_t tier_blocks[3] = {lru_ ? 0 : k.hbm_blocks - tails, k.dram_blocks,
-                                          k.nvme_blocks};
-    std::uint64_t* used[3] = {&hbm_used_, &dram_used_, &nvme_used_};
-    Block block{kNvme, 0, -1};
-    for (int t = 0; t < 3; ++t) {
-      if (*used[t] < tier_blocks[t]) {
-        block.tier = static_cast<Tier>(t);
-        block.home = (*used[t])++;
-        break;
-      }
-    }
+    Block block = place_in_tiers(kHbm);
     ++initial_tier_blocks_[block.tier];
     if (lru_ && !free_slots_.empty()) {
       const std::uint32_t slot = free_slots_.back();
@@ -401,21 +397,28 @@ void KvCacheWorkload::place_blocks() {
   blocks_by_layer_ = std::move(placed);
 }
 
-std::uint64_t KvCacheWorkload::new_block(Tier preferred) {
+KvCacheWorkload::Block KvCacheWorkload::place_in_tiers(Tier preferred) {
   const KvShape& k = shape_;
   const std::uint64_t tails = k.batch * k.layers;
-  const std::uint64_t tier_blocks[3] = {lru_ ? 0 : k.hbm_blocks - tails, k.dram_blocks,
-                                        k.nvme_blocks};
-  std::uint64_t* used[3] = {&hbm_used_, &dram_used_, &nvme_used_};
+  constexpr Tier kOrder[4] = {kHbm, kDram, kRemoteMemory, kNvme};
+  const std::uint64_t tier_blocks[4] = {lru_ ? 0 : k.hbm_blocks - tails, k.dram_blocks,
+                                        k.nvme_blocks, k.remote_blocks};
+  std::uint64_t* used[4] = {&hbm_used_, &dram_used_, &nvme_used_, &remote_used_};
   Block block{kNvme, 0, -1};
-  for (int t = preferred; t < 3; ++t) {
+  const int first = preferred == kHbm ? 0 : 1;
+  for (int i = first; i < 4; ++i) {
+    const Tier t = kOrder[i];
     if (*used[t] < tier_blocks[t]) {
-      block.tier = static_cast<Tier>(t);
+      block.tier = t;
       block.home = (*used[t])++;
       break;
     }
   }
-  blocks_.push_back(block);
+  return block;
+}
+
+std::uint64_t KvCacheWorkload::new_block(Tier preferred) {
+  blocks_.push_back(place_in_tiers(preferred));
   return blocks_.size() - 1;
 }
 
@@ -525,6 +528,16 @@ void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64
     return;
   }
   const std::uint32_t issuer = next_issuer_++ % threads_;
+  if (block.tier == kRemoteMemory) {
+    // One RDMA READ of the block from the storage host's DRAM.
+    static_cast<RemoteIoPath&>(io()).read_memory(block.home * slot_bytes_, len, dest, issuer,
+                                                 [this, g, step, len] {
+                                                   bytes_from_remote_ += len;
+                                                   remote_step_bytes_[step] += len;
+                                                   fetch_done(g);
+                                                 });
+    return;
+  }
   read_nvme(block.home, dest, issuer, len,
             [this, g, id, seq, step](std::uint64_t bytes, bool failed) {
               bytes_from_nvme_ += bytes;
@@ -1049,6 +1062,25 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
       {"request", lookup_ > 0 ? "key" : "lba"},
       {"requests", request_figures()},
   };
+  if (is_remote_path(config_)) {
+    // The network tiers: the NVMe tier on the storage host's SSDs (read
+    // through NVMe-oF) and the remote-memory tier in its DRAM (RDMA READs);
+    // their seams are in the remote section.
+    nlohmann::json per_step = nlohmann::json::array();
+    for (std::uint64_t s = 0; s < k.steps; ++s) {
+      per_step.push_back(nvme_step_bytes_[s] + remote_step_bytes_[s]);
+    }
+    const auto& path = static_cast<const RemoteIoPath&>(io());
+    out["kv_cache"]["network_tier"] = {
+        {"nvme", "remote"},
+        {"remote_memory_blocks", k.remote_blocks},
+        {"initial_remote_memory_blocks", initial_tier_blocks_[kRemoteMemory]},
+        {"remote_memory_to_hbm", bytes_from_remote_},
+        {"remote_memory_reads", path.memory_reads()},
+        {"remote_memory_read_mean_ns", path.memory_read_mean_ns()},
+        {"remote_nvme_to_hbm", bytes_from_nvme_},
+        {"bytes_per_step", per_step}};
+  }
   if (lookup_ > 0) {
     out["kv_cache"]["key_commands"] = key_commands_;
     out["kv_cache"]["lookup_ns"] = round_to(ps_to_ns(lookup_), 0.001);

@@ -61,6 +61,7 @@ struct KvShape {
   std::uint64_t hbm_blocks;   // tier capacities in blocks
   std::uint64_t dram_blocks;
   std::uint64_t nvme_blocks;
+  std::uint64_t remote_blocks;  // remote-memory tier (remote paths)
   std::uint64_t gqa_group;
   std::uint64_t kv_heads, head_dim, dtype_bytes;
   double params;      // model weights (count), for the roofline and prefill
@@ -91,10 +92,15 @@ class KvCacheWorkload : public PathWorkload {
   nlohmann::json summary(Picoseconds elapsed) const override;
   nlohmann::json sections(Picoseconds elapsed) const override;
 
-  enum Tier : std::uint8_t { kHbm = 0, kDram = 1, kNvme = 2 };
+  // Placement order: HBM, DRAM, remote memory, NVMe (local or remote).
+  enum Tier : std::uint8_t { kHbm = 0, kDram = 1, kNvme = 2, kRemoteMemory = 3 };
   // Bytes read into HBM from DRAM and NVMe in each decode step.
   const std::vector<std::uint64_t>& dram_bytes_per_step() const { return dram_step_bytes_; }
   const std::vector<std::uint64_t>& nvme_bytes_per_step() const { return nvme_step_bytes_; }
+  // Bytes read into HBM from the remote-memory tier in each decode step.
+  const std::vector<std::uint64_t>& remote_memory_bytes_per_step() const {
+    return remote_step_bytes_;
+  }
   const std::vector<Picoseconds>& step_times() const { return step_times_; }
   const std::vector<Picoseconds>& stalls() const { return stalls_; }
   Picoseconds reload_dram() const { return reload_dram_; }
@@ -185,7 +191,10 @@ class KvCacheWorkload : public PathWorkload {
 
   std::vector<Block> blocks_;
   std::vector<std::vector<std::uint32_t>> blocks_by_layer_;  // [layer * batch + seq] -> blocks
-  std::uint64_t hbm_used_ = 0, dram_used_ = 0, nvme_used_ = 0;
+  std::uint64_t hbm_used_ = 0, dram_used_ = 0, nvme_used_ = 0, remote_used_ = 0;
+  // The first tier with room from `preferred` on, in placement order, and
+  // its next home; kNvme with home 0 when every tier is full.
+  Block place_in_tiers(Tier preferred);
   std::uint64_t cache_slots_ = 0;  // lru
   std::uint64_t hbm_base_ = 0;     // pinned HBM blocks (pin) or cache slots (lru)
   std::uint64_t staging_base_ = 0;
@@ -205,14 +214,15 @@ class KvCacheWorkload : public PathWorkload {
   Picoseconds previous_end_ = 0;  // when the last layer finished computing
   std::uint64_t computed_ = 0;    // layers finished
   std::vector<Picoseconds> step_times_, stalls_;
-  std::vector<std::uint64_t> dram_step_bytes_, nvme_step_bytes_;
+  std::vector<std::uint64_t> dram_step_bytes_, nvme_step_bytes_, remote_step_bytes_;
+  std::uint64_t bytes_from_remote_ = 0;
   Picoseconds step_started_ = 0;
   Picoseconds stall_ = 0;
   std::uint64_t bytes_from_dram_ = 0, bytes_from_nvme_ = 0;
   std::uint64_t bytes_to_dram_ = 0, bytes_to_nvme_ = 0;
   std::uint64_t hbm_attention_bytes_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0;
-  std::uint64_t initial_tier_blocks_[3] = {0, 0, 0};
+  std::uint64_t initial_tier_blocks_[4] = {0, 0, 0, 0};
   std::uint64_t outstanding_writes_ = 0;
   Picoseconds decode_end_ = 0;
   Picoseconds reload_dram_ = 0, reload_nvme_ = 0;

@@ -87,10 +87,10 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                : s.path == IoPathKind::nvmf_gpudirect ? nvmf::RemotePath::nvmf_gpudirect
                                                       : nvmf::RemotePath::dpu;
   if (s.kind != ScenarioKind::microbenchmark && s.kind != ScenarioKind::gather &&
-      s.kind != ScenarioKind::graph) {
+      s.kind != ScenarioKind::graph && s.kind != ScenarioKind::kv_cache) {
     throw ConfigError(file, "$.path", path_name,
-                      "the remote paths run the microbenchmark, gather and graph kinds; this "
-                      "scenario is a " +
+                      "the remote paths run the microbenchmark, gather, graph and kv_cache kinds; "
+                      "this scenario is a " +
                           enum_name(s.kind));
   }
   if (s.kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead &&
@@ -583,8 +583,8 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
        {{"initiator_nic", nic_json(*initiator_nic_, topo.nodes[route_.initiator].id)},
         {"target_nic", nic_json(*target_nic_, topo.nodes[route_.target_nic].id)}}},
       // Core time per completed I/O.
-      {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy, ios)},
-      {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy, ios) : 0.0},
+      {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy - memory_.core_ps, ios)},
+      {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy - memory_.core_ps, ios) : 0.0},
       {"target_core_ns_per_io", target.value("core_time_per_io_ns", 0.0)},
       {"target_cores_busy_ns", target.value("busy_ns", 0.0)},
       // One I/O's time by hop (means): the two network exchanges split into
@@ -607,6 +607,7 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
        switch_ ? static_cast<double>(switch_->max_queued_ps()) / 1000.0 : 0.0},
       {"nvmf_target", target},
       {"nvmf_target_stages", target_stages}};
+  if (memory_.reads > 0) remote["memory_tier"] = memory_tier_json();
   nlohmann::json out = {{"remote", remote}};
   if (!dpu) {
     nlohmann::json cpu = cores_.statistics(elapsed);

@@ -26,6 +26,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,6 +100,17 @@ class RemoteIoPath : public Component, public IoPath {
 
   const RemoteRoute& route() const { return route_; }
 
+  // The remote-memory tier (remote_memory_read.cpp): one RDMA READ of
+  // `bytes` at `remote_address` of the storage host's registered DRAM into
+  // `dest` (GPU memory), posted for `issuer` by the initiator's host core or
+  // Arm core; no target core and no SSD. `done` runs once the requester
+  // knows the data is in GPU memory.
+  void read_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t dest,
+                   std::uint32_t issuer, std::function<void()> done);
+  std::uint64_t memory_reads() const { return memory_.reads; }
+  // Mean time of one remote-memory read, from its request to its delivery (ns).
+  double memory_read_mean_ns() const;
+
  private:
   enum Stage : int {
     kRequested = 0,
@@ -140,6 +153,25 @@ class RemoteIoPath : public Component, public IoPath {
   Picoseconds pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
                         bool reads_payload, const nic::RdmaNic& receiver) const;
 
+  // remote-memory tier: the READ's exchange once posted, its completion on
+  // the initiator, its delivery to the requester; the seams of all reads.
+  struct MemoryRead {
+    std::uint64_t remote_address, bytes, dest, staging;
+    std::uint32_t core;
+    Picoseconds requested, posted;
+    std::function<void()> done;
+  };
+  struct MemoryTierSeams {
+    std::uint64_t reads = 0, bytes = 0, initiator_memory_bytes = 0, copies = 0;
+    std::uint64_t redirected = 0, packets = 0, wire_bytes = 0;
+    Picoseconds core_ps = 0, network_ps = 0, pcie_ps = 0, exchange_ps = 0, latency_ps = 0;
+  };
+  void post_memory_read(std::shared_ptr<MemoryRead> read);
+  void memory_read_in(std::shared_ptr<MemoryRead> read);
+  void memory_read_delivered(std::shared_ptr<MemoryRead> read);
+  std::uint64_t memory_staging(std::uint64_t bytes);
+  nlohmann::json memory_tier_json() const;
+
   const RunConfig& config_;
   Machine& machine_;
   RemoteRoute route_;
@@ -180,6 +212,9 @@ class RemoteIoPath : public Component, public IoPath {
   // Per switch output port (0: towards the initiator, 1: towards the target).
   std::uint64_t port_packets_[2] = {0, 0};
   std::uint64_t port_bytes_[2] = {0, 0};
+  MemoryTierSeams memory_;
+  // Staging buffers of remote-memory reads (remote_staged), free by size.
+  std::map<std::uint64_t, std::vector<std::uint64_t>> memory_staging_free_;
 };
 
 }  // namespace gpunvme

@@ -115,6 +115,7 @@ class PathWorkload : public Component, public Workload {
   virtual void begin() = 0;
   void done();
   IoPath& io() { return *io_; }
+  const IoPath& io() const { return *io_; }
   // When begin() ran and when done() did.
   Picoseconds began_at() const { return began_at_; }
   Picoseconds done_at() const { return done_at_; }
