@@ -41,8 +41,6 @@ bool RdmaNic::reads_payload(const RdmaMessage& message) const {
 
 SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
                               network::NetworkLink& link, int direction) {
-  const auto& link_params = link.params();
-  const auto mtu = static_cast<std::uint32_t>(link_params.mtu_bytes);
   const Picoseconds one_way = params_.host_read_ns / 2;
   const bool inline_payload = message.bytes > 0 && !reads_payload(message) &&
                               message.op != RdmaOp::rdma_read_request && message.op != RdmaOp::ack;
@@ -58,6 +56,22 @@ SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
     ready += params_.host_read_ns;
     sent.dma_read_bytes += wqe + (inline_payload ? message.bytes : 0);
   }
+  send(sent, ready, message, link, direction);
+  return sent;
+}
+
+SentMessage RdmaNic::originate(Picoseconds ready, const RdmaMessage& message,
+                               network::NetworkLink& link, int direction) {
+  SentMessage sent;
+  sent.posted = ready;
+  send(sent, ready, message, link, direction);
+  return sent;
+}
+
+void RdmaNic::send(SentMessage& sent, Picoseconds ready, const RdmaMessage& message,
+                   network::NetworkLink& link, int direction) {
+  const auto& link_params = link.params();
+  const auto mtu = static_cast<std::uint32_t>(link_params.mtu_bytes);
   const auto slot = static_cast<Picoseconds>(std::llround(1e6 / params_.message_rate_mpps));
   sent.processing = rate_.book(ready, slot).start;
   ready = sent.processing + params_.pipeline_ns;
@@ -74,7 +88,7 @@ SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
     ready += params_.host_read_ns;  // the first read completion
   }
 
-  const std::uint64_t count = network::packet_count(message.bytes, mtu);
+  const std::uint64_t count = network::message_packets(message.op, message.bytes, mtu);
   sent.packets.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     Picoseconds packet_ready = ready;
@@ -89,7 +103,6 @@ SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
     sent.wire_bytes += wire;
     sent.packets.push_back(link.transmit(direction, packet_ready, wire));
   }
-  return sent;
 }
 
 DeliveredMessage RdmaNic::receive(const std::vector<Picoseconds>& tail_arrivals,

@@ -80,6 +80,12 @@ class RdmaNic {
   // Sends `message` posted at `posted` onto `link` in `direction`.
   SentMessage transmit(Picoseconds posted, const RdmaMessage& message, network::NetworkLink& link,
                        int direction);
+  // Sends a message the NIC starts itself at `ready`: the response to an
+  // RDMA READ request whose last bit reached its port then, or a transfer of
+  // a target offloaded to it. No doorbell or WQE fetch; the rate slot,
+  // pipeline, translation and payload reads are those of transmit().
+  SentMessage originate(Picoseconds ready, const RdmaMessage& message, network::NetworkLink& link,
+                        int direction);
   // Receives the packets of a message (their last bits' arrival times at
   // this NIC's port, in order) into `message`'s buffer.
   DeliveredMessage receive(const std::vector<Picoseconds>& tail_arrivals,
@@ -91,6 +97,10 @@ class RdmaNic {
 
  private:
   bool reads_payload(const RdmaMessage& message) const;
+  // From the moment the NIC has the work request: rate slot, pipeline,
+  // translation, payload reads and packets onto the link.
+  void send(SentMessage& sent, Picoseconds ready, const RdmaMessage& message,
+            network::NetworkLink& link, int direction);
 
   RdmaNicParams params_;
   NextFreeServer rate_;       // message-rate slots
