@@ -19,7 +19,8 @@
 // network links and switch (each direction and output port a server shared
 // by all I/Os), the target's NIC, the target's cores and the real SSD model
 // of the storage host, driven by the NVMe-oF target (a CpuInitiatedPath in
-// Target mode whose SSD DMAs into the storage host's memory). The NICs' own
+// Target mode whose SSD DMAs into the storage host's memory, or the DPU's
+// for a target on a DPU). The NICs' own
 // DMA is timed by the rdma_nic model (host_read_ns, host_dma_gbps); the PCIe
 // tree is consulted for whether that DMA may reach the GPU, and redirected
 // transfers are counted.
