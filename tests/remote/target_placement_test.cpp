@@ -168,6 +168,18 @@ TEST(TargetPlacement, AReadRequestIsOnePacketWhateverItsLength) {
   EXPECT_EQ(network::message_packets(network::RdmaOp::rdma_read_response, 16384, 4096), 4u);
 }
 
+TEST(TargetPlacement, AWritesReadOfGpuMemoryIsRedirectedLikeARead) {
+  // ACS sends the NIC's peer-to-peer reads of GPU memory up as it does its
+  // writes: one in-capsule write and one RDMA READ response, one each.
+  for (const char* bs : {"4096", "16384"}) {
+    SCOPED_TRACE(bs);
+    const nlohmann::json r =
+        one_io("target1", "randwrite",
+               {std::string("scenario.bs=") + bs, "topology.nodes.sw0.acs_request_redirect=true"});
+    EXPECT_EQ(r["remote"]["redirected_transfers"].get<std::uint64_t>(), 1u);
+  }
+}
+
 TEST(TargetPlacement, StagedWritesCopyToHostMemoryFirst) {
   const nlohmann::json r = one_io("target1", "randwrite", {"scenario.path=remote_staged"});
   ASSERT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 1u);

@@ -470,7 +470,11 @@ void RemoteIoPath::send_command(std::uint32_t r) {
           : nic::RdmaMessage{network::RdmaOp::send, capsule, kInitiatorCapsules, 0};
   if (with_data) {
     ++writes_in_capsule_;
-    if (route_.path == nvmf::RemotePath::remote_staged) initiator_memory_bytes_ += bytes;
+    if (route_.path == nvmf::RemotePath::remote_staged) {
+      initiator_memory_bytes_ += bytes;
+    } else if (route_.redirected) {
+      ++redirected_transfers_;  // the NIC's read of GPU memory is sent up by ACS
+    }
   }
   const nic::SentMessage sent =
       initiator_nic_->transmit(now(), command, *to_target_.cable, to_target_.side);
