@@ -16,6 +16,11 @@ std::uint64_t packet_count(std::uint64_t payload, std::uint32_t mtu) {
   return payload == 0 ? 1 : (payload + mtu - 1) / mtu;
 }
 
+std::uint64_t message_packets(RdmaOp op, std::uint64_t payload, std::uint32_t mtu) {
+  if (op == RdmaOp::rdma_read_request || op == RdmaOp::ack) return 1;
+  return packet_count(payload, mtu);
+}
+
 std::uint32_t packet_payload(std::uint64_t payload, std::uint32_t mtu, std::uint64_t index) {
   const std::uint64_t before = index * mtu;
   if (before >= payload) return 0;
@@ -24,7 +29,7 @@ std::uint32_t packet_payload(std::uint64_t payload, std::uint32_t mtu, std::uint
 
 std::uint64_t packet_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
                                 std::uint32_t mtu, std::uint64_t index) {
-  const std::uint64_t count = packet_count(payload, mtu);
+  const std::uint64_t count = message_packets(op, payload, mtu);
   const bool first = index == 0;
   const bool last = index + 1 == count;
   std::uint64_t extended = 0;
@@ -47,7 +52,7 @@ std::uint64_t packet_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64
 std::uint64_t message_wire_bytes(NetworkProtocol protocol, RdmaOp op, std::uint64_t payload,
                                  std::uint32_t mtu) {
   std::uint64_t total = 0;
-  const std::uint64_t count = packet_count(payload, mtu);
+  const std::uint64_t count = message_packets(op, payload, mtu);
   for (std::uint64_t i = 0; i < count; ++i) {
     total += packet_wire_bytes(protocol, op, payload, mtu, i);
   }

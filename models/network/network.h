@@ -40,6 +40,9 @@ inline constexpr std::uint32_t kAethBytes = 4;
 std::uint32_t header_bytes(NetworkProtocol protocol);
 // Packets a message of `payload` bytes takes (at least one).
 std::uint64_t packet_count(std::uint64_t payload, std::uint32_t mtu);
+// Packets of one message: an RDMA READ request or an ACK is one packet
+// whatever length it names; other messages carry `payload` in MTU pieces.
+std::uint64_t message_packets(RdmaOp op, std::uint64_t payload, std::uint32_t mtu);
 // Payload of packet `index` of such a message.
 std::uint32_t packet_payload(std::uint64_t payload, std::uint32_t mtu, std::uint64_t index);
 // Bytes on the wire of packet `index`: payload, framing and extended headers.

@@ -56,20 +56,20 @@ SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
     ready += params_.host_read_ns;
     sent.dma_read_bytes += wqe + (inline_payload ? message.bytes : 0);
   }
-  send(ready, message, link, direction, sent);
+  send(sent, ready, message, link, direction);
   return sent;
 }
 
-SentMessage RdmaNic::respond(Picoseconds request_processed, const RdmaMessage& message,
-                             network::NetworkLink& link, int direction) {
+SentMessage RdmaNic::originate(Picoseconds ready, const RdmaMessage& message,
+                               network::NetworkLink& link, int direction) {
   SentMessage sent;
-  sent.posted = request_processed;
-  send(request_processed, message, link, direction, sent);
+  sent.posted = ready;
+  send(sent, ready, message, link, direction);
   return sent;
 }
 
-void RdmaNic::send(Picoseconds ready, const RdmaMessage& message, network::NetworkLink& link,
-                   int direction, SentMessage& sent) {
+void RdmaNic::send(SentMessage& sent, Picoseconds ready, const RdmaMessage& message,
+                   network::NetworkLink& link, int direction) {
   const auto& link_params = link.params();
   const auto mtu = static_cast<std::uint32_t>(link_params.mtu_bytes);
   const auto slot = static_cast<Picoseconds>(std::llround(1e6 / params_.message_rate_mpps));
@@ -88,7 +88,7 @@ void RdmaNic::send(Picoseconds ready, const RdmaMessage& message, network::Netwo
     ready += params_.host_read_ns;  // the first read completion
   }
 
-  const std::uint64_t count = network::packet_count(message.bytes, mtu);
+  const std::uint64_t count = network::message_packets(message.op, message.bytes, mtu);
   sent.packets.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     Picoseconds packet_ready = ready;

@@ -80,13 +80,12 @@ class RdmaNic {
   // Sends `message` posted at `posted` onto `link` in `direction`.
   SentMessage transmit(Picoseconds posted, const RdmaMessage& message, network::NetworkLink& link,
                        int direction);
-  // Sends the response to an RDMA READ request this NIC has processed by
-  // `request_processed` (the request's tail arrival plus pipeline_ns): the
-  // responder builds it itself, so no doorbell and no WQE fetch; then a
-  // message-rate slot and the payload read from `message`'s buffer as for
-  // transmit.
-  SentMessage respond(Picoseconds request_processed, const RdmaMessage& message,
-                      network::NetworkLink& link, int direction);
+  // Sends a message the NIC starts itself at `ready`: the response to an
+  // RDMA READ request whose last bit reached its port then, or a transfer of
+  // a target offloaded to it. No doorbell or WQE fetch; the rate slot,
+  // pipeline, translation and payload reads are those of transmit().
+  SentMessage originate(Picoseconds ready, const RdmaMessage& message, network::NetworkLink& link,
+                        int direction);
   // Receives the packets of a message (their last bits' arrival times at
   // this NIC's port, in order) into `message`'s buffer.
   DeliveredMessage receive(const std::vector<Picoseconds>& tail_arrivals,
@@ -98,10 +97,10 @@ class RdmaNic {
 
  private:
   bool reads_payload(const RdmaMessage& message) const;
-  // From the work request in hand at `ready`: the rate slot, processing,
-  // translation, payload reads and the packets on `link`.
-  void send(Picoseconds ready, const RdmaMessage& message, network::NetworkLink& link,
-            int direction, SentMessage& sent);
+  // From the moment the NIC has the work request: rate slot, pipeline,
+  // translation, payload reads and packets onto the link.
+  void send(SentMessage& sent, Picoseconds ready, const RdmaMessage& message,
+            network::NetworkLink& link, int direction);
 
   RdmaNicParams params_;
   NextFreeServer rate_;       // message-rate slots

@@ -26,7 +26,8 @@ DpuParams DpuParams::from(const ParamValues& values) {
 const ComponentSpec& nvmf_target_spec() {
   static const ComponentSpec spec{
       "nvmf_target",
-      "An NVMe-oF RDMA target on host cores (SPDK-like): per-I/O core time, in-capsule data.",
+      "An NVMe-oF RDMA target on host cores (SPDK-like), a DPU's Arm cores or offloaded to the "
+      "NIC: per-I/O time, in-capsule data.",
       {
 #define GPUNVME_PARAM GPUNVME_PARAM_SPEC
 #include "models/nvmf/nvmf_target_params.def"

@@ -7,10 +7,12 @@
 // command capsule up to in_capsule_data_bytes; beyond that the target RDMA
 // READs it from the initiator's buffer (NVMe-oF 1.1, RDMA transport binding).
 //
-// The target runs on host cores (nvmf_target) or on a DPU's Arm cores (dpu);
-// either is a set of next-available-time cores that each I/O books once.
+// The target runs on host cores, on a DPU's Arm cores or in the RDMA NIC
+// (nvmf_target placement); each is a set of next-available-time servers
+// that each I/O books once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +29,9 @@ inline constexpr std::uint64_t kResponseCapsuleBytes = 16;  // the CQE
 // Memory keys from this one up name the capsule rings and the target's
 // buffers in remote_read; callers' buffers use keys below it.
 inline constexpr std::uint32_t kReservedMemoryKeys = 0xFFFFFF00u;
+
+// Where an NVMe-oF target runs (nvmf_target placement).
+GPUNVME_ENUM(TargetPlacement, host_cpu, dpu, nic_offload)
 
 struct NvmfTargetParams {
 #define GPUNVME_PARAM GPUNVME_PARAM_MEMBER
@@ -50,6 +55,18 @@ const ComponentSpec& dpu_node_spec();
 // Every kind of the network and remote-storage models (network links and
 // switches, the RDMA NIC, the NVMe-oF target, the DPU), for `describe`.
 std::vector<ComponentSpec> remote_storage_specs();
+
+// What runs a target's side of each I/O and where its SSD queues and data
+// buffers live: host cores and host memory, a DPU's Arm cores and memory, or
+// an offloading NIC (its command contexts) with host memory.
+struct TargetSite {
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  TargetPlacement placement = TargetPlacement::host_cpu;
+  std::int64_t servers = 1;        // cores, Arm cores or the offload's command contexts
+  Picoseconds io_time = 0;         // one I/O's time on one of them
+  std::size_t mmio_node = npos;    // writes SSD doorbells (npos: the storage host's cpu)
+  std::size_t memory_node = npos;  // holds SSD queues and data buffers (npos: host memory)
+};
 
 // Bytes of a command capsule: the SQE, plus the data of a write that fits in it.
 std::uint64_t command_capsule_bytes(bool write, std::uint64_t bytes,

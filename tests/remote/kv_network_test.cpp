@@ -65,7 +65,7 @@ TEST(KvNetwork, ReadResponseSkipsTheDoorbellAndWqeFetch) {
   const nic::RdmaMessage response{network::RdmaOp::rdma_read_response, 8192, 3, 0};
   nic::RdmaNic responder(test::hand_worked_nic(16));
   network::NetworkLink responder_cable(cable);
-  const nic::SentMessage sent = responder.respond(ns_to_ps(1000.0), response, responder_cable, 0);
+  const nic::SentMessage sent = responder.originate(ns_to_ps(1000.0), response, responder_cable, 0);
   ASSERT_EQ(sent.packets.size(), 2u);
   EXPECT_EQ(sent.packets[0].start, ns_to_ps(2334.235));
   EXPECT_EQ(sent.packets[1].start, ns_to_ps(2416.755));

@@ -175,8 +175,9 @@ TEST(RemoteRun, BadNodesAndMissingPiecesAreConfigErrors) {
             "joins host \"gpu_host\" (sw0) and host \"storage_host\" (nic0)"},
            {"--set scenario.path=gds",
             "$.ssds[0] = \"ssd0\": no path between gpu0 and ssd0 over PCIe"},
-           {"--set scenario.rw=randwrite", "$.rw = \"randwrite\": the remote paths read"},
-           {"--set topology.nodes.target1.host=gpu_host",
+           {"--set topology.nodes.target1.host=gpu_host"
+            " --set topology.nodes.target1_dpu.host=gpu_host"
+            " --set topology.nodes.target1_offload.host=gpu_host",
             "needs an rdma_nic and an nvmf_target node"},
            {"--set topology.nodes.nic0.frobnicate=1", "frobnicate"},
        }) {

@@ -37,7 +37,7 @@ std::size_t cpu_node_for(const RunConfig& config, const Machine& machine, std::s
 
 CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config,
                                    Machine& machine, Mode mode, std::uint64_t max_io_bytes,
-                                   const nvmf::NvmfTargetParams* target)
+                                   const nvmf::TargetSite* target)
     : Component(name, ParamValues{}),
       config_(config),
       machine_(machine),
@@ -66,12 +66,16 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
   const NodeConfig& cpu = machine.topology().nodes[cpu_node_];
   costs_ = host::cpu_io_costs(cpu.params);
   cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
+  mmio_node_ = cpu_node_;
   if (mode == Mode::Target) {
-    // SPDK's poll groups: one figure of core time per I/O, polled.
+    // SPDK's poll groups (or the DPU's, or the NIC's contexts): one figure
+    // of time per I/O, polled.
     costs_ = host::CpuIoCosts{};
-    costs_.submit = target->io_ns / 2;
-    costs_.complete_poll = target->io_ns - target->io_ns / 2;
-    cores_ = host::CpuCores(static_cast<std::uint32_t>(target->cores));
+    costs_.submit = target->io_time / 2;
+    costs_.complete_poll = target->io_time - target->io_time / 2;
+    cores_ = host::CpuCores(static_cast<std::uint32_t>(target->servers));
+    if (target->mmio_node != nvmf::TargetSite::npos) mmio_node_ = target->mmio_node;
+    if (target->memory_node != nvmf::TargetSite::npos) memory_node_ = target->memory_node;
   }
   core_state_.resize(cores_.size());
   for (Core& c : core_state_) {
@@ -128,7 +132,7 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
     if (shared == nullptr) {
       own_drivers_.push_back(std::make_unique<host::NvmeDriver>(
           fmt::format("{}_host_driver", ssd.id()).c_str(), ssd, machine_.fabric(),
-          machine_.memory(), cpu_node_, memory_node_, &gpu_));
+          machine_.memory(), mmio_node_, memory_node_, &gpu_));
     }
     drivers_.push_back(shared != nullptr ? shared : own_drivers_.back().get());
     host::NvmeDriver& driver = *drivers_.back();
@@ -370,7 +374,7 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
       q.published = published;
       const std::uint32_t tail = published % q.entries;
       ++doorbells_;
-      machine_.fabric().write(cpu_node_, q.sq_doorbell, 4, &tail, nullptr);
+      machine_.fabric().write(mmio_node_, q.sq_doorbell, 4, &tail, nullptr);
     }
   });
 }
@@ -518,7 +522,7 @@ void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
     if (count > 0) {
       const std::uint32_t head = queue.cq_head % queue.entries;
       ++doorbells_;
-      machine_.fabric().write(cpu_node_, queue.cq_doorbell, 4, &head, nullptr);
+      machine_.fabric().write(mmio_node_, queue.cq_doorbell, 4, &head, nullptr);
     }
     for (const auto& [r, status] : finished) after_reap(r, status);
     queue.reap_scheduled = false;

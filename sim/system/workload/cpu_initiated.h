@@ -49,17 +49,18 @@ namespace gpunvme {
 
 class CpuInitiatedPath : public Component, public IoPath {
  public:
-  // Target: an NVMe-oF target's side of a remote read (remote_io_path.h):
-  // the SSD DMAs into the storage host's memory, where the target's NIC
-  // reads it; the target's cores, polling, pay its per-I/O core time, half
-  // at submission and half at completion, and requests come from the network
-  // (never from a GPU).
+  // Target: an NVMe-oF target's side of a remote I/O (remote_io_path.h):
+  // the SSD moves the data between its flash and the target's buffers
+  // (storage host memory, or the DPU's), where the target's NIC reads or
+  // wrote it; the target's servers (host or Arm cores polling, or the
+  // offloading NIC's command contexts) pay its per-I/O time, half at
+  // submission and half at completion (no published split; an even one
+  // assumed), and requests come from the network (never from a GPU).
   enum class Mode { Gds, Bounce, Target };
 
-  // `target` gives the target's cores and costs (Mode::Target only).
+  // `target` gives the target's servers, costs and memory (Mode::Target only).
   CpuInitiatedPath(const sc_core::sc_module_name& name, const RunConfig& config, Machine& machine,
-                   Mode mode, std::uint64_t max_io_bytes,
-                   const nvmf::NvmfTargetParams* target = nullptr);
+                   Mode mode, std::uint64_t max_io_bytes, const nvmf::TargetSite* target = nullptr);
   ~CpuInitiatedPath() override;
 
   void start(std::function<void()> ready) override;
@@ -173,6 +174,8 @@ class CpuInitiatedPath : public Component, public IoPath {
   bool from_gpu_;
   std::size_t cpu_node_;
   std::size_t memory_node_;
+  std::size_t
+      mmio_node_;  // writes SSD doorbells and registers: cpu_node_, or a target's DPU or NIC
   host::CpuIoCosts costs_;
   host::CpuCores cores_;
   std::vector<Core> core_state_;

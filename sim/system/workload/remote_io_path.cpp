@@ -93,12 +93,6 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                       "this scenario is a " +
                           enum_name(s.kind));
   }
-  if (s.kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead &&
-      s.rw != Pattern::Read) {
-    throw ConfigError(file, "$.rw", quoted(enum_name(s.rw)),
-                      "the remote paths read (randread or read); NVMe-oF writes are not modelled "
-                      "in runs");
-  }
   const std::size_t gpu = index_of(topo, s.gpu);
   const std::string& gpu_host = topo.nodes[gpu].host;
   // Every SSD in one storage host, other than the GPU's.
@@ -129,13 +123,53 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                       fmt::format("the GPU's host \"{}\" has no {} node for this path", gpu_host,
                                   initiator_kind));
   }
-  route.target_nic = first_in_host(topo, storage_host, "rdma_nic");
-  route.target = first_in_host(topo, storage_host, "nvmf_target");
+  if (s.nvmf_target.empty()) {
+    route.target = first_in_host(topo, storage_host, "nvmf_target");
+  } else {
+    route.target = index_of(topo, s.nvmf_target);
+    if (route.target == RemoteRoute::npos || topo.nodes[route.target].kind != "nvmf_target" ||
+        topo.nodes[route.target].host != storage_host) {
+      throw ConfigError(
+          file, "$.nvmf_target", quoted(s.nvmf_target),
+          fmt::format("not an nvmf_target node of the SSDs' host \"{}\"", storage_host));
+    }
+  }
+  if (route.target != RemoteRoute::npos) {
+    route.placement = nvmf::NvmfTargetParams::from(topo.nodes[route.target].params).placement;
+  }
+  // A target on a DPU takes its capsules through the DPU's own NIC.
+  const bool target_on_dpu = route.placement == nvmf::TargetPlacement::dpu;
+  route.target_nic = first_in_host(topo, storage_host, target_on_dpu ? "dpu" : "rdma_nic");
+  if (target_on_dpu && route.target_nic == RemoteRoute::npos) {
+    throw ConfigError(
+        topo.file, index_path("$.nodes", route.target) + ".placement", "\"dpu\"",
+        fmt::format("the SSDs' host \"{}\" has no dpu node to run the target", storage_host));
+  }
   if (route.target_nic == RemoteRoute::npos || route.target == RemoteRoute::npos) {
     throw ConfigError(file, "$.ssds[0]", quoted(s.ssds[0]),
                       fmt::format("the SSDs' host \"{}\" needs an rdma_nic and an nvmf_target "
                                   "node to serve remote reads",
                                   storage_host));
+  }
+  if (route.placement != nvmf::TargetPlacement::host_cpu) {
+    // The DPU's or NIC's peer-to-peer traffic with the SSDs (data into the
+    // DPU's memory; the NIC's doorbell writes) obeys the same ACS and IOMMU
+    // rules as any other.
+    const TopologyGraph graph(topo);
+    const pcie::Router router(topo, graph);
+    for (std::size_t k = 0; k < s.ssds.size(); ++k) {
+      const std::size_t ssd = index_of(topo, s.ssds[k]);
+      const pcie::ResolvedPath p = target_on_dpu ? router.resolve(ssd, route.target_nic)
+                                                 : router.resolve(route.target_nic, ssd);
+      if (p.blocked) {
+        throw ConfigError(
+            topo.file, index_path("$.nodes", route.target) + ".placement",
+            quoted(enum_name(route.placement)),
+            fmt::format("{} and {} cannot reach each other peer to peer: {} (topology {} = {})",
+                        s.ssds[k], topo.nodes[route.target_nic].id, p.why_blocked,
+                        p.blocking_setting, p.blocking_value.empty() ? "?" : p.blocking_value));
+      }
+    }
   }
   // The ports are joined by one cable, or by two through one network switch.
   const std::string joined_problem = fmt::format(
@@ -249,9 +283,36 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
   }
   const nvmf::NvmfTargetParams target =
       nvmf::NvmfTargetParams::from(topo.nodes[route_.target].params);
+  in_capsule_data_bytes_ = static_cast<std::uint64_t>(target.in_capsule_data_bytes);
+  site_.placement = route_.placement;
+  switch (route_.placement) {
+    case nvmf::TargetPlacement::host_cpu:
+      site_.servers = target.cores;
+      site_.io_time = target.io_ns;
+      break;
+    case nvmf::TargetPlacement::dpu: {
+      // The DPU's Arm cores run the target; its memory holds the SSD queues
+      // and buffers, and it rings the SSDs' doorbells.
+      const nvmf::DpuParams dpu = nvmf::DpuParams::from(topo.nodes[route_.target_nic].params);
+      site_.servers = dpu.arm_cores;
+      site_.io_time = dpu.arm_io_ns;
+      site_.mmio_node = route_.target_nic;
+      site_.memory_node = route_.target_nic;
+      target_switch_ = dpu.switch_ns;
+      break;
+    }
+    case nvmf::TargetPlacement::nic_offload:
+      // One command context per outstanding command, so the NIC's time per
+      // command is latency; the contexts bound how many are held.
+      site_.servers = target.offload_max_outstanding;
+      site_.io_time = target.offload_command_ns;
+      site_.mmio_node = route_.target_nic;
+      target_contexts_ = static_cast<std::uint64_t>(target.offload_max_outstanding);
+      break;
+  }
   target_ = std::make_unique<CpuInitiatedPath>(fmt::format("{}_nvmf_target", basename()).c_str(),
                                                config, machine, CpuInitiatedPath::Mode::Target,
-                                               max_io_bytes, &target);
+                                               max_io_bytes, &site_);
   gpu_flags_ = gpu_.allocate(std::uint64_t{kFlagWords} * 4, 128);
 }
 
@@ -304,6 +365,9 @@ void RemoteIoPath::noticed(std::uint32_t r) {
   Request& req = requests_[r];
   req.times[kNoticed] = now();
   const std::uint32_t core = req.io.issuer % cores_.size();
+  // remote_staged writes: the data goes from the GPU to the staging buffer
+  // first, a copy the core launches and learns the end of.
+  const bool copy_in = route_.path == nvmf::RemotePath::remote_staged && req.io.write;
   Picoseconds work = 0;
   if (route_.path == nvmf::RemotePath::dpu) {
     work = dpu_.arm_io_ns;
@@ -315,8 +379,38 @@ void RemoteIoPath::noticed(std::uint32_t r) {
       work += costs_.request;
       ledger_.add(host::HostCost::request, costs_.request);
     }
+    if (copy_in) {
+      work += costs_.copy_launch;
+      ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
+    }
   }
-  schedule_at(cores_.book(core, now(), work), [this, r] { send_command(r); });
+  const Picoseconds end = cores_.book(core, now(), work);
+  if (!copy_in) {
+    schedule_at(end, [this, r] { send_command(r); });
+    return;
+  }
+  schedule_at(end, [this, r, core] {
+    ++copies_;
+    const std::uint64_t bytes = io_bytes(requests_[r].io);
+    initiator_memory_bytes_ += bytes;  // the copy engine writes the staging buffer
+    machine_.copy_engine(gpu_.id()).write(staging_buffer(r), bytes, [this, r, core] {
+      ledger_.add(host::HostCost::copy_sync, costs_.copy_sync);
+      schedule_at(cores_.book(core, now(), costs_.copy_sync), [this, r] { send_command(r); });
+    });
+  });
+}
+
+bool RemoteIoPath::data_in_capsule(const BlockIo& io) const {
+  return io.write && io_bytes(io) <= in_capsule_data_bytes_;
+}
+
+std::uint32_t RemoteIoPath::buffer_key() const {
+  return route_.path == nvmf::RemotePath::remote_staged ? kStagingKey : kGpuBufferKey;
+}
+
+std::uint64_t RemoteIoPath::initiator_buffer(std::uint32_t r) {
+  return route_.path == nvmf::RemotePath::remote_staged ? staging_buffer(r)
+                                                        : requests_[r].io.buffer;
 }
 
 std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, const Direction& d) {
@@ -337,10 +431,14 @@ std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, co
 }
 
 Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
-                                    bool reads_payload, const nic::RdmaNic& receiver) const {
+                                    bool reads_payload, const nic::RdmaNic& receiver,
+                                    bool posted) const {
   const nic::RdmaNicParams& s = sender.params();
-  Picoseconds legs = s.host_read_ns / 2;  // doorbell or BlueFlame write
-  if (s.wqe_posting == nic::WqePosting::doorbell) legs += s.host_read_ns;  // WQE fetch
+  Picoseconds legs = 0;
+  if (posted) {
+    legs += s.host_read_ns / 2;  // doorbell or BlueFlame write
+    if (s.wqe_posting == nic::WqePosting::doorbell) legs += s.host_read_ns;  // WQE fetch
+  }
   if (reads_payload) {
     legs += s.host_read_ns;  // first payload read
     if (sent.translation_misses > 0) legs += s.host_read_ns;
@@ -348,54 +446,151 @@ Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentM
   return legs + receiver.params().host_read_ns / 2;  // the last write lands
 }
 
+nic::SentMessage RemoteIoPath::from_target(Picoseconds at, const nic::RdmaMessage& message) {
+  // An offloading NIC starts the target's transfers itself; otherwise the
+  // target's core (or Arm core) posts them.
+  if (site_.placement == nvmf::TargetPlacement::nic_offload) {
+    return target_nic_->originate(at, message, *to_initiator_.cable, to_initiator_.side);
+  }
+  return target_nic_->transmit(at, message, *to_initiator_.cable, to_initiator_.side);
+}
+
 void RemoteIoPath::send_command(std::uint32_t r) {
   Request& req = requests_[r];
   req.times[kSubmitted] = now();
-  const nic::SentMessage sent = initiator_nic_->transmit(
-      now(), {network::RdmaOp::send, nvmf::kCommandCapsuleBytes, kInitiatorCapsules, 0},
-      *to_target_.cable, to_target_.side);
+  // The SQE comes from the capsule ring; a write's in-capsule data from the
+  // initiator's buffer, which the NIC reads (and translates) with it.
+  const std::uint64_t bytes = io_bytes(req.io);
+  const bool with_data = data_in_capsule(req.io);
+  const std::uint64_t capsule =
+      nvmf::command_capsule_bytes(req.io.write, bytes, in_capsule_data_bytes_);
+  const nic::RdmaMessage command =
+      with_data
+          ? nic::RdmaMessage{network::RdmaOp::send, capsule, buffer_key(), initiator_buffer(r)}
+          : nic::RdmaMessage{network::RdmaOp::send, capsule, kInitiatorCapsules, 0};
+  if (with_data) {
+    ++writes_in_capsule_;
+    if (route_.path == nvmf::RemotePath::remote_staged) {
+      initiator_memory_bytes_ += bytes;
+    } else if (route_.redirected) {
+      ++redirected_transfers_;  // the NIC's read of GPU memory is sent up by ACS
+    }
+  }
+  const nic::SentMessage sent =
+      initiator_nic_->transmit(now(), command, *to_target_.cable, to_target_.side);
   const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
-  const nic::DeliveredMessage at_target = target_nic_->receive(
-      tails, {network::RdmaOp::send, nvmf::kCommandCapsuleBytes, kTargetCapsules, 0}, mtu_);
+  const nic::DeliveredMessage at_target =
+      target_nic_->receive(tails, {network::RdmaOp::send, capsule, kTargetCapsules, 0}, mtu_);
   network_ps_ += tails.back() - sent.packets.front().start;
-  const bool reads = nvmf::kCommandCapsuleBytes >
-                     static_cast<std::uint64_t>(initiator_nic_->params().max_inline_bytes);
+  const bool reads =
+      capsule > static_cast<std::uint64_t>(initiator_nic_->params().max_inline_bytes);
   pcie_ps_ += pcie_legs(*initiator_nic_, sent, reads, *target_nic_);
   packets_ += sent.packets.size();
   wire_bytes_ += sent.wire_bytes;
-  schedule_at(at_target.completed, [this, r] {
-    Request& q = requests_[r];
-    q.times[kAtTarget] = now();
-    BlockIo inner = q.io;
-    inner.buffer = 0;  // the target reads into its own buffers
+  schedule_at(at_target.completed, [this, r] { capsule_in(r); });
+}
+
+void RemoteIoPath::capsule_in(std::uint32_t r) {
+  if (target_contexts_ != 0 && target_held_ >= target_contexts_) {
+    ++target_waits_;
+    target_waiting_.push_back(r);
+    return;
+  }
+  ++target_held_;
+  taken(r);
+}
+
+void RemoteIoPath::taken(std::uint32_t r) {
+  const BlockIo& io = requests_[r].io;
+  if (!io.write || data_in_capsule(io)) {
+    to_ssd(r);
+    return;
+  }
+  // The target's NIC RDMA READs the data from the initiator's buffer into a
+  // target buffer; the initiator's NIC answers by itself.
+  ++writes_rdma_read_;
+  const std::uint64_t bytes = io_bytes(io);
+  const nic::SentMessage request =
+      from_target(now(), {network::RdmaOp::rdma_read_request, bytes, kTargetBuffers, 0});
+  const std::vector<Picoseconds> request_tails = arrivals(request, to_initiator_);
+  const nic::SentMessage response = initiator_nic_->originate(
+      request_tails.back(),
+      {network::RdmaOp::rdma_read_response, bytes, buffer_key(), initiator_buffer(r)},
+      *to_target_.cable, to_target_.side);
+  const std::vector<Picoseconds> response_tails = arrivals(response, to_target_);
+  const nic::DeliveredMessage in = target_nic_->receive(
+      response_tails, {network::RdmaOp::rdma_read_response, bytes, kTargetBuffers, 0}, mtu_);
+  if (route_.path == nvmf::RemotePath::remote_staged) initiator_memory_bytes_ += bytes;
+  network_ps_ += (request_tails.back() - request.packets.front().start) +
+                 (response_tails.back() - response.packets.front().start);
+  // The request's posting (none when the NIC starts it), the initiator
+  // NIC's payload read and the data landing in the target's buffer.
+  Picoseconds legs = pcie_legs(*initiator_nic_, response, true, *target_nic_, false);
+  if (site_.placement != nvmf::TargetPlacement::nic_offload) {
+    const nic::RdmaNicParams& t = target_nic_->params();
+    legs += t.host_read_ns / 2;
+    if (t.wqe_posting == nic::WqePosting::doorbell) legs += t.host_read_ns;
+  }
+  pcie_ps_ += legs;
+  packets_ += request.packets.size() + response.packets.size();
+  wire_bytes_ += request.wire_bytes + response.wire_bytes;
+  if (route_.redirected && route_.path != nvmf::RemotePath::remote_staged) {
+    ++redirected_transfers_;
+  }
+  schedule_at(in.completed, [this, r] { to_ssd(r); });
+}
+
+void RemoteIoPath::to_ssd(std::uint32_t r) {
+  requests_[r].times[kAtTarget] = now();
+  BlockIo inner = requests_[r].io;
+  inner.buffer = 0;  // the target moves the data through its own buffers
+  // A target on a DPU: a write's data crosses the DPU's own switch on its
+  // way to the SSD.
+  auto submit = [this, r, inner] {
     target_->submit(inner, [this, r](std::uint16_t status) { data_back(r, status); });
-  });
+  };
+  if (inner.write && target_switch_ > 0) {
+    schedule_in(target_switch_, std::move(submit));
+  } else {
+    submit();
+  }
 }
 
 void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
   Request& req = requests_[r];
   req.times[kTargetDone] = now();
+  if (target_contexts_ != 0) {
+    // The command's offload context is free: the next waiting one takes it.
+    --target_held_;
+    if (!target_waiting_.empty()) {
+      const std::uint32_t next = target_waiting_.front();
+      target_waiting_.pop_front();
+      ++target_held_;
+      taken(next);
+    }
+  }
   const std::uint64_t bytes = io_bytes(req.io);
   const bool staged = route_.path == nvmf::RemotePath::remote_staged;
-  Picoseconds data_in = now();
+  const bool read_data = status == 0 && !req.io.write;
+  const bool posted = site_.placement != nvmf::TargetPlacement::nic_offload;
+  // A target on a DPU: a read's data crosses the DPU's own switch from the
+  // SSD before its NIC sends it.
+  const Picoseconds start = now() + (req.io.write ? 0 : target_switch_);
+  Picoseconds data_in = start;
   Picoseconds first_start = std::numeric_limits<Picoseconds>::max();
-  Picoseconds last_arrival = now();
+  Picoseconds last_arrival = start;
   Picoseconds pcie = 0;
-  if (status == 0) {
+  if (read_data) {
     // RDMA WRITE of the data from the target's buffer into the initiator's.
     const nic::SentMessage sent =
-        target_nic_->transmit(now(), {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0},
-                              *to_initiator_.cable, to_initiator_.side);
+        from_target(start, {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0});
     const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
     const nic::DeliveredMessage data = initiator_nic_->receive(
-        tails,
-        {network::RdmaOp::rdma_write, bytes, staged ? kStagingKey : kGpuBufferKey,
-         staged ? staging_buffer(r) : req.io.buffer},
-        mtu_);
+        tails, {network::RdmaOp::rdma_write, bytes, buffer_key(), initiator_buffer(r)}, mtu_);
     data_in = data.data_written;
     first_start = sent.packets.front().start;
     last_arrival = tails.back();
-    pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_);
+    pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_, posted);
     packets_ += sent.packets.size();
     wire_bytes_ += sent.wire_bytes;
     if (staged) {
@@ -405,9 +600,8 @@ void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
     }
   }
   // The response capsule follows on the same queue pair.
-  const nic::SentMessage sent = target_nic_->transmit(
-      now(), {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kTargetCapsules, 4096},
-      *to_initiator_.cable, to_initiator_.side);
+  const nic::SentMessage sent = from_target(
+      start, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kTargetCapsules, 4096});
   const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
   const nic::DeliveredMessage response = initiator_nic_->receive(
       tails, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kInitiatorCapsules, 4096}, mtu_);
@@ -416,7 +610,7 @@ void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
   first_start = std::min(first_start, sent.packets.front().start);
   last_arrival = std::max(last_arrival, tails.back());
   network_ps_ += last_arrival - first_start;
-  if (status != 0) pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_);
+  if (!read_data) pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_, posted);
   pcie_ps_ += pcie;
   const Picoseconds completed = std::max(response.completed, data_in);
   schedule_at(completed, [this, r, status] { at_initiator(r, status); });
@@ -431,7 +625,7 @@ void RemoteIoPath::at_initiator(std::uint32_t r, std::uint16_t status) {
   const std::uint32_t core = req.io.issuer % cores_.size();
   switch (route_.path) {
     case nvmf::RemotePath::remote_staged: {
-      const bool copy = status == 0;
+      const bool copy = status == 0 && !req.io.write;
       const Picoseconds work = costs_.complete_poll + (copy ? costs_.copy_launch : 0);
       ledger_.add(host::HostCost::completion, costs_.complete_poll);
       if (copy) ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
@@ -514,7 +708,11 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
   const bool dpu = route_.path == nvmf::RemotePath::dpu;
   Picoseconds initiator_busy = 0;
   for (std::uint32_t c = 0; c < cores_.size(); ++c) initiator_busy += cores_.busy(c);
-  const nlohmann::json target = target_->sections(elapsed).at("cpu");
+  nlohmann::json target = target_->sections(elapsed).at("cpu");
+  const bool on_host = site_.placement == nvmf::TargetPlacement::host_cpu;
+  const bool on_dpu = site_.placement == nvmf::TargetPlacement::dpu;
+  const bool offloaded = site_.placement == nvmf::TargetPlacement::nic_offload;
+  if (!on_host) target["node"] = topo.nodes[route_.target_nic].id;
   const nlohmann::json target_stages = target_->stages();
   auto stage_mean = [](const nlohmann::json& stages, const char* name) {
     return stages.contains(name) ? stages[name].value("mean", 0.0) : 0.0;
@@ -572,8 +770,15 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       {"initiator_host_memory_bytes_per_io",
        ios == 0 ? 0.0 : static_cast<double>(initiator_memory_bytes_) / static_cast<double>(ios)},
       {"copies", copies_},
-      // The SSD writes the data into the storage host's memory and its NIC reads it.
-      {"target_host_memory_bytes", 2 * bytes_},
+      // The SSD writes the data into the storage host's memory and its NIC
+      // reads it (or the NIC writes it and the SSD reads it); a target on a
+      // DPU keeps it in the DPU's memory.
+      {"target_host_memory_bytes", on_dpu ? 0 : 2 * bytes_},
+      {"target_dpu_memory_bytes", on_dpu ? 2 * bytes_ : 0},
+      {"target_placement", enum_name(site_.placement)},
+      {"writes_in_capsule", writes_in_capsule_},
+      {"writes_rdma_read", writes_rdma_read_},
+      {"target_offload_waits", target_waits_},
       {"redirected_transfers", redirected_transfers_},
       {"gpu_dma_path",
        {{"kind", route_.gpu_dma_kind},
@@ -585,7 +790,11 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       // Core time per completed I/O.
       {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy - memory_.core_ps, ios)},
       {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy - memory_.core_ps, ios) : 0.0},
-      {"target_core_ns_per_io", target.value("core_time_per_io_ns", 0.0)},
+      // The target's time per I/O: host cores, the DPU's Arm cores, or the
+      // offloading NIC's (no core).
+      {"target_core_ns_per_io", on_host ? target.value("core_time_per_io_ns", 0.0) : 0.0},
+      {"target_dpu_core_ns_per_io", on_dpu ? target.value("core_time_per_io_ns", 0.0) : 0.0},
+      {"target_nic_ns_per_io", offloaded ? target.value("core_time_per_io_ns", 0.0) : 0.0},
       {"target_cores_busy_ns", target.value("busy_ns", 0.0)},
       // One I/O's time by hop (means): the two network exchanges split into
       // the wire (links, switch), the NICs' PCIe crossings and the NICs'

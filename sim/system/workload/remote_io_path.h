@@ -19,13 +19,23 @@
 // network links and switch (each direction and output port a server shared
 // by all I/Os), the target's NIC, the target's cores and the real SSD model
 // of the storage host, driven by the NVMe-oF target (a CpuInitiatedPath in
-// Target mode whose SSD DMAs into the storage host's memory). The NICs' own
+// Target mode whose SSD DMAs into the storage host's memory, or the DPU's
+// for a target on a DPU). The NICs' own
 // DMA is timed by the rdma_nic model (host_read_ns, host_dma_gbps); the PCIe
 // tree is consulted for whether that DMA may reach the GPU, and redirected
-// transfers are counted. Reads only: a write is refused by check.
+// transfers are counted.
+//
+// A write carries its data in the command capsule up to the target's
+// in_capsule_data_bytes (the initiator's NIC reads it from GPU memory, or
+// from the staging buffer the copy engine filled first on remote_staged);
+// beyond that the target's NIC RDMA READs it from the initiator's buffer
+// once the target has taken the command. The target runs where its
+// placement says (host cores, the storage host's DPU, or offloaded to its
+// NIC, which holds at most offload_max_outstanding commands; more wait).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,15 +58,16 @@ namespace gpunvme {
 struct RemoteRoute {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   nvmf::RemotePath path = nvmf::RemotePath::remote_staged;
-  std::size_t initiator = npos;        // rdma_nic (remote_staged, nvmf_gpudirect) or dpu
-  std::size_t target_nic = npos;       // rdma_nic of the SSDs' host
-  std::size_t target = npos;           // nvmf_target of the SSDs' host
-  std::size_t initiator_cable = npos;  // index into network_links
-  std::size_t target_cable = npos;     // the same cable when the ports are joined directly
-  std::size_t network_switch = npos;   // between the cables, if any
-  std::size_t gpu_cpu = npos;          // the GPU host's cpu (remote_staged, nvmf_gpudirect)
-  std::size_t gpu_memory = npos;       // and its host memory
-  bool redirected = false;             // the NIC's DMA into the GPU is sent up by ACS
+  std::size_t initiator = npos;   // rdma_nic (remote_staged, nvmf_gpudirect) or dpu
+  std::size_t target_nic = npos;  // rdma_nic (or, for a target on a DPU, dpu) of the SSDs' host
+  std::size_t target = npos;      // nvmf_target of the SSDs' host
+  nvmf::TargetPlacement placement = nvmf::TargetPlacement::host_cpu;  // the target's
+  std::size_t initiator_cable = npos;                                 // index into network_links
+  std::size_t target_cable = npos;    // the same cable when the ports are joined directly
+  std::size_t network_switch = npos;  // between the cables, if any
+  std::size_t gpu_cpu = npos;         // the GPU host's cpu (remote_staged, nvmf_gpudirect)
+  std::size_t gpu_memory = npos;      // and its host memory
+  bool redirected = false;            // the NIC's DMA into the GPU is sent up by ACS
   // That DMA's PCIe route (nvidia-smi topo kind, what it does, the nodes it
   // visits); empty on remote_staged, whose NIC writes host memory.
   std::string gpu_dma_kind;
@@ -116,7 +127,7 @@ class RemoteIoPath : public Component, public IoPath {
     kRequested = 0,
     kNoticed,     // the initiator's core has the request
     kSubmitted,   // its command capsule is posted to the NIC
-    kAtTarget,    // the capsule is in the target's memory
+    kAtTarget,    // the target has taken the command, and a write's data is in its memory
     kTargetDone,  // the target has read the SSD and reaped its completion
     kDataIn,      // data and response capsule are in the initiator's memory
     kReaped,      // the initiator has consumed the response
@@ -141,6 +152,16 @@ class RemoteIoPath : public Component, public IoPath {
   std::vector<Picoseconds> arrivals(const nic::SentMessage& sent, const Direction& d);
   void noticed(std::uint32_t r);
   void send_command(std::uint32_t r);
+  // The command capsule is in the target's memory: it waits for one of the
+  // offload's command contexts (nic_offload), then the target fetches a
+  // write's data that did not fit the capsule, then runs the SSD command.
+  void capsule_in(std::uint32_t r);
+  void taken(std::uint32_t r);
+  void to_ssd(std::uint32_t r);
+  bool data_in_capsule(const BlockIo& io) const;
+  // The initiator's buffer of a request: its staging buffer or GPU memory.
+  std::uint32_t buffer_key() const;
+  std::uint64_t initiator_buffer(std::uint32_t r);
   void data_back(std::uint32_t r, std::uint16_t status);
   void at_initiator(std::uint32_t r, std::uint16_t status);
   void deliver(std::uint32_t r, std::uint16_t status);
@@ -150,8 +171,12 @@ class RemoteIoPath : public Component, public IoPath {
   // PCIe time one message spends crossing the sending and receiving NICs'
   // links (doorbell or BlueFlame write, WQE fetch, translation and payload
   // reads, the last write landing).
+  // `posted`: the sender's host (or Arm) core posted it; an offloading NIC
+  // starts its own messages.
   Picoseconds pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
-                        bool reads_payload, const nic::RdmaNic& receiver) const;
+                        bool reads_payload, const nic::RdmaNic& receiver, bool posted = true) const;
+  // Starts a message of the target towards the initiator at `at`.
+  nic::SentMessage from_target(Picoseconds at, const nic::RdmaMessage& message);
 
   // remote-memory tier: the READ's exchange once posted, its completion on
   // the initiator, its delivery to the requester; the seams of all reads.
@@ -189,6 +214,15 @@ class RemoteIoPath : public Component, public IoPath {
   Direction to_initiator_;
   std::uint32_t mtu_ = 4096;
   std::unique_ptr<CpuInitiatedPath> target_;
+  nvmf::TargetSite site_;          // what runs the target and where its buffers are
+  Picoseconds target_switch_ = 0;  // a target on a DPU: one crossing of the DPU's switch
+  std::uint64_t in_capsule_data_bytes_ = 0;
+  std::uint64_t target_contexts_ = 0;  // nic_offload: commands held at once (0: no limit)
+  std::uint64_t target_held_ = 0;
+  std::deque<std::uint32_t> target_waiting_;
+  std::uint64_t target_waits_ = 0;  // commands that waited for an offload context
+  std::uint64_t writes_in_capsule_ = 0;
+  std::uint64_t writes_rdma_read_ = 0;
   std::vector<Request> requests_;
   std::vector<std::uint32_t> free_requests_;
   std::vector<std::uint64_t> staging_chunks_;

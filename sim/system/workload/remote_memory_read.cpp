@@ -112,7 +112,7 @@ void RemoteIoPath::memory_read_in(std::shared_ptr<MemoryRead> read) {
   const nic::RdmaMessage response{network::RdmaOp::rdma_read_response, read->bytes, kRemoteKvKey,
                                   read->remote_address};
   const nic::SentMessage sent =
-      target_nic_->respond(now(), response, *to_initiator_.cable, to_initiator_.side);
+      target_nic_->originate(now(), response, *to_initiator_.cable, to_initiator_.side);
   const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
   const nic::DeliveredMessage in = initiator_nic_->receive(
       tails,
