@@ -80,6 +80,12 @@ class RdmaNic {
   // Sends `message` posted at `posted` onto `link` in `direction`.
   SentMessage transmit(Picoseconds posted, const RdmaMessage& message, network::NetworkLink& link,
                        int direction);
+  // The same, for a poster whose doorbell write the caller has timed (a GPU
+  // ringing the NIC through the PCIe fabric): it landed at `rung`;
+  // `wqe_in_hand` when the write carried the whole WQE (BlueFlame), else the
+  // NIC fetches it by DMA first.
+  SentMessage transmit_rung(Picoseconds posted, Picoseconds rung, bool wqe_in_hand,
+                            const RdmaMessage& message, network::NetworkLink& link, int direction);
   // Receives the packets of a message (their last bits' arrival times at
   // this NIC's port, in order) into `message`'s buffer.
   DeliveredMessage receive(const std::vector<Picoseconds>& tail_arrivals,
