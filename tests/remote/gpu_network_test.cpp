@@ -57,6 +57,13 @@ TEST(GpuNetwork, OneReadsHopsMatchTheHandWorkedFigures) {
   EXPECT_EQ(r["summary"]["errors"].get<std::uint64_t>(), 0u);
   EXPECT_NEAR(stage_ns(r, "command_to_target"), kCommandToTargetNs, 0.002);
   EXPECT_NEAR(stage_ns(r, "data_to_initiator"), kDataToInitiatorNs, 0.002);
+  // The warp's side before the doorbell lands: its stores, two system fences
+  // (700 ns each, as declared for the H100, plus the 135 ns L1 reload that
+  // ends a fence), the doorbell record, the doorbell's posted write and its
+  // crossing of gpu0 -> sw0 -> nic0 (two Gen5 links and the switch, a few
+  // hundred ns at most).
+  EXPECT_GT(stage_ns(r, "initiator_submit"), 2 * (700.0 + 135.0));
+  EXPECT_LT(stage_ns(r, "initiator_submit"), 2 * (700.0 + 135.0) + 400.0);
   // No copy: the data is in GPU memory.
   EXPECT_FALSE(r["stages"].contains("copy_to_gpu"));
   const nlohmann::json& remote = r["remote"];
@@ -113,6 +120,24 @@ TEST(GpuNetwork, ManyWarpsCompleteEveryReadWithOneDoorbellPerBatch) {
   EXPECT_EQ(remote["target_host_memory_bytes"].get<std::uint64_t>(), 2u * 400u * 4096u);
   EXPECT_NEAR(remote["target_core_ns_per_io"].get<double>(), 731.0, 0.5);
   EXPECT_GT(remote["per_hop_ns"]["ssd"].get<double>(), 45000.0);  // PM1743: tR 45 us
+}
+
+TEST(GpuNetwork, GatherAndGraphReadRemoteNamespacesThroughTheWarpsQueues) {
+  const std::string remote = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/remote/";
+  const nlohmann::json gather = run(load_config(
+      kTopology, remote + "gather-gpudirect.json",
+      {"scenario.path=gpu_network", "scenario.lookups=2000", "scenario.batch_lookups=1000"}, 1));
+  EXPECT_GT(gather["summary"]["ios"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(gather["summary"]["errors"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(gather["remote"]["gpu_network"]["cqes_written"].get<std::uint64_t>(),
+            gather["summary"]["ios"].get<std::uint64_t>());
+  const nlohmann::json graph =
+      run(load_config(kTopology, std::string(GPUNVME_SOURCE_DIR) + "/scenarios/graph-bfs-gpu.json",
+                      {"scenario.path=gpu_network"}, 1));
+  EXPECT_GT(graph["summary"]["ios"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(graph["summary"]["errors"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(graph["remote"]["gpu_network"]["wqe_fetches"].get<std::uint64_t>(),
+            graph["summary"]["ios"].get<std::uint64_t>());
 }
 
 TEST(GpuNetwork, ARefusedPeerPathIsAConfigError) {
