@@ -56,6 +56,8 @@ SentMessage RdmaNic::transmit_rung(Picoseconds posted, Picoseconds rung, bool wq
 
   SentMessage sent;
   sent.posted = posted;
+  sent.rung = rung;
+  sent.wqe_fetched = !wqe_in_hand;
   Picoseconds ready = rung;  // the doorbell or the WQE is at the NIC
   if (wqe_in_hand) {
     sent.mmio_bytes = wqe + (inline_payload ? message.bytes : 0);

@@ -58,6 +58,8 @@ struct RdmaMessage {
 
 struct SentMessage {
   Picoseconds posted = 0;      // the host (or GPU) wrote the doorbell
+  Picoseconds rung = 0;        // the doorbell (or BlueFlame WQE) reached the NIC
+  bool wqe_fetched = false;    // the NIC read the WQE by DMA
   Picoseconds processing = 0;  // the NIC started its processing (WQE in hand, rate slot)
   std::vector<network::PacketTransit> packets;  // on the link
   std::uint64_t wire_bytes = 0;

@@ -57,6 +57,13 @@ TEST(GpuNetwork, OneReadsHopsMatchTheHandWorkedFigures) {
   EXPECT_EQ(r["summary"]["errors"].get<std::uint64_t>(), 0u);
   EXPECT_NEAR(stage_ns(r, "command_to_target"), kCommandToTargetNs, 0.002);
   EXPECT_NEAR(stage_ns(r, "data_to_initiator"), kDataToInitiatorNs, 0.002);
+  // The NICs' PCIe crossings: the capsule's WQE fetch, translation miss and
+  // read (3 x 570) and its landing in nic1 (285), 1995; the data's doorbell
+  // from the target's core (285), WQE fetch, miss and read (3 x 570) and its
+  // landing in the GPU (285), 2280. The wire: 151.8 + 233.6 as on
+  // nvmf_gpudirect.
+  EXPECT_NEAR(r["remote"]["per_hop_ns"]["nic_pcie"].get<double>(), 1995.0 + 2280.0, 0.002);
+  EXPECT_NEAR(r["remote"]["per_hop_ns"]["network"].get<double>(), 151.8 + 233.6, 0.002);
   // The warp's side before the doorbell lands: its stores, two system fences
   // (700 ns each, as declared for the H100, plus the 135 ns L1 reload that
   // ends a fence), the doorbell record, the doorbell's posted write and its

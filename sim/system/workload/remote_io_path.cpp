@@ -358,8 +358,10 @@ std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, co
 Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
                                     bool reads_payload, const nic::RdmaNic& receiver) const {
   const nic::RdmaNicParams& s = sender.params();
-  Picoseconds legs = s.host_read_ns / 2;  // doorbell or BlueFlame write
-  if (s.wqe_posting == nic::WqePosting::doorbell) legs += s.host_read_ns;  // WQE fetch
+  // The doorbell or BlueFlame write (none here when the caller timed it),
+  // and the WQE fetch.
+  Picoseconds legs = sent.rung - sent.posted;
+  if (sent.wqe_fetched) legs += s.host_read_ns;
   if (reads_payload) {
     legs += s.host_read_ns;  // first payload read
     if (sent.translation_misses > 0) legs += s.host_read_ns;
