@@ -41,15 +41,23 @@ bool RdmaNic::reads_payload(const RdmaMessage& message) const {
 
 SentMessage RdmaNic::transmit(Picoseconds posted, const RdmaMessage& message,
                               network::NetworkLink& link, int direction) {
-  const Picoseconds one_way = params_.host_read_ns / 2;
+  return transmit_rung(posted, posted + params_.host_read_ns / 2,
+                       params_.wqe_posting == WqePosting::blueflame, message, link, direction);
+}
+
+SentMessage RdmaNic::transmit_rung(Picoseconds posted, Picoseconds rung, bool wqe_in_hand,
+                                   const RdmaMessage& message, network::NetworkLink& link,
+                                   int direction) {
   const bool inline_payload = message.bytes > 0 && !reads_payload(message) &&
                               message.op != RdmaOp::rdma_read_request && message.op != RdmaOp::ack;
   const auto wqe = static_cast<std::uint64_t>(params_.wqe_bytes);
 
   SentMessage sent;
   sent.posted = posted;
-  Picoseconds ready = posted + one_way;  // the doorbell or the WQE is at the NIC
-  if (params_.wqe_posting == WqePosting::blueflame) {
+  sent.rung = rung;
+  sent.wqe_fetched = !wqe_in_hand;
+  Picoseconds ready = rung;  // the doorbell or the WQE is at the NIC
+  if (wqe_in_hand) {
     sent.mmio_bytes = wqe + (inline_payload ? message.bytes : 0);
   } else {
     sent.mmio_bytes = 8;  // the doorbell
@@ -64,6 +72,7 @@ SentMessage RdmaNic::originate(Picoseconds ready, const RdmaMessage& message,
                                network::NetworkLink& link, int direction) {
   SentMessage sent;
   sent.posted = ready;
+  sent.rung = ready;  // no doorbell: the NIC has the work request
   send(sent, ready, message, link, direction);
   return sent;
 }

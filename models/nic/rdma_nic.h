@@ -58,6 +58,8 @@ struct RdmaMessage {
 
 struct SentMessage {
   Picoseconds posted = 0;      // the host (or GPU) wrote the doorbell
+  Picoseconds rung = 0;        // the doorbell (or BlueFlame WQE) reached the NIC
+  bool wqe_fetched = false;    // the NIC read the WQE by DMA
   Picoseconds processing = 0;  // the NIC started its processing (WQE in hand, rate slot)
   std::vector<network::PacketTransit> packets;  // on the link
   std::uint64_t wire_bytes = 0;
@@ -86,6 +88,12 @@ class RdmaNic {
   // pipeline, translation and payload reads are those of transmit().
   SentMessage originate(Picoseconds ready, const RdmaMessage& message, network::NetworkLink& link,
                         int direction);
+  // The same, for a poster whose doorbell write the caller has timed (a GPU
+  // ringing the NIC through the PCIe fabric): it landed at `rung`;
+  // `wqe_in_hand` when the write carried the whole WQE (BlueFlame), else the
+  // NIC fetches it by DMA first.
+  SentMessage transmit_rung(Picoseconds posted, Picoseconds rung, bool wqe_in_hand,
+                            const RdmaMessage& message, network::NetworkLink& link, int direction);
   // Receives the packets of a message (their last bits' arrival times at
   // this NIC's port, in order) into `message`'s buffer.
   DeliveredMessage receive(const std::vector<Picoseconds>& tail_arrivals,

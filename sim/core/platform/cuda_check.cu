@@ -3,6 +3,7 @@
 // The kernels are not launched here: running them against an SSD is the
 // hardware backend's job.
 #include "sim/core/algo/error_mailbox.h"
+#include "sim/core/algo/gpu_network.h"
 #include "sim/core/algo/io_agents.h"
 #include "sim/core/algo/strategy.h"
 #include "sim/core/platform/cuda_warp.cuh"
@@ -69,6 +70,23 @@ __global__ void error_mailbox(WarpContext* contexts, ErrorMailbox mailbox) {
   signal_errors(p, mailbox, kAllLanes, record, sequence);
   await_verdicts(p, mailbox, kAllLanes, verdict_index, sequence, action);
   release_held(p, w, round, kAllLanes, true);
+}
+
+// GPU-initiated networking: a warp posts NVMe-oF read capsules to its NIC
+// queue pair and reaps the responses.
+__global__ void gpu_network(const NicQueuePair* queues, const NetRead* reads,
+                            std::uint16_t* statuses) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  NicQueueState state = fresh_state(queues[warp]);
+  Lanes<NetRead> read;
+  read[threadIdx.x % 32u] = reads[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncwarp();
+  post_reads(p, queues[warp], state, kAllLanes, read);
+  reap_responses(p, queues[warp], state, 32u, [&](std::uint16_t cid, std::uint16_t status) {
+    if (threadIdx.x % 32u == 0) statuses[warp * 32u + cid % 32u] = status;
+  });
 }
 
 }  // namespace gpunvme::algo

@@ -3,6 +3,7 @@
 #include "models/pcie/pcie_specs.h"
 #include "sim/system/workload/cpu_initiated.h"
 #include "sim/system/workload/gpu_io_path.h"
+#include "sim/system/workload/gpu_network_path.h"
 #include "sim/system/workload/rate_limited_path.h"
 #include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
@@ -40,6 +41,9 @@ std::unique_ptr<IoPath> make_unlimited_path(const RunConfig& config, Machine& ma
   if (path == IoPathKind::bounce) {
     return std::make_unique<CpuInitiatedPath>(name.c_str(), config, machine,
                                               CpuInitiatedPath::Mode::Bounce, max_io_bytes);
+  }
+  if (path == IoPathKind::gpu_network) {
+    return std::make_unique<GpuNetworkPath>(name.c_str(), config, machine, max_io_bytes);
   }
   if (is_remote_path(config)) {
     return std::make_unique<RemoteIoPath>(name.c_str(), config, machine, max_io_bytes);

@@ -74,7 +74,7 @@ std::size_t far_end(const TopologyConfig& topo, std::size_t l, std::size_t node)
 bool is_remote_path(const RunConfig& config) {
   const IoPathKind path = ScenarioParams::from(config.scenario.params).path;
   return path == IoPathKind::remote_staged || path == IoPathKind::nvmf_gpudirect ||
-         path == IoPathKind::dpu;
+         path == IoPathKind::dpu || path == IoPathKind::gpu_network;
 }
 
 RemoteRoute resolve_remote_route(const RunConfig& config) {
@@ -83,15 +83,29 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
   const std::string& file = config.scenario.file;
   const std::string path_name = quoted(enum_name(s.path));
   RemoteRoute route;
-  route.path = s.path == IoPathKind::remote_staged    ? nvmf::RemotePath::remote_staged
-               : s.path == IoPathKind::nvmf_gpudirect ? nvmf::RemotePath::nvmf_gpudirect
-                                                      : nvmf::RemotePath::dpu;
+  route.path = s.path == IoPathKind::remote_staged ? nvmf::RemotePath::remote_staged
+               : s.path == IoPathKind::dpu         ? nvmf::RemotePath::dpu
+                                                   : nvmf::RemotePath::nvmf_gpudirect;
+  // gpu_network: the exchange of nvmf_gpudirect, posted and reaped by GPU warps.
+  route.gpu_initiated = s.path == IoPathKind::gpu_network;
   if (s.kind != ScenarioKind::microbenchmark && s.kind != ScenarioKind::gather &&
       s.kind != ScenarioKind::graph && s.kind != ScenarioKind::kv_cache) {
     throw ConfigError(file, "$.path", path_name,
                       "the remote paths run the microbenchmark, gather, graph and kv_cache kinds; "
                       "this scenario is a " +
                           enum_name(s.kind));
+  }
+  // The warps' capsules are NVMe Reads, and the KV tiers' remote-memory
+  // reads are posted by a host or Arm core: gpu_network runs neither.
+  if (route.gpu_initiated && s.kind == ScenarioKind::kv_cache) {
+    throw ConfigError(file, "$.path", path_name,
+                      "gpu_network runs the microbenchmark, gather and graph kinds; this "
+                      "scenario is a kv_cache");
+  }
+  if (route.gpu_initiated && s.kind == ScenarioKind::microbenchmark &&
+      s.rw != Pattern::RandRead && s.rw != Pattern::Read) {
+    throw ConfigError(file, "$.rw", quoted(enum_name(s.rw)),
+                      "gpu_network reads (randread or read); the warps post no write capsules");
   }
   const std::size_t gpu = index_of(topo, s.gpu);
   const std::string& gpu_host = topo.nodes[gpu].host;
@@ -189,7 +203,7 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
     }
     route.network_switch = a;
   }
-  if (!dpu) {
+  if (!dpu && !route.gpu_initiated) {
     // The GPU host's memory nearest the NIC, and its socket.
     const TopologyGraph graph(topo);
     std::size_t best = static_cast<std::size_t>(-1);
@@ -227,6 +241,23 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
     route.gpu_dma_taken = p.taken;
     route.gpu_dma_route = router.describe(p);
   }
+  if (route.gpu_initiated) {
+    // The GPU's stores into the NIC's doorbell register are peer-to-peer
+    // traffic too, judged by the same rules.
+    const TopologyGraph graph(topo);
+    const pcie::Router router(topo, graph);
+    const pcie::ResolvedPath p = router.resolve(gpu, route.initiator);
+    if (p.blocked) {
+      throw ConfigError(
+          file, "$.path", path_name,
+          fmt::format("{} cannot ring {}'s doorbell: {} (topology {} = {})", s.gpu,
+                      topo.nodes[route.initiator].id, p.why_blocked, p.blocking_setting,
+                      p.blocking_value.empty() ? "?" : p.blocking_value));
+    }
+    route.doorbell_kind = p.kind;
+    route.doorbell_taken = p.taken;
+    route.doorbell_route = router.describe(p);
+  }
   return route;
 }
 
@@ -254,7 +285,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
     // The GPU host's cpu still sets how soon a polled request is seen.
     const std::size_t cpu = nearest_host_side(machine, route_.initiator).cpu;
     if (cpu != HostSide::npos) costs_ = host::cpu_io_costs(topo.nodes[cpu].params);
-  } else {
+  } else if (!route_.gpu_initiated) {
     const NodeConfig& cpu = topo.nodes[route_.gpu_cpu];
     costs_ = host::cpu_io_costs(cpu.params);
     cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
@@ -434,10 +465,13 @@ Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentM
                                     bool reads_payload, const nic::RdmaNic& receiver,
                                     bool posted) const {
   const nic::RdmaNicParams& s = sender.params();
+  // The doorbell or BlueFlame write (none when the NIC started the message
+  // itself), and the WQE fetch; a GPU that rings the doorbell through the
+  // fabric timed its write itself (sent.rung).
   Picoseconds legs = 0;
   if (posted) {
-    legs += s.host_read_ns / 2;  // doorbell or BlueFlame write
-    if (s.wqe_posting == nic::WqePosting::doorbell) legs += s.host_read_ns;  // WQE fetch
+    legs += sent.rung - sent.posted;
+    if (sent.wqe_fetched) legs += s.host_read_ns;
   }
   if (reads_payload) {
     legs += s.host_read_ns;  // first payload read
@@ -477,7 +511,7 @@ void RemoteIoPath::send_command(std::uint32_t r) {
     }
   }
   const nic::SentMessage sent =
-      initiator_nic_->transmit(now(), command, *to_target_.cable, to_target_.side);
+      post_command(r, command);
   const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
   const nic::DeliveredMessage at_target =
       target_nic_->receive(tails, {network::RdmaOp::send, capsule, kTargetCapsules, 0}, mtu_);
@@ -554,6 +588,10 @@ void RemoteIoPath::to_ssd(std::uint32_t r) {
   } else {
     submit();
   }
+}
+
+nic::SentMessage RemoteIoPath::post_command(std::uint32_t, const nic::RdmaMessage& capsule) {
+  return initiator_nic_->transmit(now(), capsule, *to_target_.cable, to_target_.side);
 }
 
 void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
@@ -818,6 +856,7 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       {"nvmf_target_stages", target_stages}};
   if (memory_.reads > 0) remote["memory_tier"] = memory_tier_json();
   nlohmann::json out = {{"remote", remote}};
+  if (route_.gpu_initiated) return out;  // no core of the GPU's host
   if (!dpu) {
     nlohmann::json cpu = cores_.statistics(elapsed);
     cpu["node"] = topo.nodes[route_.gpu_cpu].id;

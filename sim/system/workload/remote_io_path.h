@@ -73,6 +73,12 @@ struct RemoteRoute {
   std::string gpu_dma_kind;
   std::string gpu_dma_taken;
   std::string gpu_dma_route;
+  // gpu_network: GPU warps drive the initiator NIC (path is nvmf_gpudirect's
+  // exchange); the route of their stores into its doorbell register.
+  bool gpu_initiated = false;
+  std::string doorbell_kind;
+  std::string doorbell_taken;
+  std::string doorbell_route;
 };
 
 // Whether the scenario's path is a remote one.
@@ -122,7 +128,10 @@ class RemoteIoPath : public Component, public IoPath {
   // Mean time of one remote-memory read, from its request to its delivery (ns).
   double memory_read_mean_ns() const;
 
- private:
+ protected:
+  // The initiator side a derived path replaces (gpu_network_path.h): how the
+  // command capsule's SEND is posted to the initiator's NIC (here: a host
+  // core's doorbell), and what happens once data and response are in.
   enum Stage : int {
     kRequested = 0,
     kNoticed,     // the initiator's core has the request
@@ -162,8 +171,9 @@ class RemoteIoPath : public Component, public IoPath {
   // The initiator's buffer of a request: its staging buffer or GPU memory.
   std::uint32_t buffer_key() const;
   std::uint64_t initiator_buffer(std::uint32_t r);
+  virtual nic::SentMessage post_command(std::uint32_t r, const nic::RdmaMessage& capsule);
   void data_back(std::uint32_t r, std::uint16_t status);
-  void at_initiator(std::uint32_t r, std::uint16_t status);
+  virtual void at_initiator(std::uint32_t r, std::uint16_t status);
   void deliver(std::uint32_t r, std::uint16_t status);
   void finish(std::uint32_t r, std::uint16_t status);
   std::uint64_t staging_buffer(std::uint32_t r);

@@ -13,7 +13,8 @@ namespace gpunvme {
 
 GPUNVME_ENUM(ScenarioKind, microbenchmark, kv_cache, graph, gather)
 // Who drives the I/O.
-GPUNVME_ENUM(IoPathKind, gpu_initiated, gds, bounce, remote_staged, nvmf_gpudirect, dpu)
+GPUNVME_ENUM(IoPathKind, gpu_initiated, gds, bounce, remote_staged, nvmf_gpudirect, dpu,
+             gpu_network)
 // Where requests of the CPU paths start.
 GPUNVME_ENUM(RequestOrigin, gpu, cpu)
 // Which KV blocks go to the faster tiers.
