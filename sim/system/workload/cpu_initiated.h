@@ -173,6 +173,7 @@ class CpuInitiatedPath : public Component, public IoPath {
   bool from_gpu_;
   std::size_t cpu_node_;
   std::size_t memory_node_;
+  std::size_t buffer_node_;  // where bounce buffers live (scenario host_buffers)
   host::CpuIoCosts costs_;
   host::CpuCores cores_;
   std::vector<Core> core_state_;
