@@ -344,5 +344,49 @@ TEST(CxlRun, BounceBuffersInCxlMemoryCrossTheCxlLink) {
   EXPECT_EQ(flits, 400ull * 5632 * 68);
 }
 
+const std::string kKvTier =
+    std::string(GPUNVME_SOURCE_DIR) + "/scenarios/cxl/kv-cache-cxl-tier.json";
+
+TEST(CxlConfig, TheKvTiersMemoryMustBeHostOrCxlMemory) {
+  cli_test::Outcome o = gpunvme("check --topology " + kTopology + " --scenario " + kKvTier +
+                                " --set scenario.host_kv_memory=ssd0");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("$.host_kv_memory = \"ssd0\": expected the id of a host_memory or "
+                          "cxl_memory node"),
+            std::string::npos)
+      << o.output;
+  o = gpunvme("check --topology " + kTopology + " --scenario " + kBounce +
+              " --set scenario.host_kv_memory=cxl0");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("host_kv_memory"), std::string::npos) << o.output;
+}
+
+TEST(CxlRun, AKvCacheTierInCxlMemoryMovesTheDramTiersBytes) {
+  auto run = [](const std::string& tier) {
+    const std::string out = ::testing::TempDir() + "cxl_kv_" + tier + ".json";
+    const cli_test::Outcome o = gpunvme("run --topology " + kTopology + " --scenario " + kKvTier +
+                                        " --set scenario.host_kv_memory=" + tier + " --out " + out);
+    EXPECT_EQ(o.code, 0) << o.output;
+    return nlohmann::json::parse(std::ifstream(out));
+  };
+  const nlohmann::json in_cxl = run("cxl0");
+  const nlohmann::json in_dram = run("dram0");
+  auto bytes = [](const nlohmann::json& r, const char* list) {
+    return r.at("pcie").at(list)[0].at("bytes").get<std::uint64_t>();
+  };
+  // Conservation: what the tier moved leaves DRAM and arrives at the expander, byte for byte;
+  // the host's queues stay in DRAM.
+  EXPECT_EQ(bytes(in_dram, "cxl_memory"), 0u);
+  EXPECT_GT(bytes(in_cxl, "cxl_memory"), 0u);
+  EXPECT_EQ(bytes(in_cxl, "cxl_memory"),
+            bytes(in_dram, "host_memory") - bytes(in_cxl, "host_memory"));
+  // Every byte the expander served crossed its CXL link.
+  std::uint64_t link_payload = 0;
+  for (const auto& l : in_cxl.at("pcie").at("links")) {
+    if (l.at("type") == "cxl") link_payload += l.at("payload_bytes").get<std::uint64_t>();
+  }
+  EXPECT_EQ(link_payload, bytes(in_cxl, "cxl_memory"));
+}
+
 }  // namespace
 }  // namespace gpunvme::pcie::testing
