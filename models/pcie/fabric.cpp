@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "models/cxl/cxl_memory.h"
 #include "models/pcie/pcie_specs.h"
 
 namespace gpunvme::pcie {
@@ -84,6 +85,14 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
         s.width = width_from_lanes(static_cast<int>(link_params.width));
         s.tlp_bytes_per_ns = tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
         if (from_switch) s.tlps_per_ns = SwitchParams::from(transmitter.params).tlps_per_ns;
+        for (const std::string& end : {link.from, link.to}) {
+          const NodeConfig& node = *topology.node(end);
+          if (node.kind != "cxl_memory") continue;
+          // Flits, not TLPs: the PHY carries whole flits.
+          s.cxl_flit_bytes =
+              static_cast<std::uint32_t>(cxl::CxlMemoryParams::from(node.params).flit_bytes);
+          s.tlp_bytes_per_ns = cxl::phy_bytes_per_ns(s.gen, s.width);
+        }
         // The receiver's buffers: a switch port, a root port or an endpoint (GPU, SSD); each
         // kind declares its credits. CPUs and host memory never terminate a PCIe link.
         const NodeConfig& receiver = *topology.node(dir == 0 ? link.to : link.from);
@@ -140,6 +149,10 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const TopologyConfig& topolo
       memory_of_[i] = memories_.size();
       const HostMemoryParams memory = HostMemoryParams::from(node.params);
       memories_.push_back(MemoryServer{i, memory.bandwidth_gbps, memory.dma_latency_ns});
+    } else if (node.kind == "cxl_memory") {
+      memory_of_[i] = memories_.size();
+      const cxl::CxlMemoryParams memory = cxl::CxlMemoryParams::from(node.params);
+      memories_.push_back(MemoryServer{i, memory.bandwidth_gbps, memory.access_latency_ns});
     }
   }
 }
@@ -187,6 +200,7 @@ void Fabric::attach_registers(const Region& region, RegisterTarget* target) {
 double Fabric::link_tlp_bytes_per_ns(std::size_t link) const {
   const Server& s = servers_.at(2 * link);
   if (s.kind != ServerKind::PcieLink) return s.bytes_per_ns;
+  if (s.cxl_flit_bytes != 0) return cxl::data_bytes_per_ns(s.gen, s.width, s.cxl_flit_bytes);
   return tlp_bytes_per_ns(s.gen, s.width, rules_.mps, dllp_intervals_);
 }
 
@@ -263,8 +277,19 @@ void Fabric::build_stages(Route& r, Traffic traffic) {
     } else if (through.kind == "root_complex") {
       const bool from_below = graph_.upstream(prev) == cur;
       const bool to_below = graph_.upstream(nodes[i + 1]) == cur;
+      // Traffic with CXL memory is memory traffic: a device's request enters the memory fabric
+      // (whose home agent sends it down the CXL port) and the expander's data leaves through
+      // it, as with host DRAM; peer traffic between device BARs turns between root ports.
+      const bool cxl_end = topology_.nodes[nodes.front()].kind == "cxl_memory" ||
+                           topology_.nodes[nodes.back()].kind == "cxl_memory";
+      const std::size_t rc_server =
+          from_below && to_below && cxl_end
+              ? (topology_.nodes[nodes.back()].kind == "cxl_memory" ? 0 : 1)
+          : from_below && to_below ? 2
+          : from_below             ? 0
+                                   : 1;
       Stage stage;
-      stage.server = rc_servers_.at(cur) + (from_below && to_below ? 2 : from_below ? 0 : 1);
+      stage.server = rc_servers_.at(cur) + rc_server;
       stage.latency_after = RootComplexParams::from(through.params).latency_ns;
       if (traffic == Traffic::Request && r.path.translated_by == cur &&
           r.path.translate_position == i) {
@@ -315,13 +340,23 @@ Picoseconds Fabric::serialization(const Server& server, std::uint64_t wire_bytes
   return std::max(byte_time, limit);
 }
 
-Picoseconds Fabric::burst_time(const Server& server, const WireCost& cost) const {
-  const std::uint64_t wire = server.kind == ServerKind::PcieLink
-                                 ? link_wire_bytes(server.gen, dllp_intervals_, cost, rules_)
-                                 : cost.wire_bytes;
+std::uint64_t Fabric::wire_bytes(const Server& server, const Transfer& t) const {
+  if (server.cxl_flit_bytes != 0) {
+    const cxl::CxlMessage message =
+        t.cls == TlpClass::ReadRequest ? cxl::CxlMessage::Request : cxl::CxlMessage::DataWithHeader;
+    return cxl::cxl_link_wire_bytes(server.cxl_flit_bytes, message,
+                                    cxl::lines_touched(t.addr, t.len));
+  }
+  // A Gen6 link in flit mode carries the TLPs without their per-TLP link bytes.
+  return server.kind == ServerKind::PcieLink
+             ? link_wire_bytes(server.gen, dllp_intervals_, t.cost, rules_)
+             : t.cost.wire_bytes;
+}
+
+Picoseconds Fabric::burst_time(const Server& server, const Transfer& t) const {
   std::uint64_t lines = 0;
   Picoseconds transaction_bound = 0;
-  return serialization(server, wire, cost, lines, transaction_bound);
+  return serialization(server, wire_bytes(server, t), t.cost, lines, transaction_bound);
 }
 
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
@@ -454,7 +489,7 @@ void Fabric::window(Transfer* t) {
   }
   const std::uint64_t tlps = std::max<std::uint64_t>(1, t->cost.tlps);
   const Server& s = servers_[stage.server];
-  const Picoseconds burst = burst_time(s, t->cost);
+  const Picoseconds burst = burst_time(s, *t);
   const Picoseconds start =
       std::max({now(), t->head_ps, s.class_busy_until[static_cast<int>(t->cls)]});
   const Picoseconds span = std::max(burst, t->tail_ps > start ? t->tail_ps - start : 0);
@@ -465,7 +500,7 @@ void Fabric::window(Transfer* t) {
   if (t->stage + 1 < r.stages.size()) {
     // It frees a TLP's room once the TLP has left on the next stage.
     const Server& out = servers_[r.stages[t->stage + 1].server];
-    drain_burst = burst_time(out, t->cost);
+    drain_burst = burst_time(out, *t);
     loop += drain_burst / tlps;
     const Picoseconds head_there = start + burst / tlps + stage.latency_after;
     drain_wait = std::max(head_there, out.class_busy_until[static_cast<int>(t->cls)]) - start;
@@ -567,10 +602,7 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
     s.credit_stall_ps[c] += credits_free - ready;
     ++s.credit_stalls[c];
   }
-  // A Gen6 link in flit mode carries the TLPs without their per-TLP link bytes.
-  const std::uint64_t wire = s.kind == ServerKind::PcieLink
-                                 ? link_wire_bytes(s.gen, dllp_intervals_, t->cost, rules_)
-                                 : t->cost.wire_bytes;
+  const std::uint64_t wire = wire_bytes(s, *t);
   std::uint64_t lines = 0;
   Picoseconds transaction_bound = 0;
   const Picoseconds burst = serialization(s, wire, t->cost, lines, transaction_bound);
@@ -857,7 +889,9 @@ nlohmann::json Fabric::statistics(Picoseconds elapsed) const {
     const double payload_bytes = static_cast<double>(payload);
     links.push_back(
         {{"direction", s.name},
-         {"type", s.kind == ServerKind::PcieLink ? "pcie" : "inter_socket"},
+         {"type", s.cxl_flit_bytes != 0            ? "cxl"
+                  : s.kind == ServerKind::PcieLink ? "pcie"
+                                                   : "inter_socket"},
          {"utilization", share(s.work.busy_ps(), elapsed)},
          {"raw_gbps", round_to(raw_bytes_per_ns, 1e-6)},
          {"achieved_gbps", elapsed == 0 ? 0.0 : round_to(payload_bytes / ps_to_ns(elapsed), 1e-6)},
@@ -916,10 +950,13 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
     root_complexes.push_back(std::move(entry));
   }
   nlohmann::json memories = nlohmann::json::array();
+  nlohmann::json cxl_memories = nlohmann::json::array();
   for (const MemoryServer& m : memories_) {
-    memories.push_back({{"id", topology_.nodes[m.node].id},
-                        {"bytes", m.bytes},
-                        {"utilization", share(m.server.busy_ps(), elapsed)}});
+    const bool cxl = topology_.nodes[m.node].kind == "cxl_memory";
+    (cxl ? cxl_memories : memories)
+        .push_back({{"id", topology_.nodes[m.node].id},
+                    {"bytes", m.bytes},
+                    {"utilization", share(m.server.busy_ps(), elapsed)}});
   }
   nlohmann::json tags = nlohmann::json::array();
   for (const auto& [node, t] : tags_) {
@@ -928,15 +965,17 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
                     {"waits", t.waits},
                     {"wait_ns", ns(t.wait_ps)}});
   }
-  return {{"links", std::move(links)},
-          {"posted_write_tlps", tlps(TlpClass::PostedWrite)},
-          {"read_request_tlps", tlps(TlpClass::ReadRequest)},
-          {"completion_tlps", tlps(TlpClass::Completion)},
-          {"credit_stall_ns", ns(stall)},
-          {"dllp_intervals", enum_name(dllp_intervals_)},
-          {"root_complexes", std::move(root_complexes)},
-          {"host_memory", std::move(memories)},
-          {"read_tags", std::move(tags)}};
+  nlohmann::json out = {{"links", std::move(links)},
+                        {"posted_write_tlps", tlps(TlpClass::PostedWrite)},
+                        {"read_request_tlps", tlps(TlpClass::ReadRequest)},
+                        {"completion_tlps", tlps(TlpClass::Completion)},
+                        {"credit_stall_ns", ns(stall)},
+                        {"dllp_intervals", enum_name(dllp_intervals_)},
+                        {"root_complexes", std::move(root_complexes)},
+                        {"host_memory", std::move(memories)},
+                        {"read_tags", std::move(tags)}};
+  if (!cxl_memories.empty()) out["cxl_memory"] = std::move(cxl_memories);
+  return out;
 }
 
 nlohmann::json Fabric::paths() const {

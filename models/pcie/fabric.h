@@ -42,6 +42,8 @@
 //    per contended burst, none without contention. The egress skips an ingress port whose
 //    oldest burst has no room in the receiver while another port's has; where none has, the
 //    next port in turn is picked and waits for credits as under fcfs;
+//  * CXL: a link to a cxl_memory node carries flits of cache-line messages (models/cxl), and
+//    the expander serves like host memory, at its bandwidth after `access_latency_ns`;
 //  * targets: host memory serves at its bandwidth after `dma_latency_ns`, a GPU's BAR after
 //    `bar_access_ns`, an SSD's registers at once.
 // Paths come from the Router (routing.h): ACS, IOMMU and peer-to-peer policies applied to the
@@ -203,6 +205,9 @@ class Fabric : public Component {
     // the time added beyond their wire and arrival times.
     Picoseconds credit_paced_ps[3] = {0, 0, 0};
     std::uint64_t credit_paced[3] = {0, 0, 0};
+    // A link to a cxl_memory node carries CXL.mem flits of this size (models/cxl): its wire
+    // bytes are whole flits of cache-line messages, not TLPs; 0 on PCIe links.
+    std::uint32_t cxl_flit_bytes = 0;
     Picoseconds down_until = 0;       // link retraining (hold_link)
     std::uint64_t retrain_waits = 0;  // bursts that waited for it
   };
@@ -333,8 +338,11 @@ class Fabric : public Component {
   // `lines` receives the burst's cache-line transactions at a root complex's memory fabric.
   Picoseconds serialization(const Server& server, std::uint64_t wire_bytes, const WireCost& cost,
                             std::uint64_t& lines, Picoseconds& transaction_bound) const;
-  // serialization() of a burst on `server`, its wire bytes as book() counts them.
-  Picoseconds burst_time(const Server& server, const WireCost& cost) const;
+  // The bytes burst `t` puts on `server`: TLPs with their link overheads on a PCIe link, whole
+  // flits on a CXL link, the TLPs' bytes elsewhere.
+  std::uint64_t wire_bytes(const Server& server, const Transfer& t) const;
+  // serialization() of burst `t` on `server`, its wire bytes as book() counts them.
+  Picoseconds burst_time(const Server& server, const Transfer& t) const;
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;

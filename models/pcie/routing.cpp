@@ -32,7 +32,8 @@ std::size_t Router::root_of(std::size_t v) const {
 
 bool Router::is_device(std::size_t v) const {
   const std::string& kind = node(v).kind;
-  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu";
+  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu" ||
+         kind == "cxl_memory";
 }
 
 bool Router::acs(std::size_t sw, std::size_t child, bool SwitchParams::*setting) const {
@@ -94,6 +95,11 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
                                            : "PIX";
   // Host memory and the CPU itself (MMIO from its cores) are the host, not peers.
   path.peer_to_peer = is_device(from) && is_device(to);
+  // CXL memory is system memory that the host bridge decodes (HDM): a device's DMA to it is
+  // routed by address like peer traffic (switch ACS and the IOMMU apply), but the root
+  // complex's peer-to-peer policies, meant for device BARs, do not.
+  const bool to_host_managed_memory =
+      node(from).kind == "cxl_memory" || node(to).kind == "cxl_memory";
   const bool request = traffic == Traffic::Request;
   const std::size_t root = root_of(from);
   const bool translating = request && is_device(from) && root != ResolvedPath::npos &&
@@ -102,7 +108,8 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
   path.taken = path.peer_to_peer ? "direct" : "root_complex";
   if (translating) {
     // I/O virtual addresses: the request climbs to the root complex whatever it targets.
-    if (path.peer_to_peer && !RootComplexParams::from(node(root).params).iommu_maps_peer_bars) {
+    if (path.peer_to_peer && !to_host_managed_memory &&
+        !RootComplexParams::from(node(root).params).iommu_maps_peer_bars) {
       block(path, root, "iommu_maps_peer_bars",
             fmt::format("{}'s IOMMU translates (iommu = translate) and no peer BAR is mapped "
                         "in {}'s context, so a request from {} to {} faults (seed 003: the "
@@ -156,8 +163,9 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
     }
   } else if (path.peer_to_peer) {
     path.taken = "cpu_fabric";
-    if (TopologyParams::from(topology_.params).p2p_across_root_complexes ==
-        P2pAcrossRootComplexes::refuse) {
+    if (!to_host_managed_memory &&
+        TopologyParams::from(topology_.params).p2p_across_root_complexes ==
+            P2pAcrossRootComplexes::refuse) {
       block_platform(path, fmt::format("{} and {} are below different root complexes and the "
                                        "platform refuses peer-to-peer traffic between root "
                                        "complexes (p2p_across_root_complexes = refuse)",
@@ -169,7 +177,7 @@ ResolvedPath Router::resolve(std::size_t from, std::size_t to, Traffic traffic) 
   }
 
   // Root complexes between two devices must be willing to forward.
-  if (path.peer_to_peer) {
+  if (path.peer_to_peer && !to_host_managed_memory) {
     const std::vector<std::size_t>& nodes = path.nodes;
     for (std::size_t i = 1; i + 1 < nodes.size(); ++i) {
       const std::size_t v = nodes[i];

@@ -26,7 +26,8 @@ std::string socket_of(const NodeConfig& n) {
 }
 
 bool is_endpoint(const std::string& kind) {
-  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu";
+  return kind == "gpu" || kind == "nvme_ssd" || kind == "rdma_nic" || kind == "dpu" ||
+         kind == "cxl_memory";
 }
 bool is_pcie_kind(const std::string& kind) {
   return kind == "root_complex" || kind == "switch" || is_endpoint(kind);
@@ -112,7 +113,7 @@ void TopologyGraph::check(const TopologyConfig& topo) {
         if (!is_pcie_kind(topo.nodes[end].kind)) {
           throw ConfigError(file, link_path(l), "\"" + topo.nodes[end].id + "\"",
                             "a pcie link joins root complexes, switches, GPUs, NVMe SSDs, "
-                            "RDMA NICs and DPUs; " +
+                            "RDMA NICs, DPUs and CXL memory; " +
                                 topo.nodes[end].id + " is a " + topo.nodes[end].kind);
         }
       }

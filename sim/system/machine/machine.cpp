@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "models/cxl/cxl_memory.h"
 #include "models/pcie/pcie_specs.h"
 #include "sim/kernel/params/config_error.h"
 
@@ -40,6 +41,11 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
     } else if (node.kind == "host_memory") {
       const auto bytes = static_cast<std::uint64_t>(
           pcie::HostMemoryParams::from(node.params).capacity_gib * static_cast<double>(1ull << 30));
+      memory_.allocate(bytes, i, RegionKind::HostMemory, node.id);
+    } else if (node.kind == "cxl_memory") {
+      // Host-managed memory: buffers placed here are host memory to every user.
+      const auto bytes = static_cast<std::uint64_t>(
+          cxl::CxlMemoryParams::from(node.params).capacity_gib * static_cast<double>(1ull << 30));
       memory_.allocate(bytes, i, RegionKind::HostMemory, node.id);
     }
   }

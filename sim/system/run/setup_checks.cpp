@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "models/cxl/cxl_memory.h"
 #include "models/flash/flash_params.h"
 #include "models/gpu/gpu.h"
 #include "models/nvme/fault_injector.h"
@@ -37,6 +38,23 @@ std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", (bytes + kMi
 
 std::uint64_t ssd_capacity_bytes(const NodeConfig& ssd) {
   return flash::flash_params_from(ssd.params).capacity_bytes;
+}
+
+// The flit a cxl_memory node declares must be one its link's rate carries.
+void check_cxl_link(const TopologyConfig& topo, std::size_t node) {
+  const NodeConfig& memory = topo.nodes[node];
+  for (const LinkConfig& link : topo.links) {
+    if (link.from != memory.id && link.to != memory.id) continue;
+    const pcie::LinkParams params = pcie::LinkParams::from(link.params);
+    if (params.type != pcie::LinkType::pcie) continue;
+    const auto flit = cxl::CxlMemoryParams::from(memory.params).flit_bytes;
+    const std::string problem = cxl::link_problem(
+        pcie::gen_from_number(static_cast<int>(params.gen)), static_cast<std::uint32_t>(flit));
+    if (!problem.empty()) {
+      throw ConfigError(topo.file, index_path("$.nodes", node) + ".flit_bytes",
+                        std::to_string(flit), problem);
+    }
+  }
 }
 
 // What the SSD model (models/nvme/controller.cpp, models/flash) and the GPU
@@ -100,6 +118,8 @@ void check_devices(const TopologyConfig& topo) {
                           render_value(p.json().at("sm_l2_partition")),
                           fmt::format("expected one entry per SM ({}), or none", sms));
       }
+    } else if (node.kind == "cxl_memory") {
+      check_cxl_link(topo, i);
     }
   }
 }

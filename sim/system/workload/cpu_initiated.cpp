@@ -55,6 +55,9 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
   const auto ssd_ids = s.ssds;
   const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));
   memory_node_ = side.memory;
+  buffer_node_ = mode == Mode::Bounce && !s.host_buffers.empty()
+                     ? machine.node_index(s.host_buffers)
+                     : memory_node_;
   if (mode == Mode::Target) {
     if (target == nullptr) throw std::logic_error("an NVMe-oF target path needs its parameters");
     // The target runs on the storage host's socket, whatever cpu the scenario names.
@@ -92,7 +95,7 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
   const pcie::Router& router = machine.fabric().router();
   for (const std::string& id : ssd_ids) {
     ssds_.push_back(&machine.ssd(id));
-    bool translated = router.resolve(machine.node_index(id), memory_node_).translated_by !=
+    bool translated = router.resolve(machine.node_index(id), buffer_node_).translated_by !=
                       pcie::ResolvedPath::npos;
     dma_map_.push_back(map == host::IommuDmaMap::on ||
                        (map == host::IommuDmaMap::auto_ && translated));
@@ -215,7 +218,7 @@ std::uint64_t CpuInitiatedPath::bounce_buffer(std::uint32_t request) {
   while (bounce_chunks_.size() <= chunk) {
     bounce_chunks_.push_back(machine_.memory()
                                  .allocate(std::uint64_t{kBounceChunk} * buffer_stride_,
-                                           memory_node_, RegionKind::HostMemory,
+                                           buffer_node_, RegionKind::HostMemory,
                                            fmt::format("{}.bounce", id()), 4096)
                                  .base);
   }

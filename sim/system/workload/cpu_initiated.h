@@ -176,6 +176,7 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::size_t memory_node_;
   std::size_t
       mmio_node_;  // writes SSD doorbells and registers: cpu_node_, or a target's DPU or NIC
+  std::size_t buffer_node_;  // where bounce buffers live (scenario host_buffers)
   host::CpuIoCosts costs_;
   host::CpuCores cores_;
   std::vector<Core> core_state_;

@@ -9,6 +9,7 @@
 #include "models/flash/flash_params.h"
 #include "models/gpu/gpu.h"
 #include "models/nvme/ssd_params.h"
+#include "models/pcie/routing.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/workload/kv_models.h"
 #include "sim/system/workload/kv_network.h"
@@ -234,6 +235,26 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
     throw ConfigError(file, "$.host_kv_gib", fmt::format("{}", s.host_kv_gib),
                       "a DRAM tier needs a host_memory node in the topology");
   }
+  if (!s.host_kv_memory.empty()) {
+    // The DRAM tier in a named memory (a CXL expander as the tier, or DRAM of another socket):
+    // the GPU's copies of its blocks must be routable there.
+    const TopologyConfig& topo = config.topology;
+    const NodeConfig* tier = topo.node(s.host_kv_memory);
+    if (tier == nullptr || (tier->kind != "host_memory" && tier->kind != "cxl_memory")) {
+      throw ConfigError(file, "$.host_kv_memory", "\"" + s.host_kv_memory + "\"",
+                        "expected the id of a host_memory or cxl_memory node in the topology");
+    }
+    const TopologyGraph graph(topo);
+    const pcie::Router router(topo, graph);
+    const auto index = [&topo](const NodeConfig* n) {
+      return static_cast<std::size_t>(n - topo.nodes.data());
+    };
+    if (graph.route(index(topo.node(s.gpu)), index(tier)).empty()) {
+      throw ConfigError(file, "$.host_kv_memory", "\"" + s.host_kv_memory + "\"",
+                        fmt::format("{} has no route to {}", s.gpu, s.host_kv_memory));
+    }
+    router.require_path(index(topo.node(s.gpu)), index(tier));
+  }
   const NodeConfig& gpu = *config.topology.node(s.gpu);
   const double gpu_bytes = gpu::GpuParams::from(gpu.params).memory_gib * kGiB;
   const double staging = lru ? 0.0 : static_cast<double>((prefetch + 1) * per_layer * slot);
@@ -290,6 +311,8 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
     const HostSide side = nearest_host_side(
         machine, machine.gpu(ScenarioParams::from(config.scenario.params).gpu).node());
     if (side.memory != HostSide::npos) memory = side.memory;
+    const std::string named = ScenarioParams::from(config.scenario.params).host_kv_memory;
+    if (!named.empty()) memory = machine.node_index(named);
     dram_base_ = machine.memory()
                      .allocate(shape_.dram_blocks * slot_bytes_, memory, RegionKind::HostMemory,
                                "kv_dram_tier", kPage)

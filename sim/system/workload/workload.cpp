@@ -86,6 +86,35 @@ void check_ssd_io(const RunConfig& config, std::uint64_t bytes) {
   }
 }
 
+// Where the bounce path's staging buffers live: a host_memory or cxl_memory node that the SSDs
+// can DMA into and the GPU's copy engine can read, through the router's ACS and IOMMU rules.
+static void check_host_buffers(const RunConfig& config, const TopologyGraph& graph,
+                               const pcie::Router& router) {
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  if (s.host_buffers.empty()) return;
+  const std::string& file = config.scenario.file;
+  const std::string value = "\"" + s.host_buffers + "\"";
+  const TopologyConfig& topo = config.topology;
+  const NodeConfig* node = topo.node(s.host_buffers);
+  if (node == nullptr || (node->kind != "host_memory" && node->kind != "cxl_memory")) {
+    throw ConfigError(file, "$.host_buffers", value,
+                      "expected the id of a host_memory or cxl_memory node in the topology");
+  }
+  auto index = [&](const std::string& id) {
+    return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
+  };
+  const std::size_t buffers = index(s.host_buffers);
+  std::vector<std::string> users = s.ssds;
+  users.push_back(s.gpu);
+  for (const std::string& user : users) {
+    if (graph.route(index(user), buffers).empty()) {
+      throw ConfigError(file, "$.host_buffers", value,
+                        fmt::format("{} has no route to {}", user, s.host_buffers));
+    }
+    router.require_path(index(user), buffers);
+  }
+}
+
 // The CPU-initiated paths need a host: memory for queues and buffers, a CPU
 // whose cores run them, and routes for their traffic.
 void check_cpu_path(const RunConfig& config) {
@@ -119,6 +148,7 @@ void check_cpu_path(const RunConfig& config) {
                         "no host memory can reach this SSD for its queues");
     }
   }
+  check_host_buffers(config, graph, router);
 }
 
 class MicrobenchmarkWorkload : public Workload {
@@ -230,6 +260,13 @@ void check_workload(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
   const ScenarioKind kind = s.kind;
   const bool gpu_initiated = s.path == IoPathKind::gpu_initiated;
+  if (!s.host_buffers.empty() && s.path != IoPathKind::bounce) {
+    throw ConfigError(config.scenario.file, "$.host_buffers", "\"" + s.host_buffers + "\"",
+                      fmt::format("host_buffers places the bounce path's staging buffers; path "
+                                  "{} keeps no data in a host buffer (use path bounce, or leave "
+                                  "host_buffers empty)",
+                                  enum_name(s.path)));
+  }
   std::uint64_t max_io = static_cast<std::uint64_t>(s.bs);
   if (kind == ScenarioKind::kv_cache) max_io = check_kv_cache(config);
   if (kind == ScenarioKind::graph) max_io = check_graph(config);
