@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sim/core/protocol/nvme_batch_completion.h"
 #include "sim/core/protocol/nvme_queue.h"
 
 namespace gpunvme::host {
@@ -314,6 +315,10 @@ void NvmeDriver::create_io_queues(std::vector<IoQueueSpec> specs,
       create_cqs.push_back(nvme::make_create_io_cq(0, spec.qid, spec.entries, q.cq_base, true,
                                                    spec.interrupts, spec.interrupts ? vector : 0,
                                                    spec.indexed_completion));
+      if (spec.completion_bitmap != 0) {
+        create_cqs.back() = nvme::with_batch_completion(create_cqs.back(), spec.completion_bitmap,
+                                                        spec.bitmap_cids);
+      }
       queues->push_back(q);
     }
     submit_batch(std::move(create_cqs),

@@ -57,6 +57,12 @@ struct IoQueueSpec {
   // Warp doorbells (Create I/O SQ WDB, a proposed extension the controller
   // must offer): the tail doorbell also takes run announcements.
   bool warp_doorbells = false;
+  // Batch completion notification (Create I/O CQ BCN, a proposed extension
+  // the controller must offer): successes flip bits of the bitmap at
+  // `completion_bitmap` (zeroed, 64 B aligned) covering `bitmap_cids` CIDs;
+  // the CQ ring receives failed commands only.
+  std::uint64_t completion_bitmap = 0;  // 0: an ordinary CQ
+  std::uint32_t bitmap_cids = 0;
 };
 
 // A created (or refused) queue pair and where a submitter finds it.

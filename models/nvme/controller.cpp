@@ -145,6 +145,24 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   completions_ = std::make_unique<CompletionPoster>(
       queues_, vectors == 0 ? max_io_queues_ + 1u : static_cast<std::size_t>(vectors),
       std::move(completion_hooks));
+  batch_supported_ = ssd.batch_completion;
+  BatchHooks batch_hooks;
+  batch_hooks.now = [] { return now(); };
+  batch_hooks.schedule_at = [this](Picoseconds when, Calendar::Callback callback) {
+    schedule_at(when, std::move(callback));
+  };
+  batch_hooks.book_firmware = [this,
+                               cost = Picoseconds{ssd.batch_completion_ns}](Picoseconds ready) {
+    return cost == 0 ? ready : cores_->book_earliest(ready, cost);
+  };
+  batch_hooks.write = [this](std::uint64_t addr, std::uint32_t len, const void* data) {
+    mem_write(addr, len, data, nullptr);
+  };
+  batch_hooks.post_entry = [this](std::uint16_t cqid, const CompletionEntry& entry) {
+    post(cqid, entry);
+  };
+  batch_ = std::make_unique<BatchNotifier>(static_cast<std::uint32_t>(ssd.batch_completion_max),
+                                           ssd.batch_completion_window_ns, std::move(batch_hooks));
   granted_sqs_ = granted_cqs_ = max_io_queues_;
 
   std::vector<ScheduledFault> schedule;
@@ -469,6 +487,7 @@ void Controller::reset() {
     queues_.cq(qid) = CompletionQueue{};
   }
   shadow_->reset();
+  batch_->reset();
   queues_.index_rings();
   processors_->reset();
   held_aers_.clear();
@@ -783,6 +802,10 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
 
 void Controller::post_for(const Command& command, const CompletionEntry& entry) {
   const std::uint16_t cqid = queues_.sq(command.qid).cqid;
+  if (batch_->notified(cqid)) {
+    batch_->complete(cqid, entry);
+    return;
+  }
   if (!queues_.cq(cqid).indexed) {
     post(cqid, entry);
     return;
@@ -908,6 +931,12 @@ nlohmann::json Controller::statistics(Picoseconds elapsed) const {
                             {"busy_ns", ps_to_ns(core.busy)}});
     }
     stats["batch_processors"] = std::move(processors);
+  }
+  // Batch completion notification: reported by SSDs that offer it.
+  if (batch_supported_) {
+    stats["batch_completion"] = {{"batches", batch_->batches()},
+                                 {"bitmap_bytes", batch_->bitmap_bytes()},
+                                 {"bitmap_completions", batch_->bitmap_completions()}};
   }
   return stats;
 }

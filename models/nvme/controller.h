@@ -44,6 +44,7 @@
 
 #include "models/flash/flash_array.h"
 #include "models/nvme/arbiter.h"
+#include "models/nvme/batch_notifier.h"
 #include "models/nvme/command.h"
 #include "models/nvme/command_processors.h"
 #include "models/nvme/completion_poster.h"
@@ -166,6 +167,11 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::uint64_t shadow_doorbell_reads() const { return shadow_->reads(); }
   std::uint64_t event_idx_writes() const { return shadow_->event_idx_writes(); }
   std::uint64_t interrupts() const { return completions_->interrupts(); }
+  // Batch completion notification: batches posted, bitmap bytes written and
+  // completions reported through bitmaps.
+  std::uint64_t completion_batches() const { return batch_->batches(); }
+  std::uint64_t completion_bitmap_bytes() const { return batch_->bitmap_bytes(); }
+  std::uint64_t bitmap_completions() const { return batch_->bitmap_completions(); }
   std::uint64_t faults_injected() const { return io_->media_faults() + io_->command_faults(); }
   // Whether the fault schedule can leave a command without a completion
   // until the host acts (timeout, reset, link_down): the host then arms its
@@ -311,6 +317,10 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<CompletionPoster> completions_;
   // Shadow doorbells and EventIdx of the queues of queues_.
   std::unique_ptr<ShadowDoorbells> shadow_;
+  // Batch completion notification of batch-notified CQs (a proposed
+  // extension): bitmaps, batches and their windows.
+  std::unique_ptr<BatchNotifier> batch_;
+  bool batch_supported_ = false;
   std::vector<CommandPtr> held_aers_;
   FaultInjector faults_;
   // With faults that can lose commands: the I/O commands between fetch and

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "models/nvme/controller.h"
+#include "sim/core/protocol/nvme_batch_completion.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
 
@@ -144,6 +145,19 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   if (!queue_memory_ok(f.base, std::uint64_t{f.queue_entries} * kCqEntrySize, &in_cmb)) {
     return Status::InvalidFieldInCommand;
   }
+  // Batch completion notification (a proposed extension): offered, not with
+  // indexed completion (whose entries have fixed slots), and a bitmap of
+  // whole lines in memory the controller may write.
+  const BatchCompletionFields batch = decode_batch_completion(sqe);
+  if (batch.enabled) {
+    if (!batch_supported_ || f.indexed) return Status::InvalidFieldInCommand;
+    if (batch.bitmap % kBatchBitmapAlignment != 0) return Status::InvalidFieldInCommand;
+    bool bitmap_in_cmb = false;
+    if (!queue_memory_ok(batch.bitmap, std::uint64_t{batch.words} * kBatchBitmapWordBytes,
+                         &bitmap_in_cmb)) {
+      return Status::InvalidFieldInCommand;
+    }
+  }
   CompletionQueue& cq = queues_.cq(f.qid);
   cq = CompletionQueue{};
   cq.exists = true;
@@ -154,6 +168,7 @@ Status Controller::create_cq(const SubmissionEntry& sqe) {
   cq.vector = f.vector;
   cq.indexed = f.indexed;
   queues_.ring_created(f.qid, /*sq=*/false);
+  if (batch.enabled) batch_->open(f.qid, batch.bitmap, batch.words);
   if (shadow_->configured()) shadow_->start(DoorbellKind::CqHead, f.qid);
   return Status::Success;
 }
@@ -233,6 +248,7 @@ Status Controller::delete_cq(const SubmissionEntry& sqe) {
     return Status::InvalidQueueIdentifier;
   if (queues_.cq(qid).bound_sqs != 0) return Status::InvalidQueueDeletion;
   if (shadow_->configured()) shadow_->stop(DoorbellKind::CqHead, qid);
+  batch_->close(qid);
   const std::uint64_t base = queues_.cq(qid).base;
   queues_.cq(qid) = CompletionQueue{};
   queues_.ring_deleted(base);

@@ -42,7 +42,7 @@ TEST(StrategyNames, PolicyFieldsAllowTheirOptionsAfterStrategy) {
             (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive",
                    "warp_doorbell"}));
   EXPECT_EQ(allowed_names("completion"), (Names{"strategy", "cq_scan", "cid_flags", "polling_warps",
-                                                "owner_drain", "cqe_at_slot"}));
+                                                "owner_drain", "cqe_at_slot", "cid_bitmap"}));
   EXPECT_EQ(allowed_names("ssd_mapping"), (Names{"interleave", "stripe"}));
   EXPECT_TRUE(allowed_names("bs").empty());
 }

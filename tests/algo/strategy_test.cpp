@@ -105,6 +105,8 @@ TEST(StrategyConfig, MeaninglessCombinationsAreConfigErrors) {
   expect_config_error({"scenario.completion=cqe_at_slot"}, "$.completion");
   expect_config_error({"scenario.completion=cqe_at_slot", "scenario.strategy=per_warp_queue"},
                       "$.completion");
+  // Nor batch completion notification.
+  expect_config_error({"scenario.completion=cid_bitmap"}, "$.completion");
   // Nor warp doorbells; and a shadow doorbell cannot carry a run.
   expect_config_error({"scenario.submission=warp_doorbell"}, "$.submission");
   expect_config_error({"scenario.submission=warp_doorbell", "scenario.shadow_doorbells=true",

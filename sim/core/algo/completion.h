@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "sim/core/algo/batch_completion.h"
 #include "sim/core/algo/io_common.h"
 
 namespace gpunvme::algo {
@@ -479,6 +480,17 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
       }
       return moved;
     }
+    case Completion::CidBitmap: {
+      for (std::uint32_t r = 0; r < w.round_count; ++r) {
+        Lanes<Pending>& io = w.rounds[r];
+        LaneMask out = 0;
+        for_each_lane(p, kAllLanes, [&](int lane) {
+          if (io[lane].state == kOutstanding) out |= LaneMask{1} << lane;
+        });
+        if (out != 0 && reap_batch(p, w, io, out)) moved = true;
+      }
+      return moved;
+    }
   }
   return moved;
 }
@@ -515,6 +527,9 @@ GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
         case Completion::SlotIndexed:
           if (slot_cqe_arrived(p, q, io[lane])) return true;
           break;
+        case Completion::CidBitmap:
+          if (batch_reap_possible(p, q, io[lane])) return true;
+          break;
         default: break;
       }
     }
@@ -532,6 +547,12 @@ GPUNVME_HD inline void add_reap_ranges(WaitSet& set, WarpContext& w) {
         set.add(q.done, std::uint64_t{q.cid_space} * 4);
         break;
       case Completion::PollingWarps: set.add(q.done, std::uint64_t{q.cid_space} * 4); break;
+      case Completion::CidBitmap:
+        set.add(q.completion_bitmap,
+                std::uint64_t{nvme::batch_bitmap_words(q.cid_space)} * nvme::kBatchBitmapWordBytes);
+        set.add(q.cq_lock, 4);
+        set.add(q.done, std::uint64_t{q.cid_space} * 4);
+        break;
       case Completion::CqScan:
         set.add(q.cq_marks, std::uint64_t{q.entries} * 4);
         set.add(q.cq_head, 4);

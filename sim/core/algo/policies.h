@@ -58,6 +58,9 @@ enum class Completion : std::uint8_t {
   OwnerDrain,    // the queue's single owner (per-warp queue, I/O agent) drains it
   SlotIndexed,   // indexed completion (a proposed NVMe extension the SSD must offer): the CQE lands
                  // at the command's SQ slot; each requester polls its own slot, no lock, no head
+  CidBitmap,     // batch completion notification (a proposed NVMe extension the SSD must offer):
+                 // the SSD flips a bit per successful CID in a bitmap, one word per 32 CIDs; the
+                 // CQ ring holds failed commands only, drained into the per-CID flags
 };
 
 struct Strategy {

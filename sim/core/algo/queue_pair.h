@@ -53,6 +53,13 @@ struct QueuePair {
   // One PRP list page per SQ slot, for transfers longer than two memory
   // pages; 0 when the queue's commands never need one.
   std::uint64_t prp_lists = 0;
+  // Batch completion notification (a proposed NVMe extension,
+  // sim/core/protocol/nvme_batch_completion.h): the bitmap the controller
+  // flips one bit of per successful command (cid_space bits; 0 when the CQ
+  // is an ordinary one), and the queue's own copy of the bits its
+  // requesters have consumed (cid_space bits, GPU memory).
+  std::uint64_t completion_bitmap = 0;
+  std::uint64_t bitmap_seen = 0;
 
   // Bytes of GPU memory the counter words occupy (one 128 B line each, so
   // that counters do not share an L2 line).

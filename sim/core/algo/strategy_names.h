@@ -51,6 +51,7 @@ inline constexpr EnumName<Completion> kCompletionNames[] = {
     {Completion::PollingWarps, "polling_warps"},
     {Completion::OwnerDrain, "owner_drain"},
     {Completion::SlotIndexed, "cqe_at_slot"},
+    {Completion::CidBitmap, "cid_bitmap"},
 };
 
 // A set of options of one policy enum, as bits (1 << value).

@@ -1,5 +1,6 @@
 #include "sim/system/machine/cq_observer.h"
 
+#include "sim/core/protocol/nvme_batch_completion.h"
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/kernel/simulation.h"
 
@@ -9,6 +10,9 @@ CqArrivalObserver::~CqArrivalObserver() {
   for (const Ring& r : rings_) memory_.cancel(r.watch);
   for (const auto& [slots, count] : slot_ring_sizes_) {
     for (std::uint32_t i = 0; i < count; ++i) memory_.cancel(slots[i].watch);
+  }
+  for (const auto& words : bitmaps_) {
+    for (const BitmapWord& w : words) memory_.cancel(w.watch);
   }
 }
 
@@ -54,6 +58,38 @@ void CqArrivalObserver::on_slot_write(void* context, MemorySpace::WatchId id) {
   if (entry.phase() == expected) {
     self.sink_.stage(s.trace, entry.cid, algo::Stage::CqePosted, Simulation::now());
     ++s.lap;
+  }
+  self.memory_.rearm(id);
+}
+
+void CqArrivalObserver::observe_bitmap(const algo::QueuePair& q) {
+  const std::uint32_t count = nvme::batch_bitmap_words(q.cid_space);
+  // Sized once: the watches keep pointers to the words.
+  bitmaps_.emplace_back(count);
+  std::vector<BitmapWord>& words = bitmaps_.back();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    words[i] = BitmapWord{this,
+                          q.completion_bitmap + std::uint64_t{i} * nvme::kBatchBitmapWordBytes,
+                          0,
+                          i * nvme::kBatchBitmapWordBits,
+                          static_cast<std::uint16_t>(q.trace_id),
+                          0};
+    words[i].watch =
+        memory_.watch(words[i].addr, nvme::kBatchBitmapWordBytes, &on_bitmap_write, &words[i]);
+  }
+}
+
+void CqArrivalObserver::on_bitmap_write(void* context, MemorySpace::WatchId id) {
+  BitmapWord& w = *static_cast<BitmapWord*>(context);
+  CqArrivalObserver& self = *w.observer;
+  const auto value = self.memory_.load<std::uint32_t>(w.addr);
+  std::uint32_t flipped = value ^ w.value;
+  w.value = value;
+  while (flipped != 0) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctz(flipped));
+    flipped &= flipped - 1;
+    self.sink_.stage(w.trace, static_cast<std::uint16_t>(w.first_cid + bit), algo::Stage::CqePosted,
+                     Simulation::now());
   }
   self.memory_.rearm(id);
 }

@@ -25,6 +25,10 @@ class CqArrivalObserver {
   CqArrivalObserver& operator=(const CqArrivalObserver&) = delete;
 
   void observe(const algo::QueuePair& q, bool indexed = false);
+  // Batch completion notification: the CqePosted stage of a successful
+  // command is when its bit of `q.completion_bitmap` flips (one watch per
+  // 32-bit word).
+  void observe_bitmap(const algo::QueuePair& q);
 
  private:
   struct Ring {
@@ -47,6 +51,17 @@ class CqArrivalObserver {
   static void on_slot_write(void* context, MemorySpace::WatchId id);
   std::vector<std::unique_ptr<Slot[]>> slot_rings_;
   std::vector<std::pair<Slot*, std::uint32_t>> slot_ring_sizes_;
+  // One word of a completion bitmap, with the value it last held.
+  struct BitmapWord {
+    CqArrivalObserver* observer;
+    std::uint64_t addr;
+    std::uint32_t value;
+    std::uint32_t first_cid;
+    std::uint16_t trace;
+    MemorySpace::WatchId watch;
+  };
+  static void on_bitmap_write(void* context, MemorySpace::WatchId id);
+  std::vector<std::vector<BitmapWord>> bitmaps_;
 
   MemorySpace& memory_;
   StageSink& sink_;

@@ -15,6 +15,7 @@
 #include "sim/core/algo/queue_state.h"
 #include "sim/core/algo/strategy.h"
 #include "sim/core/algo/strategy_names.h"
+#include "sim/core/protocol/nvme_batch_completion.h"
 #include "sim/core/protocol/nvme_commands.h"
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/kernel/params/config_error.h"
@@ -345,6 +346,17 @@ void GpuIoPath::create_queues() {
       spec.cq_base = q.cq_base;
       spec.indexed_completion = plan_.strategy.completion == algo::Completion::SlotIndexed;
       spec.warp_doorbells = plan_.strategy.submission == algo::Submission::WarpDoorbell;
+      if (plan_.strategy.completion == algo::Completion::CidBitmap) {
+        // The completion bitmap lives beside the CQ ring, zeroed as fresh
+        // memory is.
+        const std::uint64_t bitmap_bytes =
+            std::uint64_t{nvme::batch_bitmap_words(cid_space_)} * nvme::kBatchBitmapWordBytes;
+        q.completion_bitmap = rings_in_host
+                                  ? driver.allocate(host::QueuePlacement::host, bitmap_bytes)
+                                  : gpu_.allocate(bitmap_bytes, 128);
+        spec.completion_bitmap = q.completion_bitmap;
+        spec.bitmap_cids = cid_space_;
+      }
       spec.priority = static_cast<nvme::QueuePriority>(config_.qos.priority);
       specs.push_back(spec);
       queues_[q.trace_id] = q;
@@ -436,6 +448,11 @@ void GpuIoPath::prepare_queues() {
         q, cid_space_, plan_.agents,
         [&](std::uint64_t bytes, std::uint64_t align) { return gpu_.allocate(bytes, align); });
     observer_->observe(q, plan_.strategy.completion == algo::Completion::SlotIndexed);
+    if (plan_.strategy.completion == algo::Completion::CidBitmap) {
+      q.bitmap_seen = gpu_.allocate(
+          std::uint64_t{nvme::batch_bitmap_words(cid_space_)} * nvme::kBatchBitmapWordBytes, 128);
+      observer_->observe_bitmap(q);
+    }
   }
   base_context_.queues = queues_.data();
   base_context_.queue_count = static_cast<std::uint32_t>(queues_.size());

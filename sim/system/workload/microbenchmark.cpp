@@ -188,6 +188,7 @@ void check_microbenchmark(const RunConfig& config) {
   const std::string& file = config.scenario.file;
   const std::vector<std::string>& ssds = s.ssds;
   const bool indexed = strategy_plan(config).strategy.completion == algo::Completion::SlotIndexed;
+  const bool bitmap = strategy_plan(config).strategy.completion == algo::Completion::CidBitmap;
   const bool warp_doorbells =
       strategy_plan(config).strategy.submission == algo::Submission::WarpDoorbell;
   if (warp_doorbells && s.shadow_doorbells) {
@@ -232,6 +233,13 @@ void check_microbenchmark(const RunConfig& config) {
       throw ConfigError(file, "$.shadow_doorbells", "true",
                         fmt::format("{} (profile {}) does not support Doorbell Buffer Config "
                                     "(its shadow_doorbells is false); allowed: false",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
+    if (bitmap && !ssd_params.batch_completion) {
+      throw ConfigError(file, "$.completion", "\"" + s.completion + "\"",
+                        fmt::format("{} (profile {}) does not offer batch completion notification "
+                                    "(its batch_completion is false); allowed: another "
+                                    "completion, or SSDs with batch_completion true",
                                     ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
     }
     if (indexed && !ssd_params.indexed_completion) {
