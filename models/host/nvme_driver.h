@@ -57,6 +57,9 @@ struct IoQueueSpec {
   // Warp doorbells (Create I/O SQ WDB, a proposed extension the controller
   // must offer): the tail doorbell also takes run announcements.
   bool warp_doorbells = false;
+  // Wide CIDs (Create I/O SQ WCID, a proposed extension the controller must
+  // offer): the SQ's commands carry 32-bit CIDs.
+  bool wide_cids = false;
 };
 
 // A created (or refused) queue pair and where a submitter finds it.
