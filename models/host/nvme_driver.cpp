@@ -330,7 +330,7 @@ void NvmeDriver::create_io_queues(std::vector<IoQueueSpec> specs,
                      if (!cqs[i].ok()) continue;
                      create_sqs.push_back(nvme::make_create_io_sq(
                          0, specs[i].qid, specs[i].entries, (*queues)[i].sq_base, specs[i].qid,
-                         specs[i].priority, true, specs[i].warp_doorbells));
+                         specs[i].priority, true, specs[i].warp_doorbells, specs[i].wide_cids));
                      index.push_back(i);
                    }
                    auto finish = [queues, done, next] {

@@ -63,6 +63,9 @@ struct IoQueueSpec {
   // the CQ ring receives failed commands only.
   std::uint64_t completion_bitmap = 0;  // 0: an ordinary CQ
   std::uint32_t bitmap_cids = 0;
+  // Wide CIDs (Create I/O SQ WCID, a proposed extension the controller must
+  // offer): the SQ's commands carry 32-bit CIDs.
+  bool wide_cids = false;
 };
 
 // A created (or refused) queue pair and where a submitter finds it.

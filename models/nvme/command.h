@@ -11,6 +11,7 @@
 #include "models/nvme/fault_injector.h"
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/core/protocol/nvme_status.h"
+#include "sim/core/protocol/nvme_wide_cid.h"
 #include "sim/kernel/inplace_function.h"
 #include "sim/kernel/time.h"
 
@@ -37,6 +38,9 @@ struct Command {
   std::uint64_t generation = 0;              // controller resets drop older commands
   std::uint64_t io_index = 0;                // I/O commands in fetch order, for faults
   bool lap_phase = true;                     // phase tag of the SQ lap it was fetched in
+  // Fetched from an SQ created with wide CIDs (nvme_wide_cid.h): identified
+  // by the 32-bit CID in CDW2, echoed in its completion's DW1.
+  bool wide = false;
   FaultKind fault = FaultKind::None;
   // Completed early by an injected reset: its own completion, when its
   // work ends, is dropped.
@@ -57,6 +61,9 @@ struct Command {
     // DMA writes not yet issued, plus one for the loop issuing them.
     std::size_t unissued = 1;
   } read;
+
+  // The identifier the controller knows the command by.
+  std::uint32_t cid() const { return wide ? wide_cid(sqe) : std::uint32_t{sqe.cid()}; }
 };
 using CommandPtr = std::shared_ptr<Command>;
 
@@ -73,7 +80,7 @@ using Resolved = InplaceFunction<void(Status, std::vector<Segment>), 48>;
 // stores it (to completed). Steps a command did not reach are empty.
 struct CommandSteps {
   std::uint16_t qid;
-  std::uint16_t cid;
+  std::uint32_t cid;  // Command::cid()
   std::uint8_t opcode;
   Picoseconds rung;
   Picoseconds fetched;
@@ -86,7 +93,7 @@ struct CommandSteps {
 // as a trace sees it before it enters the fabric.
 struct DmaRecord {
   std::uint16_t qid;
-  std::uint16_t cid;
+  std::uint32_t cid;  // Command::cid()
   std::uint64_t addr;
   std::uint64_t len;
   bool to_host;  // controller to memory (read data, Identify data)

@@ -65,6 +65,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   }
   shadow_poll_read_cost_ = ssd.shadow_poll_read_ns;
   indexed_completion_cost_ = ssd.indexed_completion_ns;
+  wide_cids_supported_ = ssd.wide_cids;
+  wide_cid_cost_ = ssd.wide_cid_ns;
   vwc_present_ = ssd.volatile_write_cache;
   vwc_enabled_ = vwc_present_;
   default_burst_log2_ = static_cast<std::uint8_t>(ssd.arbitration_burst_log2);
@@ -228,7 +230,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   };
   io_hooks.device_event = [this](FaultKind kind) { device_event(kind); };
   io_hooks.lose = [this](const CommandPtr& command) {
-    lost_[command_key(command->qid, command->sqe.cid())] = command;
+    lost_[command_key(command->qid, command->cid())] = command;
   };
   io_hooks.generation = [this] { return generation_; };
   io_hooks.volatile_cache = [this] { return vwc_enabled_; };
@@ -345,7 +347,7 @@ void Controller::set_msix_vector(std::uint16_t vector, std::uint64_t address, st
 
 void Controller::violation(const std::string& what, std::optional<std::uint16_t> qid,
                            std::optional<std::uint32_t> slot,
-                           std::optional<std::uint16_t> cid) const {
+                           std::optional<std::uint32_t> cid) const {
   auto shown = [](const auto& v) { return v ? std::to_string(*v) : std::string("n/a"); };
   throw InvariantViolation(
       fmt::format("{}: invariant violated at {:.3f} ns: {} (queue {}, slot "
@@ -705,6 +707,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     command->batch_processed = work.processed;
     command->batch = work.batch;
     command->lap_phase = sq.fetch_phase;
+    command->wide = sq.wide_cids;
     ++fetched_;
     ++sq.fetched;
     sq.head = ring_next(sq.head, sq.entries);
@@ -717,8 +720,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       command->io_index = io_fetched_++;
       fetch_->command_started();
     }
-    const std::uint16_t cid = command->sqe.cid();
-    if (sq.cids.claim(cid) == QueueError::CidInUse) {
+    if (!claim_cid(sq, *command)) {
       // A reused CID completes with Command ID Conflict; the original stays
       // outstanding (NVMe base spec 1.4, 4.2 and generic status 03h).
       ++cid_conflicts_;
@@ -732,6 +734,7 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
         CompletionEntry entry{};
         entry.sqid = command->qid;
         entry.cid = command->sqe.cid();
+        if (command->wide) set_wide_cid(entry, command->cid());
         entry.set_status(Status::CommandIdConflict, false);
         post_for(*command, entry);
         processors_->command_done(command->batch.get(), now());
@@ -739,10 +742,15 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
       });
       continue;
     }
-    std::unique_ptr<SubmissionQueue::FetchPage>& page =
-        sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
-    if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
-    (*page)[cid % SubmissionQueue::kCidsPerPage] = {slot, command->fetched_at};
+    const std::uint32_t cid = command->cid();
+    if (command->wide) {
+      sq.wide_outstanding[cid] = {slot, command->fetched_at};
+    } else {
+      std::unique_ptr<SubmissionQueue::FetchPage>& page =
+          sq.fetched_from[cid / SubmissionQueue::kCidsPerPage];
+      if (!page) page = std::make_unique<SubmissionQueue::FetchPage>();
+      (*page)[cid % SubmissionQueue::kCidsPerPage] = {slot, command->fetched_at};
+    }
     if (track_commands_ && qid != kAdminQueueId) live_[command_key(qid, cid)] = command;
     if (qid == kAdminQueueId) {
       execute_admin(std::move(command));
@@ -751,6 +759,13 @@ void Controller::on_entries(std::uint16_t qid, std::uint32_t first, const std::u
     }
   }
   update_sq_event_idx(qid);
+}
+
+bool Controller::claim_cid(SubmissionQueue& sq, const Command& command) {
+  if (!command.wide) {
+    return sq.cids.claim(static_cast<std::uint16_t>(command.cid())) != QueueError::CidInUse;
+  }
+  return sq.wide_outstanding.count(command.cid()) == 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -764,14 +779,15 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
     return;
   }
   if (track_commands_ && command.qid != kAdminQueueId) {
-    live_.erase(command_key(command.qid, command.sqe.cid()));
+    live_.erase(command_key(command.qid, command.cid()));
   }
   processors_->command_done(command.batch.get(), now());
   SubmissionQueue& sq = queues_.sq(command.qid);
-  const std::uint16_t cid = command.sqe.cid();
-  if (sq.cids.release(cid) == QueueError::CidNotOutstanding) {
-    violation("command completed twice", command.qid, command.slot, cid);
-  }
+  const std::uint32_t cid = command.cid();
+  const bool released = command.wide ? sq.wide_outstanding.erase(cid) == 1
+                                     : sq.cids.release(static_cast<std::uint16_t>(cid)) !=
+                                           QueueError::CidNotOutstanding;
+  if (!released) violation("command completed twice", command.qid, command.slot, cid);
   if (command.qid != kAdminQueueId) {
     service_.record(now() - command.fetched_at);
     ++completed_;
@@ -788,7 +804,8 @@ void Controller::complete(const Command& command, Status status, std::uint32_t d
   CompletionEntry entry{};
   entry.dw0 = dw0;
   entry.sqid = command.qid;
-  entry.cid = cid;
+  entry.cid = static_cast<std::uint16_t>(cid);
+  if (command.wide) set_wide_cid(entry, cid);
   entry.set_status(status, false, dnr);
   // An SQ this completion leaves idle asks for the MMIO doorbell again; the
   // EventIdx write goes ahead of the entry on the same path, so a host that
@@ -806,23 +823,32 @@ void Controller::post_for(const Command& command, const CompletionEntry& entry) 
     batch_->complete(cqid, entry);
     return;
   }
-  if (!queues_.cq(cqid).indexed) {
-    post(cqid, entry);
-    return;
-  }
+  const bool indexed = queues_.cq(cqid).indexed;
+  // Firmware time before the entry is written: routing it to its slot on an
+  // indexed CQ, and the wide CID's look-up and echo.
+  const Picoseconds firmware =
+      (indexed ? indexed_completion_cost_ : 0) + (command.wide ? wide_cid_cost_ : 0);
   const std::uint32_t slot = command.slot;
   const bool phase = command.lap_phase;
-  if (indexed_completion_cost_ == 0) {
-    completions_->post_at_slot(cqid, entry, slot, phase);
+  if (firmware == 0) {
+    if (indexed) {
+      completions_->post_at_slot(cqid, entry, slot, phase);
+    } else {
+      post(cqid, entry);
+    }
     return;
   }
-  // The firmware's routing of the entry to its slot takes processor time;
-  // the entry is written once it is done (unless a reset came between).
-  const Picoseconds done = cores_->book_earliest(now(), indexed_completion_cost_);
+  // The entry is written once the processor time is done (unless a reset
+  // came between).
+  const Picoseconds done = cores_->book_earliest(now(), firmware);
   const std::uint64_t generation = generation_;
-  schedule_at(done, [this, cqid, entry, slot, phase, generation] {
+  schedule_at(done, [this, cqid, entry, slot, phase, generation, indexed] {
     if (generation != generation_) return;
-    completions_->post_at_slot(cqid, entry, slot, phase);
+    if (indexed) {
+      completions_->post_at_slot(cqid, entry, slot, phase);
+    } else {
+      post(cqid, entry);
+    }
   });
 }
 
@@ -845,6 +871,10 @@ void Controller::check_drained() const {
   for (std::size_t qid = 0; qid < queues_.count(); ++qid) {
     const SubmissionQueue& sq = queues_.sq(qid);
     if (!sq.exists) continue;
+    for (const auto& [cid, from] : sq.wide_outstanding) {
+      violation(fmt::format("command never completed, fetched at {:.3f} ns", ps_to_ns(from.at)),
+                static_cast<std::uint16_t>(qid), from.slot, cid);
+    }
     sq.cids.for_each([&](std::uint16_t cid) {
       // Asynchronous Event Requests wait for an event by design.
       const bool held = qid == kAdminQueueId &&

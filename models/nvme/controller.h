@@ -247,22 +247,27 @@ class Controller : public Component, public pcie::RegisterTarget {
   // Abort (admin): whether the command (SQID, CID) was lost and is now
   // completed with Command Abort Requested.
   bool abort_lost(std::uint16_t sqid, std::uint16_t cid);
-  static std::uint32_t command_key(std::uint16_t qid, std::uint16_t cid) {
-    return (std::uint32_t{qid} << 16) | cid;
+  // A command's key among every queue's: (qid, CID), CIDs of up to 32 bits.
+  static std::uint64_t command_key(std::uint16_t qid, std::uint32_t cid) {
+    return (std::uint64_t{qid} << 32) | cid;
   }
   // --- completion
   void complete(const Command& command, Status status, std::uint32_t dw0 = 0, bool dnr = false);
   void post(std::uint16_t cqid, const CompletionEntry& entry) { completions_->post(cqid, entry); }
   // Posts `command`'s completion `entry` to its SQ's CQ: at the tail, or at
   // the command's SQ slot on an indexed CQ (after indexed_completion_ns of
-  // processor time).
+  // processor time), after wide_cid_ns of processor time for a command of a
+  // wide-CID SQ.
   void post_for(const Command& command, const CompletionEntry& entry);
+  // Claims a fetched command's CID on its SQ (16-bit or wide); false when
+  // the CID is outstanding already.
+  bool claim_cid(SubmissionQueue& sq, const Command& command);
   void finish_sq_command(std::uint16_t qid);
   // Throws InvariantViolation. Where the broken rule involves no command (a
   // doorbell value, a register write), slot and CID are reported as n/a.
   [[noreturn]] void violation(const std::string& what, std::optional<std::uint16_t> qid,
                               std::optional<std::uint32_t> slot,
-                              std::optional<std::uint16_t> cid) const;
+                              std::optional<std::uint32_t> cid) const;
   std::size_t node_;
   pcie::Fabric& fabric_;
   MemorySpace& memory_;
@@ -293,6 +298,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   Picoseconds warp_doorbell_cost_;
   Picoseconds shadow_poll_read_cost_;
   Picoseconds indexed_completion_cost_;
+  bool wide_cids_supported_;
+  Picoseconds wide_cid_cost_;
   bool vwc_present_;
   std::uint8_t default_burst_log2_;
 
@@ -327,8 +334,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   // completion (a reset aborts them) and those lost (an Abort finds them),
   // by command_key.
   bool track_commands_ = false;
-  std::unordered_map<std::uint32_t, CommandPtr> live_;
-  std::unordered_map<std::uint32_t, CommandPtr> lost_;
+  std::unordered_map<std::uint64_t, CommandPtr> live_;
+  std::unordered_map<std::uint64_t, CommandPtr> lost_;
   Picoseconds link_retrain_ = 0;
   Picoseconds io_timeout_ = 0;
   std::uint64_t reset_faults_ = 0;

@@ -187,6 +187,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   }
   if (page_offset(f.base, kPageBytes) != 0) return Status::PrpOffsetInvalid;
   if (f.warp_doorbells && !warp_doorbells_supported_) return Status::InvalidFieldInCommand;
+  if (f.wide_cids && !wide_cids_supported_) return Status::InvalidFieldInCommand;
   // An indexed CQ holds one entry per slot of the one SQ bound to it.
   const CompletionQueue& bound = queues_.cq(f.cqid);
   if (bound.indexed && bound.bound_sqs > 0) return Status::CompletionQueueInvalid;
@@ -202,6 +203,7 @@ Status Controller::create_sq(const SubmissionEntry& sqe) {
   sq.cqid = f.cqid;
   sq.priority = f.priority;
   sq.warp_doorbells = f.warp_doorbells;
+  sq.wide_cids = f.wide_cids;
   sq.in_cmb = in_cmb;
   ++queues_.cq(f.cqid).bound_sqs;
   fetch_->arbiter().add_queue(f.qid, f.priority);

@@ -99,7 +99,7 @@ void Controller::check_dma_target(const Command& command, std::uint64_t addr, st
   if (region == nullptr || region->kind == RegionKind::Registers) {
     violation(fmt::format("{} DMA of {} B at 0x{:x} outside host, GPU and CMB memory{}", what, len,
                           addr, region == nullptr ? "" : " (in " + region->name + ")"),
-              command.qid, command.slot, command.sqe.cid());
+              command.qid, command.slot, command.cid());
   }
 }
 
@@ -113,7 +113,7 @@ void Controller::check_not_in_ring(const Command& command, std::uint64_t addr,
   if (!ring) return;
   violation(fmt::format("data DMA of {} B at 0x{:x} overlaps {} {}'s ring (its slot {})", len, addr,
                         ring->sq ? "SQ" : "CQ", ring->qid, ring->slot),
-            command.qid, command.slot, command.sqe.cid());
+            command.qid, command.slot, command.cid());
 }
 
 // The segments the data moves through are exactly the buffer the command
@@ -123,7 +123,7 @@ void Controller::check_segments(const Command& command, const std::vector<Segmen
   std::uint64_t total = 0;
   for (const Segment& s : segments) {
     if (s.len == 0) {
-      violation("empty data segment", command.qid, command.slot, command.sqe.cid());
+      violation("empty data segment", command.qid, command.slot, command.cid());
     }
     if (!s.bit_bucket) {
       check_dma_target(command, s.addr, s.len, "data");
@@ -133,7 +133,7 @@ void Controller::check_segments(const Command& command, const std::vector<Segmen
   }
   if (total != bytes) {
     violation(fmt::format("data segments cover {} B of a {} B transfer", total, bytes), command.qid,
-              command.slot, command.sqe.cid());
+              command.slot, command.cid());
   }
 }
 

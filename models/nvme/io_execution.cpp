@@ -139,7 +139,7 @@ void IoExecution::execute_read(CommandPtr command, std::uint64_t bytes, Picoseco
       };
       for (const Segment& s : command->read.segments) {
         if (s.bit_bucket) continue;
-        hooks_.observe_dma({command->qid, command->sqe.cid(), s.addr, s.len, true});
+        hooks_.observe_dma({command->qid, command->cid(), s.addr, s.len, true});
         if (hooks_.in_own_cmb(s.addr, s.len)) {
           hooks_.write(s.addr, static_cast<std::uint32_t>(s.len), nullptr, nullptr);
         } else {
@@ -187,7 +187,7 @@ void IoExecution::execute_write(CommandPtr command, std::uint64_t bytes, Picosec
           hooks_.check_segments(*command, segments, bytes);
           auto left = std::make_shared<std::size_t>(segments.size());
           for (const Segment& s : segments) {
-            hooks_.observe_dma({command->qid, command->sqe.cid(), s.addr, s.len, false});
+            hooks_.observe_dma({command->qid, command->cid(), s.addr, s.len, false});
             if (hooks_.in_own_cmb(s.addr, s.len)) {
               hooks_.read(s.addr, static_cast<std::uint32_t>(s.len),
                           [this, command, left, bytes](const std::uint8_t*, std::uint32_t) {

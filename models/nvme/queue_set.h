@@ -56,6 +56,11 @@ struct SubmissionQueue {
   // first slot (entry count).
   bool warp_doorbells = false;
   std::map<std::uint32_t, std::uint32_t> announced_runs;
+  // Wide CIDs (Create I/O SQ WCID): the outstanding 32-bit CIDs with their
+  // fetch records, in place of `cids` and `fetched_from` (ordered, so that
+  // a command that never completes is reported as a 16-bit queue's is).
+  bool wide_cids = false;
+  std::map<std::uint32_t, FetchRecord> wide_outstanding;
 
   // A queue of `entries` slots at `base`: exists, nothing outstanding.
   void open(std::uint64_t ring_base, std::uint32_t ring_entries);

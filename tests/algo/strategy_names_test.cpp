@@ -37,7 +37,7 @@ TEST(StrategyNames, PolicyFieldsAllowTheirOptionsAfterStrategy) {
   EXPECT_EQ(allowed_names("queue_mapping"),
             (Names{"strategy", "per_sm", "per_warp", "round_robin"}));
   EXPECT_EQ(allowed_names("cid_scheme"), (Names{"strategy", "sq_slot", "counter", "counter_lock",
-                                                "warp_partition", "thread_pool"}));
+                                                "warp_partition", "thread_pool", "thread_wide"}));
   EXPECT_EQ(allowed_names("submission"),
             (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive",
                    "warp_doorbell"}));

@@ -61,7 +61,7 @@ GPUNVME_HD std::uint32_t drain_into_flags(P& p, const WarpContext& w, const Queu
     if (fresh == 0) break;
     const LaneMask drained = lanes_below(fresh);
     record_lanes(p, drained,
-                 [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+                 [&](int lane) { record(p, q, cqe_cid(q, entry[lane]), Stage::CompletionSeen); });
     // Acquire the SSD's writes (its data came before the CQE): whoever sees
     // a flag set after this fence sees the data too.
     if (consumed == 0) p.fence_system();
@@ -75,9 +75,10 @@ GPUNVME_HD std::uint32_t drain_into_flags(P& p, const WarpContext& w, const Queu
       ring_cq(p, q, rung % q.entries, new_head % q.entries);
       p.store_u32(q.cq_rung, new_head);
     }
-    record_lanes(p, drained, [&](int lane) { record(p, q, entry[lane].cid, Stage::CqHeadSynced); });
+    record_lanes(p, drained,
+                 [&](int lane) { record(p, q, cqe_cid(q, entry[lane]), Stage::CqHeadSynced); });
     p.for_lanes(drained, [&](int lane) {
-      p.store_u32(word(q.done, entry[lane].cid), (entry[lane].status_field >> 1) + 1u);
+      p.store_u32(word(q.done, cqe_cid(q, entry[lane])), (entry[lane].status_field >> 1) + 1u);
     });
     if (fresh < static_cast<std::uint32_t>(kWarpLanes)) break;
   }
@@ -197,7 +198,7 @@ GPUNVME_HD LaneMask scan_cq(P& p, WarpContext& w, const QueuePair& q, Lanes<Pend
     found |= p.ballot(mine & ~found, [&](int mine_lane) {
       bool hit = false;
       for_each_lane(p, live, [&](int lane) {
-        if (!hit && entry[lane].cid == io[mine_lane].cid) {
+        if (!hit && cqe_cid(q, entry[lane]) == io[mine_lane].cid) {
           hit = true;
           found_at[mine_lane] = head + base + static_cast<std::uint32_t>(lane);
           io[mine_lane].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
@@ -242,7 +243,7 @@ GPUNVME_HD bool own_cqe_waiting(P& p, const QueuePair& q, const Lanes<Pending>& 
     if (e.phase() != expected_phase(position, q.entries)) return false;
     if (p.load_u32(word(q.cq_marks, position % q.entries)) == position / q.entries + 1u) continue;
     bool hit = false;
-    for_each_lane(p, mine, [&](int lane) { hit = hit || io[lane].cid == e.cid; });
+    for_each_lane(p, mine, [&](int lane) { hit = hit || io[lane].cid == cqe_cid(q, e); });
     if (hit) return true;
   }
   return false;
@@ -295,7 +296,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
         if (((done[r] >> l) & 1u) == 0) continue;
         std::uint32_t e = 0;
         for (; e < fresh; ++e) {
-          if (entry[e].cid == mine.cid) {
+          if (cqe_cid(q, entry[e]) == mine.cid) {
             mine.status = static_cast<std::uint16_t>(entry[e].status_field >> 1);
             mine.state = kCompleted;
             break;
@@ -305,7 +306,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
       }
     });
     record_lanes(p, lanes_below(fresh),
-                 [&](int lane) { record(p, q, entry[lane].cid, Stage::CompletionSeen); });
+                 [&](int lane) { record(p, q, cqe_cid(q, entry[lane]), Stage::CompletionSeen); });
     for (std::uint32_t r = 0; r < batched; ++r) {
       const Lanes<Pending>& io = w.rounds[r];
       for_each_lane(p, done[r], [&](int l) {
@@ -319,7 +320,7 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
         Lanes<Pending>& io = w.rounds[r];
         for (int l = 0; l < kWarpLanes; ++l) {
           if (io[l].state == kOutstanding && io[l].queue == queue_index &&
-              io[l].cid == entry[lane].cid) {
+              io[l].cid == cqe_cid(q, entry[lane])) {
             io[l].status = static_cast<std::uint16_t>(entry[lane].status_field >> 1);
             io[l].state = kCompleted;
             const LaneMask one = LaneMask{1} << l;
@@ -335,9 +336,9 @@ GPUNVME_HD std::uint32_t owner_drain(P& p, WarpContext& w, std::uint32_t queue_i
       o.cq_rung = o.cq_head;
     }
     record_lanes(p, lanes_below(fresh), [&](int lane) {
-      record(p, q, entry[lane].cid, Stage::CqHeadSynced);
+      record(p, q, cqe_cid(q, entry[lane]), Stage::CqHeadSynced);
       if (!w.hold_failed || (entry[lane].status_field >> 1) == 0) {
-        record(p, q, entry[lane].cid, Stage::Delivered);
+        record(p, q, cqe_cid(q, entry[lane]), Stage::Delivered);
       }
     });
     // The completions are consumed: their CIDs may be handed out again.

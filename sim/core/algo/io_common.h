@@ -25,6 +25,7 @@
 #include "sim/core/protocol/nvme_entries.h"
 #include "sim/core/protocol/nvme_prp.h"
 #include "sim/core/protocol/nvme_queue.h"
+#include "sim/core/protocol/nvme_wide_cid.h"
 
 namespace gpunvme::algo {
 
@@ -49,7 +50,7 @@ enum PendingState : std::uint8_t {
 struct Pending {
   std::uint32_t queue = 0;
   std::uint32_t ticket = 0;
-  std::uint16_t cid = 0;
+  std::uint32_t cid = 0;     // 16 bits unless the queue has wide CIDs
   std::uint16_t status = 0;  // NVMe status field without the phase bit (0 = success)
   std::uint8_t state = kIdle;
 };
@@ -142,14 +143,19 @@ GPUNVME_HD inline std::uint64_t word(std::uint64_t base, std::uint32_t index) {
   return base + std::uint64_t{index} * 4;
 }
 
+// The CID a completion entry of queue `q` names (32 bits on a wide-CID queue).
+GPUNVME_HD inline std::uint32_t cqe_cid(const QueuePair& q, const nvme::CompletionEntry& e) {
+  return nvme::completion_cid(e, q.wide_cids != 0);
+}
+
 template <class P>
-GPUNVME_HD void record(P& p, const QueuePair& q, std::uint16_t cid, Stage stage) {
+GPUNVME_HD void record(P& p, const QueuePair& q, std::uint32_t cid, Stage stage) {
   p.stage(static_cast<std::uint16_t>(q.trace_id), cid, stage);
 }
 
 // Writes the 64 B entry for `r` into SQ slot `slot` (one lane's work).
 template <class P>
-GPUNVME_HD void write_sqe(P& p, const QueuePair& q, std::uint32_t slot, std::uint16_t cid,
+GPUNVME_HD void write_sqe(P& p, const QueuePair& q, std::uint32_t slot, std::uint32_t cid,
                           const IoRequest& r) {
   std::uint64_t prp2 = 0;
   if (r.bytes > 2 * nvme::kMinPageSize) {
@@ -163,10 +169,12 @@ GPUNVME_HD void write_sqe(P& p, const QueuePair& q, std::uint32_t slot, std::uin
   } else if (r.bytes > nvme::kMinPageSize) {
     prp2 = r.buffer + nvme::kMinPageSize;
   }
-  const nvme::SubmissionEntry sqe =
+  const auto short_cid = static_cast<std::uint16_t>(cid);
+  nvme::SubmissionEntry sqe =
       r.opcode == nvme::NvmOpcode::Write
-          ? nvme::make_write(cid, q.nsid, r.slba, r.nlb_zero_based, r.buffer, prp2)
-          : nvme::make_read(cid, q.nsid, r.slba, r.nlb_zero_based, r.buffer, prp2);
+          ? nvme::make_write(short_cid, q.nsid, r.slba, r.nlb_zero_based, r.buffer, prp2)
+          : nvme::make_read(short_cid, q.nsid, r.slba, r.nlb_zero_based, r.buffer, prp2);
+  if (q.wide_cids != 0) nvme::set_wide_cid(sqe, cid);
   p.store_bytes(q.sq_base + std::uint64_t{slot} * nvme::kSqEntrySize, &sqe, sizeof sqe);
 }
 
@@ -176,8 +184,10 @@ GPUNVME_HD void write_sqe(P& p, const QueuePair& q, std::uint32_t slot, std::uin
 template <class P>
 GPUNVME_HD void record_slot(P& p, const QueuePair& q, std::uint32_t slot, Stage stage) {
   if (!p.recording()) return;
-  const auto cid = static_cast<std::uint16_t>(
-      p.observe_u32(q.sq_base + std::uint64_t{slot % q.entries} * nvme::kSqEntrySize) >> 16);
+  const std::uint64_t entry = q.sq_base + std::uint64_t{slot % q.entries} * nvme::kSqEntrySize;
+  // A wide CID is all of CDW2 (bytes 11:8); a 16-bit one is CDW0 31:16.
+  const std::uint32_t cid =
+      q.wide_cids != 0 ? p.observe_u32(entry + 8) : p.observe_u32(entry) >> 16;
   record(p, q, cid, stage);
 }
 
@@ -252,7 +262,7 @@ GPUNVME_HD void release_slot(P& p, const QueuePair& q, std::uint32_t t) {
 template <class P>
 GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask group,
                               const Lanes<std::uint32_t>& ticket, const Lanes<IoRequest>& request,
-                              Lanes<std::uint16_t>& cid, bool aggregated) {
+                              Lanes<std::uint32_t>& cid, bool aggregated) {
   const std::uint32_t space = q.cid_space;
   switch (w.strategy.cid) {
     case CidScheme::SqSlot:
@@ -320,6 +330,17 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
             request[lane].pool_index);
       });
       return;
+    case CidScheme::ThreadWide:
+      // The thread's own range of 2^(k - 5) CIDs (k = cid_local_bits, 32
+      // lanes x iodepth rounded up to a power of two), one per I/O it keeps
+      // in flight: (warp partition << 5 | lane) << (k - 5) | I/O index.
+      // Computed, not allocated: no shared word, no bitmap, no retry.
+      for_each_lane(p, group, [&](int lane) {
+        cid[lane] = (w.cid_partition << w.cid_local_bits) |
+                    (static_cast<std::uint32_t>(lane) << (w.cid_local_bits - 5u)) |
+                    request[lane].pool_index;
+      });
+      return;
   }
 }
 
@@ -334,7 +355,7 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
 template <class P>
 GPUNVME_HD void build_sqes(P& p, WarpContext& w, const QueuePair& q, LaneMask lanes,
                            const Lanes<std::uint32_t>& ticket, const Lanes<IoRequest>& request,
-                           Timestamp requested, bool aggregated, Lanes<std::uint16_t>& cid,
+                           Timestamp requested, bool aggregated, Lanes<std::uint32_t>& cid,
                            Lanes<Pending>& io) {
   allocate_cids(p, w, q, lanes, ticket, request, cid, aggregated);
   for_each_lane(p, lanes, [&](int lane) {
@@ -354,7 +375,7 @@ GPUNVME_HD void release_cids(P& p, WarpContext& w, const Records& io, LaneMask d
   switch (w.strategy.cid) {
     case CidScheme::CounterLock:
       p.for_lanes(done, [&](int lane) {
-        const std::uint16_t cid = io[lane].cid;
+        const std::uint32_t cid = io[lane].cid;
         p.atomic_and_u32(word(w.queue(io[lane].queue).cid_bits, cid / 32u), ~(1u << (cid % 32u)));
       });
       return;

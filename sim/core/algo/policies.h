@@ -34,6 +34,9 @@ enum class CidScheme : std::uint8_t {
   CounterLock,    // counter candidate, then an atomic lock bit per CID; retry when taken
   WarpPartition,  // CID = warp's partition << k | warp-local id (no shared atomics)
   ThreadPool,     // CID = thread's static pool: (thread partition) * iodepth + round
+  ThreadWide,  // 32-bit CID = thread's own range: (thread partition) << k | its I/O's index (wide
+               // CIDs, a proposed NVMe extension the SSD must offer); no allocation, no 16-bit
+               // limit
 };
 
 enum class Submission : std::uint8_t {

@@ -31,6 +31,10 @@ struct QueuePair {
   // (controller-polled shadow doorbells, a proposed extension): a new value
   // goes to the shadow word alone.
   std::uint32_t shadow_polled = 0;
+  // The SQ was created with wide CIDs (a proposed extension,
+  // sim/core/protocol/nvme_wide_cid.h): its commands carry 32-bit CIDs in
+  // SQE CDW2, echoed in CQE DW1.
+  std::uint32_t wide_cids = 0;
 
   // 32-bit words in GPU memory, shared by every thread using this queue.
   std::uint64_t ticket = 0;       // next SQ ticket to hand out

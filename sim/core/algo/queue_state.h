@@ -30,6 +30,7 @@ inline std::uint32_t cid_space_for(CidScheme scheme, std::int64_t configured, st
       return configured > 0 ? static_cast<std::uint32_t>(configured) : entries;
     case CidScheme::WarpPartition: return users << local_cid_bits(iodepth);
     case CidScheme::ThreadPool: return users * 32u * iodepth;
+    case CidScheme::ThreadWide: return users << local_cid_bits(iodepth);
   }
   return entries;
 }

@@ -38,7 +38,7 @@ inline constexpr EnumName<SsdMapping> kSsdMappingNames[] = {
 inline constexpr EnumName<CidScheme> kCidSchemeNames[] = {
     {CidScheme::SqSlot, "sq_slot"},           {CidScheme::Counter, "counter"},
     {CidScheme::CounterLock, "counter_lock"}, {CidScheme::WarpPartition, "warp_partition"},
-    {CidScheme::ThreadPool, "thread_pool"},
+    {CidScheme::ThreadPool, "thread_pool"},   {CidScheme::ThreadWide, "thread_wide"},
 };
 inline constexpr EnumName<Submission> kSubmissionNames[] = {
     {Submission::PerCommand, "per_command"},     {Submission::TicketReady, "ticket_ready"},

@@ -68,7 +68,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
   // CIDs are chosen once a lane holds its slot: then at most entries - 1
   // lanes hold one, so a scheme with at least entries CIDs always finds a
   // free one (a lane waiting for a CID never blocks the slots of others).
-  Lanes<std::uint16_t> cid;
+  Lanes<std::uint32_t> cid;
   for_each_lane(p, group, [&](int lane) {
     io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
   });
@@ -182,7 +182,7 @@ GPUNVME_HD void submit_exclusive(P& p, WarpContext& w, std::uint32_t queue_index
       ticket[lane] = first + lane_rank(chunk, lane);
       io[lane] = Pending{queue_index, ticket[lane], 0, 0, kClaimed};
     });
-    Lanes<std::uint16_t> cid;
+    Lanes<std::uint32_t> cid;
     build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);
     for_each_lane(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::SqeBuilt);

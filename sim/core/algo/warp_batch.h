@@ -56,7 +56,7 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
     wait_for_open_slots(p, w, q, chunk, ticket);
 
     // CIDs once the slots are held (see submit_per_thread).
-    Lanes<std::uint16_t> cid;
+    Lanes<std::uint32_t> cid;
     build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);
     record_lanes(p, chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqeBuilt); });
 

@@ -39,7 +39,7 @@ GPUNVME_HD void submit_warp_doorbell(P& p, WarpContext& w, std::uint32_t queue_i
 
     wait_for_open_slots(p, w, q, chunk, ticket);
 
-    Lanes<std::uint16_t> cid;
+    Lanes<std::uint32_t> cid;
     build_sqes(p, w, q, chunk, ticket, request, requested, true, cid, io);
     record_lanes(p, chunk, [&](int lane) {
       record(p, q, cid[lane], Stage::SqeBuilt);

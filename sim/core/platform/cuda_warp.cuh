@@ -105,12 +105,12 @@ class CudaWarp {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
     return ns * 1000u;
   }
-  __device__ void stage(std::uint16_t q, std::uint16_t cid, algo::Stage s) {
+  __device__ void stage(std::uint16_t q, std::uint32_t cid, algo::Stage s) {
     if (tracing_) stage_at(q, cid, s, clock());
   }
   // Recorded by the lane acting for the warp (stage calls sit in warp-uniform
   // code, so every lane makes the same call).
-  __device__ void stage_at(std::uint16_t q, std::uint16_t cid, algo::Stage s, algo::Timestamp t) {
+  __device__ void stage_at(std::uint16_t q, std::uint32_t cid, algo::Stage s, algo::Timestamp t) {
     if (!tracing_ || !leader()) return;
     constexpr int n = CudaStageTrace::kStages;
     if (trace_.means_only) {

@@ -80,7 +80,7 @@ class MmioTarget {
 class HostStageSink {
  public:
   virtual ~HostStageSink() = default;
-  virtual void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
+  virtual void stage(std::uint16_t queue, std::uint32_t cid, algo::Stage stage,
                      algo::Timestamp when) = 0;
 };
 
@@ -117,10 +117,10 @@ class HostWarp {
                                             .count()) *
            1000u;
   }
-  void stage(std::uint16_t q, std::uint16_t cid, algo::Stage s) {
+  void stage(std::uint16_t q, std::uint32_t cid, algo::Stage s) {
     if (sink_ != nullptr) sink_->stage(q, cid, s, clock());
   }
-  void stage_at(std::uint16_t q, std::uint16_t cid, algo::Stage s, algo::Timestamp when) {
+  void stage_at(std::uint16_t q, std::uint32_t cid, algo::Stage s, algo::Timestamp when) {
     if (sink_ != nullptr) sink_->stage(q, cid, s, when);
   }
 

@@ -76,8 +76,8 @@ class ScriptedWarp {
 
   int id() const { return id_; }
   algo::Timestamp clock() const;
-  void stage(std::uint16_t, std::uint16_t, algo::Stage) {}
-  void stage_at(std::uint16_t, std::uint16_t, algo::Stage, algo::Timestamp) {}
+  void stage(std::uint16_t, std::uint32_t, algo::Stage) {}
+  void stage_at(std::uint16_t, std::uint32_t, algo::Stage, algo::Timestamp) {}
   static constexpr bool recording() { return false; }
   std::uint32_t observe_u32(std::uint64_t addr) { return read<std::uint32_t>(addr); }
   void lane_loop(std::uint32_t) {}

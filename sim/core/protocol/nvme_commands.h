@@ -125,16 +125,16 @@ GPUNVME_HD constexpr SubmissionEntry make_create_io_cq(std::uint16_t cid, std::u
 
 // Create I/O Submission Queue, bound to completion queue `cqid`.
 //   CDW10: QSIZE 31:16, QID 15:0
-//   CDW11: CQID 31:16, WDB bit 3, QPRIO 2:1, PC bit 0
+//   CDW11: CQID 31:16, WCID bit 4, WDB bit 3, QPRIO 2:1, PC bit 0
 // WDB (warp doorbells, a proposed extension; bit 3 is reserved in NVMe 1.4):
 // the queue's tail doorbell also takes run announcements
 // (sim/core/protocol/nvme_warp_doorbell.h).
-GPUNVME_HD constexpr SubmissionEntry make_create_io_sq(std::uint16_t cid, std::uint16_t qid,
-                                                       std::uint32_t queue_entries,
-                                                       std::uint64_t prp1, std::uint16_t cqid,
-                                                       QueuePriority priority,
-                                                       bool physically_contiguous = true,
-                                                       bool warp_doorbells = false) {
+// WCID (wide CIDs, a proposed extension; bit 4 is reserved in NVMe 1.4): the
+// queue's commands carry 32-bit CIDs (sim/core/protocol/nvme_wide_cid.h).
+GPUNVME_HD constexpr SubmissionEntry make_create_io_sq(
+    std::uint16_t cid, std::uint16_t qid, std::uint32_t queue_entries, std::uint64_t prp1,
+    std::uint16_t cqid, QueuePriority priority, bool physically_contiguous = true,
+    bool warp_doorbells = false, bool wide_cids = false) {
   SubmissionEntry e{};
   e.set_opcode(static_cast<std::uint8_t>(AdminOpcode::CreateIoSq));
   e.set_cid(cid);
@@ -142,7 +142,7 @@ GPUNVME_HD constexpr SubmissionEntry make_create_io_sq(std::uint16_t cid, std::u
   e.cdw10 = (((queue_entries - 1u) & 0xFFFFu) << 16) | qid;
   e.cdw11 = (static_cast<std::uint32_t>(cqid) << 16) |
             ((static_cast<std::uint32_t>(priority) & 0x3u) << 1) | (warp_doorbells ? 1u << 3 : 0u) |
-            (physically_contiguous ? 1u : 0u);
+            (wide_cids ? 1u << 4 : 0u) | (physically_contiguous ? 1u : 0u);
   return e;
 }
 
@@ -194,6 +194,7 @@ struct CreateIoSqFields {
   QueuePriority priority;
   std::uint16_t cqid;
   bool warp_doorbells;  // WDB
+  bool wide_cids;       // WCID
 };
 
 GPUNVME_HD constexpr CreateIoSqFields decode_create_io_sq(const SubmissionEntry& e) {
@@ -204,6 +205,7 @@ GPUNVME_HD constexpr CreateIoSqFields decode_create_io_sq(const SubmissionEntry&
   f.physically_contiguous = (e.cdw11 & 0x1u) != 0;
   f.priority = static_cast<QueuePriority>((e.cdw11 >> 1) & 0x3u);
   f.warp_doorbells = (e.cdw11 & 0x8u) != 0;
+  f.wide_cids = (e.cdw11 & 0x10u) != 0;
   f.cqid = static_cast<std::uint16_t>(e.cdw11 >> 16);
   return f;
 }

@@ -2,6 +2,7 @@
 
 #include "sim/core/protocol/nvme_batch_completion.h"
 #include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_wide_cid.h"
 #include "sim/kernel/simulation.h"
 
 namespace gpunvme::platform {
@@ -22,13 +23,15 @@ void CqArrivalObserver::observe(const algo::QueuePair& q, bool indexed) {
     Slot* slots = slot_rings_.back().get();
     slot_ring_sizes_.emplace_back(slots, q.entries);
     for (std::uint32_t i = 0; i < q.entries; ++i) {
-      slots[i] = Slot{this, q.cq_base + std::uint64_t{i} * nvme::kCqEntrySize, 0,
-                      static_cast<std::uint16_t>(q.trace_id), 0};
+      slots[i] = Slot{this, q.cq_base + std::uint64_t{i} * nvme::kCqEntrySize,
+                      0,    static_cast<std::uint16_t>(q.trace_id),
+                      0,    q.wide_cids != 0};
       slots[i].watch = memory_.watch(slots[i].addr, nvme::kCqEntrySize, &on_slot_write, &slots[i]);
     }
     return;
   }
-  rings_.push_back(Ring{q.cq_base, q.entries, 0, static_cast<std::uint16_t>(q.trace_id), 0});
+  rings_.push_back(
+      Ring{q.cq_base, q.entries, 0, static_cast<std::uint16_t>(q.trace_id), 0, q.wide_cids != 0});
   arm(rings_.size() - 1);
 }
 
@@ -44,7 +47,8 @@ void CqArrivalObserver::on_write(std::size_t i) {
   const auto entry = memory_.load<nvme::CompletionEntry>(addr);
   const std::uint8_t expected = ((r.position / r.entries) & 1u) == 0 ? 1 : 0;
   if (entry.phase() == expected) {
-    sink_.stage(r.trace, entry.cid, algo::Stage::CqePosted, Simulation::now());
+    sink_.stage(r.trace, nvme::completion_cid(entry, r.wide), algo::Stage::CqePosted,
+                Simulation::now());
     ++r.position;
   }
   arm(i);
@@ -56,7 +60,8 @@ void CqArrivalObserver::on_slot_write(void* context, MemorySpace::WatchId id) {
   const auto entry = self.memory_.load<nvme::CompletionEntry>(s.addr);
   const std::uint8_t expected = (s.lap & 1u) == 0 ? 1 : 0;
   if (entry.phase() == expected) {
-    self.sink_.stage(s.trace, entry.cid, algo::Stage::CqePosted, Simulation::now());
+    self.sink_.stage(s.trace, nvme::completion_cid(entry, s.wide), algo::Stage::CqePosted,
+                     Simulation::now());
     ++s.lap;
   }
   self.memory_.rearm(id);

@@ -37,6 +37,7 @@ class CqArrivalObserver {
     std::uint32_t position;  // next CQ position the controller writes
     std::uint16_t trace;
     MemorySpace::WatchId watch;
+    bool wide;  // its SQ has wide CIDs: the entry's DW1 names the command
   };
   void arm(std::size_t ring);
   void on_write(std::size_t ring);
@@ -47,6 +48,7 @@ class CqArrivalObserver {
     std::uint32_t lap;  // the lap whose entry the slot expects next
     std::uint16_t trace;
     MemorySpace::WatchId watch;
+    bool wide;
   };
   static void on_slot_write(void* context, MemorySpace::WatchId id);
   std::vector<std::unique_ptr<Slot[]>> slot_rings_;

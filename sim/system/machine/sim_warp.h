@@ -62,7 +62,7 @@ namespace gpunvme::platform {
 class StageSink {
  public:
   virtual ~StageSink() = default;
-  virtual void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) = 0;
+  virtual void stage(std::uint16_t qid, std::uint32_t cid, algo::Stage stage, Picoseconds when) = 0;
 };
 
 // The kinds of call an op profile tells apart: the CUDA platform's
@@ -143,10 +143,10 @@ class SimWarp {
   // The warp's time: the kernel's, or later while the operations and loops
   // it has charged have not yet run their course (see settle()).
   Picoseconds clock() const { return std::max(now(), busy_until_); }
-  void stage(std::uint16_t qid, std::uint16_t cid, algo::Stage stage) {
+  void stage(std::uint16_t qid, std::uint32_t cid, algo::Stage stage) {
     sink_.stage(qid, cid, stage, clock());
   }
-  void stage_at(std::uint16_t qid, std::uint16_t cid, algo::Stage stage, Picoseconds when) {
+  void stage_at(std::uint16_t qid, std::uint32_t cid, algo::Stage stage, Picoseconds when) {
     sink_.stage(qid, cid, stage, when);
   }
 

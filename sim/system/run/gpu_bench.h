@@ -60,7 +60,7 @@ class GpuBench {
  private:
   class NullSink : public platform::StageSink {
    public:
-    void stage(std::uint16_t, std::uint16_t, algo::Stage, Picoseconds) override {}
+    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
   };
 
   Simulation simulation_;

@@ -68,7 +68,7 @@ struct StageSlice {
 struct IoTag {
   std::string ssd;
   std::uint32_t queue = 0;
-  std::uint16_t cid = 0;
+  std::uint32_t cid = 0;
 };
 
 class TraceWriter {

@@ -86,7 +86,7 @@ class GpuDeadlines : public platform::StageSink {
   // What the warps record into: this, in front of `recorder`, when a
   // watchdog is armed; `recorder` itself otherwise.
   platform::StageSink& sink(platform::StageSink& recorder);
-  void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage, Picoseconds when) override;
+  void stage(std::uint16_t queue, std::uint32_t cid, algo::Stage stage, Picoseconds when) override;
 
  private:
   std::vector<std::unique_ptr<CommandWatchdog>> per_ssd_;

@@ -259,6 +259,15 @@ GpuIoPath::GpuIoPath(const sc_core::sc_module_name& name, const RunConfig& confi
   }
   std::vector<nvme::Controller*> ssds;
   for (const std::string& id : ssd_ids_) ssds.push_back(&machine.ssd(id));
+  for (std::size_t k = 0; k < ssds.size(); ++k) {
+    if (plan_.strategy.cid == algo::CidScheme::ThreadWide && ssds[k]->may_lose_commands()) {
+      throw ConfigError(config_.scenario.file, "$.cid_scheme", "\"thread_wide\"",
+                        fmt::format("{}'s fault_schedule can lose commands, which the host "
+                                    "aborts by CID, and Abort names a 16-bit CID; allowed: a "
+                                    "16-bit CID scheme, or no timeout or device faults",
+                                    ssd_ids_[k]));
+    }
+  }
   deadlines_.arm(*this, ssds, [this](std::uint32_t ssd, std::uint16_t qid, std::uint16_t cid) {
     drivers_[ssd]->admin(nvme::make_abort(0, qid, cid), [](const nvme::CompletionEntry&) {});
   });
@@ -357,6 +366,8 @@ void GpuIoPath::create_queues() {
         spec.completion_bitmap = q.completion_bitmap;
         spec.bitmap_cids = cid_space_;
       }
+      spec.wide_cids = plan_.strategy.cid == algo::CidScheme::ThreadWide;
+      q.wide_cids = spec.wide_cids ? 1u : 0u;
       spec.priority = static_cast<nvme::QueuePriority>(config_.qos.priority);
       specs.push_back(spec);
       queues_[q.trace_id] = q;
@@ -685,7 +696,8 @@ void GpuIoPath::resolve_errors(platform::SimWarp& p, algo::WarpContext& context,
       const algo::Pending& cmd = io[lane];
       nvme::GpuErrorRecord& rec = record[lane];
       rec.sqid = queues_[cmd.queue].qid;
-      rec.cid = cmd.cid;
+      // 16 bits: a wide CID's low half (the host knows the I/O by verdict_index).
+      rec.cid = static_cast<std::uint16_t>(cmd.cid);
       rec.status = r.status[d][lane];
       rec.attempt = attempt[lane];
       rec.thread = warp.first_thread + static_cast<std::uint32_t>(lane);

@@ -160,7 +160,8 @@ void check_strategy(const RunConfig& config) {
                                   "holds needs its own CID",
                                   entries));
   }
-  if (st.cid == algo::CidScheme::WarpPartition || st.cid == algo::CidScheme::ThreadPool) {
+  if (st.cid == algo::CidScheme::WarpPartition || st.cid == algo::CidScheme::ThreadPool ||
+      st.cid == algo::CidScheme::ThreadWide) {
     if (st.cid == algo::CidScheme::WarpPartition && local_cid_bits(iodepth) > 10) {
       throw ConfigError(file, "$.iodepth", std::to_string(iodepth),
                         "warp_partition keeps at most 1024 warp-local CIDs (iodepth <= 32)");
@@ -172,6 +173,17 @@ void check_strategy(const RunConfig& config) {
       return order.size() == sms ? static_cast<std::uint32_t>(order[block % sms]) : block % sms;
     };
     const Partitions parts = cid_partitions(plan, warps, warps_per_block, block_sm, per_ssd, ssds);
+    if (st.cid == algo::CidScheme::ThreadWide) {
+      // 32-bit CIDs: the space is the warps' ranges, each 32 threads x
+      // iodepth rounded up to a power of two.
+      const std::uint64_t wide_space = std::uint64_t{parts.users} << local_cid_bits(iodepth);
+      if (wide_space > (std::uint64_t{1} << 32)) {
+        throw ConfigError(file, "$.cid_scheme", "\"" + s.cid_scheme + "\"",
+                          fmt::format("{} warps share a queue and each needs {} CIDs: {} > 2^32",
+                                      parts.users, wide_space / parts.users, wide_space));
+      }
+      return;
+    }
     const std::uint64_t space = cid_space_of(st, 0, entries, parts.users, iodepth);
     if (space > 65536) {
       throw ConfigError(file, "$.cid_scheme", "\"" + s.cid_scheme + "\"",
@@ -191,6 +203,13 @@ void check_microbenchmark(const RunConfig& config) {
   const bool bitmap = strategy_plan(config).strategy.completion == algo::Completion::CidBitmap;
   const bool warp_doorbells =
       strategy_plan(config).strategy.submission == algo::Submission::WarpDoorbell;
+  const bool wide_cids = strategy_plan(config).strategy.cid == algo::CidScheme::ThreadWide;
+  // The completion bitmap has one bit per 16-bit CID (the CQE's CID field).
+  if (bitmap && wide_cids) {
+    throw ConfigError(file, "$.cid_scheme", "\"" + s.cid_scheme + "\"",
+                      "completion cid_bitmap indexes its bitmap by 16-bit CIDs; thread_wide's "
+                      "32-bit CIDs have no bit in it; allowed: the 16-bit CID schemes");
+  }
   if (warp_doorbells && s.shadow_doorbells) {
     throw ConfigError(file, "$.shadow_doorbells", "true",
                       "submission warp_doorbell writes runs to the MMIO doorbell, which a shadow "
@@ -247,6 +266,13 @@ void check_microbenchmark(const RunConfig& config) {
                         fmt::format("{} (profile {}) does not offer indexed completion (its "
                                     "indexed_completion is false); allowed: another completion, "
                                     "or SSDs with indexed_completion true",
+                                    ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
+    }
+    if (wide_cids && !ssd_params.wide_cids) {
+      throw ConfigError(file, "$.cid_scheme", "\"" + s.cid_scheme + "\"",
+                        fmt::format("{} (profile {}) does not offer wide CIDs (its wide_cids is "
+                                    "false); allowed: another CID scheme, or SSDs with wide_cids "
+                                    "true",
                                     ssd.id, ssd.profile.empty() ? "custom" : ssd.profile));
     }
     if (warp_doorbells && !ssd_params.warp_doorbells) {

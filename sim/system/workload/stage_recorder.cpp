@@ -7,7 +7,7 @@
 
 namespace gpunvme {
 
-StageRecorder::Times& StageRecorder::times_of(std::uint16_t queue, std::uint16_t cid) {
+StageRecorder::Times& StageRecorder::times_of(std::uint16_t queue, std::uint32_t cid) {
   if (queue >= in_flight_.size()) in_flight_.resize(std::size_t{queue} + 1);
   auto& blocks = in_flight_[queue];
   const std::size_t block = cid >> kBlockBits;
@@ -16,7 +16,7 @@ StageRecorder::Times& StageRecorder::times_of(std::uint16_t queue, std::uint16_t
   return (*blocks[block])[cid & ((1u << kBlockBits) - 1)];
 }
 
-void StageRecorder::stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage,
+void StageRecorder::stage(std::uint16_t queue, std::uint32_t cid, algo::Stage stage,
                           Picoseconds when) {
   Times& times = times_of(queue, cid);
   times[static_cast<int>(stage)] = when;

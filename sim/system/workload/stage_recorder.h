@@ -18,7 +18,7 @@ namespace gpunvme {
 
 class StageRecorder : public platform::StageSink {
  public:
-  void stage(std::uint16_t queue, std::uint16_t cid, algo::Stage stage, Picoseconds when) override;
+  void stage(std::uint16_t queue, std::uint32_t cid, algo::Stage stage, Picoseconds when) override;
 
   const LatencyHistogram& end_to_end() const { return end_to_end_; }
   std::uint64_t completed() const { return end_to_end_.count(); }
@@ -40,7 +40,7 @@ class StageRecorder : public platform::StageSink {
   // allocated on first use, so sparse CID spaces stay small.
   static constexpr std::uint32_t kBlockBits = 6;
   using Block = std::array<Times, std::size_t{1} << kBlockBits>;
-  Times& times_of(std::uint16_t queue, std::uint16_t cid);
+  Times& times_of(std::uint16_t queue, std::uint32_t cid);
   std::vector<std::vector<std::unique_ptr<Block>>> in_flight_;  // [queue][cid >> kBlockBits]
   std::array<LatencyHistogram, kStages> intervals_;             // indexed by the stage that ends it
   LatencyHistogram end_to_end_;
