@@ -218,6 +218,43 @@ std::uint64_t Gpu::extra_host_line_pollers(
   return extra;
 }
 
+std::uint64_t Gpu::add_host_sweep(const std::uint64_t* lines, std::size_t count) {
+  std::vector<std::uint64_t> host;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!owns(lines[i] * MemorySpace::kLineBytes, MemorySpace::kLineBytes)) {
+      host.push_back(lines[i]);
+    }
+  }
+  // A scan reads a line's entries one after another, with other reads
+  // between: each line once.
+  std::sort(host.begin(), host.end());
+  host.erase(std::unique(host.begin(), host.end()), host.end());
+  const std::uint64_t key = next_sweep_key_++;
+  host_sweeps_.emplace(key, std::move(host));
+  return key;
+}
+
+void Gpu::remove_host_sweep(std::uint64_t key) { host_sweeps_.erase(key); }
+
+std::uint64_t Gpu::extra_ring_sweepers(
+    const std::function<std::int64_t(std::uint64_t)>& ring_of) const {
+  std::map<std::int64_t, std::uint64_t> sweepers;  // by ring
+  std::map<std::int64_t, std::uint32_t> lines_of;  // one warp's lines, by ring
+  for (const auto& [key, lines] : host_sweeps_) {
+    lines_of.clear();
+    for (const std::uint64_t line : lines) {
+      const std::int64_t ring = ring_of(line);
+      if (ring >= 0) ++lines_of[ring];
+    }
+    for (const auto& [ring, count] : lines_of) {
+      if (count >= 2) ++sweepers[ring];
+    }
+  }
+  std::uint64_t extra = 0;
+  for (const auto& [ring, count] : sweepers) extra += count - 1;
+  return extra;
+}
+
 std::uint32_t Gpu::busiest_host_line(const std::uint64_t* lines, std::size_t count) const {
   std::uint32_t most = 1;
   for (std::size_t i = 0; i < count; ++i) most = std::max(most, host_line_pollers(lines[i]));

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -125,6 +126,20 @@ class Gpu : public Component {
   // Over the host lines polled now for which `counted(line)` holds, the
   // warps polling each beyond the first: sum of (pollers - 1).
   std::uint64_t extra_host_line_pollers(const std::function<bool(std::uint64_t)>& counted) const;
+  // A waiting warp whose predicate read two or more host lines (a scan of
+  // a ring, entry after entry, rather than a poll of one entry): its host
+  // lines, under a key add_host_sweep returns and remove_host_sweep takes.
+  // Kept only once track_host_sweeps() is set (by a machine whose software
+  // target's copies depend on them).
+  void set_track_host_sweeps(bool track) { track_host_sweeps_ = track; }
+  bool tracks_host_sweeps() const { return track_host_sweeps_; }
+  std::uint64_t add_host_sweep(const std::uint64_t* lines, std::size_t count);
+  void remove_host_sweep(std::uint64_t key);
+  // Over the rings that `ring_of` maps lines to (a negative value: no ring
+  // counted), the sweeping warps that read two or more lines of each ring,
+  // beyond the first such warp on it: sum over rings of (sweepers - 1).
+  std::uint64_t extra_ring_sweepers(
+      const std::function<std::int64_t(std::uint64_t)>& ring_of) const;
   // The most warps polling any one of `lines` (at least 1: the asking
   // poller).
   std::uint32_t busiest_host_line(const std::uint64_t* lines, std::size_t count) const;
@@ -178,6 +193,9 @@ class Gpu : public Component {
   std::uint32_t host_pollers_ = 0;
   std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
   std::unordered_map<std::uint64_t, std::uint32_t> host_line_pollers_;  // by host line
+  std::map<std::uint64_t, std::vector<std::uint64_t>> host_sweeps_;     // host lines, by key
+  std::uint64_t next_sweep_key_ = 0;
+  bool track_host_sweeps_ = false;
   Picoseconds atomic_queueing_ps_ = 0;
   Picoseconds issue_stall_ps_ = 0;
   // Fast mode's servers, in place of warp_schedulers_ and atomic_units_.

@@ -117,6 +117,15 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
           hooks_.copy_op_line_poller;
     }
   }
+  if (hooks_.cq_ring_extra_sweepers && hooks_.copy_op_ring_sweeper > 0) {
+    // The same wait for warps that scan the CQ rings entry after entry.
+    const std::uint64_t extra_sweepers = hooks_.cq_ring_extra_sweepers();
+    if (extra_sweepers > 0) {
+      work +=
+          static_cast<Picoseconds>(copy_operations(entries, count, cost_).size() * extra_sweepers) *
+          hooks_.copy_op_ring_sweeper;
+    }
+  }
   const std::size_t processor = processor_of(qid);
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);

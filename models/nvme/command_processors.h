@@ -104,6 +104,11 @@ struct ProcessorHooks {
   // 0: the copies cost nothing for them.
   std::function<std::uint64_t()> cq_line_extra_pollers;
   Picoseconds copy_op_line_poller = 0;
+  // GPU warps sweeping the controller's CQ rings beyond the first warp on
+  // each ring, now; with copy_op_ring_sweeper, what each copy operation
+  // costs per such warp (copy_op_ring_sweeper_ns). Null or 0: nothing.
+  std::function<std::uint64_t()> cq_ring_extra_sweepers;
+  Picoseconds copy_op_ring_sweeper = 0;
 };
 
 // The copy operations a batch's data takes: a command's data continues the

@@ -89,6 +89,12 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                       "a batch's copy operations are a batch_service controller's: set "
                       "batch_service = true, or copy_op_line_poller_ns = 0");
   }
+  if (ssd.copy_op_ring_sweeper_ns > 0 && !ssd.batch_service) {
+    throw ConfigError("", fmt::format("$.nodes[{}].copy_op_ring_sweeper_ns", node),
+                      render_value(p.json().at("copy_op_ring_sweeper_ns")),
+                      "a batch's copy operations are a batch_service controller's: set "
+                      "batch_service = true, or copy_op_ring_sweeper_ns = 0");
+  }
   if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
@@ -107,6 +113,13 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
         return cq_line_extra_pollers_ ? cq_line_extra_pollers_() : std::uint64_t{0};
       };
       hooks.copy_op_line_poller = ssd.copy_op_line_poller_ns;
+    }
+    if (ssd.copy_op_ring_sweeper_ns > 0) {
+      hooks.cq_ring_extra_sweepers = [this] {
+        return cq_ring_extra_sweepers_ ? cq_ring_extra_sweepers_() : std::uint64_t{0};
+      };
+      hooks.copy_op_ring_sweeper = ssd.copy_op_ring_sweeper_ns;
+      sweeps_counted_ = true;
     }
     processors_ = std::make_unique<BatchServiceProcessing>(
         *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
@@ -329,6 +342,12 @@ std::uint64_t Controller::capacity_lbas() const {
 
 std::uint64_t Controller::sq_fetched(std::uint16_t qid) const {
   return qid < queues_.count() ? queues_.sq(qid).fetched : 0;
+}
+
+std::int64_t Controller::cq_of_line(std::uint64_t line) const {
+  const std::optional<QueueSet::RingHit> ring =
+      queues_.ring_overlapping(line * MemorySpace::kLineBytes, MemorySpace::kLineBytes);
+  return ring && !ring->sq ? std::int64_t{ring->qid} : -1;
 }
 
 bool Controller::cq_holds_line(std::uint64_t line) const {

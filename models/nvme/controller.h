@@ -123,6 +123,14 @@ class Controller : public Component, public pcie::RegisterTarget {
     cq_line_extra_pollers_ = std::move(count);
   }
   bool cq_holds_line(std::uint64_t line) const;
+  // Under copy_op_ring_sweeper_ns: the warps sweeping this controller's CQ
+  // rings beyond the first on each ring (the machine asks the GPUs), and the
+  // CQ whose ring holds part of 64 B line `line` (-1: none).
+  void set_cq_ring_extra_sweepers(std::function<std::uint64_t()> count) {
+    cq_ring_extra_sweepers_ = std::move(count);
+  }
+  bool counts_ring_sweepers() const { return sweeps_counted_; }
+  std::int64_t cq_of_line(std::uint64_t line) const;
 
   // Set-up shortcut for tests of other models: enables the controller at once
   // and creates I/O queue pair `qid` (CQ `qid` bound to SQ `qid`, medium
@@ -353,6 +361,8 @@ class Controller : public Component, public pcie::RegisterTarget {
   std::unique_ptr<ProcessorPolicy> processors_;
   std::function<Picoseconds(std::uint64_t)> copy_op_delay_;
   std::function<std::uint64_t()> cq_line_extra_pollers_;
+  std::function<std::uint64_t()> cq_ring_extra_sweepers_;
+  bool sweeps_counted_ = false;  // copy_op_ring_sweeper_ns > 0
   NextFreeServer admin_processor_;
   // Arbitration, command slots and SQ entry reads; paused by an injected
   // reset until the host would have brought the controller back.

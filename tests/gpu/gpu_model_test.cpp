@@ -677,6 +677,41 @@ TEST(GpuModel, HostLinePollersCountHostLinesOnly) {
   EXPECT_EQ(gpu.host_line_pollers(host_line + 1), 0u);
 }
 
+// Ring sweepers: warps whose wait reads two or more host lines of one ring.
+// Hand-worked, rings of 4 lines (ring 0: host lines 0-3, ring 1: 4-7, from
+// the host memory's first line h): warp A reads h, h+1 (ring 0) and h+4
+// (ring 1, one line: no sweep of it); B reads h+2, h+3 and the GPU line
+// (ring 0); C reads h+1 twice (one line: polls one entry, no sweeper); D
+// reads h+5, h+6 (ring 1). Ring 0 has sweepers A and B (1 beyond the
+// first), ring 1 has D (none beyond): 1. With E sweeping h, h+3 too: 2.
+TEST(GpuModel, RingSweepersReadTwoLinesOfOneRing) {
+  GpuBench bench;
+  gpu::Gpu& gpu = bench.gpu();
+  const std::uint64_t gpu_line = gpu.memory_region().base / MemorySpace::kLineBytes;
+  const std::uint64_t h = GpuBench::host_memory() / MemorySpace::kLineBytes;
+  const auto ring_of = [h](std::uint64_t line) -> std::int64_t {
+    if (line < h || line >= h + 8) return -1;
+    return static_cast<std::int64_t>((line - h) / 4);
+  };
+  EXPECT_EQ(gpu.extra_ring_sweepers(ring_of), 0u);
+  const std::uint64_t a[] = {h, h + 1, h + 4};
+  const std::uint64_t b[] = {h + 2, gpu_line, h + 3};
+  const std::uint64_t c[] = {h + 1, h + 1};
+  const std::uint64_t d[] = {h + 5, h + 6};
+  const std::uint64_t e[] = {h, h + 3};
+  const std::uint64_t key_a = gpu.add_host_sweep(a, 3);
+  gpu.add_host_sweep(b, 3);
+  gpu.add_host_sweep(c, 2);
+  gpu.add_host_sweep(d, 2);
+  EXPECT_EQ(gpu.extra_ring_sweepers(ring_of), 1u);
+  const std::uint64_t key_e = gpu.add_host_sweep(e, 2);
+  EXPECT_EQ(gpu.extra_ring_sweepers(ring_of), 2u);
+  gpu.remove_host_sweep(key_a);
+  gpu.remove_host_sweep(key_e);
+  EXPECT_EQ(gpu.extra_ring_sweepers(ring_of), 0u);  // B alone on ring 0, D on ring 1
+  EXPECT_EQ(gpu.extra_ring_sweepers([](std::uint64_t) { return std::int64_t{-1}; }), 0u);
+}
+
 // A copy operation waits behind the pollers' reads copy_op_host_reads times.
 // Oracle: 2 pollers, 4 reads per microsecond (250 ns each), 8.7 reads:
 // 8.7 x 2 x 250 ns = 4350 ns; none without pollers.

@@ -276,6 +276,39 @@ TEST(BatchServiceProcessing, CrowdedCqLinesCostTheCoreEachCopyOperationPerExtraP
   EXPECT_EQ(*idle.fetched(1, first.data(), 3, 0).processed, 800u);
 }
 
+TEST(BatchServiceProcessing, RingSweepersCostEachCopyOperationBesideLinePollers) {
+  // copy_op_ring_sweeper per warp sweeping a CQ ring beyond the first on it,
+  // per copy operation, added to the line pollers' cost. Hand-worked: 500 +
+  // 3 x 100 = 800 ps of work, two copy operations; 3 extra sweepers x 2000
+  // ps x 2 = 12,000 ps, 1 extra line poller x 1000 ps x 2 = 2,000 ps:
+  // 14,800 ps.
+  ScriptedController controller;
+  ProcessorHooks hooks = controller.hooks();
+  hooks.cq_ring_extra_sweepers = [] { return std::uint64_t{3}; };
+  hooks.copy_op_ring_sweeper = 2000;
+  hooks.cq_line_extra_pollers = [] { return std::uint64_t{1}; };
+  hooks.copy_op_line_poller = 1000;
+  ProcessorCores cores(1, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(hooks));
+  const std::uint64_t a = 1ull << 40;
+  const std::vector<std::uint8_t> batch =
+      entries_of({{true, a, 8}, {true, a + 4096, 8}, {true, a + 65536, 8}});
+  ASSERT_EQ(policy.fetch_turn(1, 3, 4, 0), 3u);
+  policy.read_arrived(1);
+  EXPECT_EQ(*policy.fetched(1, batch.data(), 3, 0).processed, 14800u);
+  // Without the figure the sweepers cost nothing: 800 + 2,000 ps.
+  ScriptedController plain;
+  ProcessorHooks unset = plain.hooks();
+  unset.cq_ring_extra_sweepers = [] { return std::uint64_t{3}; };
+  unset.cq_line_extra_pollers = [] { return std::uint64_t{1}; };
+  unset.copy_op_line_poller = 1000;
+  ProcessorCores one_core(1, {});
+  BatchServiceProcessing idle(one_core, CommandCost{100, 0.0, 512}, 500, 0, 4, std::move(unset));
+  ASSERT_EQ(idle.fetch_turn(1, 3, 4, 0), 3u);
+  idle.read_arrived(1);
+  EXPECT_EQ(*idle.fetched(1, batch.data(), 3, 0).processed, 2800u);
+}
+
 TEST(BatchServiceProcessing, AResetDropsWaitingQueuesAndOlderWakeUps) {
   ScriptedController controller;
   ProcessorCores cores(1, {});

@@ -68,6 +68,19 @@ Machine::Machine(const TopologyConfig& topology) : topology_(topology), graph_(t
       }
       return extra;
     });
+    // And while warps sweep its CQ rings (the GPUs keep their sweeps only
+    // for such a target).
+    if (controller->counts_ring_sweepers()) {
+      for (const auto& [gpu_id, gpu] : gpus_) gpu->set_track_host_sweeps(true);
+      ssd->set_cq_ring_extra_sweepers([this, controller] {
+        std::uint64_t extra = 0;
+        for (const auto& [gpu_id, gpu] : gpus_) {
+          extra += gpu->extra_ring_sweepers(
+              [controller](std::uint64_t line) { return controller->cq_of_line(line); });
+        }
+        return extra;
+      });
+    }
   }
 }
 

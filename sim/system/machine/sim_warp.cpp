@@ -339,13 +339,23 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     bool counted = false;
     std::uint32_t line_count = 0;
     std::uint64_t lines[WaitState::kMaxLines] = {};
+    bool sweeping = false;
+    std::uint64_t sweep_key = 0;
     void set(bool polling, const std::uint64_t* read, std::uint32_t read_count) {
       gpu.remove_host_poll_lines(lines, line_count);
+      if (sweeping) gpu.remove_host_sweep(sweep_key);
+      sweeping = false;
       line_count = 0;
       if (polling) {
         std::copy(read, read + read_count, lines);
         line_count = read_count;
         gpu.add_host_poll_lines(lines, line_count);
+        // A predicate over two or more lines may scan a ring (counted only
+        // where a software target's copies depend on it).
+        if (read_count >= 2 && gpu.tracks_host_sweeps()) {
+          sweep_key = gpu.add_host_sweep(lines, line_count);
+          sweeping = true;
+        }
       }
       if (polling == counted) return;
       counted = polling;
