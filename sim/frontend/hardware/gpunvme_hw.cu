@@ -303,6 +303,41 @@ __global__ void poll_cq_rings(const std::uint64_t* rings, std::uint32_t ring_cou
   }
 }
 
+// Controller-only runs under polls, as waiters poll: warp w waits on the next
+// entry of CQ ring w % rings (every warp of a ring the same entry, the one
+// the target writes next): it reads that 16 B entry (ld.volatile.v4, every
+// lane) until its phase tag is the current lap's, then moves to the entry
+// after it, until *stop is set. The rings are fresh (all zero), so lap 0's
+// phase tag is 1. loads[w] and ns[w] give its count of loads and their time.
+__global__ void poll_next_cq_entry(const std::uint64_t* rings, std::uint32_t ring_count,
+                                   std::uint32_t entries, const volatile unsigned* stop,
+                                   unsigned long long* loads, unsigned long long* ns) {
+  const std::uint64_t ring = rings[blockIdx.x % ring_count];
+  std::uint32_t pos = 0;
+  unsigned phase = 1;
+  unsigned long long count = 0, acc = 0;
+  const unsigned long long t0 = globaltimer_ns();
+  while (*stop == 0) {
+    unsigned x, y, z, w;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                 : "l"(ring + std::uint64_t{pos} * 16u)
+                 : "memory");
+    ++count;
+    if (((w >> 16) & 1u) == phase) {  // written in this lap: the next one is awaited
+      if (++pos == entries) {
+        pos = 0;
+        phase ^= 1u;
+      }
+    }
+    acc += x ^ y ^ z;
+  }
+  if (threadIdx.x == 0) {
+    loads[blockIdx.x] = count + (acc == ~0ull ? 1 : 0);
+    ns[blockIdx.x] = globaltimer_ns() - t0;
+  }
+}
+
 // Controller-only feeder for the GPU target: no strategy, one warp per queue.
 // Each round the warp's lanes build `depth` read SQEs (CIDs 0..depth-1, one
 // slot after another, random blocks), store them, fence, ring the SQ tail
@@ -480,6 +515,9 @@ struct Options {
   // meanwhile, as CQ-scanning waiters do (the target under GPU reads of
   // host memory, with no strategy); 0: the GPU runs nothing.
   std::uint32_t host_pollers = 0;
+  // With host_pollers: true, each polling warp waits on its ring's next CQ
+  // entry (as a strategy's waiter does); false, it sweeps the ring.
+  bool host_pollers_next = false;
   // Controller-only mode: a batch's buffers one apart instead of adjacent,
   // so that the target copies each command's data on its own.
   bool scatter_buffers = false;
@@ -551,6 +589,9 @@ void usage() {
       "  --feeders N              feeder threads in that mode (default 4)\n"
       "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
       "                           CQ-scanning waiters do (default 0: the GPU runs nothing)\n"
+      "  --host-poll next|sweep   what those warps read: each ring's next CQ entry until it\n"
+      "                           is written, as waiters do, or the whole ring in turn\n"
+      "                           (default sweep)\n"
       "  --scatter-buffers 0|1    in that mode, 1: a batch's buffers apart, one copy per\n"
       "                           command (default 0: adjacent, one copy per batch)\n"
       "  --device N, --seed N, --timeout-s S\n"
@@ -629,6 +670,9 @@ Options parse(int argc, char** argv) {
       o.scatter_buffers = parse_u64(arg, v, 0, 1) != 0;
     } else if (arg == "--host-pollers") {
       o.host_pollers = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 65536));
+    } else if (arg == "--host-poll") {
+      if (v != "next" && v != "sweep") bad(arg, v, "expected next or sweep");
+      o.host_pollers_next = v == "next";
     } else if (arg == "--feeders") {
       o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
@@ -1431,8 +1475,13 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
     check(cudaMemcpy(ring_table, cq_device.data(), queues * sizeof(std::uint64_t),
                      cudaMemcpyHostToDevice),
           "cudaMemcpy (poll rings)");
-    poll_cq_rings<<<pollers, 32, 0, poll_stream>>>(ring_table, queues, entries, stop_device,
-                                                   poll_loads, poll_ns);
+    if (o_.host_pollers_next) {
+      poll_next_cq_entry<<<pollers, 32, 0, poll_stream>>>(ring_table, queues, entries, stop_device,
+                                                          poll_loads, poll_ns);
+    } else {
+      poll_cq_rings<<<pollers, 32, 0, poll_stream>>>(ring_table, queues, entries, stop_device,
+                                                     poll_loads, poll_ns);
+    }
     check(cudaGetLastError(), "poll_cq_rings launch");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the pollers are running
   }
@@ -1465,6 +1514,7 @@ CaseResult Backend::run_controller_case(std::uint32_t depth) {
   js << "{\"strategy\": \"controller_only\", \"depth\": " << depth << ", \"queues\": " << queues
      << ", \"queue_entries\": " << entries << ", \"feeders\": " << feeders
      << ", \"target_threads\": " << o_.target_threads << ", \"host_pollers\": " << pollers
+     << ", \"host_poll\": \"" << (o_.host_pollers_next ? "next" : "sweep") << "\""
      << ", \"poll_loads_per_s\": " << poll_loads_per_s << ", \"poll_load_ns\": " << poll_load_ns
      << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
      << ", \"bs\": " << o_.bs << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3

@@ -1,0 +1,335 @@
+// What the strategies' own code and their turn order cost on the GPU, through
+// the platform class and the algorithm vocabulary the strategies run on
+// (sim/core/platform/cuda_warp.cuh, sim/core/algo/lanes.h), with no queue,
+// no target and no strategy:
+//
+// - loops over a warp's lanes in warp-uniform code (algo::for_each_lane over
+//   Lanes<T> in the warp's shared scratch), one warp alone: a check of every
+//   lane's state (strategy.h's all-completed test), a write of every lane's
+//   Pending record (submission.h), and io_agents' nested count (for each lane,
+//   a loop over the lanes below it). Each figure is per pass of the loop, as
+//   the simulator counts passes (for_each_lane's lane_loop(n)), after the
+//   bare loop's own time is taken off;
+// - N warps (one per block, every warp resident) contending on one word:
+//   an atomic add each (atomics), a ticket then a turn each (take a ticket,
+//   wait until the turn word equals it, store a doorbell word, system fence,
+//   store turn + 1: the per-command turn of all_threads with one lane per
+//   warp), and all_threads' turn as its 32 lanes take it (every lane a
+//   ticket, then one ballot of the turn word per turn: the lane whose ticket
+//   it is takes it), with and without __nanosleep back-off between a warp's
+//   polls. Figures: the span from the last warp's start to the last warp's
+//   end over the operations done (the word's throughput), and for turns the
+//   share of turns that follow the same warp's previous turn.
+//
+//   lane_loops_and_turns OUT.json
+//
+// Each figure is the median over five launches after a warm-up.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hw_bench.cuh"
+#include "sim/core/algo/io_common.h"
+#include "sim/core/platform/cuda_warp.cuh"
+
+namespace {
+
+namespace algo = gpunvme::algo;
+using gpunvme::platform::CudaWarp;
+
+constexpr int kLaunches = 5;
+
+// ---------------------------------------------------------------- lane loops
+
+constexpr int kLoopIterations = 2048;
+
+enum LoopPattern : int { kLoopBare, kLoopCheck, kLoopWrite, kLoopNested, kLoopPatterns };
+const char* const kLoopNames[kLoopPatterns] = {"lane_loop_bare", "lane_loop_check_state",
+                                               "lane_loop_write_pending", "lane_loop_nested_count"};
+// Passes of for_each_lane per iteration, as the simulator counts them.
+constexpr int kLoopPasses[kLoopPatterns] = {0, 32, 32, 32 + 31 * 32 / 2};
+const char* const kLoopDocs[kLoopPatterns] = {
+    "the iteration alone (x += v on a warp-uniform value): subtracted from the others",
+    "for_each_lane(all 32): all = all && io[lane].state == v, io a Lanes<Pending>",
+    "for_each_lane(all 32): io[lane] = Pending{q, ticket + lane, 0, 0, v}",
+    "for_each_lane(all 32) { for_each_lane(lanes below lane) count d[l].queue == d[lane].queue; "
+    "ticket[lane] = base + count } (io_agents' request intake): 32 + 496 passes"};
+
+__global__ void k_lane_loop(int pattern, unsigned long long* out_ns, unsigned* sink) {
+  algo::init_warp_scratch();
+  CudaWarp p;
+  algo::Lanes<algo::Pending> io;
+  algo::Lanes<std::uint32_t> ticket;
+  algo::Lanes<std::uint32_t> queue_of;
+  queue_of[threadIdx.x % 32u] = (threadIdx.x % 32u) % 3u;
+  __syncwarp();
+  unsigned x = 0;
+  const unsigned long long t0 = globaltimer();
+  for (unsigned i = 0; i < unsigned(kLoopIterations); ++i) {
+    const unsigned v = i ^ (x & 0x80000000u);
+    switch (pattern) {
+      case kLoopBare: x += v; break;
+      case kLoopCheck: {
+        bool all = true;
+        algo::for_each_lane(p, algo::kAllLanes, [&](int lane) {
+          all = all && io[lane].state == static_cast<std::uint8_t>(v & 1u);
+        });
+        x += all ? 1u : v;
+        break;
+      }
+      case kLoopWrite:
+        algo::for_each_lane(p, algo::kAllLanes, [&](int lane) {
+          io[lane] = algo::Pending{v & 7u, x + static_cast<unsigned>(lane), 0, 0,
+                                   static_cast<std::uint8_t>(v & 3u)};
+        });
+        x += io[int(v & 31u)].ticket;
+        break;
+      case kLoopNested:
+        algo::for_each_lane(p, algo::kAllLanes, [&](int lane) {
+          std::uint32_t before = 0;
+          algo::for_each_lane(p, algo::lanes_below(static_cast<std::uint32_t>(lane)), [&](int l) {
+            before += queue_of[l] == ((queue_of[lane] + v) & 3u) ? 1u : 0u;
+          });
+          ticket[lane] = x + before;
+        });
+        x += ticket[int(v & 31u)];
+        break;
+      default: break;
+    }
+  }
+  __syncwarp();
+  const unsigned long long t1 = globaltimer();
+  if (threadIdx.x == 0) {
+    *out_ns = t1 - t0;
+    *sink = x;
+  }
+}
+
+double run_lane_loop(int pattern, unsigned long long* d_ns, unsigned* d_sink) {
+  std::vector<double> per_iteration;
+  for (int launch = 0; launch <= kLaunches; ++launch) {
+    k_lane_loop<<<1, 32, GPUNVME_WARP_SCRATCH_BYTES>>>(pattern, d_ns, d_sink);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    unsigned long long ns = 0;
+    CK(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost));
+    if (launch > 0) per_iteration.push_back(double(ns) / kLoopIterations);
+  }
+  std::sort(per_iteration.begin(), per_iteration.end());
+  return per_iteration[per_iteration.size() / 2];
+}
+
+// ------------------------------------------------------------- one word, N warps
+
+enum WordPattern : int { kAtomicAdd, kWarpTurn, kLaneTurns, kWordPatterns };
+const char* const kWordNames[kWordPatterns] = {"atomic_add_one_word", "warp_ticket_turn",
+                                               "lane_ticket_turns"};
+const char* const kWordDocs[kWordPatterns] = {
+    "x += p.atomic_add_u32(W, 1) in a loop: ns per atomic of all warps together",
+    "t = p.atomic_add_u32(T, 1); p.wait_until(load(turn) == t); p.store_u32(D, t); "
+    "p.fence_system(); p.store_u32(turn, t + 1): ns per turn of all warps together",
+    "p.for_lanes(all, ticket[lane] = atomic_add_u32(T, 1)); then until every lane has had its "
+    "turn: mine = p.ballot(waiting, load(turn) == ticket[lane]); the lane whose turn it is "
+    "stores D, p.fence_system(), stores turn + 1 (all_threads' turn, submission.h); with no "
+    "match the warp polls again after the back-off: ns per turn of all warps together"};
+
+struct Words {
+  unsigned arrived;
+  unsigned pad0[31];
+  unsigned word;  // the atomics' word, and the tickets'
+  unsigned pad1[31];
+  unsigned turn;
+  unsigned pad2[31];
+  unsigned doorbell;
+  unsigned pad3[31];
+};
+
+__global__ void k_one_word(int pattern, unsigned warps, unsigned rounds, unsigned backoff_ns,
+                           Words* w, unsigned long long* start_ns, unsigned long long* end_ns,
+                           unsigned* follows, unsigned* sink) {
+  algo::init_warp_scratch();
+  CudaWarp p(backoff_ns);
+  const auto word = reinterpret_cast<std::uint64_t>(&w->word);
+  const auto turn = reinterpret_cast<std::uint64_t>(&w->turn);
+  const auto doorbell = reinterpret_cast<std::uint64_t>(&w->doorbell);
+  // Every warp starts once all are resident and have arrived.
+  if (threadIdx.x == 0) {
+    atomicAdd(&w->arrived, 1u);
+    while (*static_cast<volatile unsigned*>(&w->arrived) < warps) {
+    }
+  }
+  __syncwarp();
+  const unsigned long long t0 = globaltimer();
+  unsigned x = 0;
+  unsigned after_own = 0;
+  unsigned previous = ~0u;
+  switch (pattern) {
+    case kAtomicAdd:
+      for (unsigned r = 0; r < rounds; ++r) x += p.atomic_add_u32(word, 1u + (x & 0x80000000u));
+      break;
+    case kWarpTurn:
+      for (unsigned r = 0; r < rounds; ++r) {
+        const std::uint32_t t = p.atomic_add_u32(word, 1u);
+        p.wait_until([&] { return p.load_u32(turn) == t; }, turn, 4);
+        p.store_u32(doorbell, t);
+        p.fence_system();
+        p.store_u32(turn, t + 1u);
+        after_own += t == previous + 1u ? 1u : 0u;
+        previous = t;
+        x += t;
+      }
+      break;
+    case kLaneTurns:
+      for (unsigned r = 0; r < rounds; ++r) {
+        algo::Lanes<std::uint32_t> ticket;
+        p.for_lanes(algo::kAllLanes, [&](int lane) { ticket[lane] = p.atomic_add_u32(word, 1u); });
+        algo::LaneMask waiting = algo::kAllLanes;
+        while (waiting != 0) {
+          const algo::LaneMask mine =
+              p.ballot(waiting, [&](int lane) { return p.load_u32(turn) == ticket[lane]; });
+          if (mine == 0) {
+            if (backoff_ns != 0) p.nanosleep(backoff_ns);
+            continue;
+          }
+          const std::uint32_t t = ticket[algo::first_lane(mine)];
+          p.store_u32(doorbell, t);
+          p.fence_system();
+          p.store_u32(turn, t + 1u);
+          after_own += t == previous + 1u ? 1u : 0u;
+          previous = t;
+          x += t;
+          waiting &= ~mine;
+        }
+      }
+      break;
+    default: break;
+  }
+  __syncwarp();
+  const unsigned long long t1 = globaltimer();
+  if (threadIdx.x == 0) {
+    start_ns[blockIdx.x] = t0;
+    end_ns[blockIdx.x] = t1;
+    follows[blockIdx.x] = after_own;
+    sink[blockIdx.x] = x;
+  }
+}
+
+struct WordFigure {
+  double ns_per_op = 0;        // span over the operations of all warps
+  double after_own_share = 0;  // turns that follow the warp's own previous turn
+};
+
+WordFigure run_one_word(int pattern, unsigned warps, unsigned backoff_ns, Words* w,
+                        unsigned long long* d_start, unsigned long long* d_end, unsigned* d_follows,
+                        unsigned* d_sink) {
+  // About 16 k atomics, 8 k warp turns or 16 k lane turns per launch.
+  const unsigned rounds = pattern == kAtomicAdd  ? std::max(16u, 16384u / warps)
+                          : pattern == kWarpTurn ? std::max(8u, 8192u / warps)
+                                                 : std::max(2u, 512u / warps);
+  const double ops = double(warps) * rounds * (pattern == kLaneTurns ? 32 : 1);
+  std::vector<double> ns;
+  std::vector<double> share;
+  for (int launch = 0; launch <= kLaunches; ++launch) {
+    CK(cudaMemset(w, 0, sizeof(Words)));
+    k_one_word<<<warps, 32, GPUNVME_WARP_SCRATCH_BYTES>>>(pattern, warps, rounds, backoff_ns, w,
+                                                          d_start, d_end, d_follows, d_sink);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> starts(warps), ends(warps);
+    std::vector<unsigned> f(warps);
+    CK(cudaMemcpy(starts.data(), d_start, warps * sizeof starts[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ends.data(), d_end, warps * sizeof ends[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(f.data(), d_follows, warps * sizeof f[0], cudaMemcpyDeviceToHost));
+    const unsigned long long first = *std::max_element(starts.begin(), starts.end());
+    const unsigned long long last = *std::max_element(ends.begin(), ends.end());
+    unsigned long long after_own = 0;
+    for (unsigned x : f) after_own += x;
+    if (launch == 0) continue;  // warm-up
+    ns.push_back(double(last - first) / ops);
+    share.push_back(double(after_own) / ops);
+  }
+  std::sort(ns.begin(), ns.end());
+  std::sort(share.begin(), share.end());
+  return {ns[ns.size() / 2], share[share.size() / 2]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* out_path = argc > 1 ? argv[1] : "lane_loops_and_turns.json";
+  const cudaDeviceProp prop = device_or_skip("lane_loops_and_turns");
+  unsigned long long* d_ns = nullptr;
+  unsigned* d_sink = nullptr;
+  constexpr unsigned kMaxWarps = 528;
+  Words* w = nullptr;
+  unsigned long long *d_start = nullptr, *d_end = nullptr;
+  unsigned* d_follows = nullptr;
+  CK(cudaMalloc(&d_ns, sizeof(unsigned long long)));
+  CK(cudaMalloc(&d_sink, kMaxWarps * sizeof(unsigned)));
+  CK(cudaMalloc(&w, sizeof(Words)));
+  CK(cudaMalloc(&d_start, kMaxWarps * sizeof(unsigned long long)));
+  CK(cudaMalloc(&d_end, kMaxWarps * sizeof(unsigned long long)));
+  CK(cudaMalloc(&d_follows, kMaxWarps * sizeof(unsigned)));
+
+  FILE* f = std::fopen(out_path, "w");
+  if (f == nullptr) {
+    std::perror(out_path);
+    return 1;
+  }
+  std::fprintf(f,
+               "{\"schema\": \"gpunvme.lane_loops_and_turns/1\", \"program\": "
+               "\"tests/hardware/lane_loops_and_turns.cu\",\n \"device\": {\"name\": \"%s\", "
+               "\"sm_count\": %d, \"compute_capability\": \"%d.%d\"},\n \"launches\": %d,\n"
+               " \"lane_loops\": {\"iterations\": %d, \"figures\": {\n",
+               prop.name, prop.multiProcessorCount, prop.major, prop.minor, kLaunches,
+               kLoopIterations);
+  double loop_ns[kLoopPatterns];
+  for (int k = 0; k < kLoopPatterns; ++k) loop_ns[k] = run_lane_loop(k, d_ns, d_sink);
+  for (int k = 0; k < kLoopPatterns; ++k) {
+    const double per_pass =
+        kLoopPasses[k] == 0 ? 0.0 : (loop_ns[k] - loop_ns[kLoopBare]) / kLoopPasses[k];
+    std::fprintf(f,
+                 "  \"%s\": {\"ns_per_iteration\": %.2f, \"passes\": %d, \"ns_per_pass\": %.3f, "
+                 "\"doc\": \"%s\"}%s\n",
+                 kLoopNames[k], loop_ns[k], kLoopPasses[k], per_pass, kLoopDocs[k],
+                 k + 1 < kLoopPatterns ? "," : "");
+    std::printf("%-28s %9.1f ns/iteration %7.2f ns/pass\n", kLoopNames[k], loop_ns[k], per_pass);
+  }
+  std::fprintf(f, " }},\n \"one_word\": [\n");
+  const unsigned warp_counts[] = {1, 8, 32, 132, 528};
+  const unsigned backoffs[] = {0, 256};
+  bool first_row = true;
+  for (int k = 0; k < kWordPatterns; ++k) {
+    for (unsigned b : backoffs) {
+      if (k == kAtomicAdd && b != 0) continue;  // atomics do not wait
+      for (unsigned warps : warp_counts) {
+        const WordFigure r = run_one_word(k, warps, b, w, d_start, d_end, d_follows, d_sink);
+        std::fprintf(f,
+                     "%s  {\"pattern\": \"%s\", \"warps\": %u, \"backoff_ns\": %u, "
+                     "\"ns_per_op\": %.2f, \"after_own_turn_share\": %.4f}",
+                     first_row ? "" : ",\n", kWordNames[k], warps, b, r.ns_per_op,
+                     r.after_own_share);
+        first_row = false;
+        std::printf("%-22s %4u warps backoff %3u ns: %8.1f ns/op, %.3f after own turn\n",
+                    kWordNames[k], warps, b, r.ns_per_op, r.after_own_share);
+      }
+    }
+  }
+  std::fprintf(f, "\n ],\n \"one_word_docs\": {");
+  for (int k = 0; k < kWordPatterns; ++k) {
+    std::fprintf(f, "%s\n  \"%s\": \"%s\"", k ? "," : "", kWordNames[k], kWordDocs[k]);
+  }
+  std::fprintf(f, "\n }\n}\n");
+  std::fclose(f);
+  CK(cudaFree(d_ns));
+  CK(cudaFree(d_sink));
+  CK(cudaFree(w));
+  CK(cudaFree(d_start));
+  CK(cudaFree(d_end));
+  CK(cudaFree(d_follows));
+  return 0;
+}
