@@ -69,7 +69,7 @@ class GpuNetworkPath : public RemoteIoPath, public pcie::RegisterTarget {
  private:
   class IgnoredStages : public platform::StageSink {
    public:
-    void stage(std::uint16_t, std::uint16_t, algo::Stage, Picoseconds) override {}
+    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
   };
   // The NIC's view of one queue pair.
   struct NicSide {
