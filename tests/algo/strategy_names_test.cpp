@@ -38,9 +38,8 @@ TEST(StrategyNames, PolicyFieldsAllowTheirOptionsAfterStrategy) {
             (Names{"strategy", "per_sm", "per_warp", "round_robin"}));
   EXPECT_EQ(allowed_names("cid_scheme"), (Names{"strategy", "sq_slot", "counter", "counter_lock",
                                                 "warp_partition", "thread_pool", "thread_wide"}));
-  EXPECT_EQ(allowed_names("submission"),
-            (Names{"strategy", "per_command", "ticket_ready", "warp_batch", "exclusive",
-                   "warp_doorbell"}));
+  EXPECT_EQ(allowed_names("submission"), (Names{"strategy", "per_command", "ticket_ready",
+                                                "warp_batch", "exclusive", "warp_doorbell"}));
   EXPECT_EQ(allowed_names("completion"), (Names{"strategy", "cq_scan", "cid_flags", "polling_warps",
                                                 "owner_drain", "cqe_at_slot", "cid_bitmap"}));
   EXPECT_EQ(allowed_names("ssd_mapping"), (Names{"interleave", "stripe"}));

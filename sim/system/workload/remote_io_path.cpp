@@ -102,8 +102,8 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                       "gpu_network runs the microbenchmark, gather and graph kinds; this "
                       "scenario is a kv_cache");
   }
-  if (route.gpu_initiated && s.kind == ScenarioKind::microbenchmark &&
-      s.rw != Pattern::RandRead && s.rw != Pattern::Read) {
+  if (route.gpu_initiated && s.kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead &&
+      s.rw != Pattern::Read) {
     throw ConfigError(file, "$.rw", quoted(enum_name(s.rw)),
                       "gpu_network reads (randread or read); the warps post no write capsules");
   }
@@ -510,8 +510,7 @@ void RemoteIoPath::send_command(std::uint32_t r) {
       ++redirected_transfers_;  // the NIC's read of GPU memory is sent up by ACS
     }
   }
-  const nic::SentMessage sent =
-      post_command(r, command);
+  const nic::SentMessage sent = post_command(r, command);
   const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
   const nic::DeliveredMessage at_target =
       target_nic_->receive(tails, {network::RdmaOp::send, capsule, kTargetCapsules, 0}, mtu_);
