@@ -317,20 +317,7 @@ void GpuNetworkPath::at_initiator(std::uint32_t r, std::uint16_t status) {
 }
 
 void GpuNetworkPath::complete(std::uint32_t r, std::uint16_t status, Picoseconds when) {
-  Request& req = requests_[r];
-  req.times[kDelivered] = when;
-  stages_.record(req.times, machine_.topology().nodes[route_.initiator].id,
-                 ScenarioParams::from(config_.scenario.params).ssds[req.io.ssd], request_warp_[r],
-                 static_cast<std::uint16_t>(r));
-  if (status != 0) {
-    ++errors_;
-  } else {
-    bytes_ += io_bytes(req.io);
-  }
-  IoDone done = std::move(req.done);
-  req.done = nullptr;
-  free_requests_.push_back(r);
-  if (done) done(status);
+  finish(r, status, when, request_warp_[r], static_cast<std::uint16_t>(r));
 }
 
 nlohmann::json GpuNetworkPath::sections(Picoseconds elapsed) const {

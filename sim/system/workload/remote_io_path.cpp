@@ -723,11 +723,14 @@ void RemoteIoPath::deliver(std::uint32_t r, std::uint16_t status) {
   schedule_in(gpu_.costs().load_latency, [this, r, status] { finish(r, status); });
 }
 
-void RemoteIoPath::finish(std::uint32_t r, std::uint16_t status) {
+void RemoteIoPath::finish(std::uint32_t r, std::uint16_t status) { finish(r, status, now(), 0, 0); }
+
+void RemoteIoPath::finish(std::uint32_t r, std::uint16_t status, Picoseconds when,
+                          std::uint32_t queue, std::uint16_t cid) {
   Request& req = requests_[r];
-  req.times[kDelivered] = now();
+  req.times[kDelivered] = when;
   stages_.record(req.times, machine_.topology().nodes[route_.initiator].id,
-                 ScenarioParams::from(config_.scenario.params).ssds[req.io.ssd], 0, 0);
+                 ScenarioParams::from(config_.scenario.params).ssds[req.io.ssd], queue, cid);
   if (status != 0) {
     ++errors_;
   } else {

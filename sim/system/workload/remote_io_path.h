@@ -175,7 +175,11 @@ class RemoteIoPath : public Component, public IoPath {
   void data_back(std::uint32_t r, std::uint16_t status);
   virtual void at_initiator(std::uint32_t r, std::uint16_t status);
   void deliver(std::uint32_t r, std::uint16_t status);
+  // Retires request r: its stages (delivered at `when`, recorded for
+  // `queue` and `cid`), bytes or error, and its caller's callback.
   void finish(std::uint32_t r, std::uint16_t status);
+  void finish(std::uint32_t r, std::uint16_t status, Picoseconds when, std::uint32_t queue,
+              std::uint16_t cid);
   std::uint64_t staging_buffer(std::uint32_t r);
   std::uint64_t io_bytes(const BlockIo& io) const;
   // PCIe time one message spends crossing the sending and receiving NICs'
