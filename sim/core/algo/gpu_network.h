@@ -109,7 +109,8 @@ struct NetOp {
   std::uint32_t remote_key = 0;
 };
 
-// The read `r` as a NetOp.
+// A lane's operation as a NetOp: itself, or a read.
+GPUNVME_HD constexpr NetOp as_op(const NetOp& op) { return op; }
 GPUNVME_HD constexpr NetOp as_op(const NetRead& r) {
   NetOp op{};
   op.kind = NetOpKind::nvmf_read;
@@ -149,10 +150,10 @@ GPUNVME_HD constexpr rdma::CtrlSegment op_ctrl(const NicQueuePair& q, const NetO
 // the WQEs in flight) and rings the NIC's doorbell once. NVMe-oF lanes write
 // a command capsule and a SEND WQE pointing at it; memory lanes an RDMA READ
 // or WRITE WQE naming their GPU buffer (the GPU buffers' memory region: one
-// key as lkey and rkey) and the remote buffer.
-template <class P>
+// key as lkey and rkey) and the remote buffer. `ops` holds NetOps or NetReads.
+template <class P, class Op>
 GPUNVME_HD void post_ops(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask mask,
-                         const Lanes<NetOp>& ops) {
+                         const Lanes<Op>& ops) {
   const std::uint32_t n = lane_count(mask);
   if (n == 0) return;
   const std::uint32_t first = s.send_produced;
@@ -161,7 +162,7 @@ GPUNVME_HD void post_ops(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask
   int last_lane = kWarpLanes - 1;
   while (((mask >> last_lane) & 1u) == 0) --last_lane;
   p.for_lanes(mask, [&](int lane) {
-    const NetOp& op = ops[lane];
+    const NetOp op = as_op(ops[lane]);
     const std::uint32_t index = first + lane_rank(mask, lane);
     const std::uint32_t slot = index & (q.send_entries - 1u);
     const std::uint64_t wqe_at = q.send_queue + std::uint64_t{slot} * rdma::kWqeBasicBlock;
@@ -213,7 +214,7 @@ GPUNVME_HD void post_ops(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask
     p.store_bytes(q.doorbell, &wqe, sizeof(wqe));
     return;
   }
-  const rdma::CtrlSegment ctrl = op_ctrl(q, ops[last_lane], last);
+  const rdma::CtrlSegment ctrl = op_ctrl(q, as_op(ops[last_lane]), last);
   p.store_bytes(q.doorbell, &ctrl, 8);
 }
 
@@ -221,9 +222,7 @@ GPUNVME_HD void post_ops(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask
 template <class P>
 GPUNVME_HD void post_reads(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask mask,
                            const Lanes<NetRead>& read) {
-  Lanes<NetOp> ops{};
-  visit_lanes(mask, [&](int lane) { ops[lane] = as_op(read[lane]); });
-  post_ops(p, q, s, mask, ops);
+  post_ops(p, q, s, mask, read);
 }
 
 // Waits for the completions of `n` posted operations, in the order the NIC
