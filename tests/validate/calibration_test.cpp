@@ -228,6 +228,19 @@ TEST(Calibration, MalformedControllerStatisticsAreNamed) {
   }
 }
 
+// A lane_loops_and_turns file without its derived medians is refused with
+// the JSON path, not read as empty (before any test that simulates, as above).
+TEST(TurnPassCalibration, AFileWithoutItsMediansIsRefused) {
+  const nlohmann::json bad = {{"schema", "gpunvme.lane_loops_and_turns/1"}};
+  try {
+    (void)validate::correlate_microbenchmarks(bad, "bad.json", "h100-sxm", 0.10);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.derived.one_word_ns_per_op_median"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Repeated untraced runs of a case: the run with the median throughput is
 // compared and the range reported; a stage-means run lends its stage means,
 // never its throughput (its clock reads cost 5-15 %).

@@ -225,6 +225,9 @@ class SimWarp {
   // ballot it is one lane's loop and lengthens that lane's path. Inside a
   // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
+  // The warp's own code around one lane's turn in a PerCommand submission
+  // (submission.h): turn_pass_ns, charged and profiled as lane_loop is.
+  void turn_pass();
 
   // ---- ordering, devices, backoff
   void fence_block();
