@@ -210,6 +210,33 @@ TEST(SimWarp, GpuAndSystemFencesReadTheDescriptorsAgain) {
   EXPECT_EQ(t[4] - t[3], Picoseconds{6000});
 }
 
+// The own code around a lane's PerCommand turn (turn_pass) costs
+// turn_pass_ns of the warp's time each time, and nothing inside a readiness
+// predicate evaluated through check(), whose code is the wait's or the
+// caller's. Hand-worked with a round figure: 240 ns, then 2 x 240 ns, then 0.
+TEST(SimWarp, TurnPassChargesTheTurnsOwnCodeOncePerTurn) {
+  GpuBench bench(nlohmann::json{{"turn_pass_ns", 240.0}});
+  std::vector<Picoseconds> t;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    t.push_back(p.clock());
+    p.turn_pass();
+    t.push_back(p.clock());
+    p.turn_pass();
+    p.turn_pass();
+    t.push_back(p.clock());
+    (void)p.check([&] {
+      p.turn_pass();
+      return true;
+    });
+    t.push_back(p.clock());
+  });
+  bench.run();
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[1] - t[0], Picoseconds{240000});
+  EXPECT_EQ(t[2] - t[1], Picoseconds{480000});
+  EXPECT_EQ(t[3] - t[2], Picoseconds{0});
+}
+
 // The H100 profile's reload figure is the microbenchmark's derived median,
 // and that median lies among the differences it was taken from.
 TEST(GpuProfile, H100FenceReloadIsTheWarpCollectivesMeasurement) {

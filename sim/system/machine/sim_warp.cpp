@@ -311,6 +311,18 @@ void SimWarp::lane_loop(std::uint32_t iterations) {
   busy_until_ = std::max(now(), busy_until_) + t;
 }
 
+void SimWarp::turn_pass() {
+  if (predicate_depth_ != 0 || check_depth_ != 0) return;
+  const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
+  const Picoseconds t = gpu_.costs().turn_pass;
+  if (instruction_depth_ != 0) {
+    lane_cost_[current_lane_].cursor += t;
+    return;
+  }
+  if (t == 0) return;
+  busy_until_ = std::max(now(), busy_until_) + t;
+}
+
 void SimWarp::nanosleep(std::uint32_t ns) {
   const ProfileScope scope(*this, ProfiledOp::kSleep);
   settle();

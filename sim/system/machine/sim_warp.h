@@ -23,7 +23,8 @@
 //   are read again from L2 (fence_l1_reload_ns);
 // - the warp's own code between memory operations costs time where it loops
 //   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
-//   op profiles);
+//   op profiles), and around each lane's PerCommand turn (turn_pass:
+//   turn_pass_ns, from the lane_loops_and_turns microbenchmark);
 // - a readiness predicate evaluated by a wait costs nothing (its loads are
 //   the wait's polls, below); evaluated through check() its loads cost what
 //   loads cost and count to the op profile's "peek"; its loops over lanes
@@ -225,6 +226,9 @@ class SimWarp {
   // ballot it is one lane's loop and lengthens that lane's path. Inside a
   // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
+  // The warp's own code around one lane's turn in a PerCommand submission
+  // (submission.h): turn_pass_ns, charged and profiled as lane_loop is.
+  void turn_pass();
 
   // ---- ordering, devices, backoff
   void fence_block();
