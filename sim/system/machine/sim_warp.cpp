@@ -528,6 +528,8 @@ bool SimWarp::evaluate() {
   state.count = 0;
   state.overflow = false;
   state.reads_host = false;
+  state.host_reads = 0;
+  state.last_line_host = false;
   state.evaluated_at = memory_.write_count();
   reads_ = &state;
   state.answer = holds(waiting_->ready);
@@ -546,7 +548,11 @@ bool SimWarp::WaitState::unchanged() const {
 void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
   WaitState& reads = *reads_;
   if (len == 0) return;
-  if (!gpu_.owns(addr, len)) reads.reads_host = true;
+  reads.last_line_host = !gpu_.owns(addr, len);
+  if (reads.last_line_host) {
+    reads.reads_host = true;
+    ++reads.host_reads;
+  }
   if (reads.overflow) return;
   const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
   for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {
