@@ -10,7 +10,8 @@ flavour="${1:-release}"
 case "$flavour" in
   release) dir="$root/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
   # The sanitizer flavour builds what its CTest run needs: not the Python
-  # module (pytest runs against the release build) nor the benchmarks.
+  # module (pytest runs against the release build) nor the benchmarks and
+  # soak_bench.
   sanitize) dir="$root/build-sanitize"
             args=(-DCMAKE_BUILD_TYPE=Debug -DGPUNVME_SANITIZE=ON -DGPUNVME_PYTHON=OFF
                   -DGPUNVME_BENCHMARKS=OFF) ;;

@@ -6,6 +6,11 @@
 # Both CTest runs include the soak test (tests/soak: random valid
 # configurations through every result invariant; 600 in the release build,
 # 96 in the sanitizer build; GPUNVME_SOAK_CONFIGS sets another count).
+#
+# The next flavour builds in the background while the tests before it run:
+# the Python tests use one core and the CTest runs end on their longest tests,
+# so the compiler fills the other core (CI has 2). Its output is printed when
+# its tests start; a build that fails stops the run there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"
@@ -14,8 +19,32 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # required here: a missing one fails the run instead of skipping its tests.
 export GPUNVME_REQUIRE_ALL=1
 
+# Background builds, each in a process group of its own (setsid), so that an
+# early exit stops the compiler too.
+logs="$(mktemp -d)"
+declare -A build_pid=()
+start_build() {  # FLAVOUR: scripts/build.sh FLAVOUR in the background
+  setsid "$root/scripts/build.sh" "$1" >"$logs/$1.log" 2>&1 &
+  build_pid[$1]=$!
+}
+finish_build() {  # FLAVOUR: waits for its build and prints its output
+  local status=0
+  wait "${build_pid[$1]}" || status=$?
+  unset "build_pid[$1]"
+  cat "$logs/$1.log"
+  return "$status"
+}
+stop_builds() {
+  local pid
+  for pid in "${build_pid[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  rm -rf "$logs"
+}
+trap stop_builds EXIT
+trap 'exit 130' INT TERM
+
 echo "== release build and tests"
 "$root/scripts/build.sh" release
+start_build sanitize
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
 
 echo "== Python module, notebooks, distributed sweeps and latency budgets (pytest)"
@@ -24,9 +53,10 @@ python="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$root/build/CMakeCache.txt"
 PYTHONPATH="$root/build/python" "${python:-/usr/bin/python3}" -m pytest -q "$root/tests/python"
 
 echo "== sanitizer build and tests (ASan + UBSan)"
-"$root/scripts/build.sh" sanitize
+finish_build sanitize
+start_build tsan
 ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$(nproc)"
 
 echo "== ThreadSanitizer build and the real-concurrency tests"
-"$root/scripts/build.sh" tsan
+finish_build tsan
 ctest --test-dir "$root/build-tsan" --output-on-failure
