@@ -2,7 +2,8 @@
 # Every hardware measurement in one call, for a lent GPU machine: the GPU
 # microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu,
 # host_polls_under_copies.cu,
-# warp_host_access.cu, block_placement.cu) and the
+# warp_host_access.cu, block_placement.cu, warp_collectives.cu,
+# gpu_wqe_posting.cu) and the
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
 # it. Each strategy runs once with per-I/O stage records (--trace 1), once
@@ -21,7 +22,7 @@
 # BINDIR holds the programs (built here when absent, with nvcc from the
 # repository root). Writes OUTDIR/microbench.json,
 # OUTDIR/host-read-under-copies.json, OUTDIR/warp-host-access.json,
-# OUTDIR/block-placement.json,
+# OUTDIR/block-placement.json, OUTDIR/gpu-wqe-posting.json,
 # OUTDIR/NNN-<strategy>-t<trace>.json, OUTDIR/controller-t<threads>-r<run>.json
 # (merge their cases for gpunvme validate --measured, or pass them all) and
 # OUTDIR/run.log.
@@ -49,6 +50,10 @@ if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_host_access" ]; then
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/warp_collectives" ]; then
   nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/warp_collectives" tests/hardware/warp_collectives.cu || exit 1
+fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/gpu_wqe_posting" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpu_wqe_posting" tests/hardware/gpu_wqe_posting.cu \
+    -lpthread || exit 1
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/block_placement" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/block_placement" tests/hardware/block_placement.cu || exit 1
@@ -87,6 +92,7 @@ fi
     "$bin/warp_host_access" "$out/warp-host-access.json" || status=1
     "$bin/block_placement" "$out/block-placement.json" || status=1
     "$bin/warp_collectives" "$out/warp-collectives.json" || status=1
+    "$bin/gpu_wqe_posting" "$out/gpu-wqe-posting.json" || status=1
   fi
   exit $status
 } 2>&1 | tee "$out/run.log"
