@@ -108,7 +108,9 @@ bool Calendar::advance_alone_to(Picoseconds when) {
 }
 
 bool Calendar::may_run_ahead_to(Picoseconds next) const {
-  if (stopped_ || next > horizon_) return false;
+  // sc_start(duration) triggers what is due at its end but runs it in the
+  // next sc_start: the calendar stops short of the limit, as the kernel does.
+  if (stopped_ || next >= horizon_) return false;
   // Zero while a process is runnable or a delta notification is pending
   // (a warp was woken); else the time to the kernel's next timed
   // notification, which must come after `next`: at the same time, the

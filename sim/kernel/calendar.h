@@ -88,8 +88,8 @@ class Calendar : public sc_core::sc_module {
   // it did; if not, the thread waits as usual (wake_at).
   bool advance_alone_to(Picoseconds when);
 
-  // The last time this run may reach (Simulation::run's limit; inclusive):
-  // the calendar does not run ahead past it.
+  // Simulation::run's limit: the calendar runs ahead only to earlier times
+  // (work due at the limit runs in the next run, as sc_start leaves it).
   void set_horizon(Picoseconds horizon) { horizon_ = horizon; }
   // The run was stopped (Simulation::stop): the calendar finishes the time
   // in progress and runs ahead no further.

@@ -110,8 +110,11 @@ TEST(SameTimeOrder, RunAheadKeepsTheLimitAndTheStop) {
     }
     simulation.run(1500);  // 0 .. 1500
     EXPECT_EQ(ran, (std::vector<Picoseconds>{1000}));
-    simulation.run(1000);  // from 1000 (the last time reached) to 2500, inclusive
-    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000, 2000, 2500}));
+    EXPECT_EQ(Simulation::now(), 1500u);
+    // 1500 .. 2500: what is due at 2500 itself runs at the start of the next
+    // run, as SystemC's sc_start leaves it, not ahead of the kernel now.
+    simulation.run(1000);
+    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000, 2000}));
     simulation.run();
     EXPECT_EQ(ran, (std::vector<Picoseconds>{1000, 2000, 2500, 4000}));
   }
