@@ -23,7 +23,7 @@
 // the calendar itself, as long as the kernel would do nothing else before:
 // no process is runnable and no delta notification is pending (no warp was
 // woken), no SystemC timed notification is due at or before that time (a
-// warp's deadline), the run's time limit is not passed and the run was not
+// warp's deadline), that time is before the run's limit and the run was not
 // stopped. The calendar's clock then runs ahead of SystemC's; now() is the
 // later of the two, and every SystemC notification the calendar or a warp
 // makes is timed from the kernel's own time, so that it lands at the same
