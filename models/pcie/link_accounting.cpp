@@ -333,7 +333,12 @@ uint64_t serialization_ps(Gen gen, Width width, uint64_t wire_bytes, uint32_t mp
 
 uint64_t serialization_ps_at(double tlp_bytes_per_ns, uint64_t wire_bytes) {
   const double bytes_per_ps = tlp_bytes_per_ns / 1000.0;
-  return static_cast<uint64_t>(std::llround(static_cast<double>(wire_bytes) / bytes_per_ps));
+  // std::llround of a non-negative quotient, without libm's call (one per
+  // stage of every transfer): halves round up, as away from zero. The
+  // fraction x - trunc(x) of a double is exact.
+  const double ps = static_cast<double>(wire_bytes) / bytes_per_ps;
+  const auto whole = static_cast<uint64_t>(ps);
+  return ps - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;
 }
 
 void validate(const TlpRules& rules) {

@@ -18,6 +18,7 @@ Calendar::Calendar(const sc_core::sc_module_name& name)
   sensitive << due_;
   dont_initialize();
   current_calendar = this;
+  clock_ = 0;
 }
 
 Calendar::~Calendar() {
@@ -49,8 +50,7 @@ void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
 }
 
 void Calendar::push(Picoseconds when, const Target& target) {
-  const Picoseconds t = now();
-  when = std::max(when, t);
+  when = std::max(when, now());
   queue_->push(when, target);
   // While firing, fire() takes whatever is due now and re-arms for the rest.
   if (firing_) return;
@@ -59,16 +59,32 @@ void Calendar::push(Picoseconds when, const Target& target) {
   if (!armed_ || when < armed_for_) {
     armed_ = true;
     armed_for_ = when;
-    due_.notify(sc_core::sc_time::from_value(when - t));
+    due_.notify(delay_until(when));
   }
 }
 
 void Calendar::fire() {
   armed_ = false;
   firing_ = true;
-  const Picoseconds t = now();
+  clock_ = now();
+  for (;;) {
+    run_due();
+    if (queue_->empty()) break;
+    const Picoseconds next = queue_->earliest();
+    if (!may_run_ahead_to(next)) break;
+    clock_ = next;
+  }
+  firing_ = false;
+  if (!queue_->empty()) {
+    armed_ = true;
+    armed_for_ = queue_->earliest();
+    due_.notify(delay_until(armed_for_));
+  }
+}
+
+void Calendar::run_due() {
   TimeQueue<Target>::Entry due;
-  while (queue_->take_due(t, due)) {
+  while (queue_->take_due(clock_, due)) {
     const Target target = due.payload;
     if (target.event != nullptr) {
       // The woken warp counts its own wait.
@@ -82,12 +98,26 @@ void Calendar::fire() {
     free_slots_.push_back(target.slot);
     callback();
   }
-  firing_ = false;
-  if (!queue_->empty()) {
-    armed_ = true;
-    armed_for_ = queue_->earliest();
-    due_.notify(sc_core::sc_time::from_value(armed_for_ - t));
-  }
+}
+
+bool Calendar::advance_alone_to(Picoseconds when) {
+  if (firing_ || (!queue_->empty() && queue_->earliest() <= when)) return false;
+  if (!may_run_ahead_to(when)) return false;
+  clock_ = std::max(clock_, when);
+  return true;
+}
+
+bool Calendar::may_run_ahead_to(Picoseconds next) const {
+  // sc_start(duration) triggers what is due at its end but runs it in the
+  // next sc_start: the calendar stops short of the limit, as the kernel does.
+  if (stopped_ || next >= horizon_) return false;
+  // Zero while a process is runnable or a delta notification is pending
+  // (a warp was woken); else the time to the kernel's next timed
+  // notification, which must come after `next`: at the same time, the
+  // kernel's heap would decide the order.
+  const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+  const Picoseconds to_kernel_activity = sc_core::sc_time_to_pending_activity(context).value();
+  return to_kernel_activity != 0 && kernel_now() + to_kernel_activity > next;
 }
 
 }  // namespace gpunvme

@@ -15,6 +15,21 @@
 // One queue for the whole run (a timing wheel, sim/kernel/time_queue.h) also
 // costs less than SystemC's heap, which is left with the calendar's event and
 // the timeouts of warps that wait with a deadline.
+//
+// Most times the calendar reaches hold model callbacks only. A SystemC time
+// step for each would cost more than the callbacks (the kernel's timed heap,
+// its evaluate, update and notify phases, the method's activation). So once
+// the work due at one time has run, the method goes on to the next time in
+// the calendar itself, as long as the kernel would do nothing else before:
+// no process is runnable and no delta notification is pending (no warp was
+// woken), no SystemC timed notification is due at or before that time (a
+// warp's deadline), that time is before the run's limit and the run was not
+// stopped. The calendar's clock then runs ahead of SystemC's; now() is the
+// later of the two, and every SystemC notification the calendar or a warp
+// makes is timed from the kernel's own time, so that it lands at the same
+// absolute time, and work due at the calendar's time is a delta
+// notification, as it would be were the kernel's time the calendar's. What
+// runs, and in what order, is what one time step per time would run.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +64,36 @@ class Calendar : public sc_core::sc_module {
   // sc_get_curr_simcontext(), which would make a context where none exists,
   // is a call where GCC does not inline it, and the Simulation has made the
   // context already.
-  static Picoseconds now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
+  static Picoseconds now() {
+    const Picoseconds kernel = kernel_now();
+    return kernel > clock_ ? kernel : clock_;
+  }
+  // The SystemC kernel's own time, which lags now() while the calendar runs
+  // ahead of it.
+  static Picoseconds kernel_now() { return sc_core::sc_curr_simcontext->time_stamp().value(); }
+  // The delay of a SystemC notification due at `when` (now at the earliest):
+  // from the kernel's time, and a delta notification for now().
+  static sc_core::sc_time delay_until(Picoseconds when) {
+    const Picoseconds kernel = kernel_now();
+    return when <= clock_ || when <= kernel ? sc_core::SC_ZERO_TIME
+                                            : sc_core::sc_time::from_value(when - kernel);
+  }
+
+  // A thread that would sleep until `when` (a warp's step) may go on at
+  // once instead when nothing else would run before it: nothing in the
+  // calendar is due before or at `when`, no process is runnable, no delta
+  // notification is pending and the kernel's next timed notification comes
+  // later. The calendar's clock is then `when`, and the thread runs on as
+  // the kernel would have resumed it, without the time step. Says whether
+  // it did; if not, the thread waits as usual (wake_at).
+  bool advance_alone_to(Picoseconds when);
+
+  // Simulation::run's limit: the calendar runs ahead only to earlier times
+  // (work due at the limit runs in the next run, as sc_start leaves it).
+  void set_horizon(Picoseconds horizon) { horizon_ = horizon; }
+  // The run was stopped (Simulation::stop): the calendar finishes the time
+  // in progress and runs ahead no further.
+  void stop() { stopped_ = true; }
 
   // Runs `callback` at `when` (now at the earliest).
   void schedule_at(Picoseconds when, Callback callback);
@@ -66,6 +110,15 @@ class Calendar : public sc_core::sc_module {
   };
   void push(Picoseconds when, const Target& target);
   void fire();
+  // Runs the work due at the calendar's clock, in order.
+  void run_due();
+  // Whether the kernel would do nothing before `next`, the calendar's next
+  // time (see the top of this file).
+  bool may_run_ahead_to(Picoseconds next) const;
+
+  // The calendar's time: the kernel's, or later where the calendar has run
+  // ahead of it. One run at a time: a new calendar starts it at zero.
+  static inline Picoseconds clock_ = 0;
 
   std::unique_ptr<TimeQueue<Target>> queue_;  // sim/kernel/time_queue.h
   // Callbacks wait in a slot table, so that the queue moves small values, not
@@ -76,6 +129,8 @@ class Calendar : public sc_core::sc_module {
   Picoseconds armed_for_ = 0;
   bool armed_ = false;
   bool firing_ = false;
+  bool stopped_ = false;
+  Picoseconds horizon_ = ~Picoseconds{0};
 };
 
 }  // namespace gpunvme

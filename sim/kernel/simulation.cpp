@@ -36,13 +36,22 @@ Simulation::~Simulation() = default;
 
 void Simulation::run(Picoseconds limit) {
   if (limit == 0) {
+    calendar_->set_horizon(~Picoseconds{0});
     sc_core::sc_start();
-  } else {
-    sc_core::sc_start(sc_core::sc_time(static_cast<double>(limit), sc_core::SC_PS));
+    return;
   }
+  // `limit` from now(), which the calendar's clock may have run ahead of the
+  // kernel's: the run ends at the same time either way.
+  const Picoseconds until = Calendar::now() + limit;
+  calendar_->set_horizon(until);
+  sc_core::sc_start(sc_core::sc_time::from_value(until - Calendar::kernel_now()));
+  calendar_->set_horizon(~Picoseconds{0});
 }
 
-void Simulation::stop() { sc_core::sc_stop(); }
+void Simulation::stop() {
+  Calendar::current().stop();
+  sc_core::sc_stop();
+}
 
 Picoseconds Simulation::now() { return Calendar::now(); }
 
@@ -53,4 +62,3 @@ std::uint64_t Simulation::events() {
 }
 
 }  // namespace gpunvme
-

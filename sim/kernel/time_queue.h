@@ -45,8 +45,8 @@ class TimeQueue {
   Picoseconds earliest() const {
     const std::vector<Entry>& current = slots_[index(current_)];
     if (head_ < current.size()) return current[head_].when;
-    std::uint64_t slot = 0;
-    if (next_occupied(slot)) {
+    const std::uint64_t slot = next_slot();
+    if (slot < current_ + kSlots) {
       const std::vector<Entry>& next = slots_[index(slot)];
       Picoseconds when = next.front().when;
       for (const Entry& e : next) when = std::min(when, e.when);
@@ -95,6 +95,8 @@ class TimeQueue {
     if (slot >= current_ + kSlots) {
       far_.push_back(entry);
       std::push_heap(far_.begin(), far_.end(), later);
+      // The next slot may now be this entry's (when the wheel is empty).
+      next_known_ = false;
       return;
     }
     std::vector<Entry>& bucket = slots_[index(slot)];
@@ -107,6 +109,7 @@ class TimeQueue {
     }
     bucket.push_back(entry);
     occupied_[index(slot) / 64] |= std::uint64_t{1} << (index(slot) % 64);
+    if (next_known_ && slot < next_) next_ = slot;
   }
 
   // The first occupied slot after current_ on the wheel, if any.
@@ -125,10 +128,16 @@ class TimeQueue {
     return false;
   }
 
-  // The slot of the earliest entry, when the current one is used up.
+  // The slot of the earliest entry, when the current one is used up. Kept
+  // until the wheel turns or an entry lands earlier: between two turns it is
+  // asked for several times (take_due, earliest), and finding it scans the
+  // occupancy bitmap.
   std::uint64_t next_slot() const {
+    if (next_known_) return next_;
     std::uint64_t slot = 0;
     if (!next_occupied(slot)) slot = slot_of(far_.front().when);
+    next_ = slot;
+    next_known_ = true;
     return slot;
   }
 
@@ -138,6 +147,7 @@ class TimeQueue {
     slots_[index(current_)].clear();
     head_ = 0;
     current_ = slot;
+    next_known_ = false;
     occupied_[index(slot) / 64] &= ~(std::uint64_t{1} << (index(slot) % 64));
     while (!far_.empty() && slot_of(far_.front().when) < current_ + kSlots) {
       std::pop_heap(far_.begin(), far_.end(), later);
@@ -156,6 +166,8 @@ class TimeQueue {
   std::size_t head_ = 0;                 // its next entry
   std::size_t size_ = 0;
   std::uint64_t next_sequence_ = 0;
+  mutable std::uint64_t next_ = 0;  // next_slot()'s answer, while next_known_
+  mutable bool next_known_ = false;
 };
 
 }  // namespace gpunvme

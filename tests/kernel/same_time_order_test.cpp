@@ -49,5 +49,88 @@ TEST(SameTimeOrder, CallbacksThenWokenThreadsInTheOrderAsked) {
                                       "callback 4", "thread A at " + at, "thread B at " + at}));
 }
 
+// Times that hold callbacks only run in the calendar's method, ahead of the
+// kernel's time, as one time step each would run them: each callback sees
+// its own time, and the kernel's time lags (the run ran ahead).
+TEST(SameTimeOrder, CallbackOnlyTimesRunAheadOfTheKernel) {
+  Simulation simulation;
+  Calendar& calendar = Calendar::current();
+  std::vector<std::string> log;
+  Picoseconds kernel_at_last = 0;
+  for (const Picoseconds t : {3000, 1000, 2000}) {
+    calendar.schedule_at(t, [&, t] {
+      log.push_back(std::to_string(t) + " at " + std::to_string(Simulation::now()));
+      kernel_at_last = Calendar::kernel_now();
+    });
+  }
+  simulation.run();
+  EXPECT_EQ(log, (std::vector<std::string>{"1000 at 1000", "2000 at 2000", "3000 at 3000"}));
+  EXPECT_EQ(kernel_at_last, 1000u);
+  EXPECT_EQ(Simulation::now(), 3000u);
+}
+
+// A thread woken while the calendar ran ahead runs at the calendar's time;
+// its SystemC timed wait (delay_until) lands at the absolute time asked for,
+// and the calendar does not run ahead past it: the callback due later runs
+// after the thread, and sees its write.
+TEST(SameTimeOrder, RunAheadStopsBeforeTheKernelsTimedNotifications) {
+  Simulation simulation;
+  Calendar& calendar = Calendar::current();
+  std::vector<std::string> log;
+  sc_core::sc_event wake;
+  auto note = [&](const std::string& what) {
+    log.push_back(what + " at " + std::to_string(Simulation::now()));
+  };
+  sc_core::sc_spawn([&] {
+    sc_core::wait(wake);
+    note("thread");
+    sc_core::wait(Calendar::delay_until(3400));
+    note("thread");
+  });
+  calendar.schedule_at(1000, [&] { note("callback"); });
+  calendar.schedule_at(2000, [&] { note("callback"); });
+  calendar.wake_at(3000, wake);
+  calendar.schedule_at(3300, [&] { note("callback"); });
+  calendar.schedule_at(3600, [&] { note("callback"); });
+  simulation.run();
+  EXPECT_EQ(log,
+            (std::vector<std::string>{"callback at 1000", "callback at 2000", "thread at 3000",
+                                      "callback at 3300", "thread at 3400", "callback at 3600"}));
+}
+
+// A run with a time limit ends at it, from the calendar's time, and a
+// stopped run runs nothing later, though the calendar could run ahead.
+TEST(SameTimeOrder, RunAheadKeepsTheLimitAndTheStop) {
+  {
+    Simulation simulation;
+    Calendar& calendar = Calendar::current();
+    std::vector<Picoseconds> ran;
+    for (const Picoseconds t : {1000, 2000, 2500, 4000}) {
+      calendar.schedule_at(t, [&, t] { ran.push_back(t); });
+    }
+    simulation.run(1500);  // 0 .. 1500
+    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000}));
+    EXPECT_EQ(Simulation::now(), 1500u);
+    // 1500 .. 2500: what is due at 2500 itself runs at the start of the next
+    // run, as SystemC's sc_start leaves it, not ahead of the kernel now.
+    simulation.run(1000);
+    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000, 2000}));
+    simulation.run();
+    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000, 2000, 2500, 4000}));
+  }
+  {
+    Simulation simulation;
+    Calendar& calendar = Calendar::current();
+    std::vector<Picoseconds> ran;
+    calendar.schedule_at(1000, [&] {
+      ran.push_back(1000);
+      Simulation::stop();
+    });
+    calendar.schedule_at(2000, [&] { ran.push_back(2000); });
+    simulation.run();
+    EXPECT_EQ(ran, (std::vector<Picoseconds>{1000}));
+  }
+}
+
 }  // namespace
 }  // namespace gpunvme

@@ -338,7 +338,7 @@ std::array<std::vector<Picoseconds>, 4> batch_service_latencies(
   c.bench.run();
   EXPECT_NO_THROW(c.bench.ssd().check_drained());
   if (statistics != nullptr)
-    *statistics = c.bench.ssd().statistics(sc_core::sc_time_stamp().value());
+    *statistics = c.bench.ssd().statistics(Simulation::now());
   return latency;
 }
 

@@ -222,6 +222,21 @@ TEST(LinkRates, IllegalGenerationAndWidth) {
   }
 }
 
+// serialization_ps_at rounds the byte time to the nearest picosecond, halves
+// up, as std::llround (the oracle here) does: exact halves (2,000 bytes/ns is
+// 2 bytes/ps, so odd byte counts end on .5) and the rates of real links.
+TEST(Serialization, RoundsToTheNearestPicosecondAsLlround) {
+  for (const double rate : {2000.0, 4000.0 / 3.0, 7.877, 15.754, 31.508, 63.015, 3.9385}) {
+    for (uint64_t wire = 0; wire <= 5000; ++wire) {
+      const double quotient = static_cast<double>(wire) / (rate / 1000.0);
+      ASSERT_EQ(serialization_ps_at(rate, wire), static_cast<uint64_t>(std::llround(quotient)))
+          << wire << " B at " << rate << " B/ns";
+    }
+  }
+  EXPECT_EQ(serialization_ps_at(2000.0, 1), 1u);  // 0.5 ps
+  EXPECT_EQ(serialization_ps_at(2000.0, 3), 2u);  // 1.5 ps
+}
+
 TEST(Serialization, ChargesTlpBandwidthIncludingDllpAndSkp) {
   // Independent: wire bytes * 8 bits / TLP Gb/s, in ps.
   const OracleLink& gen4x4 = kOracleLinks[1];

@@ -11,12 +11,6 @@
 
 namespace gpunvme::platform {
 
-namespace {
-// The kernel's resolution is 1 ps (Simulation), so a count of picoseconds is
-// the time's raw value: no floating-point conversion per wait.
-sc_core::sc_time ps(Picoseconds t) { return sc_core::sc_time::from_value(t); }
-}  // namespace
-
 // Wait states of every warp, packed: chunks are never freed, released states
 // are reused.
 class SimWarp::WaitStatePool {
@@ -133,6 +127,8 @@ void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_unti
 
 void SimWarp::resume_at(Picoseconds when) {
   Simulation::count_event(Simulation::EventKind::kWarpStep);
+  // Nothing else would run before the step ends: the warp goes on at once.
+  if (calendar_.advance_alone_to(when)) return;
   calendar_.wake_at(when, resume_);
   sc_core::wait(resume_);
 }
@@ -394,7 +390,8 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     // below waits for it.
     watch_ranges(ranges, count);
     timeout_.cancel();
-    if (deadline != 0) timeout_.notify(ps(deadline - start));
+    // From the kernel's time: the calendar's clock may be ahead of it.
+    if (deadline != 0) timeout_.notify(Calendar::delay_until(deadline));
     while (!state.satisfied || now() < waiting.seen) {
       Simulation::count_event(Simulation::EventKind::kWarpWakeup);
       // Without a deadline the timeout is never notified: waiting on the
