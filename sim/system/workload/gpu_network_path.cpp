@@ -265,10 +265,11 @@ void GpuNetworkPath::take_wqe(std::uint32_t w, std::uint32_t index, const rdma::
   send_command(r);
 }
 
-nic::SentMessage GpuNetworkPath::post_command(std::uint32_t, const nic::RdmaMessage& capsule) {
+nic::SentMessage GpuNetworkPath::post_command(std::uint32_t r, const nic::RdmaMessage& capsule) {
   // The doorbell (or the BlueFlame WQE) landed now, through the PCIe fabric.
-  return initiator_nic_->transmit_rung(now(), now(), wqe_in_hand_, capsule, *to_target_.cable,
-                                       to_target_.side);
+  const Direction& to_target = side_of(r).to_target;
+  return initiator_nic_->transmit_rung(now(), now(), wqe_in_hand_, capsule, *to_target.cable,
+                                       to_target.side);
 }
 
 void GpuNetworkPath::at_initiator(std::uint32_t r, std::uint16_t status) {

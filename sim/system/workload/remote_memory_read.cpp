@@ -90,9 +90,11 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
     // The READ request: one packet, no payload.
     const nic::RdmaMessage request{network::RdmaOp::rdma_read_request, 0, kRemoteKvKey,
                                    read->remote_address};
+    // The tier is the first storage host's DRAM.
+    StorageSide& side = *sides_.front();
     const nic::SentMessage sent =
-        initiator_nic_->transmit(now(), request, *to_target_.cable, to_target_.side);
-    const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+        initiator_nic_->transmit(now(), request, *side.to_target.cable, side.to_target.side);
+    const std::vector<Picoseconds> tails = arrivals(sent, side.to_target);
     memory_.network_ps += tails.back() - sent.packets.front().start;
     // Doorbell write and WQE fetch (doorbell posting) on the initiator's link.
     const nic::RdmaNicParams& p = initiator_nic_->params();
@@ -102,7 +104,7 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
     memory_.wire_bytes += sent.wire_bytes;
     // The target NIC processes the request (pipeline_ns) and answers it; the
     // request carries nothing to write, so its DMA engine is not booked.
-    const Picoseconds processed = tails.back() + target_nic_->params().pipeline_ns;
+    const Picoseconds processed = tails.back() + side.nic->params().pipeline_ns;
     schedule_at(processed, [this, read] { memory_read_in(read); });
   });
 }
@@ -111,18 +113,19 @@ void RemoteIoPath::memory_read_in(std::shared_ptr<MemoryRead> read) {
   const bool staged = route_.path == nvmf::RemotePath::remote_staged;
   const nic::RdmaMessage response{network::RdmaOp::rdma_read_response, read->bytes, kRemoteKvKey,
                                   read->remote_address};
+  StorageSide& side = *sides_.front();
   const nic::SentMessage sent =
-      target_nic_->originate(now(), response, *to_initiator_.cable, to_initiator_.side);
-  const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+      side.nic->originate(now(), response, *side.to_initiator.cable, side.to_initiator.side);
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_initiator);
   const nic::DeliveredMessage in = initiator_nic_->receive(
       tails,
       {network::RdmaOp::rdma_read_response, read->bytes, staged ? kMemoryStagingKey : kGpuBufferKey,
        staged ? read->staging : read->dest},
-      mtu_);
+      side.mtu);
   memory_.network_ps += tails.back() - sent.packets.front().start;
   // The target's first payload read (and its translation miss), the CQE
   // landing on the initiator's side.
-  const nic::RdmaNicParams& t = target_nic_->params();
+  const nic::RdmaNicParams& t = side.nic->params();
   memory_.pcie_ps += t.host_read_ns + (sent.translation_misses > 0 ? t.host_read_ns : 0) +
                      initiator_nic_->params().host_read_ns / 2;
   memory_.packets += sent.packets.size();
