@@ -52,11 +52,10 @@ NetworkRoute shortest_network_route(const TopologyConfig& topo, std::size_t from
       switches(graph, boost::keep_all{}, forwards);
   std::vector<long long> cable_in(n, -1);
   std::vector<boost::default_color_type> colors(n);
-  boost::breadth_first_search(
-      switches, from,
-      boost::visitor(FirstCable{{}, &cable_in})
-          .color_map(boost::make_iterator_property_map(
-              colors.begin(), boost::get(boost::vertex_index, switches))));
+  boost::breadth_first_search(switches, from,
+                              boost::visitor(FirstCable{{}, &cable_in})
+                                  .color_map(boost::make_iterator_property_map(
+                                      colors.begin(), boost::get(boost::vertex_index, switches))));
   if (cable_in[to] < 0) return route;
   // Walk back from `to` along the cables that first reached each node.
   std::vector<std::size_t> nodes{to};

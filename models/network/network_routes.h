@@ -34,7 +34,6 @@ NetworkRoute shortest_network_route(const TopologyConfig& topo, std::size_t from
 
 // The output port of `network_switch` onto cable `link`: the cable's rank
 // among the switch's cables in network_links order.
-std::uint32_t switch_port(const TopologyConfig& topo, std::size_t network_switch,
-                          std::size_t link);
+std::uint32_t switch_port(const TopologyConfig& topo, std::size_t network_switch, std::size_t link);
 
 }  // namespace gpunvme::network

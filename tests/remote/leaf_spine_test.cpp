@@ -44,7 +44,7 @@ TEST(LeafSpine, TheRouteIsTheShortestWithTiesGoingToTheCableListedFirst) {
   // a - s1 - {s2, s3} - s4 - b: two routes of four cables, and a longer one
   // through s5; b's cable is listed before the others.
   const std::vector<std::pair<std::string, std::string>> nodes = {
-      {"a", "rdma_nic"},       {"b", "rdma_nic"},       {"s1", "network_switch"},
+      {"a", "rdma_nic"},        {"b", "rdma_nic"},        {"s1", "network_switch"},
       {"s2", "network_switch"}, {"s3", "network_switch"}, {"s4", "network_switch"},
       {"s5", "network_switch"}, {"c", "rdma_nic"}};
   const TopologyConfig topo = cabled(nodes, {{"b", "s4"},
@@ -94,8 +94,8 @@ TEST(LeafSpine, TheRouteIsTheShortestWithTiesGoingToTheCableListedFirst) {
 // store-and-forward time of a 4,138 B packet, 82.76 ns, is paid once, on the
 // sender's cable). Two more switches: +280 ns each way.
 TEST(LeafSpine, OneReadsNetworkTimeOverThreeSwitchesMatchesTheHandWorkedFigures) {
-  const nlohmann::json r = leaf_spine_run(
-      {"scenario.ios=1", "scenario.threads=1", "scenario.request_origin=cpu"});
+  const nlohmann::json r =
+      leaf_spine_run({"scenario.ios=1", "scenario.threads=1", "scenario.request_origin=cpu"});
   ASSERT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 1u);
   EXPECT_NEAR(r["stages"]["command_to_target"]["mean"].get<double>(), 3251.139 + 280.0, 0.002);
   EXPECT_NEAR(r["stages"]["data_to_initiator"]["mean"].get<double>(), 3472.621 + 280.0, 0.002);
@@ -124,8 +124,7 @@ TEST(LeafSpine, OneReadsNetworkTimeOverThreeSwitchesMatchesTheHandWorkedFigures)
   ASSERT_EQ(host["hops_to_initiator"].size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_NEAR(host["hops_to_target"][i]["mean_ns"].get<double>(), to_target[i], 0.002) << i;
-    EXPECT_NEAR(host["hops_to_initiator"][i]["mean_ns"].get<double>(), to_initiator[i], 0.002)
-        << i;
+    EXPECT_NEAR(host["hops_to_initiator"][i]["mean_ns"].get<double>(), to_initiator[i], 0.002) << i;
   }
   EXPECT_EQ(host["hops_to_target"][0]["hop"].get<std::string>(), "nic0>leaf0");
   EXPECT_EQ(host["hops_to_initiator"][3]["hop"].get<std::string>(), "leaf0>nic0");

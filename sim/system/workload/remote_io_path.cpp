@@ -129,12 +129,12 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
     named_target = index_of(topo, s.nvmf_target);
     const bool in_a_storage_host =
         named_target != RemoteRoute::npos &&
-        std::any_of(route.storage.begin(), route.storage.end(), [&](const StorageRoute& h) {
-          return h.host == topo.nodes[named_target].host;
-        });
+        std::any_of(route.storage.begin(), route.storage.end(),
+                    [&](const StorageRoute& h) { return h.host == topo.nodes[named_target].host; });
     if (!in_a_storage_host || topo.nodes[named_target].kind != "nvmf_target") {
       std::string hosts;
-      for (const StorageRoute& h : route.storage) hosts += (hosts.empty() ? "" : ", ") + quoted(h.host);
+      for (const StorageRoute& h : route.storage)
+        hosts += (hosts.empty() ? "" : ", ") + quoted(h.host);
       throw ConfigError(file, "$.nvmf_target", quoted(s.nvmf_target),
                         fmt::format("not an nvmf_target node of the SSDs' host{} {}",
                                     route.storage.size() > 1 ? "s" : "", hosts));
@@ -179,8 +179,7 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
               quoted(enum_name(host.placement)),
               fmt::format("{} and {} cannot reach each other peer to peer: {} (topology {} = {})",
                           s.ssds[k], topo.nodes[host.target_nic].id, p.why_blocked,
-                          p.blocking_setting,
-                          p.blocking_value.empty() ? "?" : p.blocking_value));
+                          p.blocking_setting, p.blocking_value.empty() ? "?" : p.blocking_value));
         }
       }
     }
@@ -204,10 +203,10 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
       const auto ports = network::NetworkSwitchParams::from(topo.nodes[node].params).ports;
       for (const std::size_t l : {host.network.links[i - 1], host.network.links[i]}) {
         if (network::switch_port(topo, node, l) >= static_cast<std::uint64_t>(ports)) {
-          throw ConfigError(topo.file, index_path("$.network_links", l), "",
-                            fmt::format("{} has {} ports, and this is its cable number {}",
-                                        topo.nodes[node].id, ports,
-                                        network::switch_port(topo, node, l) + 1));
+          throw ConfigError(
+              topo.file, index_path("$.network_links", l), "",
+              fmt::format("{} has {} ports, and this is its cable number {}", topo.nodes[node].id,
+                          ports, network::switch_port(topo, node, l) + 1));
         }
       }
     }
@@ -737,8 +736,7 @@ void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
         from_target(side, start, {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0});
     const std::vector<Picoseconds> tails = arrivals(sent, side.to_initiator);
     const nic::DeliveredMessage data = initiator_nic_->receive(
-        tails, {network::RdmaOp::rdma_write, bytes, buffer_key(), initiator_buffer(r)},
-        side.mtu);
+        tails, {network::RdmaOp::rdma_write, bytes, buffer_key(), initiator_buffer(r)}, side.mtu);
     data_in = data.data_written;
     first_start = sent.packets.front().start;
     last_arrival = tails.back();
@@ -939,13 +937,12 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       const std::size_t node = static_cast<std::size_t>(topo.node(from) - topo.nodes.data());
       const auto counted = port_counters_.find({node, l});
       const PortCounters port = counted == port_counters_.end() ? PortCounters{} : counted->second;
-      cables.push_back(
-          {{"from", from},
-           {"to", to},
-           {"packets", port.packets},
-           {"wire_bytes", port.bytes},
-           {"utilization", utilization(network::serialization_ps(
-                               port.bytes, switches_.at(node)->params().port_gbps))}});
+      cables.push_back({{"from", from},
+                        {"to", to},
+                        {"packets", port.packets},
+                        {"wire_bytes", port.bytes},
+                        {"utilization", utilization(network::serialization_ps(
+                                            port.bytes, switches_.at(node)->params().port_gbps))}});
     }
   }
   auto nic_json = [](const nic::RdmaNic& n, const std::string& id) {
@@ -969,8 +966,8 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
     if (sides_.size() > 1) {
       target_busy_ns += cpu.value("busy_ns", 0.0);
       if (ios > 0) {
-        target_ns_per_io += cpu.value("core_time_per_io_ns", 0.0) *
-                            static_cast<double>(side->ios) / static_cast<double>(ios);
+        target_ns_per_io += cpu.value("core_time_per_io_ns", 0.0) * static_cast<double>(side->ios) /
+                            static_cast<double>(ios);
       }
     }
     // Per hop of each direction, the mean time of a packet's tail on it:

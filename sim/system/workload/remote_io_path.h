@@ -78,9 +78,9 @@ struct RemoteRoute {
   // The hosts of the scenario's SSDs, in the order $.ssds first names them;
   // each I/O goes to its SSD's host.
   std::vector<StorageRoute> storage;
-  std::size_t gpu_cpu = npos;         // the GPU host's cpu (remote_staged, nvmf_gpudirect)
-  std::size_t gpu_memory = npos;      // and its host memory
-  bool redirected = false;            // the NIC's DMA into the GPU is sent up by ACS
+  std::size_t gpu_cpu = npos;     // the GPU host's cpu (remote_staged, nvmf_gpudirect)
+  std::size_t gpu_memory = npos;  // and its host memory
+  bool redirected = false;        // the NIC's DMA into the GPU is sent up by ACS
   // That DMA's PCIe route (nvidia-smi topo kind, what it does, the nodes it
   // visits); empty on remote_staged, whose NIC writes host memory.
   std::string gpu_dma_kind;
