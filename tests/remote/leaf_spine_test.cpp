@@ -3,7 +3,9 @@
 // switches worked by hand, two storage hosts sharing one uplink, and the
 // configurations refused.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -168,7 +170,9 @@ TEST(LeafSpine, AnUnreachableStorageHostAMixOfPlacementsAndTooFewPortsAreRefused
   nlohmann::json topo;
   std::ifstream(kLeafSpineTopology) >> topo;
   topo["network_links"].erase(5);
-  const std::string cut = ::testing::TempDir() + "leaf-spine-cut.json";
+  // Named by process: test runs of other checkouts may share the folder.
+  const std::string cut =
+      ::testing::TempDir() + "leaf-spine-cut-" + std::to_string(::getpid()) + ".json";
   std::ofstream(cut) << topo.dump();
   const cli_test::Outcome unreachable =
       cli_test::gpunvme("check --topology " + cut + " --scenario " + kLeafSpineScenario);
@@ -177,6 +181,7 @@ TEST(LeafSpine, AnUnreachableStorageHostAMixOfPlacementsAndTooFewPortsAreRefused
                                     "there is no network route between nic0 and nic2"),
             std::string::npos)
       << unreachable.output;
+  std::remove(cut.c_str());
   const std::string check =
       "check --topology " + kLeafSpineTopology + " --scenario " + kLeafSpineScenario + " ";
   // leaf1's third cable (to nic2) needs a third port.
