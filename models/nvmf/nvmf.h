@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/network/network.h"
@@ -66,6 +67,9 @@ struct TargetSite {
   Picoseconds io_time = 0;         // one I/O's time on one of them
   std::size_t mmio_node = npos;    // writes SSD doorbells (npos: the storage host's cpu)
   std::size_t memory_node = npos;  // holds SSD queues and data buffers (npos: host memory)
+  // The SSDs it serves, by id (empty: the scenario's); a storage host's
+  // target serves that host's.
+  std::vector<std::string> ssds;
 };
 
 // Bytes of a command capsule: the SQE, plus the data of a write that fits in it.
