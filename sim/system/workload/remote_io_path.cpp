@@ -202,6 +202,20 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
       throw ConfigError(topo.file, "$.network_links", "", joined_problem);
     }
     route.network_switch = a;
+    std::uint32_t rank = 0;
+    for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
+      const LinkConfig& link = topo.network_links[l];
+      if (link.from != topo.nodes[a].id && link.to != topo.nodes[a].id) continue;
+      if (l == route.initiator_cable) route.initiator_port = rank;
+      if (l == route.target_cable) route.target_port = rank;
+      ++rank;
+    }
+    const auto ports = network::NetworkSwitchParams::from(topo.nodes[a].params).ports;
+    if (rank > ports) {
+      throw ConfigError(topo.file, index_path("$.nodes", a) + ".ports", std::to_string(ports),
+                        fmt::format("{} network links are joined to {}: at least that many ports",
+                                    rank, topo.nodes[a].id));
+    }
   }
   if (!dpu && !route.gpu_initiated) {
     // The GPU host's memory nearest the NIC, and its socket.
@@ -276,9 +290,20 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
               kSubmitted) {
   const TopologyConfig& topo = machine.topology();
   const NodeConfig& initiator = topo.nodes[route_.initiator];
-  initiator_nic_ = std::make_unique<nic::RdmaNic>(nic::RdmaNicParams::from(initiator.params));
-  target_nic_ = std::make_unique<nic::RdmaNic>(
-      nic::RdmaNicParams::from(topo.nodes[route_.target_nic].params));
+  const auto nic_of = [&machine, &topo](std::size_t node) {
+    return machine.shared_model<nic::RdmaNic>(fmt::format("rdma_port:{}", node), [&topo, node] {
+      return new nic::RdmaNic(nic::RdmaNicParams::from(topo.nodes[node].params));
+    });
+  };
+  const auto cable_of_link = [&machine, &topo](std::size_t link) {
+    return machine.shared_model<network::NetworkLink>(
+        fmt::format("network_link:{}", link), [&topo, link] {
+          return new network::NetworkLink(
+              network::NetworkLinkParams::from(topo.network_links[link].params));
+        });
+  };
+  initiator_nic_ = nic_of(route_.initiator);
+  target_nic_ = nic_of(route_.target_nic);
   if (route_.path == nvmf::RemotePath::dpu) {
     dpu_ = nvmf::DpuParams::from(initiator.params);
     cores_ = host::CpuCores(static_cast<std::uint32_t>(dpu_.arm_cores));
@@ -293,24 +318,28 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
   // The cables: the initiator's, then (through a switch) the target's.
   const network::NetworkLinkParams first =
       network::NetworkLinkParams::from(topo.network_links[route_.initiator_cable].params);
-  cables_.push_back(std::make_unique<network::NetworkLink>(first));
+  cables_.push_back(cable_of_link(route_.initiator_cable));
   const int out_of_initiator =
       topo.network_links[route_.initiator_cable].from == initiator.id ? 0 : 1;
   mtu_ = static_cast<std::uint32_t>(first.mtu_bytes);
   if (route_.network_switch == RemoteRoute::npos) {
-    to_target_ = {cables_[0].get(), out_of_initiator, 0, 0};
-    to_initiator_ = {cables_[0].get(), 1 - out_of_initiator, 0, 0};
+    to_target_ = {cables_[0].get(), out_of_initiator, 0, 0, 1};
+    to_initiator_ = {cables_[0].get(), 1 - out_of_initiator, 0, 0, 0};
   } else {
     const network::NetworkLinkParams second =
         network::NetworkLinkParams::from(topo.network_links[route_.target_cable].params);
-    cables_.push_back(std::make_unique<network::NetworkLink>(second));
+    cables_.push_back(cable_of_link(route_.target_cable));
     mtu_ = static_cast<std::uint32_t>(std::min(first.mtu_bytes, second.mtu_bytes));
-    switch_ = std::make_unique<network::NetworkSwitch>(
-        network::NetworkSwitchParams::from(topo.nodes[route_.network_switch].params));
+    const std::size_t switch_node = route_.network_switch;
+    switch_ = machine.shared_model<network::NetworkSwitch>(
+        fmt::format("network_switch:{}", switch_node), [&topo, switch_node] {
+          return new network::NetworkSwitch(
+              network::NetworkSwitchParams::from(topo.nodes[switch_node].params));
+        });
     const int out_of_target =
         topo.network_links[route_.target_cable].from == topo.nodes[route_.target_nic].id ? 0 : 1;
-    to_target_ = {cables_[0].get(), out_of_initiator, 1, second.latency_ns};
-    to_initiator_ = {cables_[1].get(), out_of_target, 0, first.latency_ns};
+    to_target_ = {cables_[0].get(), out_of_initiator, route_.target_port, second.latency_ns, 1};
+    to_initiator_ = {cables_[1].get(), out_of_target, route_.initiator_port, first.latency_ns, 0};
   }
   const nvmf::NvmfTargetParams target =
       nvmf::NvmfTargetParams::from(topo.nodes[route_.target].params);
@@ -320,6 +349,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
     case nvmf::TargetPlacement::host_cpu:
       site_.servers = target.cores;
       site_.io_time = target.io_ns;
+      site_.node = route_.target;
       break;
     case nvmf::TargetPlacement::dpu: {
       // The DPU's Arm cores run the target; its memory holds the SSD queues
@@ -329,6 +359,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
       site_.io_time = dpu.arm_io_ns;
       site_.mmio_node = route_.target_nic;
       site_.memory_node = route_.target_nic;
+      site_.node = route_.target_nic;
       target_switch_ = dpu.switch_ns;
       break;
     }
@@ -454,8 +485,8 @@ std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, co
     }
     const network::PacketTransit f =
         switch_->forward(d.port, p.head_arrival, p.tail_arrival, p.wire_bytes);
-    ++port_packets_[d.port];
-    port_bytes_[d.port] += p.wire_bytes;
+    ++port_packets_[d.towards_target];
+    port_bytes_[d.towards_target] += p.wire_bytes;
     out.push_back(f.tail_arrival + d.next_cable);
   }
   return out;

@@ -65,9 +65,13 @@ struct RemoteRoute {
   std::size_t initiator_cable = npos;                                 // index into network_links
   std::size_t target_cable = npos;    // the same cable when the ports are joined directly
   std::size_t network_switch = npos;  // between the cables, if any
-  std::size_t gpu_cpu = npos;         // the GPU host's cpu (remote_staged, nvmf_gpudirect)
-  std::size_t gpu_memory = npos;      // and its host memory
-  bool redirected = false;            // the NIC's DMA into the GPU is sent up by ACS
+  // The switch's output ports onto the two cables: each cable's rank among
+  // those joined to the switch, in network_links order.
+  std::uint32_t initiator_port = 0;
+  std::uint32_t target_port = 1;
+  std::size_t gpu_cpu = npos;     // the GPU host's cpu (remote_staged, nvmf_gpudirect)
+  std::size_t gpu_memory = npos;  // and its host memory
+  bool redirected = false;        // the NIC's DMA into the GPU is sent up by ACS
   // That DMA's PCIe route (nvidia-smi topo kind, what it does, the nodes it
   // visits); empty on remote_staged, whose NIC writes host memory.
   std::string gpu_dma_kind;
@@ -154,8 +158,11 @@ class RemoteIoPath : public Component, public IoPath {
   struct Direction {
     network::NetworkLink* cable = nullptr;
     int side = 0;  // the cable's direction leaving the sender
+    // The switch's output port onto the receiver's cable (RemoteRoute), so
+    // that paths sharing the switch share it.
     std::uint32_t port = 0;
     Picoseconds next_cable = 0;  // propagation of the receiver's cable
+    int towards_target = 0;      // this path's count of it: 0 towards the initiator, 1 the target
   };
 
   std::vector<Picoseconds> arrivals(const nic::SentMessage& sent, const Direction& d);
@@ -220,10 +227,13 @@ class RemoteIoPath : public Component, public IoPath {
   host::CpuIoCosts costs_;  // the GPU host's cpu (notice, submit, completion, copies)
   nvmf::DpuParams dpu_{};   // dpu path
   host::CpuCores cores_;    // initiator cores: host cores, or the DPU's Arm cores
-  std::unique_ptr<nic::RdmaNic> initiator_nic_;
-  std::unique_ptr<nic::RdmaNic> target_nic_;
-  std::vector<std::unique_ptr<network::NetworkLink>> cables_;  // initiator's, then target's
-  std::unique_ptr<network::NetworkSwitch> switch_;
+  // The network hardware, one model per topology node or link that every
+  // path of the run reaching it shares (Machine::shared_model): tenants
+  // reading one storage host queue at its NIC or DPU port, cable and switch.
+  std::shared_ptr<nic::RdmaNic> initiator_nic_;
+  std::shared_ptr<nic::RdmaNic> target_nic_;
+  std::vector<std::shared_ptr<network::NetworkLink>> cables_;  // initiator's, then target's
+  std::shared_ptr<network::NetworkSwitch> switch_;
   Direction to_target_;
   Direction to_initiator_;
   std::uint32_t mtu_ = 4096;
