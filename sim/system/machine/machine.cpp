@@ -108,11 +108,6 @@ host::NvmeDriver* Machine::shared_driver(const std::string& ssd_id) const {
   return it == shared_drivers_.end() ? nullptr : it->second.get();
 }
 
-std::size_t Machine::shared_model_users(const std::string& key) const {
-  auto it = shared_models_.find(key);
-  return it == shared_models_.end() ? 0 : static_cast<std::size_t>(it->second.use_count() - 1);
-}
-
 nlohmann::json Machine::dma_engines() const {
   nlohmann::json out = nlohmann::json::array();
   auto add = [&out](const std::string& node, const char* kind, const pcie::DmaEngine& engine) {

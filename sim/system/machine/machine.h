@@ -56,8 +56,6 @@ class Machine {
     if (!slot) slot = std::shared_ptr<Model>(make());
     return std::static_pointer_cast<Model>(slot);
   }
-  // How many workloads asked for the model under `key` (0: none built it).
-  std::size_t shared_model_users(const std::string& key) const;
 
  private:
   const TopologyConfig& topology_;

@@ -24,6 +24,10 @@
 // blocks) caches blocks; a fetched block replaces the least recently used
 // block not needed by a layer in flight; lower tiers keep every block.
 //
+// shared_prefix_tokens: the first blocks of every sequence's context are
+// one prompt prefix (a system prompt, a document); each layer keeps one copy
+// of them, placed once in the tiers and fetched once per step for the batch.
+//
 // Reports tokens per second, each step's time and stall (time the GPU waited
 // for data), bytes moved per tier, and (measure_reload) the time to bring one
 // sequence's whole context into HBM from DRAM and from NVMe (and from HBM:
