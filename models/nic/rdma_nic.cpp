@@ -139,7 +139,10 @@ DeliveredMessage RdmaNic::receive(const std::vector<Picoseconds>& tail_arrivals,
     last_end = b.end;
   }
   out.data_written = last_end + one_way;
-  const bool writes_cqe = message.op == RdmaOp::send || message.op == RdmaOp::rdma_read_response;
+  // A SEND and an RDMA READ response complete a work request here; so does
+  // the acknowledgement of a signaled RDMA WRITE (its requester CQE).
+  const bool writes_cqe = message.op == RdmaOp::send || message.op == RdmaOp::rdma_read_response ||
+                          message.op == RdmaOp::ack;
   if (writes_cqe) {
     const auto cqe = static_cast<std::uint64_t>(params_.cqe_bytes);
     const NextFreeServer::Booking b =

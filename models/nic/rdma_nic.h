@@ -15,7 +15,8 @@
 //   -> each packet serialised on the link as soon as its payload is in.
 // On the receiving NIC each packet takes pipeline_ns, then the DMA engine
 // writes its payload (host_dma_gbps), which lands host_read_ns / 2 later;
-// a SEND or an RDMA READ response then writes a CQE the same way. Packets
+// a SEND, an RDMA READ response or the ACK of an RDMA WRITE then writes a
+// CQE the same way. Packets
 // pipeline through these stages, so a long message runs at the slowest
 // stage's rate.
 //

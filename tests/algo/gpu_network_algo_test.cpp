@@ -180,5 +180,100 @@ TEST(GpuNetworkAlgo, TheWarpWaitsForTheOwnerBitOfItsLapAndRepostsTheReceive) {
   EXPECT_EQ(bytes_at<4>(f.m, f.q.doorbell_record), (std::array<std::uint8_t, 4>{0, 0, 0, 5}));
 }
 
+// An RDMA READ of the remote-memory tier: 48 B of control, remote address
+// and data segments, mlx5 byte order, written out by hand: opcode 10h,
+// QP 123h with ds 3, CQ update requested (fm_ce_se 08h); remote address
+// 1000h under rkey 3; 4096 B into 7000000h under the GPU buffers' key 22h.
+// No capsule; the doorbell carries the control segment's first 8 bytes.
+TEST(GpuNetworkAlgo, AnRdmaReadLaneLeavesTheReadWqeAsTheLayoutSays) {
+  Fixture f;
+  algo::NicQueueState state = algo::fresh_state(f.q);
+  const int w = f.m.spawn([&](ScriptedWarp& p) {
+    algo::Lanes<algo::NetOp> ops{};
+    ops[0].kind = algo::NetOpKind::memory_read;
+    ops[0].buffer = 0x7000000;
+    ops[0].bytes = 4096;
+    ops[0].remote_address = 0x1000;
+    ops[0].remote_key = 3;
+    algo::post_ops(p, f.q, state, 0b1u, ops);
+  });
+  f.m.run(w);
+  ASSERT_TRUE(f.m.done(w));
+  const auto wqe = bytes_at<48>(f.m, f.q.send_queue);
+  const std::array<std::uint8_t, 48> expected = {
+      0x00, 0x00, 0x00, 0x10, 0x00, 0x01, 0x23, 0x03, 0x00, 0x00, 0x00, 0x08,  // ctrl
+      0x00, 0x00, 0x00, 0x00,                                                  // imm
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x03,  // raddr, rkey
+      0x00, 0x00, 0x00, 0x00,                                                  // reserved
+      0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x22, 0x00, 0x00, 0x00, 0x00,  // bytes, lkey
+      0x07, 0x00, 0x00, 0x00};                                                 // address
+  EXPECT_EQ(wqe, expected);
+  EXPECT_EQ(bytes_at<8>(f.m, f.q.doorbell),
+            (std::array<std::uint8_t, 8>{0x00, 0x00, 0x00, 0x10, 0x00, 0x01, 0x23, 0x03}));
+  // Nothing in the capsule slot.
+  EXPECT_EQ(bytes_at<8>(f.m, f.q.capsules), (std::array<std::uint8_t, 8>{}));
+}
+
+// A 512 B write fits 4096 B of in-capsule data: the capsule is a Write (01h)
+// whose SGL is a Data Block (Offset) descriptor (identifier 01h, length 512),
+// and the SEND gathers it (ds 3) with the GPU buffer (512 B under key 22h).
+TEST(GpuNetworkAlgo, AnInCapsuleWriteGathersCapsuleAndData) {
+  Fixture f;
+  algo::NicQueueState state = algo::fresh_state(f.q);
+  const int w = f.m.spawn([&](ScriptedWarp& p) {
+    algo::Lanes<algo::NetOp> ops{};
+    ops[0].kind = algo::NetOpKind::nvmf_write;
+    ops[0].slba = 0x10;
+    ops[0].buffer = 0x7000000;
+    ops[0].bytes = 512;
+    ops[0].cid = 6;
+    ops[0].in_capsule_bytes = 4096;
+    algo::post_ops(p, f.q, state, 0b1u, ops);
+  });
+  f.m.run(w);
+  ASSERT_TRUE(f.m.done(w));
+  const auto capsule = bytes_at<64>(f.m, f.q.capsules);
+  EXPECT_EQ(capsule[0], 0x01);                       // Write
+  EXPECT_EQ(capsule[1] >> 6, 1);                     // PSDT: SGL
+  EXPECT_EQ(capsule[2] | (capsule[3] << 8), 6);      // CID
+  EXPECT_EQ(capsule[32] | (capsule[33] << 8), 512);  // SGL length
+  EXPECT_EQ(capsule[39], 0x01);                      // Data Block, Offset
+  EXPECT_EQ(capsule[40], 0x10);                      // SLBA
+  const auto wqe = bytes_at<48>(f.m, f.q.send_queue);
+  EXPECT_EQ(wqe[3], 0x0a);   // SEND
+  EXPECT_EQ(wqe[7], 0x03);   // ds 3
+  EXPECT_EQ(wqe[11], 0x00);  // unsignaled
+  // Second data segment: 512 B (00 00 02 00), key 22h, address 7000000h.
+  const std::array<std::uint8_t, 16> data = {0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x22,
+                                             0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00};
+  for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(wqe[32 + i], data[i]) << i;
+}
+
+// A requester CQE (opcode 0, wqe_counter naming the send WQE) completes an
+// RDMA READ: the warp hands the WQE index on and re-posts no receive.
+TEST(GpuNetworkAlgo, ARequesterCqeNamesItsWqeAndUsesNoReceive) {
+  Fixture f;
+  algo::NicQueueState state = algo::fresh_state(f.q);
+  state.send_produced = 6;
+  std::vector<std::uint16_t> seen;
+  bool response = false;
+  const int w = f.m.spawn([&](ScriptedWarp& p) {
+    algo::reap_completions(
+        p, f.q, state, 1, [&](std::uint16_t, std::uint16_t) { response = true; },
+        [&](std::uint16_t wqe) { seen.push_back(wqe); });
+  });
+  // REQ, owner 0, wqe_counter 5 (big endian 00 05).
+  f.m.put(f.q.completion_queue + 60, std::uint32_t{0x00000500u});
+  f.m.run(w);
+  ASSERT_TRUE(f.m.done(w));
+  EXPECT_FALSE(response);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], 5);
+  EXPECT_EQ(state.cq_consumed, 1u);
+  EXPECT_EQ(state.receive_produced, 4u);  // the driver's four, none re-posted
+  EXPECT_EQ(bytes_at<4>(f.m, f.q.cq_consumer_record), (std::array<std::uint8_t, 4>{0, 0, 0, 1}));
+  EXPECT_EQ(bytes_at<4>(f.m, f.q.doorbell_record), (std::array<std::uint8_t, 4>{0, 0, 0, 4}));
+}
+
 }  // namespace
 }  // namespace gpunvme::gpu_network_algo_test

@@ -210,6 +210,33 @@ TEST(SimWarp, GpuAndSystemFencesReadTheDescriptorsAgain) {
   EXPECT_EQ(t[4] - t[3], Picoseconds{6000});
 }
 
+// The own code around a lane's PerCommand turn (turn_pass) costs
+// turn_pass_ns of the warp's time each time, and nothing inside a readiness
+// predicate evaluated through check(), whose code is the wait's or the
+// caller's. Hand-worked with a round figure: 240 ns, then 2 x 240 ns, then 0.
+TEST(SimWarp, TurnPassChargesTheTurnsOwnCodeOncePerTurn) {
+  GpuBench bench(nlohmann::json{{"turn_pass_ns", 240.0}});
+  std::vector<Picoseconds> t;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    t.push_back(p.clock());
+    p.turn_pass();
+    t.push_back(p.clock());
+    p.turn_pass();
+    p.turn_pass();
+    t.push_back(p.clock());
+    (void)p.check([&] {
+      p.turn_pass();
+      return true;
+    });
+    t.push_back(p.clock());
+  });
+  bench.run();
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[1] - t[0], Picoseconds{240000});
+  EXPECT_EQ(t[2] - t[1], Picoseconds{480000});
+  EXPECT_EQ(t[3] - t[2], Picoseconds{0});
+}
+
 // The H100 profile's reload figure is the microbenchmark's derived median,
 // and that median lies among the differences it was taken from.
 TEST(GpuProfile, H100FenceReloadIsTheWarpCollectivesMeasurement) {
@@ -646,6 +673,48 @@ TEST(SimWarp, PollsOfOneHostLineAreServedOneAfterTheOther) {
     EXPECT_EQ(r.seen, (std::vector<Picoseconds>{ns_to_ps(15000), ns_to_ps(24000),
                                                 ns_to_ps(25 * 1234.3 + 1234.3)}));
   }
+}
+
+// A predicate that reads several host words (a CQ scan: entry after entry
+// from the head until one not yet posted) makes its reads one after another,
+// so each poll takes that many reads, each an unloaded host read (1234.3 ns)
+// however many warps scan the same lines. Oracles by hand.
+TEST(SimWarp, AHostScanPollTakesOneReadPerEntry) {
+  const std::uint64_t ring = GpuBench::host_memory() + 16384;  // 16 B entries, 4 a line
+  constexpr std::uint32_t kEntries = 6;                        // two lines
+  // Warp w scans entries 0 .. 5 until it finds a non-zero word, at most all
+  // six (6 reads); the host writes entry 5 at 20 us.
+  const auto scan = [&](std::uint32_t warps) {
+    GpuBench bench(nlohmann::json{{"host_line_read_interval_ns", 1000.0}});
+    std::vector<Picoseconds> seen(warps, 0);
+    for (std::uint32_t w = 0; w < warps; ++w) {
+      bench.spawn({w, 0}, [&, w](platform::SimWarp& p) {
+        p.wait_until(
+            [&] {
+              for (std::uint32_t e = 0; e < kEntries; ++e) {
+                if (p.load_u32(ring + 16 * e) != 0) return true;
+              }
+              return false;
+            },
+            ring, 16 * kEntries);
+        seen[w] = p.clock();
+      });
+    }
+    sc_core::sc_spawn([&] {
+      sc_core::wait(sc_core::sc_time(20000.0, sc_core::SC_NS));
+      bench.machine().memory().store<std::uint32_t>(ring + 16 * (kEntries - 1), 1);
+    });
+    bench.run();
+    EXPECT_EQ(bench.gpu().host_pollers(), 0u);
+    return seen;
+  };
+  // One warp: a poll every 6 x 1234.3 = 7405.8 ns; the write at 20 us is
+  // seen by the poll issued at 22,217.4 ns (the third), one poll later.
+  const Picoseconds period = 6 * ns_to_ps(1234.3);
+  EXPECT_EQ(scan(1), std::vector<Picoseconds>{3 * period + period});
+  // Three warps scanning the same two lines: no longer (a poll of one
+  // word by three warps would take 3 x 1 us a read).
+  EXPECT_EQ(scan(3), std::vector<Picoseconds>(3, 3 * period + period));
 }
 
 // A warp polling GPU memory is no poller of a host line.

@@ -129,6 +129,36 @@ TEST(GpuNetwork, ManyWarpsCompleteEveryReadWithOneDoorbellPerBatch) {
   EXPECT_GT(remote["per_hop_ns"]["ssd"].get<double>(), 45000.0);  // PM1743: tR 45 us
 }
 
+// Writes: a 4 KiB write fits the target's 4 KiB of in-capsule data, so the
+// warp's SEND gathers capsule and GPU buffer and the target reads nothing
+// back; an 8 KiB write's capsule names the GPU buffer, which the target's
+// NIC RDMA READs. The 4 KiB write's command-to-target hops are the read's
+// but for the 4160 B SEND, two packets at a 4096 B MTU: the first's 4096 B
+// read by DMA in 71.235 ns instead of 1.113 and its 4122 B on the wire in
+// 82.44 ns instead of 1.8 (the second, 64 B, follows it); nic1 writes the
+// 4096 B (71.235) before the 64 B (1.113) and the CQE as for the read.
+constexpr double kInCapsuleWriteToTargetNs =
+    kCommandToTargetNs + (71.235 - 1.113) + (82.44 - 1.8) + 71.235;
+
+TEST(GpuNetwork, WarpsPostWriteCapsulesInCapsuleOrForTheTargetToRead) {
+  for (const int kib : {4, 8}) {
+    SCOPED_TRACE(kib);
+    const nlohmann::json r =
+        gpu_network_run({"scenario.ios=1", "scenario.threads=1", "scenario.rw=randwrite",
+                         "scenario.bs=" + std::to_string(kib * 1024)});
+    ASSERT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(r["summary"]["errors"].get<std::uint64_t>(), 0u);
+    const nlohmann::json& remote = r["remote"];
+    EXPECT_EQ(remote["writes_in_capsule"].get<std::uint64_t>(), kib == 4 ? 1u : 0u);
+    EXPECT_EQ(remote["writes_rdma_read"].get<std::uint64_t>(), kib == 4 ? 0u : 1u);
+    EXPECT_EQ(remote["gpu_network"]["write_capsules"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(remote["initiator_host_memory_bytes"].get<std::uint64_t>(), 0u);
+    if (kib == 4) {
+      EXPECT_NEAR(stage_ns(r, "command_to_target"), kInCapsuleWriteToTargetNs, 0.002);
+    }
+  }
+}
+
 TEST(GpuNetwork, GatherAndGraphReadRemoteNamespacesThroughTheWarpsQueues) {
   const std::string remote = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/remote/";
   const nlohmann::json gather = run(load_config(

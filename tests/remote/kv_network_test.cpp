@@ -208,6 +208,144 @@ TEST(KvNetwork, RemoteMemorySeamsPerPath) {
   }
 }
 
+// One sequence of 7 tokens over 1 layer (blocks of 8 tokens of 512 B per
+// token, 4096 B): no full block before decoding, so nothing is read; the
+// first decode step fills the block, HBM holds only the last block and DRAM
+// nothing, so it goes to the remote-memory tier (one block) by one RDMA
+// WRITE, or, without that tier, to the storage host's NVMe by one NVMe-oF
+// write.
+std::vector<std::string> one_block_fills(const std::string& remote_gib, const std::string& path) {
+  return {"scenario.layers=1",
+          "scenario.kv_heads=1",
+          "scenario.head_dim=128",
+          "scenario.dtype_bytes=2",
+          "scenario.gqa_group=1",
+          "scenario.batch=1",
+          "scenario.context_tokens=7",
+          "scenario.block_tokens=8",
+          "scenario.decode_steps=1",
+          "scenario.hbm_kv_gib=3.814697265625e-06",
+          "scenario.host_kv_gib=0",
+          "scenario.remote_kv_gib=" + remote_gib,
+          "scenario.threads=4",
+          "scenario.request_origin=cpu",
+          "scenario.layer_compute_us=20",
+          "scenario.measure_reload=false",
+          "scenario.path=" + path};
+}
+
+// One 4096 B RDMA WRITE into the remote-memory tier on nvmf_gpudirect, alone,
+// from the declared defaults (the figures of the READ above). From the post:
+//   doorbell 285 + WQE fetch 570 = 855, pipeline 978, translation miss on the
+//   GPU buffer 1548, first read 2118, 4096 B at 460 Gb/s 2189.235; 4138 B on
+//   the wire (26 B headers, 16 B RETH; 82.76 ns) through cable, switch and
+//   cable reach nic1 at 2421.995; nic1 misses on the KV region (123 + 570)
+//   3114.995, writes 71.235 and it lands 285 later: 3471.23.
+//   ACK from nic1: pipeline 3594.23, one 30 B packet (AETH; 0.6 ns) reaches
+//   nic0 150.6 later, 3744.83; nic0's pipeline 3867.83, the 64 B CQE 1.113
+//   and 285 to land: 4153.943.
+// The host core posts (cpu submit) and reaps it (complete_poll) around it.
+constexpr double kFirstWriteNs = 4153.943;
+
+TEST(KvNetwork, ABlockFilledDuringDecodingIsOneRdmaWriteWorkedByHand) {
+  const RunConfig c =
+      kv_network_config("remote-memory", one_block_fills("3.814697265625e-06", "nvmf_gpudirect"));
+  const host::CpuIoCosts costs = host::cpu_io_costs(c.topology.node("cpu0")->params);
+  const double core = static_cast<double>(costs.submit + costs.complete_poll) / 1000.0;
+  const nlohmann::json r = run(c);
+  const nlohmann::json& tier = r["remote"]["memory_tier"];
+  EXPECT_EQ(tier["reads"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(tier["writes"].get<std::uint64_t>(), 1u);
+  EXPECT_EQ(tier["write_bytes"].get<std::uint64_t>(), 4096u);
+  EXPECT_NEAR(tier["mean_write_ns"].get<double>(), kFirstWriteNs + core, 0.002);
+  EXPECT_NEAR(tier["host_core_ns_per_write"].get<double>(), core, 0.001);
+  // WRITE and ACK: 4138 + 30 B.
+  EXPECT_EQ(tier["write_packets"].get<std::uint64_t>(), 2u);
+  EXPECT_EQ(tier["write_wire_bytes"].get<std::uint64_t>(), 4138u + 30u);
+  const nlohmann::json& hops = tier["write_per_hop_ns"];
+  EXPECT_NEAR(
+      hops["network"].get<double>() + hops["nic_pcie"].get<double>() + hops["nic"].get<double>(),
+      kFirstWriteNs, 0.002);
+  const nlohmann::json& net = r["kv_cache"]["network_tier"];
+  EXPECT_EQ(net["hbm_to_remote_memory"].get<std::uint64_t>(), 4096u);
+  EXPECT_EQ(net["remote_memory_writes"].get<std::uint64_t>(), 1u);
+  ASSERT_EQ(net["write_bytes_per_step"].size(), 1u);
+  EXPECT_EQ(net["write_bytes_per_step"][0].get<std::uint64_t>(), 4096u);
+  // The write starts at the step's end.
+  EXPECT_NEAR(net["write_ns_per_step"][0].get<double>(), kFirstWriteNs + core, 0.002);
+  EXPECT_TRUE(r["kv_cache"]["data_complete"].get<bool>());
+}
+
+// Two layers of one sequence of 8 tokens (one full block each) decode 8
+// steps: the 8th fills each layer's second block, 2 x 4096 B, written at
+// step 7 into the network tier, by RDMA WRITE or by NVMe-oF writes whose
+// 4 KiB fit the capsule; every path, the warps' included.
+TEST(KvNetwork, FilledBlocksGoToEitherNetworkTierOnEveryPath) {
+  for (const char* path : {"remote_staged", "nvmf_gpudirect", "dpu", "gpu_network"}) {
+    for (const bool memory : {true, false}) {
+      SCOPED_TRACE(std::string(path) + (memory ? " memory" : " nvme"));
+      std::vector<std::string> sets =
+          one_block_per_layer(memory ? "1.52587890625e-05" : "0");  // 4 blocks, or none
+      sets.push_back("scenario.decode_steps=8");
+      sets.push_back("scenario.measure_reload=false");
+      sets.push_back(std::string("scenario.path=") + path);
+      const nlohmann::json r = run(kv_network_config("remote-memory", sets));
+      const nlohmann::json& net = r["kv_cache"]["network_tier"];
+      ASSERT_EQ(net["write_bytes_per_step"].size(), 8u);
+      for (std::size_t step = 0; step < 8; ++step) {
+        EXPECT_EQ(net["write_bytes_per_step"][step].get<std::uint64_t>(), step == 7 ? 8192u : 0u);
+        EXPECT_EQ(net["write_ns_per_step"][step].get<double>() > 0.0, step == 7);
+      }
+      EXPECT_EQ(net["hbm_to_remote_memory"].get<std::uint64_t>(), memory ? 8192u : 0u);
+      EXPECT_EQ(net["hbm_to_remote_nvme"].get<std::uint64_t>(), memory ? 0u : 8192u);
+      EXPECT_EQ(net["remote_memory_writes"].get<std::uint64_t>(), memory ? 2u : 0u);
+      EXPECT_EQ(r["remote"]["writes_in_capsule"].get<std::uint64_t>(), memory ? 0u : 2u);
+      // 8 steps x 2 layers read one full block each (16 x 4096 B).
+      EXPECT_EQ(memory ? net["remote_memory_to_hbm"].get<std::uint64_t>()
+                       : net["remote_nvme_to_hbm"].get<std::uint64_t>(),
+                16u * 4096u);
+      EXPECT_TRUE(r["kv_cache"]["data_complete"].get<bool>());
+    }
+  }
+}
+
+// One block read by the GPU's warps (gpu_network): a warp writes an RDMA READ
+// WQE into its send queue and rings nic0's doorbell; the exchange from the
+// doorbell's landing is the READ's above less its 285 ns doorbell leg (the
+// fabric timed the warp's write): 3583.943 ns; with BlueFlame the WQE came
+// in the write, 570 ns less. No core of either host.
+TEST(KvNetwork, GpuNetworkWarpsPostTheRdmaReadWorkedByHand) {
+  for (const bool blueflame : {false, true}) {
+    SCOPED_TRACE(blueflame ? "blueflame" : "doorbell");
+    std::vector<std::string> sets = one_block_per_layer("3.814697265625e-06");
+    sets.push_back("scenario.layers=1");
+    sets.push_back("scenario.decode_steps=1");
+    sets.push_back("scenario.hbm_kv_gib=3.814697265625e-06");
+    sets.push_back("scenario.measure_reload=false");
+    sets.push_back("scenario.request_origin=gpu");
+    sets.push_back("scenario.path=gpu_network");
+    if (blueflame) sets.push_back("topology.nodes.nic0.wqe_posting=blueflame");
+    const nlohmann::json r = run(kv_network_config("remote-memory", sets));
+    const nlohmann::json& tier = r["remote"]["memory_tier"];
+    ASSERT_EQ(tier["reads"].get<std::uint64_t>(), 1u);
+    const nlohmann::json& hops = tier["per_hop_ns"];
+    const double exchange =
+        hops["network"].get<double>() + hops["nic_pcie"].get<double>() + hops["nic"].get<double>();
+    EXPECT_NEAR(exchange, kFirstReadNs - 285.0 - (blueflame ? 570.0 : 0.0), 0.002);
+    EXPECT_EQ(hops["initiator"].get<double>(), 0.0);
+    EXPECT_EQ(tier["host_core_ns_per_read"].get<double>(), 0.0);
+    // The warp's own time around it: noticing, writing the WQE, fences,
+    // doorbell, polling the CQ.
+    EXPECT_GT(tier["mean_read_ns"].get<double>(), exchange);
+    const nlohmann::json& g = r["remote"]["gpu_network"];
+    EXPECT_EQ(g["rdma_read_wqes"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(g["requester_cqes"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(g["wqe_fetches"].get<std::uint64_t>(), blueflame ? 0u : 1u);
+    EXPECT_EQ(g["blueflame_writes"].get<std::uint64_t>(), blueflame ? 1u : 0u);
+    EXPECT_EQ(r["summary"]["ios"].get<std::uint64_t>(), 0u);
+  }
+}
+
 // Refusals, through the program (exit code 2 and the field's JSON path).
 cli_test::Outcome kv_network_run(const std::string& scenario, const std::string& sets) {
   return cli_test::gpunvme("run --scenario " + std::string(GPUNVME_SOURCE_DIR) +
@@ -228,8 +366,6 @@ TEST(KvNetwork, RefusesTiersTheRunCannotServe) {
       // SSD-side attention and key commands are not carried over NVMe-oF.
       {"--set scenario.policy=in_storage", "$.policy = \"in_storage\": in_storage runs attention"},
       {"--set scenario.kv_request=key", "$.kv_request = \"key\": the remote paths carry"},
-      // 40 steps fill 2 x 8 x 2 blocks; HBM and DRAM are full.
-      {"--set scenario.decode_steps=40", "$.decode_steps = 40: 32 KV blocks fill during decoding"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.sets);

@@ -23,13 +23,15 @@ namespace {
 
 const std::string kDir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
 const std::string kHardware = kDir + "hw-strategies-h100-2026-11-24.json";
-const std::string kReport = kDir + "validate-h100-2026-11-24.json";
+// The 1- and 8-warp cases re-made with turn_pass_ns in the GPU model (the
+// full report, validate-h100-2026-11-24.json, predates it).
+const std::string kReport = kDir + "validate-h100-2026-11-24t.json";
 // The prediction: strategy runs, the controller-only calibration set, the
 // lane-loop fits, and the report made from them.
 const std::string kPredictedRuns = kDir + "hw-strategies-h100-2026-11-26.json";
 const std::string kControllerRuns = kDir + "hw-controller-h100-2026-11-26.json";
 const std::string kLaneLoopFit = kDir + "lane-loop-fit-h100-2026-11-24.json";
-const std::string kPrediction = kDir + "validate-h100-2026-11-27-host.json";
+const std::string kPrediction = kDir + "validate-h100-2026-11-27-host-scan.json";
 
 // A controller-only run as gpunvme-hw --controller-only writes it, reduced to
 // what calibration reads: every batch of `depth` commands taking `batch_ns`.
@@ -225,6 +227,19 @@ TEST(Calibration, MalformedControllerStatisticsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("target.batch_per_command_ns"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos) << e.what();
+  }
+}
+
+// A lane_loops_and_turns file without its derived medians is refused with
+// the JSON path, not read as empty (before any test that simulates, as above).
+TEST(TurnPassCalibration, AFileWithoutItsMediansIsRefused) {
+  const nlohmann::json bad = {{"schema", "gpunvme.lane_loops_and_turns/1"}};
+  try {
+    (void)validate::correlate_microbenchmarks(bad, "bad.json", "h100-sxm", 0.10);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.derived.one_word_ns_per_op_median"), std::string::npos)
+        << e.what();
   }
 }
 

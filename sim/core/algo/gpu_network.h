@@ -88,28 +88,117 @@ GPUNVME_HD constexpr NicQueueState fresh_state(const NicQueuePair& q) {
   return NicQueueState{0, 0, q.receive_entries, 0};
 }
 
-// Posts the reads of the lanes in `mask` (at most send_entries minus the
-// commands in flight) and rings the NIC's doorbell once.
-template <class P>
-GPUNVME_HD void post_reads(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask mask,
-                           const Lanes<NetRead>& read) {
+// What one lane posts: an NVMe-oF Read or Write of a remote namespace (a
+// command capsule sent to the target), or a one-sided RDMA READ or WRITE of
+// the remote host's registered memory (no capsule, no target software).
+enum class NetOpKind : std::uint8_t { nvmf_read, nvmf_write, memory_read, memory_write };
+
+struct NetOp {
+  NetOpKind kind = NetOpKind::nvmf_read;
+  std::uint64_t slba = 0;  // nvmf: the command's blocks
+  std::uint16_t nlb_zero_based = 0;
+  std::uint32_t ssd = 0;
+  std::uint64_t buffer = 0;  // GPU buffer of `bytes`, registered under the rkey
+  std::uint32_t bytes = 0;
+  std::uint16_t cid = 0;  // nvmf: unique among the queue pair's commands in flight
+  // nvmf_write: the target's in-capsule data limit; a write of at most this
+  // many bytes carries them in its capsule, a longer one is RDMA READ by the
+  // target from `buffer`.
+  std::uint32_t in_capsule_bytes = 0;
+  std::uint64_t remote_address = 0;  // memory ops: the remote buffer and its key
+  std::uint32_t remote_key = 0;
+};
+
+// A lane's operation as a NetOp: itself, or a read.
+GPUNVME_HD constexpr NetOp as_op(const NetOp& op) { return op; }
+GPUNVME_HD constexpr NetOp as_op(const NetRead& r) {
+  NetOp op{};
+  op.kind = NetOpKind::nvmf_read;
+  op.slba = r.slba;
+  op.nlb_zero_based = r.nlb_zero_based;
+  op.ssd = r.ssd;
+  op.buffer = r.buffer;
+  op.bytes = r.bytes;
+  op.cid = r.cid;
+  return op;
+}
+
+// Whether an NVMe-oF write carries its data in the capsule.
+GPUNVME_HD constexpr bool in_capsule(const NetOp& op) {
+  return op.kind == NetOpKind::nvmf_write && op.bytes <= op.in_capsule_bytes;
+}
+
+// The control segment of the WQE a lane posts for `op` as WQE `index`:
+// capsule SENDs are unsignaled (the target's response proves them done), a
+// SEND with in-capsule data gathers two segments, RDMA READs and WRITEs are
+// signaled (their completion is the requester CQE).
+GPUNVME_HD constexpr rdma::CtrlSegment op_ctrl(const NicQueuePair& q, const NetOp& op,
+                                               std::uint32_t index) {
+  const auto i = static_cast<std::uint16_t>(index);
+  switch (op.kind) {
+    case NetOpKind::memory_read: return rdma::make_ctrl(rdma::kOpcodeRdmaRead, i, q.qpn, 3, true);
+    case NetOpKind::memory_write: return rdma::make_ctrl(rdma::kOpcodeRdmaWrite, i, q.qpn, 3, true);
+    case NetOpKind::nvmf_write:
+      if (in_capsule(op)) return rdma::make_ctrl(rdma::kOpcodeSend, i, q.qpn, 3, false);
+      return rdma::make_ctrl(rdma::kOpcodeSend, i, q.qpn, 2, false);
+    case NetOpKind::nvmf_read: break;
+  }
+  return rdma::make_ctrl(rdma::kOpcodeSend, i, q.qpn, 2, false);
+}
+
+// Posts the operations of the lanes in `mask` (at most send_entries minus
+// the WQEs in flight) and rings the NIC's doorbell once. NVMe-oF lanes write
+// a command capsule and a SEND WQE pointing at it; memory lanes an RDMA READ
+// or WRITE WQE naming their GPU buffer (the GPU buffers' memory region: one
+// key as lkey and rkey) and the remote buffer. `ops` holds NetOps or NetReads.
+template <class P, class Op>
+GPUNVME_HD void post_ops(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask mask,
+                         const Lanes<Op>& ops) {
   const std::uint32_t n = lane_count(mask);
   if (n == 0) return;
   const std::uint32_t first = s.send_produced;
   const std::uint32_t last = first + n - 1;
+  // The lane of the last WQE: the highest in the mask.
+  int last_lane = kWarpLanes - 1;
+  while (((mask >> last_lane) & 1u) == 0) --last_lane;
   p.for_lanes(mask, [&](int lane) {
-    const NetRead& r = read[lane];
+    const NetOp op = as_op(ops[lane]);
     const std::uint32_t index = first + lane_rank(mask, lane);
     const std::uint32_t slot = index & (q.send_entries - 1u);
+    const std::uint64_t wqe_at = q.send_queue + std::uint64_t{slot} * rdma::kWqeBasicBlock;
+    const auto i = static_cast<std::uint16_t>(index);
+    if (op.kind == NetOpKind::memory_read || op.kind == NetOpKind::memory_write) {
+      const rdma::RdmaWqe wqe = rdma::make_rdma(
+          op.kind == NetOpKind::memory_read ? rdma::kOpcodeRdmaRead : rdma::kOpcodeRdmaWrite, i,
+          q.qpn, op.remote_address, op.remote_key, op.buffer, op.bytes, q.rkey);
+      // Control, remote address and data segments.
+      p.store_bytes(wqe_at, &wqe, 3 * rdma::kSegmentBytes);
+      return;
+    }
     const std::uint64_t capsule = q.capsules + std::uint64_t{slot} * rdma::kCommandCapsuleBytes;
-    const nvme::SubmissionEntry command = rdma::make_keyed_read(
-        r.cid, q.nsid_base + r.ssd, r.slba, r.nlb_zero_based, r.buffer, r.bytes, q.rkey);
-    p.store_bytes(capsule, &command, sizeof(command));
-    const rdma::SendWqe wqe = rdma::make_send(static_cast<std::uint16_t>(index), q.qpn, capsule,
-                                              rdma::kCommandCapsuleBytes, q.lkey, false);
+    const std::uint32_t nsid = q.nsid_base + op.ssd;
+    if (op.kind == NetOpKind::nvmf_read) {
+      const nvme::SubmissionEntry command = rdma::make_keyed_read(
+          op.cid, nsid, op.slba, op.nlb_zero_based, op.buffer, op.bytes, q.rkey);
+      p.store_bytes(capsule, &command, sizeof(command));
+    } else if (in_capsule(op)) {
+      const nvme::SubmissionEntry command =
+          rdma::make_in_capsule_write(op.cid, nsid, op.slba, op.nlb_zero_based, op.bytes);
+      p.store_bytes(capsule, &command, sizeof(command));
+      // The SEND gathers the capsule and the data from the GPU buffer.
+      const rdma::SendGatherWqe wqe = rdma::make_send_gather(
+          i, q.qpn, capsule, rdma::kCommandCapsuleBytes, q.lkey, op.buffer, op.bytes, q.rkey);
+      p.store_bytes(wqe_at, &wqe, 3 * rdma::kSegmentBytes);
+      return;
+    } else {
+      const nvme::SubmissionEntry command = rdma::make_keyed_write(
+          op.cid, nsid, op.slba, op.nlb_zero_based, op.buffer, op.bytes, q.rkey);
+      p.store_bytes(capsule, &command, sizeof(command));
+    }
+    const rdma::SendWqe wqe =
+        rdma::make_send(i, q.qpn, capsule, rdma::kCommandCapsuleBytes, q.lkey, false);
     // The control and data segments; the rest of the basic block is unused.
-    p.store_bytes(q.send_queue + std::uint64_t{slot} * rdma::kWqeBasicBlock, &wqe,
-                  2 * rdma::kSegmentBytes);
+    p.store_bytes(wqe_at, &wqe, 2 * rdma::kSegmentBytes);
   });
   s.send_produced += n;
   // The WQEs and capsules before the record, the record before the doorbell
@@ -125,18 +214,26 @@ GPUNVME_HD void post_reads(P& p, const NicQueuePair& q, NicQueueState& s, LaneMa
     p.store_bytes(q.doorbell, &wqe, sizeof(wqe));
     return;
   }
-  const rdma::CtrlSegment ctrl =
-      rdma::make_ctrl(rdma::kOpcodeSend, static_cast<std::uint16_t>(last), q.qpn, 2, false);
+  const rdma::CtrlSegment ctrl = op_ctrl(q, as_op(ops[last_lane]), last);
   p.store_bytes(q.doorbell, &ctrl, 8);
 }
 
-// Waits for the responses of `n` commands and hands each to
-// `on_response(cid, status)` (NVMe status field without the phase bit; a
-// CQE in error reports an NVMe transport error status), in the order the
-// NIC completed them; re-posts their receive buffers.
-template <class P, class F>
-GPUNVME_HD void reap_responses(P& p, const NicQueuePair& q, NicQueueState& s, std::uint32_t n,
-                               F&& on_response) {
+// Posts the reads of the lanes in `mask` (post_ops with NVMe-oF reads only).
+template <class P>
+GPUNVME_HD void post_reads(P& p, const NicQueuePair& q, NicQueueState& s, LaneMask mask,
+                           const Lanes<NetRead>& read) {
+  post_ops(p, q, s, mask, read);
+}
+
+// Waits for the completions of `n` posted operations, in the order the NIC
+// completed them. A response capsule (responder CQE of a SEND) goes to
+// `on_response(cid, status)` (NVMe status field without the phase bit) and
+// its receive buffer is posted again; a requester CQE (an RDMA READ or
+// WRITE done) goes to `on_requester(wqe_index)`; a CQE in error to
+// `on_response` with CID FFFFh and an NVMe transport error status.
+template <class P, class F, class G>
+GPUNVME_HD void reap_completions(P& p, const NicQueuePair& q, NicQueueState& s, std::uint32_t n,
+                                 F&& on_response, G&& on_requester) {
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t ci = s.cq_consumed;
     const std::uint64_t cqe =
@@ -146,9 +243,16 @@ GPUNVME_HD void reap_responses(P& p, const NicQueuePair& q, NicQueueState& s, st
                  last_word, 4);
     const std::uint32_t word = p.load_u32(last_word);
     const auto opcode = static_cast<std::uint8_t>(word >> 28);
-    const auto receive_index =
+    const auto counter =
         static_cast<std::uint16_t>(rdma::byte_swap16(static_cast<std::uint16_t>(word & 0xFFFFu)));
-    const std::uint32_t slot = receive_index & (q.receive_entries - 1u);
+    ++s.cq_consumed;
+    ++s.sends_answered;
+    if (opcode == rdma::kCqeRequester) {
+      // wqe_counter names the send queue's WQE; no receive was used.
+      on_requester(counter);
+      continue;
+    }
+    const std::uint32_t slot = counter & (q.receive_entries - 1u);
     const std::uint64_t buffer =
         q.receive_buffers + std::uint64_t{slot} * rdma::kResponseCapsuleBytes;
     if (opcode == rdma::kCqeResponderSend) {
@@ -164,13 +268,24 @@ GPUNVME_HD void reap_responses(P& p, const NicQueuePair& q, NicQueueState& s, st
     p.store_bytes(q.receive_queue + std::uint64_t{slot} * rdma::kSegmentBytes, &again,
                   sizeof(again));
     ++s.receive_produced;
-    ++s.cq_consumed;
-    ++s.sends_answered;
   }
   p.fence_system();
   p.store_u32(q.cq_consumer_record, rdma::cq_consumer_record(s.cq_consumed));
   p.store_u32(q.doorbell_record + rdma::kReceiveDoorbellRecord,
               rdma::doorbell_record(s.receive_produced));
+}
+
+// Waits for the responses of `n` NVMe-oF commands and hands each to
+// `on_response(cid, status)` (reap_completions; a requester CQE, which no
+// read posts, counts as an error).
+template <class P, class F>
+GPUNVME_HD void reap_responses(P& p, const NicQueuePair& q, NicQueueState& s, std::uint32_t n,
+                               F&& on_response) {
+  reap_completions(p, q, s, n, on_response, [&](std::uint16_t) {
+    on_response(static_cast<std::uint16_t>(0xFFFFu),
+                static_cast<std::uint16_t>(
+                    nvme::make_status_field(nvme::Status::TransientTransportError, false) >> 1));
+  });
 }
 
 }  // namespace gpunvme::algo

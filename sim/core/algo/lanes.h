@@ -11,6 +11,7 @@
 //   atomic_add_u32 / atomic_cas_u32 / atomic_or_u32 / atomic_and_u32 (GPU scope)
 //   load_u32, load<T>, store_u32, store_bytes   (GPU memory, host memory, CMB)
 //   lane_loop(n)       (the warp's own loop over n lanes; see for_each_lane)
+//   turn_pass()        (the warp's own code around one lane's PerCommand turn)
 //   recording(), observe_u32  (whether stage records are kept; a read made
 //                              only for a record)
 //   fence_block, fence_gpu, fence_system, mmio_store_u32, nanosleep(ns)

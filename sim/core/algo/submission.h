@@ -109,6 +109,9 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
       const LaneMask mine =
           p.ballot(need_turn, [&](int lane) { return p.load_u32(q.turn) == ticket[lane]; });
       if (mine != 0) {
+        // Picking the lane, its ticket and CID, and clearing it from the
+        // waiting mask: code the turn's platform calls do not cover.
+        p.turn_pass();
         const int lane = first_lane(mine);
         const std::uint32_t t = ticket[lane];
         record(p, q, cid[lane], Stage::SqTailSynced);

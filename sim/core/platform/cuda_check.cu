@@ -89,4 +89,26 @@ __global__ void gpu_network(const NicQueuePair* queues, const NetRead* reads,
   });
 }
 
+// The same with any mix of operations: NVMe-oF read and write capsules and
+// RDMA READ/WRITE WQEs of remote memory, reaping responder and requester CQEs.
+__global__ void gpu_network_ops(const NicQueuePair* queues, const NetOp* ops,
+                                std::uint16_t* statuses) {
+  init_warp_scratch();
+  platform::CudaWarp p;
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  NicQueueState state = fresh_state(queues[warp]);
+  Lanes<NetOp> op;
+  op[threadIdx.x % 32u] = ops[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncwarp();
+  post_ops(p, queues[warp], state, kAllLanes, op);
+  reap_completions(
+      p, queues[warp], state, 32u,
+      [&](std::uint16_t cid, std::uint16_t status) {
+        if (threadIdx.x % 32u == 0) statuses[warp * 32u + cid % 32u] = status;
+      },
+      [&](std::uint16_t wqe) {
+        if (threadIdx.x % 32u == 0) statuses[warp * 32u + wqe % 32u] = 0;
+      });
+}
+
 }  // namespace gpunvme::algo

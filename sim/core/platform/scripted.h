@@ -81,6 +81,7 @@ class ScriptedWarp {
   static constexpr bool recording() { return false; }
   std::uint32_t observe_u32(std::uint64_t addr) { return read<std::uint32_t>(addr); }
   void lane_loop(std::uint32_t) {}
+  void turn_pass() {}
 
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {

@@ -101,6 +101,29 @@ struct SendWqe {
   std::uint8_t padding[32];
 };
 
+// An RDMA READ or WRITE of one local buffer: control, remote address and
+// data segments (ds = 3), padded to the 64-byte basic block. READ: the
+// remote bytes land in the data segment's buffer; WRITE: that buffer's
+// bytes go to the remote address.
+struct RdmaWqe {
+  CtrlSegment ctrl;
+  RemoteAddressSegment raddr;
+  DataSegment data;
+  std::uint8_t padding[16];
+
+  GPUNVME_HD constexpr std::uint64_t remote_address() const { return byte_swap64(raddr.raddr); }
+  GPUNVME_HD constexpr std::uint32_t remote_key() const { return byte_swap32(raddr.rkey); }
+};
+
+// A SEND gathering two buffers (ds = 3): an NVMe-oF command capsule and the
+// in-capsule data behind it, padded to the 64-byte basic block.
+struct SendGatherWqe {
+  CtrlSegment ctrl;
+  DataSegment capsule;
+  DataSegment data;
+  std::uint8_t padding[16];
+};
+
 // The 64-byte CQE (struct mlx5_cqe64); the fields the GPU reads are named.
 struct Cqe64 {
   std::uint8_t reserved0[44];
@@ -130,12 +153,19 @@ static_assert(offsetof(DataSegment, addr) == 8, "addr: bytes 15:8");
 static_assert(sizeof(RemoteAddressSegment) == 16, "mlx5_wqe_raddr_seg is 16 bytes");
 static_assert(sizeof(SendWqe) == kWqeBasicBlock, "one send WQE basic block");
 static_assert(offsetof(SendWqe, data) == kSegmentBytes, "the data segment follows the control");
+static_assert(sizeof(RdmaWqe) == kWqeBasicBlock, "one RDMA READ/WRITE WQE basic block");
+static_assert(offsetof(RdmaWqe, raddr) == kSegmentBytes, "the remote address follows the control");
+static_assert(offsetof(RdmaWqe, data) == 2 * kSegmentBytes, "then the local data segment");
+static_assert(offsetof(RemoteAddressSegment, rkey) == 8, "rkey: bytes 11:8");
+static_assert(sizeof(SendGatherWqe) == kWqeBasicBlock, "one gathering SEND WQE basic block");
+static_assert(offsetof(SendGatherWqe, data) == 2 * kSegmentBytes, "data after the capsule");
 static_assert(sizeof(Cqe64) == 64, "mlx5_cqe64 is 64 bytes");
 static_assert(offsetof(Cqe64, byte_cnt) == 44, "byte_cnt: bytes 47:44");
 static_assert(offsetof(Cqe64, sop_drop_qpn) == 56, "sop_drop_qpn: bytes 59:56");
 static_assert(offsetof(Cqe64, wqe_counter) == 60, "wqe_counter: bytes 61:60");
 static_assert(offsetof(Cqe64, op_own) == 63, "op_own: the last byte");
-static_assert(std::is_trivial<SendWqe>::value && std::is_trivial<Cqe64>::value,
+static_assert(std::is_trivial<SendWqe>::value && std::is_trivial<Cqe64>::value &&
+                  std::is_trivial<RdmaWqe>::value && std::is_trivial<SendGatherWqe>::value,
               "copied byte for byte onto simulated and real memory");
 
 GPUNVME_HD constexpr CtrlSegment make_ctrl(std::uint8_t opcode, std::uint16_t wqe_index,
@@ -163,6 +193,35 @@ GPUNVME_HD constexpr SendWqe make_send(std::uint16_t wqe_index, std::uint32_t qp
   SendWqe w{};
   w.ctrl = make_ctrl(kOpcodeSend, wqe_index, qpn, 2, signaled);
   w.data = make_data(addr, bytes, lkey);
+  return w;
+}
+
+// An RDMA READ (`opcode` kOpcodeRdmaRead) or WRITE (kOpcodeRdmaWrite) of
+// `bytes` between `local` (registered under `lkey`) and `remote` (under
+// `rkey`) as WQE `wqe_index`; signaled, so its completion is a requester CQE.
+GPUNVME_HD constexpr RdmaWqe make_rdma(std::uint8_t opcode, std::uint16_t wqe_index,
+                                       std::uint32_t qpn, std::uint64_t remote, std::uint32_t rkey,
+                                       std::uint64_t local, std::uint32_t bytes,
+                                       std::uint32_t lkey) {
+  RdmaWqe w{};
+  w.ctrl = make_ctrl(opcode, wqe_index, qpn, 3, true);
+  w.raddr.raddr = byte_swap64(remote);
+  w.raddr.rkey = byte_swap32(rkey);
+  w.data = make_data(local, bytes, lkey);
+  return w;
+}
+
+// A SEND of a capsule (`capsule_bytes` at `capsule`, under `capsule_key`)
+// followed by `bytes` of in-capsule data at `data` (under `data_key`).
+GPUNVME_HD constexpr SendGatherWqe make_send_gather(std::uint16_t wqe_index, std::uint32_t qpn,
+                                                    std::uint64_t capsule,
+                                                    std::uint32_t capsule_bytes,
+                                                    std::uint32_t capsule_key, std::uint64_t data,
+                                                    std::uint32_t bytes, std::uint32_t data_key) {
+  SendGatherWqe w{};
+  w.ctrl = make_ctrl(kOpcodeSend, wqe_index, qpn, 3, false);
+  w.capsule = make_data(capsule, capsule_bytes, capsule_key);
+  w.data = make_data(data, bytes, data_key);
   return w;
 }
 
@@ -218,6 +277,40 @@ GPUNVME_HD constexpr nvme::SubmissionEntry make_keyed_read(std::uint16_t cid, st
   return e;
 }
 
+// A Write whose data the target RDMA READs from `addr` (a Keyed SGL Data
+// Block as for a read).
+GPUNVME_HD constexpr nvme::SubmissionEntry make_keyed_write(std::uint16_t cid, std::uint32_t nsid,
+                                                            std::uint64_t slba,
+                                                            std::uint16_t nlb_zero_based,
+                                                            std::uint64_t addr, std::uint32_t bytes,
+                                                            std::uint32_t rkey) {
+  nvme::SubmissionEntry e = nvme::make_write(cid, nsid, slba, nlb_zero_based, addr, 0);
+  e.set_psdt(nvme::Psdt::SglContiguousMetadata);
+  e.prp2 = (static_cast<std::uint64_t>(bytes) & 0xFFFFFFull) |
+           (static_cast<std::uint64_t>(rkey) << 24) |
+           (static_cast<std::uint64_t>(kKeyedDataBlock) << 56);
+  return e;
+}
+
+// SGL identifier of a Data Block descriptor with the Offset sub type (type
+// 0h, sub type 1h): in-capsule data at an offset into the capsule's data
+// area (NVMe over Fabrics 1.1, 2.3.1).
+constexpr std::uint8_t kDataBlockOffset = 0x01;
+
+// A Write whose `bytes` of data travel in the capsule at offset 0 of its data
+// area: SGL1 is a Data Block (Offset) descriptor (bytes 31:24 the offset,
+// 35:32 the length, 39 identifier).
+GPUNVME_HD constexpr nvme::SubmissionEntry make_in_capsule_write(std::uint16_t cid,
+                                                                 std::uint32_t nsid,
+                                                                 std::uint64_t slba,
+                                                                 std::uint16_t nlb_zero_based,
+                                                                 std::uint32_t bytes) {
+  nvme::SubmissionEntry e = nvme::make_write(cid, nsid, slba, nlb_zero_based, 0, 0);
+  e.set_psdt(nvme::Psdt::SglContiguousMetadata);
+  e.prp2 = static_cast<std::uint64_t>(bytes) | (static_cast<std::uint64_t>(kDataBlockOffset) << 56);
+  return e;
+}
+
 struct KeyedDataBlock {
   std::uint64_t address;
   std::uint32_t length;
@@ -251,5 +344,23 @@ static_assert(keyed_data_block(make_keyed_read(7, 1, 100, 7, 0xABCD000, 4096, 0x
 static_assert(keyed_data_block(make_keyed_read(7, 1, 100, 7, 0xABCD000, 4096, 0x1234)).identifier ==
                   kKeyedDataBlock,
               "identifier: byte 39");
+
+static_assert(make_rdma(kOpcodeRdmaRead, 3, 0x56, 0x1122334455667788ull, 0xAB, 0x9000, 4096, 7)
+                      .raddr.raddr == 0x8877665544332211ull,
+              "remote address stored big endian");
+static_assert(make_rdma(kOpcodeRdmaRead, 3, 0x56, 0x1000, 0xAB, 0x9000, 4096, 7).ctrl.ds() == 3,
+              "ctrl, remote address and data: 3 segments");
+static_assert(make_rdma(kOpcodeRdmaWrite, 3, 0x56, 0x1000, 0xAB, 0x9000, 4096, 7).ctrl.fm_ce_se ==
+                  kCtrlCqUpdate,
+              "signaled: the requester gets a CQE");
+static_assert(make_rdma(kOpcodeRdmaWrite, 3, 0x56, 0x1000, 0xAB, 0x9000, 4096, 7).remote_key() ==
+                  0xAB,
+              "rkey round trip");
+static_assert(keyed_data_block(make_in_capsule_write(7, 1, 100, 0, 512)).identifier ==
+                  kDataBlockOffset,
+              "in-capsule data: Data Block, Offset sub type");
+static_assert(keyed_data_block(make_keyed_write(7, 1, 100, 7, 0xABCD000, 4096, 0x1234)).key ==
+                  0x1234,
+              "a write's key: bytes 38:35");
 
 }  // namespace gpunvme::rdma

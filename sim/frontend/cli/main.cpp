@@ -370,7 +370,9 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--microbench", microbench_file,
                            "gpu_microbench results (configs/measurements/gpu-microbench-*.json): "
                            "also compare the simulated GPU's atomics, fences, loads and round "
-                           "trip with them");
+                           "trip with them; or lane_loops_and_turns results "
+                           "(lane-loops-and-turns-*.json): its ticket turns and lane-loop "
+                           "passes, and the turn_pass_ns they calibrate");
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');

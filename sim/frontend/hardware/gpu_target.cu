@@ -15,6 +15,7 @@
 #include "sim/core/protocol/nvme_registers.h"
 #include "sim/core/protocol/queue_invariants.h"
 #include "sim/frontend/hardware/gpu_target.h"
+#include "sim/frontend/hardware/target_extensions.h"
 
 namespace gpunvme::hw {
 
@@ -45,7 +46,8 @@ struct DeviceQueue {
   std::uint32_t exists = 0;
   std::uint32_t sq_head = 0, sq_tail = 0, cq_tail = 0, cq_head = 0;
   std::uint32_t phase = 1;
-  std::uint32_t pad = 0;
+  std::uint32_t sq_phase = 1;  // phase tag of the SQ lap being fetched (indexed completion)
+  QueueExtensions ext{};
 };
 
 // What one serving warp did in a run.
@@ -70,6 +72,11 @@ struct ServeArgs {
   std::uint32_t max_qid;
   std::uint32_t serving_warps;
   const unsigned char* bar0;
+  // Controller-polled shadow doorbells: the words read instead of the
+  // doorbell registers, and the EventIdx words kept one behind each SQ tail
+  // (null: the registers).
+  const unsigned char* shadow;
+  unsigned char* event_idx;
   std::uint8_t dstrd;
   const unsigned char* ns;
   std::uint64_t capacity_lbas;
@@ -179,10 +186,19 @@ __device__ bool serve_queue(const ServeArgs& a, std::uint16_t qid, DeviceQueue& 
   const std::uint32_t n = q.entries;
   std::uint32_t cq_head = q.cq_head, sq_tail = q.sq_tail;
   const std::uint32_t sq_head = q.sq_head, cq_tail = q.cq_tail, phase = q.phase;
+  const QueueExtensions& ext = q.ext;
   std::uint32_t head_value = 0, tail_value = 0;
   if (lane == 0) {
-    head_value = load_volatile(a.bar0 + nvme::cq_head_doorbell_offset(qid, a.dstrd));
-    tail_value = load_volatile(a.bar0 + nvme::sq_tail_doorbell_offset(qid, a.dstrd));
+    if (a.shadow != nullptr) {
+      const std::uint64_t base = reinterpret_cast<std::uint64_t>(a.shadow);
+      head_value = load_volatile(reinterpret_cast<const void*>(
+          shadow_word(base, nvme::DoorbellKind::CqHead, qid, a.dstrd)));
+      tail_value = load_volatile(reinterpret_cast<const void*>(
+          shadow_word(base, nvme::DoorbellKind::SqTail, qid, a.dstrd)));
+    } else {
+      head_value = load_volatile(a.bar0 + nvme::cq_head_doorbell_offset(qid, a.dstrd));
+      tail_value = load_volatile(a.bar0 + nvme::sq_tail_doorbell_offset(qid, a.dstrd));
+    }
   }
   head_value = __shfl_sync(kFullMask, head_value, 0);
   tail_value = __shfl_sync(kFullMask, tail_value, 0);
@@ -207,9 +223,16 @@ __device__ bool serve_queue(const ServeArgs& a, std::uint16_t qid, DeviceQueue& 
     }
     sq_tail = tail_value % n;
     moved = true;
+    if (lane == 0 && a.event_idx != nullptr) {
+      // A polling controller keeps EventIdx one behind the tail: a host that
+      // reads it rings no MMIO doorbell.
+      const std::uint64_t at = shadow_word(reinterpret_cast<std::uint64_t>(a.event_idx),
+                                           nvme::DoorbellKind::SqTail, qid, a.dstrd);
+      *reinterpret_cast<volatile std::uint32_t*>(at) = (sq_tail + n - 1) % n;
+    }
   }
   const std::uint32_t waiting = (sq_tail + n - sq_head) % n;
-  const std::uint32_t room = n - 1 - (cq_tail + n - cq_head) % n;
+  const std::uint32_t room = completion_room(ext, cq_tail, cq_head, n);
   std::uint32_t count = waiting < room ? waiting : room;
   if (count > 32) count = 32;
   if (count == 0) {
@@ -251,10 +274,10 @@ __device__ bool serve_queue(const ServeArgs& a, std::uint16_t qid, DeviceQueue& 
       status = nvme::Status::InvalidFieldInCommand;
     }
   }
-  const std::uint16_t cid = e.cid();
+  const std::uint32_t cid = command_cid(e, ext);
   // A CID twice in one batch: both are outstanding at once.
-  const unsigned same =
-      __match_any_sync(kFullMask, mine ? static_cast<unsigned>(cid) : 0x10000u + lane);
+  const unsigned same = __match_any_sync(
+      kFullMask, mine ? static_cast<unsigned long long>(cid) : (1ull << 32) + lane);
   if (mine && __popc(same) > 1 && static_cast<unsigned>(__ffs(same) - 1) != lane) {
     report(a, kCidRepeated, qid, cid, cid);
   }
@@ -285,17 +308,31 @@ __device__ bool serve_queue(const ServeArgs& a, std::uint16_t qid, DeviceQueue& 
   __threadfence();
   const unsigned long long data_at = now_ns();
   const std::uint32_t new_sq_head = (sq_head + count) % n;
+  // Where each completion goes (target_extensions.h): its SQ slot's CQ slot
+  // (indexed), a bit of the bitmap (batch-notified success), or the ring's
+  // tail, in the order of the lanes that go there.
+  const std::uint32_t sq_slot = (sq_head + lane) % n;
+  const bool sq_phase = (q.sq_phase != 0) != (sq_head + lane >= n);
+  const CompletionPlace place = place_completion(ext, cid, sq_slot, sq_phase, status);
+  const unsigned to_ring = __ballot_sync(kFullMask, mine && place.kind == CompletionPlace::Ring);
+  const std::uint32_t ring_entries = __popc(to_ring);
   if (mine) {
-    const std::uint32_t position = cq_tail + lane;
-    nvme::CompletionEntry c{};
-    c.sqhd = static_cast<std::uint16_t>(new_sq_head);
-    c.sqid = qid;
-    c.cid = cid;
-    c.set_status(status, (phase != 0) != (position >= n));
-    uint4 v;
-    memcpy(&v, &c, sizeof v);
-    // One 16 B store: a poller that sees the new phase tag sees the rest.
-    __stcg(reinterpret_cast<uint4*>(q.cq + std::uint64_t{position % n} * nvme::kCqEntrySize), v);
+    if (place.kind == CompletionPlace::Bitmap) {
+      // The target is the bitmap's only writer (one serving warp per
+      // queue); lanes whose CIDs share a word flip their bits in it.
+      atomicXor(reinterpret_cast<unsigned*>(ext.bitmap) + place.word, place.bit);
+    } else {
+      const bool indexed = place.kind == CompletionPlace::Slot;
+      const std::uint32_t position = cq_tail + __popc(to_ring & ((1u << lane) - 1u));
+      const std::uint32_t slot = indexed ? place.slot : position % n;
+      const bool phase_tag = indexed ? place.phase : (phase != 0) != (position >= n);
+      const nvme::CompletionEntry c = make_completion(
+          ext, cid, static_cast<std::uint16_t>(new_sq_head), qid, status, phase_tag);
+      uint4 v;
+      memcpy(&v, &c, sizeof v);
+      // One 16 B store: a poller that sees the new phase tag sees the rest.
+      __stcg(reinterpret_cast<uint4*>(q.cq + std::uint64_t{slot} * nvme::kCqEntrySize), v);
+    }
   }
   __threadfence();
   const unsigned long long posted_at = now_ns();
@@ -328,8 +365,9 @@ __device__ bool serve_queue(const ServeArgs& a, std::uint16_t qid, DeviceQueue& 
     q.sq_head = new_sq_head;
     q.sq_tail = sq_tail;
     q.cq_head = cq_head;
-    q.cq_tail = (cq_tail + count) % n;
-    q.phase = cq_tail + count >= n ? phase ^ 1u : phase;
+    q.cq_tail = (cq_tail + ring_entries) % n;
+    q.phase = cq_tail + ring_entries >= n ? phase ^ 1u : phase;
+    q.sq_phase = sq_head + count >= n ? q.sq_phase ^ 1u : q.sq_phase;
   }
   idle_since_batch = false;
   __syncwarp();
@@ -478,10 +516,31 @@ std::string GpuTarget::description() const {
          ", \"doc\": \"SQs, CQs and the BAR0 image in GPU memory; a persistent kernel on SMs of "
          "its own polls the doorbells, fetches up to 32 SQEs per pass, copies each read from a "
          "namespace image in HBM into the buffer its PRPs name and posts the CQEs after a "
-         "device-scope fence\"";
+         "device-scope fence\", \"extensions\": [\"indexed_completion\", "
+         "\"batch_completion\", \"wide_cids\", \"shadow_doorbell_polling\"]";
+}
+
+ExtensionSupport GpuTarget::extensions() const {
+  ExtensionSupport offered;
+  offered.indexed_completion = true;
+  offered.batch_completion = true;
+  offered.wide_cids = true;
+  offered.warp_doorbells = false;  // it samples doorbell words: see target_extensions.h
+  offered.shadow_doorbell_polling = true;
+  return offered;
+}
+
+void GpuTarget::use_shadow_doorbells(const ShadowBuffers& buffers) {
+  if (running_) throw std::runtime_error("gpu target: Doorbell Buffer Config while stopped");
+  shadow_ = buffers;
 }
 
 IoQueueRings GpuTarget::create_io_queue(std::uint16_t qid, std::uint32_t entries) {
+  return create_extended_io_queue(qid, entries, QueueExtensions{});
+}
+
+IoQueueRings GpuTarget::create_extended_io_queue(std::uint16_t qid, std::uint32_t entries,
+                                                 const QueueExtensions& extensions) {
   if (running_) throw std::runtime_error("gpu target: create a queue while stopped");
   if (nvme::check_queue_create(qid, options_.max_queues, false, entries, options_.max_entries) !=
       nvme::QueueError::None) {
@@ -504,6 +563,7 @@ IoQueueRings GpuTarget::create_io_queue(std::uint16_t qid, std::uint32_t entries
   q.cq = reinterpret_cast<std::uint64_t>(cq);
   q.entries = entries;
   q.exists = 1;
+  q.ext = extensions;
   const std::uint32_t zero = 0;
   check(cudaMemcpy(
             reinterpret_cast<void*>(bar0_ + nvme::sq_tail_doorbell_offset(qid, options_.dstrd)),
@@ -530,6 +590,7 @@ void GpuTarget::delete_io_queues() {
   for (void* p : s.rings) cudaFree(p);
   s.rings.clear();
   std::fill(s.queues.begin(), s.queues.end(), DeviceQueue{});
+  shadow_ = ShadowBuffers{};
 }
 
 void GpuTarget::start() {
@@ -549,6 +610,8 @@ void GpuTarget::start() {
   a.max_qid = options_.max_queues;
   a.serving_warps = options_.serving_warps;
   a.bar0 = reinterpret_cast<const unsigned char*>(bar0_);
+  a.shadow = reinterpret_cast<const unsigned char*>(shadow_.shadow);
+  a.event_idx = reinterpret_cast<unsigned char*>(shadow_.event_idx);
   a.dstrd = options_.dstrd;
   a.ns = namespace_;
   a.capacity_lbas = capacity_lbas_;

@@ -14,6 +14,11 @@
 // strategies' own GPU-side costs (atomics, tickets, CQ scans, doorbell
 // serialisation) then set the pace.
 //
+// It offers the proposed NVMe extensions a target that polls memory can
+// implement (target_extensions.h): indexed completion, batch completion
+// notification, wide CIDs and controller-polled shadow doorbells; it refuses
+// warp doorbells.
+//
 // It checks the host side as the software target does (doorbell values
 // outside the ring, SQ overruns, CQ heads moved past the tail, CIDs repeated
 // within a batch) and gives bad commands the statuses a controller gives.
@@ -53,6 +58,7 @@ class GpuTarget : public NvmeTarget {
   nvme::Cap cap() const override { return cap_; }
   std::uint64_t bar0_device() const override { return bar0_; }
   IoQueueRings create_io_queue(std::uint16_t qid, std::uint32_t entries) override;
+  ExtensionSupport extensions() const override;
   void delete_io_queues() override;
   void start() override;
   void stop() override;
@@ -65,6 +71,11 @@ class GpuTarget : public NvmeTarget {
   // The per-run records the serving kernel keeps in GPU memory.
   struct DeviceState;
 
+ protected:
+  IoQueueRings create_extended_io_queue(std::uint16_t qid, std::uint32_t entries,
+                                        const QueueExtensions& extensions) override;
+  void use_shadow_doorbells(const ShadowBuffers& buffers) override;
+
  private:
   Options options_;
   nvme::Cap cap_{};
@@ -74,6 +85,7 @@ class GpuTarget : public NvmeTarget {
   unsigned char* namespace_ = nullptr;
   DeviceState* state_ = nullptr;  // host-side bookkeeping of the device buffers
   bool running_ = false;
+  ShadowBuffers shadow_{};  // shadow == 0: the doorbell registers
 };
 
 }  // namespace gpunvme::hw

@@ -38,8 +38,11 @@
 #include "sim/core/algo/strategy.h"
 #include "sim/core/algo/strategy_names.h"
 #include "sim/core/platform/cuda_warp.cuh"
+#include "sim/core/protocol/nvme_batch_completion.h"
+#include "sim/core/protocol/nvme_commands.h"
 #include "sim/frontend/hardware/gpu_target.h"
 #include "sim/frontend/hardware/soft_controller.h"
+#include "sim/frontend/hardware/target_extensions.h"
 
 namespace gpunvme::hw {
 namespace {
@@ -67,28 +70,63 @@ struct StrategyCase {
   std::string name;        // as reported
   std::string scenario;    // the scenario's `strategy`
   std::string completion;  // the scenario's `completion` override ("" = the strategy's)
+  std::string submission;  // the scenario's `submission` override ("" = the strategy's)
+  std::string cid_scheme;  // the scenario's `cid_scheme` override ("" = the strategy's)
   algo::Strategy strategy;
   bool agents = false;
   bool pollers = false;
+  bool shadow_polled = false;  // controller-polled shadow doorbells (shadow_doorbells: true)
 };
 
+// A named strategy, then options joined by '+': polling_warps, and the
+// proposed NVMe extensions (on warp_batch, as the simulator's nvme-ext
+// scenarios use them): cqe_at_slot or cid_bitmap (completion), warp_doorbell
+// (submission), thread_wide (CID scheme), shadow_polled (shadow doorbells
+// the target polls). False for an unknown name, option or combination.
 bool strategy_case(const std::string& name, StrategyCase& out) {
   using algo::NamedStrategy;
   out = StrategyCase{};
   out.name = name;
-  if (name == "warp_batch+polling_warps") {
-    out.scenario = "warp_batch";
-    out.completion = "polling_warps";
-    out.strategy = algo::named_strategy(NamedStrategy::WarpBatch);
-    out.strategy.completion = algo::Completion::PollingWarps;
-    out.pollers = true;
-    return true;
-  }
-  const algo::StrategyEntry* entry = algo::find_strategy(name);
+  std::vector<std::string> parts;
+  std::stringstream in(name);
+  for (std::string part; std::getline(in, part, '+');) parts.push_back(part);
+  if (parts.empty()) return false;
+  const algo::StrategyEntry* entry = algo::find_strategy(parts[0]);
   if (entry == nullptr) return false;
-  out.scenario = name;
+  out.scenario = parts[0];
   out.strategy = algo::named_strategy(entry->value);
   out.agents = entry->value == NamedStrategy::IoAgents;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& option = parts[i];
+    const bool extension_base = entry->value == NamedStrategy::WarpBatch;
+    if (option == "polling_warps" && extension_base && out.completion.empty()) {
+      out.completion = option;
+      out.strategy.completion = algo::Completion::PollingWarps;
+      out.pollers = true;
+    } else if ((option == "cqe_at_slot" || option == "cid_bitmap") && extension_base &&
+               out.completion.empty()) {
+      out.completion = option;
+      out.strategy.completion =
+          option == "cqe_at_slot" ? algo::Completion::SlotIndexed : algo::Completion::CidBitmap;
+    } else if (option == "warp_doorbell" && extension_base && out.submission.empty()) {
+      out.submission = option;
+      out.strategy.submission = algo::Submission::WarpDoorbell;
+    } else if (option == "thread_wide" && extension_base && out.cid_scheme.empty()) {
+      out.cid_scheme = option;
+      out.strategy.cid = algo::CidScheme::ThreadWide;
+    } else if (option == "shadow_polled" && extension_base && !out.shadow_polled) {
+      out.shadow_polled = true;
+    } else {
+      return false;
+    }
+  }
+  // As the simulator refuses them: the bitmap has one bit per 16-bit CID,
+  // and a shadow word holds a tail, not a warp doorbell's run.
+  if (out.strategy.completion == algo::Completion::CidBitmap &&
+      out.strategy.cid == algo::CidScheme::ThreadWide) {
+    return false;
+  }
+  if (out.shadow_polled && out.strategy.submission == algo::Submission::WarpDoorbell) return false;
   return true;
 }
 
@@ -215,6 +253,9 @@ __global__ void io_kernel(KernelArgs a) {
   }
 
   algo::WarpContext c = base_context(a);
+  // The warp's index among the warps of its queue (w % queues): its CID
+  // partition (thread_wide); the other schemes do not read it.
+  c.cid_partition = w / a.queue_count;
   algo::Lanes<algo::Pending> round;
   c.rounds = &round;
   c.round_count = 1;
@@ -557,7 +598,10 @@ void usage() {
       "controller (host threads polling doorbells in pinned host memory, data from a file).\n"
       "  --out FILE               results JSON (required)\n"
       "  --strategies LIST        all_threads,bam_ticket,warp_batch,warp_batch+polling_warps,\n"
-      "                           per_warp_queue,io_agents (default: all)\n"
+      "                           per_warp_queue,io_agents (default: all); warp_batch takes\n"
+      "                           the proposed NVMe extensions the target offers as options:\n"
+      "                           +cqe_at_slot or +cid_bitmap, +thread_wide, +shadow_polled,\n"
+      "                           +warp_doorbell (e.g. warp_batch+cqe_at_slot+shadow_polled)\n"
       "  --warps LIST             compute warps per case (default 1,8,32,132,528)\n"
       "  --ios N                  I/Os per case at least (default 16384; >= 2 per thread)\n"
       "  --queues N               I/O queue pairs (default 32; per_warp_queue: one per warp)\n"
@@ -614,7 +658,11 @@ Options parse(int argc, char** argv) {
       o.strategies = split(v);
       StrategyCase sc;
       for (const std::string& s : o.strategies) {
-        if (!strategy_case(s, sc)) bad(arg, s, "unknown strategy (see --help)");
+        if (!strategy_case(s, sc)) {
+          bad(arg, s,
+              "unknown strategy, option or combination (see --help; cid_bitmap does not take "
+              "thread_wide, shadow_polled does not take warp_doorbell)");
+        }
       }
     } else if (arg == "--warps") {
       o.warps.clear();
@@ -731,10 +779,13 @@ class DeviceArena {
     next_ = 0;
     check(cudaMemset(base_, 0, bytes_), "cudaMemset (arena)");
   }
+  // `align` is the alignment of the address, not of the offset: cudaMalloc
+  // guarantees 256 B, and the shadow doorbell buffers need whole pages.
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t align) {
-    next_ = (next_ + align - 1) / align * align;
+    const std::uint64_t base = reinterpret_cast<std::uint64_t>(base_);
+    next_ = (base + next_ + align - 1) / align * align - base;
     if (next_ + bytes > bytes_) throw std::runtime_error("device arena exhausted");
-    const std::uint64_t at = reinterpret_cast<std::uint64_t>(base_) + next_;
+    const std::uint64_t at = base + next_;
     next_ += bytes;
     return at;
   }
@@ -1053,6 +1104,9 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   // The matching simulator scenario (gpunvme validate applies these).
   js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
   if (!sc.completion.empty()) js << ", \"completion\": \"" << sc.completion << "\"";
+  if (!sc.submission.empty()) js << ", \"submission\": \"" << sc.submission << "\"";
+  if (!sc.cid_scheme.empty()) js << ", \"cid_scheme\": \"" << sc.cid_scheme << "\"";
+  if (sc.shadow_polled) js << ", \"shadow_doorbells\": true";
   js << ", \"threads\": " << threads << ", \"threads_per_block\": " << tpb
      << ", \"queues\": " << queues << ", \"queue_entries\": " << entries << ", \"bs\": " << o_.bs
      << ", \"iodepth\": 1, \"ios\": " << ios << ", \"rw\": \"randread\"";
@@ -1094,19 +1148,72 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   target_->stop();
   target_->delete_io_queues();
   target_->reset_stats();
-  const std::uint32_t cid_space = algo::cid_space_for(sc.strategy.cid, 0, entries, 1, 1);
+  // The most warps sharing a queue (warp w on queue w % queues): the CID
+  // partitions of the partitioned schemes (thread_wide).
+  const std::uint32_t users = (warps + queues - 1) / queues;
+  const std::uint32_t cid_space = algo::cid_space_for(sc.strategy.cid, 0, entries, users, 1);
+  const bool bitmap = sc.strategy.completion == algo::Completion::CidBitmap;
+  const std::uint64_t bitmap_bytes =
+      std::uint64_t{nvme::batch_bitmap_words(cid_space)} * nvme::kBatchBitmapWordBytes;
+  // Doorbell Buffer Config's shadow and EventIdx buffers: laid out like the
+  // doorbell registers, whole pages.
+  const std::uint64_t shadow_bytes =
+      (nvme::shadow_doorbell_offset(nvme::DoorbellKind::CqHead, static_cast<std::uint16_t>(queues),
+                                    static_cast<std::uint8_t>(o_.dstrd)) +
+       4 + nvme::kMinPageSize - 1) /
+      nvme::kMinPageSize * nvme::kMinPageSize;
   std::uint64_t arena_bytes =
       std::uint64_t{queues} *
       (algo::QueuePair::counter_bytes() + 3ull * entries * 4 + 512 + std::uint64_t{cid_space} * 4 +
-       cid_space / 8 + 4 + entries * 8 + 1024);
+       cid_space / 8 + 4 + entries * 8 + 1024 + (bitmap ? 2 * bitmap_bytes + 256 : 0));
+  if (sc.shadow_polled) arena_bytes += 2 * shadow_bytes + 2 * nvme::kMinPageSize;
   arena_bytes += std::uint64_t{service} * (std::uint64_t{entries} * 72 + 1024) +
                  std::uint64_t{threads} * 8 + std::uint64_t{queues} * (service + 2) * 8 + (1 << 20);
   DeviceArena arena(arena_bytes);
   arena.reset();
   std::vector<algo::QueuePair> table(queues);
+  std::uint64_t shadow = 0, event_idx = 0;
+  try {
+    if (sc.shadow_polled) {
+      shadow = arena.allocate(shadow_bytes, nvme::kMinPageSize);
+      event_idx = arena.allocate(shadow_bytes, nvme::kMinPageSize);
+      target_->configure_doorbell_buffer(nvme::make_doorbell_buffer_config(0, shadow, event_idx));
+    }
+  } catch (const std::runtime_error& e) {
+    return fail(e.what());
+  }
   for (std::uint32_t i = 0; i < queues; ++i) {
-    const IoQueueRings rings = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    const auto qid = static_cast<std::uint16_t>(i + 1);
     algo::QueuePair& q = table[i];
+    // The Create I/O CQ and SQ, with the extensions' CDW11 bits (the target
+    // places the rings: PRP1 0).
+    if (bitmap) q.completion_bitmap = arena.allocate(bitmap_bytes, nvme::kBatchBitmapAlignment);
+    nvme::SubmissionEntry create_cq =
+        nvme::make_create_io_cq(0, qid, entries, 0, true, false, 0,
+                                sc.strategy.completion == algo::Completion::SlotIndexed);
+    if (bitmap) create_cq = nvme::with_batch_completion(create_cq, q.completion_bitmap, cid_space);
+    const nvme::SubmissionEntry create_sq =
+        nvme::make_create_io_sq(0, qid, entries, 0, qid, nvme::QueuePriority::Medium, true,
+                                sc.strategy.submission == algo::Submission::WarpDoorbell,
+                                sc.strategy.cid == algo::CidScheme::ThreadWide);
+    IoQueueRings rings;
+    try {
+      rings = target_->create_io_queue_pair(create_cq, create_sq);
+    } catch (const std::runtime_error& e) {
+      return fail(e.what());
+    }
+    q.wide_cids = sc.strategy.cid == algo::CidScheme::ThreadWide ? 1u : 0u;
+    if (bitmap) {
+      q.bitmap_seen = arena.allocate(bitmap_bytes, nvme::kBatchBitmapAlignment);
+    }
+    if (sc.shadow_polled) {
+      const auto dstrd = static_cast<std::uint8_t>(o_.dstrd);
+      q.sq_shadow = shadow_word(shadow, nvme::DoorbellKind::SqTail, qid, dstrd);
+      q.cq_shadow = shadow_word(shadow, nvme::DoorbellKind::CqHead, qid, dstrd);
+      q.sq_event_idx = shadow_word(event_idx, nvme::DoorbellKind::SqTail, qid, dstrd);
+      q.cq_event_idx = shadow_word(event_idx, nvme::DoorbellKind::CqHead, qid, dstrd);
+      q.shadow_polled = 1;
+    }
     q.trace_id = i;
     q.qid = rings.qid;
     q.nsid = 1;

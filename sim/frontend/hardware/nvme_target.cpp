@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "sim/core/protocol/nvme_entries.h"
+#include "sim/core/protocol/nvme_status.h"
 
 namespace gpunvme::hw {
 
@@ -80,6 +83,25 @@ void fit_batch_line(const std::vector<std::pair<double, double>>& batches, Targe
   } else if (n >= 1) {
     out.batch_fixed_ns = sy / n;  // one batch size only: no slope to fit
   }
+}
+
+IoQueueRings NvmeTarget::create_io_queue_pair(const nvme::SubmissionEntry& create_cq,
+                                              const nvme::SubmissionEntry& create_sq) {
+  const QueuePairCreation c = check_queue_pair(create_cq, create_sq, extensions());
+  if (c.status != nvme::Status::Success) {
+    throw std::runtime_error(kind() + ": Create I/O queue " + std::to_string(c.qid) + " refused (" +
+                             std::string(nvme::status_name(c.status)) + "): " + c.reason);
+  }
+  return create_extended_io_queue(c.qid, c.entries, c.ext);
+}
+
+void NvmeTarget::configure_doorbell_buffer(const nvme::SubmissionEntry& doorbell_buffer_config) {
+  const ShadowBuffers b = check_doorbell_buffer_config(doorbell_buffer_config, extensions());
+  if (b.status != nvme::Status::Success) {
+    throw std::runtime_error(kind() + ": Doorbell Buffer Config refused (" +
+                             std::string(nvme::status_name(b.status)) + "): " + b.reason);
+  }
+  use_shadow_doorbells(b);
 }
 
 }  // namespace gpunvme::hw

@@ -23,7 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/protocol/nvme_entries.h"
 #include "sim/core/protocol/nvme_registers.h"
+#include "sim/frontend/hardware/target_extensions.h"
 
 namespace gpunvme::hw {
 
@@ -120,6 +122,22 @@ class NvmeTarget {
   // Creates I/O queue pair `qid` (1-based) of `entries` entries. Throws
   // std::runtime_error when the controller refuses.
   virtual IoQueueRings create_io_queue(std::uint16_t qid, std::uint32_t entries) = 0;
+  // The proposed NVMe extensions it offers (target_extensions.h); none
+  // unless a target says otherwise.
+  virtual ExtensionSupport extensions() const { return {}; }
+  // Creates the I/O queue pair of the Create I/O CQ `create_cq` and Create
+  // I/O SQ `create_sq` (sim/core/protocol layouts; their PRP1 is ignored:
+  // the target places the rings), with the extensions their CDW11 bits ask
+  // for. Throws std::runtime_error naming the status and the reason when the
+  // target refuses (check_queue_pair).
+  IoQueueRings create_io_queue_pair(const nvme::SubmissionEntry& create_cq,
+                                    const nvme::SubmissionEntry& create_sq);
+  // Doorbell Buffer Config with the shadow words polled by the target: from
+  // then on it reads each queue's SQ tail and CQ head from the shadow buffer
+  // (PRP1) instead of its doorbell registers, and keeps each SQ's EventIdx
+  // (PRP2) one behind the tail it has seen. Until delete_io_queues(). Throws
+  // std::runtime_error when refused (check_doorbell_buffer_config).
+  void configure_doorbell_buffer(const nvme::SubmissionEntry& doorbell_buffer_config);
   // Deletes every I/O queue (between runs); the controller must be idle.
   virtual void delete_io_queues() = 0;
   virtual void start() = 0;
@@ -133,6 +151,17 @@ class NvmeTarget {
   // SMs the target holds for itself while started (none for a target off
   // the GPU): the GPU code must fit on the others.
   virtual std::uint32_t reserved_sms() const { return 0; }
+
+ protected:
+  // A queue pair whose extensions check_queue_pair accepted. A target that
+  // offers none needs only the plain form.
+  virtual IoQueueRings create_extended_io_queue(std::uint16_t qid, std::uint32_t entries,
+                                                const QueueExtensions& extensions) {
+    (void)extensions;
+    return create_io_queue(qid, entries);
+  }
+  // Shadow buffers check_doorbell_buffer_config accepted.
+  virtual void use_shadow_doorbells(const ShadowBuffers& buffers) { (void)buffers; }
 };
 
 }  // namespace gpunvme::hw

@@ -111,15 +111,167 @@ const nlohmann::json* find(const nlohmann::json& doc, std::initializer_list<cons
   return at;
 }
 
+// tests/hardware/lane_loops_and_turns.cu's one-word patterns on simulated
+// warps: `warps` one-warp blocks placed as the hardware places them, each
+// taking `rounds` turns (warp_ticket_turn) or rounds x 32 lane turns
+// (lane_ticket_turns, all_threads' turn loop of submission.h) on one ticket
+// word and one turn word, no back-off. ns per turn of all warps together:
+// from the last warp's start to the last warp's end, as the hardware
+// program measures it.
+double one_word_turns(const nlohmann::json& gpu, bool lane_turns, std::uint32_t warps,
+                      std::uint32_t rounds) {
+  GpuBench bench(gpu);
+  gpu::Gpu& g = bench.gpu();
+  const std::uint32_t sms = g.sms();
+  // The hardware's Words: the ticket word, the turn word and the doorbell
+  // word 128 B apart.
+  const std::uint64_t base = g.allocate(512, 128);
+  const std::uint64_t ticket_word = base + 128, turn_word = base + 256, doorbell = base + 384;
+  Picoseconds first = 0, last = 0;
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    bench.spawn({g.block_sm(w), (w / sms) % 4}, [&](platform::SimWarp& p) {
+      first = std::max(first, p.clock());
+      for (std::uint32_t r = 0; r < rounds; ++r) {
+        if (!lane_turns) {
+          const std::uint32_t t = p.atomic_add_u32(ticket_word, 1u);
+          p.wait_until([&] { return p.load_u32(turn_word) == t; }, turn_word, 4);
+          p.store_u32(doorbell, t);
+          p.fence_system();
+          p.store_u32(turn_word, t + 1u);
+          continue;
+        }
+        algo::Lanes<std::uint32_t> ticket;
+        p.for_lanes(algo::kAllLanes,
+                    [&](int lane) { ticket[lane] = p.atomic_add_u32(ticket_word, 1u); });
+        algo::LaneMask waiting = algo::kAllLanes;
+        while (waiting != 0) {
+          const algo::LaneMask mine =
+              p.ballot(waiting, [&](int lane) { return p.load_u32(turn_word) == ticket[lane]; });
+          if (mine == 0) {
+            // The hardware polls again at once; the simulated warp sleeps
+            // until the turn word is written and notices it on its next poll.
+            p.wait_until(
+                [&] {
+                  bool go = false;
+                  const std::uint32_t turn = p.load_u32(turn_word);
+                  for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+                    go = go || (((waiting >> lane) & 1u) != 0 && ticket[lane] == turn);
+                  }
+                  return go;
+                },
+                turn_word, 4);
+            continue;
+          }
+          p.turn_pass();
+          const std::uint32_t t = ticket[algo::first_lane(mine)];
+          p.store_u32(doorbell, t);
+          p.fence_system();
+          p.store_u32(turn_word, t + 1u);
+          waiting &= ~mine;
+        }
+      }
+      last = std::max(last, p.clock());
+    });
+  }
+  bench.run();
+  const double turns = static_cast<double>(warps) * rounds * (lane_turns ? algo::kWarpLanes : 1);
+  return ns(last - first) / turns;
+}
+
+// The simulated counterparts of tests/hardware/lane_loops_and_turns.cu
+// (schema gpunvme.lane_loops_and_turns/1): the turn patterns at every
+// measured warp count with no back-off, and the lane-loop passes against the
+// profile's lane_loop_iteration_ns. Also derives turn_pass_ns, the
+// calibration of the profile's own-code cost of a lane's turn: the 1-warp
+// lane turn measured minus its simulated counterpart with turn_pass_ns 0.
+nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const std::string& file,
+                                              const std::string& profile, double tolerance) {
+  const nlohmann::json* medians = find(mb, {"derived", "one_word_ns_per_op_median"});
+  if (medians == nullptr || !medians->is_object()) {
+    throw ConfigError(file, "$.derived.one_word_ns_per_op_median", "(missing)",
+                      "an object of pattern -> {warps: ns per op} (lane_loops_and_turns.cu)");
+  }
+  const nlohmann::json gpu = {{"profile", profile}};
+  nlohmann::json rows = nlohmann::json::array();
+  auto add = [&](const std::string& name, double measured, double simulated, const std::string& how,
+                 const std::string& role) {
+    const double err = measured > 0 ? (simulated - measured) / measured : NAN;
+    rows.push_back(
+        {{"name", name},
+         {"unit", "ns"},
+         {"measured", measured},
+         {"simulated", simulated},
+         {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
+         {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
+         {"simulated_as", how},
+         {"role", role}});
+  };
+  nlohmann::json calibration = nlohmann::json::object();
+  const char* const patterns[] = {"warp_ticket_turn", "lane_ticket_turns"};
+  for (const char* pattern : patterns) {
+    const bool lane_turns = std::string(pattern) == "lane_ticket_turns";
+    const std::string key = std::string(pattern) + " backoff 0";
+    if (!medians->contains(key) || !medians->at(key).is_object()) continue;
+    for (const auto& [warps_text, value] : medians->at(key).items()) {
+      if (!value.is_number()) {
+        throw ConfigError(file, "$.derived.one_word_ns_per_op_median." + key + "." + warps_text,
+                          value.dump(), "a number (ns per turn)");
+      }
+      const std::uint32_t warps = static_cast<std::uint32_t>(std::stoul(warps_text));
+      // The hardware's rounds: about 8 k warp turns or 16 k lane turns a launch.
+      const std::uint32_t rounds =
+          lane_turns ? std::max(2u, 512u / warps) : std::max(8u, 8192u / warps);
+      const double simulated = one_word_turns(gpu, lane_turns, warps, rounds);
+      const bool calibrates = lane_turns && warps == 1;
+      if (calibrates) {
+        nlohmann::json free_turns = gpu;
+        free_turns["turn_pass_ns"] = 0.0;
+        const double without = one_word_turns(free_turns, true, 1, rounds);
+        calibration["turn_pass_ns"] = {
+            {"value", value.get<double>() - without},
+            {"doc",
+             "lane_ticket_turns at 1 warp, no back-off: measured minus the simulated turn with "
+             "turn_pass_ns 0 (the turn's ballot, stores and fence alone)"},
+            {"measured_ns", value.get<double>()},
+            {"simulated_without_ns", without}};
+      }
+      add(fmt::format("{}_{}w", pattern, warps), value.get<double>(), simulated,
+          fmt::format("{} one-warp blocks, {} rounds on one ticket and one turn word, no "
+                      "back-off: ns per turn of all warps together",
+                      warps, rounds),
+          calibrates ? "calibration (turn_pass_ns)" : "prediction");
+    }
+  }
+  if (const nlohmann::json* passes = find(mb, {"derived", "lane_loop_pass_ns"})) {
+    GpuBench probe(gpu);
+    const double pass = ns(probe.gpu().costs().lane_loop_iteration);
+    for (const auto& [name, value] : passes->items()) {
+      if (!value.is_number()) continue;
+      add(name + "_pass", value.get<double>(), pass,
+          "lane_loop_iteration_ns: one pass of every warp-uniform loop over lanes, whatever "
+          "its body (an effective figure from strategy op profiles)",
+          "comparison");
+    }
+  }
+  return {{"rows", rows}, {"calibration", calibration}};
+}
+
 }  // namespace
 
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
                                          const std::string& profile, double tolerance) {
-  if (mb.value("schema", "") != "gpunvme.gpu_microbench/1") {
-    throw ConfigError(file, "$.schema", mb.value("schema", ""),
-                      "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file)");
-  }
+  const std::string schema = mb.value("schema", "");
   nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json calibration = nlohmann::json::object();
+  if (schema == "gpunvme.lane_loops_and_turns/1") {
+    nlohmann::json turns = correlate_lane_loops_and_turns(mb, file, profile, tolerance);
+    rows = std::move(turns.at("rows"));
+    calibration = std::move(turns.at("calibration"));
+  } else if (schema != "gpunvme.gpu_microbench/1") {
+    throw ConfigError(file, "$.schema", schema,
+                      "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file) or "
+                      "\"gpunvme.lane_loops_and_turns/1\" (lane_loops_and_turns.cu)");
+  }
   auto add = [&](const std::string& name, const nlohmann::json* measured, double simulated,
                  const std::string& how) {
     if (measured == nullptr || !measured->is_object() || !measured->contains("value")) return;
@@ -134,121 +286,124 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
          {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
          {"simulated_as", how}});
   };
-  const nlohmann::json& f = mb.at("figures");
-  constexpr std::uint32_t kIters = 200;
+  if (schema == "gpunvme.gpu_microbench/1") {
+    const nlohmann::json& f = mb.at("figures");
+    constexpr std::uint32_t kIters = 200;
 
-  // Uncontended atomic: a lone thread's dependent chain on one L2-resident
-  // word. The model has a near and a far L2 partition. The hardware's chain
-  // (162 ns, two integer ops per step included) ran near its word; the
-  // per-SM map gives both modes (4224 SM-line pairs, half in each).
-  const auto atomic_chain = [&](bool near) {
-    // An SM near (or far from) per_op's word, the first allocation of a
-    // fresh bench.
-    GpuBench probe(nlohmann::json{{"profile", profile}});
-    gpu::Gpu& g = probe.gpu();
-    const std::uint64_t word = g.allocate(4096, 128);
-    std::uint32_t sm = 0;
-    while (sm + 1 < g.sms() && (g.atomic_latency(sm, word) == g.costs().atomic_near) != near) {
-      ++sm;
+    // Uncontended atomic: a lone thread's dependent chain on one L2-resident
+    // word. The model has a near and a far L2 partition. The hardware's chain
+    // (162 ns, two integer ops per step included) ran near its word; the
+    // per-SM map gives both modes (4224 SM-line pairs, half in each).
+    const auto atomic_chain = [&](bool near) {
+      // An SM near (or far from) per_op's word, the first allocation of a
+      // fresh bench.
+      GpuBench probe(nlohmann::json{{"profile", profile}});
+      gpu::Gpu& g = probe.gpu();
+      const std::uint64_t word = g.allocate(4096, 128);
+      std::uint32_t sm = 0;
+      while (sm + 1 < g.sms() && (g.atomic_latency(sm, word) == g.costs().atomic_near) != near) {
+        ++sm;
+      }
+      return per_op(profile, sm, kIters, [](platform::SimWarp& p, std::uint64_t w) {
+        p.for_lanes(algo::lanes_below(1), [&](int) { p.atomic_add_u32(w, 1); });
+      });
+    };
+    const double near_chain = atomic_chain(true);
+    const double far_chain = atomic_chain(false);
+    add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}), near_chain,
+        "one lane, dependent atomicAdd chain on one GPU word near its SM");
+    if (const nlohmann::json* map = find(f, {"atomic_add_latency_by_sm_and_address"})) {
+      const std::optional<std::pair<double, double>> modes = near_far_modes(*map);
+      if (modes) {
+        const nlohmann::json near = {{"value", modes->first}, {"unit", "ns"}};
+        const nlohmann::json far = {{"value", modes->second}, {"unit", "ns"}};
+        add("atomic_latency_near_mode", &near, near_chain,
+            "dependent atomicAdd chain, word in the SM's near L2 partition (hardware: mean of the "
+            "per-SM map's lower mode)");
+        add("atomic_latency_far_mode", &far, far_chain,
+            "the same, word in the far partition (hardware: the map's upper mode)");
+      }
     }
-    return per_op(profile, sm, kIters, [](platform::SimWarp& p, std::uint64_t w) {
-      p.for_lanes(algo::lanes_below(1), [&](int) { p.atomic_add_u32(w, 1); });
-    });
-  };
-  const double near_chain = atomic_chain(true);
-  const double far_chain = atomic_chain(false);
-  add("atomic_add_uncontended_latency", find(f, {"atomic_add_uncontended_latency"}), near_chain,
-      "one lane, dependent atomicAdd chain on one GPU word near its SM");
-  if (const nlohmann::json* map = find(f, {"atomic_add_latency_by_sm_and_address"})) {
-    const std::optional<std::pair<double, double>> modes = near_far_modes(*map);
-    if (modes) {
-      const nlohmann::json near = {{"value", modes->first}, {"unit", "ns"}};
-      const nlohmann::json far = {{"value", modes->second}, {"unit", "ns"}};
-      add("atomic_latency_near_mode", &near, near_chain,
-          "dependent atomicAdd chain, word in the SM's near L2 partition (hardware: mean of the "
-          "per-SM map's lower mode)");
-      add("atomic_latency_far_mode", &far, far_chain,
-          "the same, word in the far partition (hardware: the map's upper mode)");
-    }
-  }
 
-  // Same-address contention against the number of contending warps.
-  if (const nlohmann::json* rowsj = find(f, {"atomic_contention", "rows"})) {
-    for (std::uint32_t lanes : {1u, 32u}) {
-      for (std::uint32_t warps : {1u, 8u, 32u, 132u, 528u}) {
-        const nlohmann::json* m = nullptr;
-        for (const nlohmann::json& r : *rowsj) {
-          if (r.value("addresses", "") == "same" && r.value("lanes_per_warp", 0u) == lanes &&
-              r.value("warps", 0u) == warps) {
-            m = &r;
+    // Same-address contention against the number of contending warps.
+    if (const nlohmann::json* rowsj = find(f, {"atomic_contention", "rows"})) {
+      for (std::uint32_t lanes : {1u, 32u}) {
+        for (std::uint32_t warps : {1u, 8u, 32u, 132u, 528u}) {
+          const nlohmann::json* m = nullptr;
+          for (const nlohmann::json& r : *rowsj) {
+            if (r.value("addresses", "") == "same" && r.value("lanes_per_warp", 0u) == lanes &&
+                r.value("warps", 0u) == warps) {
+              m = &r;
+            }
           }
-        }
-        if (m == nullptr) continue;
-        const auto [latency, throughput] = contend(profile, warps, lanes, lanes == 1 ? 200 : 20);
-        const nlohmann::json lat = {{"value", m->value("mean_op_latency_ns", 0.0)}, {"unit", "ns"}};
-        add(fmt::format("same_address_atomic_latency_{}w_{}l", warps, lanes), &lat, latency,
-            fmt::format("{} one-warp blocks x {} lanes, dependent atomicAdd on one word: mean op "
-                        "latency",
-                        warps, lanes));
-        if (warps == 528 && lanes == 32) {
-          add("l2_same_address_atomic_interval", find(f, {"l2_same_address_atomic_interval"}),
-              1e9 / throughput, "528 warps x 32 lanes on one word: ns per operation, chip-wide");
+          if (m == nullptr) continue;
+          const auto [latency, throughput] = contend(profile, warps, lanes, lanes == 1 ? 200 : 20);
+          const nlohmann::json lat = {{"value", m->value("mean_op_latency_ns", 0.0)},
+                                      {"unit", "ns"}};
+          add(fmt::format("same_address_atomic_latency_{}w_{}l", warps, lanes), &lat, latency,
+              fmt::format("{} one-warp blocks x {} lanes, dependent atomicAdd on one word: mean op "
+                          "latency",
+                          warps, lanes));
+          if (warps == 528 && lanes == 32) {
+            add("l2_same_address_atomic_interval", find(f, {"l2_same_address_atomic_interval"}),
+                1e9 / throughput, "528 warps x 32 lanes on one word: ns per operation, chip-wide");
+          }
         }
       }
     }
+
+    // Fences by scope, idle and after a host store (loop of store + fence minus
+    // the store alone, as the hardware program computes it).
+    add("fence_block_idle", find(f, {"fences", "fence_block_idle"}),
+        per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_block(); }),
+        "fence_block in a loop");
+    add("fence_gpu_idle", find(f, {"fences", "fence_gpu_idle"}),
+        per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_gpu(); }),
+        "fence_gpu in a loop");
+    add("fence_system_idle", find(f, {"fences", "fence_system_idle"}),
+        per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_system(); }),
+        "fence_system in a loop");
+    const double host_store = per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
+      p.store_u32(GpuBench::host_memory(), 1);
+    });
+    const double host_store_fence =
+        per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
+          p.store_u32(GpuBench::host_memory(), 1);
+          p.fence_system();
+        });
+    add("fence_system_after_host_store", find(f, {"fences", "fence_system_after_host_store"}),
+        host_store_fence - host_store, "(host store + fence_system) - host store, in a loop");
+    add("fence_gpu_after_global_store", find(f, {"fences", "fence_gpu_after_global_store"}),
+        per_op(profile, 0, kIters,
+               [](platform::SimWarp& p, std::uint64_t w) {
+                 p.store_u32(w, 1);
+                 p.fence_gpu();
+               }) -
+            per_op(profile, 0, kIters,
+                   [](platform::SimWarp& p, std::uint64_t w) { p.store_u32(w, 1); }),
+        "(GPU store + fence_gpu) - GPU store, in a loop");
+
+    // Loads: L2 hit and zero-copy (a dependent load of pinned host memory).
+    add("l2_hit_load_latency", find(f, {"load_latency", "l2_hit_load_latency"}),
+        per_op(profile, 0, kIters,
+               [](platform::SimWarp& p, std::uint64_t w) { (void)p.load_u32(w); }),
+        "dependent load of a GPU word (L2 hit)");
+    add("host_read_latency_64KiB", find(f, {"zero_copy", "host_read_latency_64KiB"}),
+        per_op(
+            profile, 0, kIters,
+            [](platform::SimWarp& p, std::uint64_t) { (void)p.load_u32(GpuBench::host_memory()); }),
+        "dependent load of pinned host memory over PCIe");
+    // GPU -> CPU -> GPU: the GPU's fenced store to a host flag and its read of
+    // the reply; the host thread's own reaction time is not modelled (0).
+    add("gpu_cpu_gpu_round_trip_fenced", find(f, {"round_trip", "gpu_cpu_gpu_round_trip_fenced"}),
+        per_op(profile, 0, 50,
+               [](platform::SimWarp& p, std::uint64_t) {
+                 p.store_u32(GpuBench::host_memory(), 1);
+                 p.fence_system();
+                 (void)p.load_u32(GpuBench::host_memory() + 128);
+               }),
+        "host store + fence_system + one zero-copy read of the reply (host reaction time 0)");
   }
-
-  // Fences by scope, idle and after a host store (loop of store + fence minus
-  // the store alone, as the hardware program computes it).
-  add("fence_block_idle", find(f, {"fences", "fence_block_idle"}),
-      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_block(); }),
-      "fence_block in a loop");
-  add("fence_gpu_idle", find(f, {"fences", "fence_gpu_idle"}),
-      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_gpu(); }),
-      "fence_gpu in a loop");
-  add("fence_system_idle", find(f, {"fences", "fence_system_idle"}),
-      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) { p.fence_system(); }),
-      "fence_system in a loop");
-  const double host_store = per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
-    p.store_u32(GpuBench::host_memory(), 1);
-  });
-  const double host_store_fence =
-      per_op(profile, 0, kIters, [](platform::SimWarp& p, std::uint64_t) {
-        p.store_u32(GpuBench::host_memory(), 1);
-        p.fence_system();
-      });
-  add("fence_system_after_host_store", find(f, {"fences", "fence_system_after_host_store"}),
-      host_store_fence - host_store, "(host store + fence_system) - host store, in a loop");
-  add("fence_gpu_after_global_store", find(f, {"fences", "fence_gpu_after_global_store"}),
-      per_op(profile, 0, kIters,
-             [](platform::SimWarp& p, std::uint64_t w) {
-               p.store_u32(w, 1);
-               p.fence_gpu();
-             }) -
-          per_op(profile, 0, kIters,
-                 [](platform::SimWarp& p, std::uint64_t w) { p.store_u32(w, 1); }),
-      "(GPU store + fence_gpu) - GPU store, in a loop");
-
-  // Loads: L2 hit and zero-copy (a dependent load of pinned host memory).
-  add("l2_hit_load_latency", find(f, {"load_latency", "l2_hit_load_latency"}),
-      per_op(profile, 0, kIters,
-             [](platform::SimWarp& p, std::uint64_t w) { (void)p.load_u32(w); }),
-      "dependent load of a GPU word (L2 hit)");
-  add("host_read_latency_64KiB", find(f, {"zero_copy", "host_read_latency_64KiB"}),
-      per_op(
-          profile, 0, kIters,
-          [](platform::SimWarp& p, std::uint64_t) { (void)p.load_u32(GpuBench::host_memory()); }),
-      "dependent load of pinned host memory over PCIe");
-  // GPU -> CPU -> GPU: the GPU's fenced store to a host flag and its read of
-  // the reply; the host thread's own reaction time is not modelled (0).
-  add("gpu_cpu_gpu_round_trip_fenced", find(f, {"round_trip", "gpu_cpu_gpu_round_trip_fenced"}),
-      per_op(profile, 0, 50,
-             [](platform::SimWarp& p, std::uint64_t) {
-               p.store_u32(GpuBench::host_memory(), 1);
-               p.fence_system();
-               (void)p.load_u32(GpuBench::host_memory() + 128);
-             }),
-      "host store + fence_system + one zero-copy read of the reply (host reaction time 0)");
 
   double mae = 0, worst = 0;
   std::size_t n = 0;
@@ -261,14 +416,16 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
     ++n;
     all_within = all_within && r.at("within_tolerance").get<bool>();
   }
-  return {{"measured_file", file},
-          {"date_measured", mb.value("date", "")},
-          {"gpu_profile", profile},
-          {"calibrated", true},
-          {"within_tolerance", all_within},
-          {"mean_abs_error_pct", n ? mae / static_cast<double>(n) : 0.0},
-          {"max_abs_error_pct", worst},
-          {"figures", rows}};
+  nlohmann::json report = {{"measured_file", file},
+                           {"date_measured", mb.value("date", "")},
+                           {"gpu_profile", profile},
+                           {"calibrated", true},
+                           {"within_tolerance", all_within},
+                           {"mean_abs_error_pct", n ? mae / static_cast<double>(n) : 0.0},
+                           {"max_abs_error_pct", worst},
+                           {"figures", rows}};
+  if (!calibration.empty()) report["calibration"] = calibration;
+  return report;
 }
 
 }  // namespace gpunvme::validate

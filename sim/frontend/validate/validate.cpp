@@ -426,8 +426,9 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   cal.report["controller_only"] = rows;
   cal.report["gpu"] =
       "the GPU profile's figures as committed (configs/gpu/*.json): atomic, fence and load "
-      "latencies fitted to GPU microbenchmarks (no strategy; pass --microbench to compare them "
-      "with a fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
+      "latencies and turn_pass_ns (the own code of a lane's turn, from lane_loops_and_turns) "
+      "fitted to GPU microbenchmarks (no strategy; pass --microbench to compare them with a "
+      "fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
       "it is cross-validated below where lane_loop_fit is given";
   return cal;
 }

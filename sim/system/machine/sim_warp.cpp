@@ -311,6 +311,18 @@ void SimWarp::lane_loop(std::uint32_t iterations) {
   busy_until_ = std::max(now(), busy_until_) + t;
 }
 
+void SimWarp::turn_pass() {
+  if (predicate_depth_ != 0 || check_depth_ != 0) return;
+  const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
+  const Picoseconds t = gpu_.costs().turn_pass;
+  if (instruction_depth_ != 0) {
+    lane_cost_[current_lane_].cursor += t;
+    return;
+  }
+  if (t == 0) return;
+  busy_until_ = std::max(now(), busy_until_) + t;
+}
+
 void SimWarp::nanosleep(std::uint32_t ns) {
   const ProfileScope scope(*this, ProfiledOp::kSleep);
   settle();
@@ -516,6 +528,8 @@ bool SimWarp::evaluate() {
   state.count = 0;
   state.overflow = false;
   state.reads_host = false;
+  state.host_reads = 0;
+  state.last_line_host = false;
   state.evaluated_at = memory_.write_count();
   reads_ = &state;
   state.answer = holds(waiting_->ready);
@@ -534,7 +548,11 @@ bool SimWarp::WaitState::unchanged() const {
 void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
   WaitState& reads = *reads_;
   if (len == 0) return;
-  if (!gpu_.owns(addr, len)) reads.reads_host = true;
+  reads.last_line_host = !gpu_.owns(addr, len);
+  if (reads.last_line_host) {
+    reads.reads_host = true;
+    ++reads.host_reads;
+  }
   if (reads.overflow) return;
   const std::uint64_t last = (addr + len - 1) / MemorySpace::kLineBytes;
   for (std::uint64_t line = addr / MemorySpace::kLineBytes; line <= last; ++line) {

@@ -23,7 +23,8 @@
 //   are read again from L2 (fence_l1_reload_ns);
 // - the warp's own code between memory operations costs time where it loops
 //   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
-//   op profiles);
+//   op profiles), and around each lane's PerCommand turn (turn_pass:
+//   turn_pass_ns, from the lane_loops_and_turns microbenchmark);
 // - a readiness predicate evaluated by a wait costs nothing (its loads are
 //   the wait's polls, below); evaluated through check() its loads cost what
 //   loads cost and count to the op profile's "peek"; its loops over lanes
@@ -225,6 +226,9 @@ class SimWarp {
   // ballot it is one lane's loop and lengthens that lane's path. Inside a
   // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
+  // The warp's own code around one lane's turn in a PerCommand submission
+  // (submission.h): turn_pass_ns, charged and profiled as lane_loop is.
+  void turn_pass();
 
   // ---- ordering, devices, backoff
   void fence_block();
@@ -310,7 +314,13 @@ class SimWarp {
   template <class T>
   T poll(std::uint64_t addr) {
     // Consecutive polls mostly read the line the last one did: nothing to note.
-    if (reads_ != nullptr && !reads_->last_line_holds(addr, sizeof(T))) note_read(addr, sizeof(T));
+    if (reads_ != nullptr) {
+      if (!reads_->last_line_holds(addr, sizeof(T))) {
+        note_read(addr, sizeof(T));
+      } else if (reads_->last_line_host) {
+        ++reads_->host_reads;
+      }
+    }
     return memory_.load<T>(addr);
   }
 
@@ -401,6 +411,11 @@ class SimWarp {
     bool satisfied = false;   // the wait in progress has seen its write
     bool answer = false;      // the predicate's last answer
     bool reads_host = false;  // the last evaluation read memory outside the GPU
+    // The last evaluation's reads of memory outside the GPU, each load
+    // counted (a poll makes them one after another: a scan's next load
+    // follows the phase check of the last).
+    std::uint32_t host_reads = 0;
+    bool last_line_host = false;  // the last line noted is outside the GPU
     std::uint64_t lines[kMaxLines];
     // Whether [addr, addr+len) lies in the last line noted.
     bool last_line_holds(std::uint64_t addr, std::size_t len) const {
@@ -436,10 +451,20 @@ class SimWarp {
   // The period of the waiting warp's polls, and the latency of the poll that
   // sees the write: host polls when its predicate read host memory.
   Picoseconds current_poll_period() const {
-    return state_->reads_host ? host_poll_period() + poll_backoff_ : poll_period_;
+    return state_->reads_host ? host_poll_scan() + poll_backoff_ : poll_period_;
   }
   Picoseconds current_poll_latency() const {
-    return state_->reads_host ? host_poll_period() : gpu_.costs().load_latency;
+    return state_->reads_host ? host_poll_scan() : gpu_.costs().load_latency;
+  }
+  // One poll of host memory: a predicate that reads one host word polls it
+  // once a host poll period; one that reads more (a CQ scan, entry after
+  // entry from the head until an entry not yet posted) makes its reads one
+  // after another, each as long as a poll of a line no other warp polls
+  // (the rings' lines serialise less under scans than under pollers of one
+  // entry: configs/measurements/host-polls-under-copies-h100-2026-11-26.json).
+  Picoseconds host_poll_scan() const {
+    if (state_->host_reads <= 1) return host_poll_period();
+    return Picoseconds{state_->host_reads} * gpu_.host_poll_period(1);
   }
   // A host poll's period, given the other warps polling the lines it reads.
   Picoseconds host_poll_period() const {

@@ -80,6 +80,7 @@ GpuNetworkPath::GpuNetworkPath(const sc_core::sc_module_name& name, const RunCon
                                 rdma::doorbell_record(algo::fresh_state(q).receive_produced));
     queues_.push_back(q);
   }
+  slot_memory_op_.assign(warps, std::vector<std::uint32_t>(kSendEntries, 0));
 }
 
 GpuNetworkPath::~GpuNetworkPath() = default;
@@ -111,7 +112,35 @@ void GpuNetworkPath::submit(const BlockIo& io, IoDone done) {
   std::fill(std::begin(req.times), std::end(req.times), PathStages::kNotReached);
   req.times[kRequested] = now();
   ++submitted_;
-  pending_.push_back(r);
+  pending_.push_back(Pending{false, r});
+  wake_one();
+}
+
+void GpuNetworkPath::read_memory(std::uint64_t remote_address, std::uint64_t bytes,
+                                 std::uint64_t dest, std::uint32_t, std::function<void()> done) {
+  queue_memory_op(std::make_shared<MemoryRead>(
+      MemoryRead{remote_address, bytes, dest, 0, 0, now(), 0, std::move(done), false, 0}));
+}
+
+void GpuNetworkPath::write_memory(std::uint64_t remote_address, std::uint64_t bytes,
+                                  std::uint64_t src, std::uint32_t, std::function<void()> done) {
+  queue_memory_op(std::make_shared<MemoryRead>(
+      MemoryRead{remote_address, bytes, src, 0, 0, now(), 0, std::move(done), true, 0}));
+}
+
+void GpuNetworkPath::queue_memory_op(std::shared_ptr<MemoryRead> access) {
+  if (closed_) throw std::logic_error(id() + ": remote-memory access after close");
+  std::uint32_t m = 0;
+  if (!free_memory_ops_.empty()) {
+    m = free_memory_ops_.back();
+    free_memory_ops_.pop_back();
+  } else {
+    memory_ops_.emplace_back();
+    m = static_cast<std::uint32_t>(memory_ops_.size() - 1);
+  }
+  access->tag = m;
+  memory_ops_[m].access = std::move(access);
+  pending_.push_back(Pending{true, m});
   wake_one();
 }
 
@@ -147,49 +176,114 @@ void GpuNetworkPath::warp_main(std::uint32_t w) {
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), no_stages_, counters_, placement);
   const algo::NicQueuePair& q = queues_[w];
   algo::NicQueueState state = algo::fresh_state(q);
+  const auto in_capsule_limit =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(in_capsule_data_bytes_, 0xFFFFFFFFu));
   while (next_batch(p, w)) {
-    algo::Lanes<algo::NetRead> read{};
-    std::uint32_t lane_request[algo::kWarpLanes] = {};
+    algo::Lanes<algo::NetOp> ops{};
+    Pending lane_work[algo::kWarpLanes] = {};
+    std::uint32_t lane_wqe[algo::kWarpLanes] = {};
     algo::LaneMask mask = 0;
     for (int lane = 0; lane < algo::kWarpLanes && !pending_.empty(); ++lane) {
-      const std::uint32_t r = pending_.front();
+      const Pending work = pending_.front();
       pending_.pop_front();
+      lane_work[lane] = work;
+      lane_wqe[lane] = state.send_produced + static_cast<std::uint32_t>(lane);
+      algo::NetOp& op = ops[lane];
+      mask |= algo::LaneMask{1} << lane;
+      if (work.memory) {
+        MemoryOp& m = memory_ops_[work.index];
+        const MemoryRead& a = *m.access;
+        m.warp = w;
+        m.wqe_index = lane_wqe[lane];
+        slot_memory_op_[w][lane_wqe[lane] & (q.send_entries - 1)] = work.index;
+        op.kind = a.write ? algo::NetOpKind::memory_write : algo::NetOpKind::memory_read;
+        op.buffer = a.dest;
+        op.bytes = static_cast<std::uint32_t>(a.bytes);
+        op.remote_address = a.remote_address;
+        op.remote_key = remote_kv_key();
+        if (a.write) {
+          ++rdma_write_wqes_;
+        } else {
+          ++rdma_read_wqes_;
+        }
+        continue;
+      }
+      const std::uint32_t r = work.index;
       Request& req = requests_[r];
       req.times[kNoticed] = p.clock();
       request_warp_[r] = w;
-      algo::NetRead& n = read[lane];
-      n.slba = req.io.slba;
-      n.nlb_zero_based = static_cast<std::uint16_t>(req.io.lbas - 1);
-      n.ssd = req.io.ssd;
-      n.buffer = req.io.buffer;
-      n.bytes = static_cast<std::uint32_t>(io_bytes(req.io));
-      n.cid = static_cast<std::uint16_t>(r);
-      lane_request[lane] = r;
-      mask |= algo::LaneMask{1} << lane;
+      op.kind = req.io.write ? algo::NetOpKind::nvmf_write : algo::NetOpKind::nvmf_read;
+      op.slba = req.io.slba;
+      op.nlb_zero_based = static_cast<std::uint16_t>(req.io.lbas - 1);
+      op.ssd = req.io.ssd;
+      op.buffer = req.io.buffer;
+      op.bytes = static_cast<std::uint32_t>(io_bytes(req.io));
+      op.cid = static_cast<std::uint16_t>(r);
+      op.in_capsule_bytes = in_capsule_limit;
+      if (req.io.write) ++write_capsules_;
     }
     const std::uint32_t n = algo::lane_count(mask);
-    algo::post_reads(p, q, state, mask, read);
+    algo::post_ops(p, q, state, mask, ops);
     std::uint16_t status[algo::kWarpLanes] = {};
     algo::LaneMask answered = 0;
     std::uint16_t transport_error = 0;
-    algo::reap_responses(p, q, state, n, [&](std::uint16_t cid, std::uint16_t st) {
+    // The lane whose work matches, among those not answered yet.
+    auto answer = [&](auto&& matches, std::uint16_t st) {
       bool matched = false;
       algo::visit_lanes(mask & ~answered, [&](int lane) {
-        if (matched || lane_request[lane] != cid) return;
+        if (matched || !matches(lane)) return;
         status[lane] = st;
         answered |= algo::LaneMask{1} << lane;
         matched = true;
       });
-      if (!matched) transport_error = st;  // an error CQE: the lanes left fail
-    });
+      return matched;
+    };
+    algo::reap_completions(
+        p, q, state, n,
+        [&](std::uint16_t cid, std::uint16_t st) {
+          const bool matched = answer(
+              [&](int lane) { return !lane_work[lane].memory && lane_work[lane].index == cid; },
+              st);
+          if (!matched) transport_error = st;  // an error CQE: the lanes left fail
+        },
+        [&](std::uint16_t wqe_index) {
+          const bool matched = answer(
+              [&](int lane) {
+                return lane_work[lane].memory && (lane_wqe[lane] & 0xFFFFu) == wqe_index;
+              },
+              0);
+          if (!matched) {
+            throw std::logic_error(
+                fmt::format("{}: warp {} reaped a requester CQE of WQE {} it did not post", id(), w,
+                            wqe_index));
+          }
+        });
     // The warp's threads go on together once the batch is in.
     const Picoseconds delivered = p.clock();
     algo::visit_lanes(mask, [&](int lane) {
-      const std::uint32_t r = lane_request[lane];
+      const Pending work = lane_work[lane];
       const bool ok = ((answered >> lane) & 1u) != 0;
       if (!ok && transport_error == 0) {
-        throw std::logic_error(fmt::format("{}: warp {} lost the response of CID {}", id(), w, r));
+        throw std::logic_error(
+            fmt::format("{}: warp {} lost the completion of its lane {}", id(), w, lane));
       }
+      if (work.memory) {
+        // A remote-memory access the transport failed has no NVMe status to
+        // report: the KV tier's reads and writes do not fail.
+        if (!ok) {
+          throw std::logic_error(
+              fmt::format("{}: warp {} lost a remote-memory access to a transport error", id(), w));
+        }
+        std::shared_ptr<MemoryRead> access = std::move(memory_ops_[work.index].access);
+        free_memory_ops_.push_back(work.index);
+        if (access->write) {
+          memory_write_finished(std::move(access), delivered);
+        } else {
+          memory_read_finished(std::move(access), delivered);
+        }
+        return;
+      }
+      const std::uint32_t r = work.index;
       requests_[r].times[kReaped] = delivered;
       complete(r, ok ? status[lane] : transport_error, delivered);
     });
@@ -220,49 +314,117 @@ void GpuNetworkPath::on_register_write(std::uint64_t offset, const std::uint8_t*
       throw std::logic_error(id() + ": a BlueFlame write names WQEs beyond the one it carries");
     }
     ++blueflame_writes_;
-    rdma::SendWqe wqe{};
-    std::memcpy(&wqe, data, sizeof(wqe));
-    take_wqe(w, nic.send_consumed, &wqe);
+    take_wqe(w, nic.send_consumed, data);
     return;
   }
   ++doorbells_;
   for (std::uint32_t k = 0; k < count; ++k) take_wqe(w, nic.send_consumed, nullptr);
 }
 
-void GpuNetworkPath::take_wqe(std::uint32_t w, std::uint32_t index, const rdma::SendWqe* carried) {
+void GpuNetworkPath::take_wqe(std::uint32_t w, std::uint32_t index, const std::uint8_t* carried) {
   const algo::NicQueuePair& q = queues_[w];
-  MemorySpace& memory = machine_.memory();
-  rdma::SendWqe wqe{};
+  std::uint8_t bytes[rdma::kWqeBasicBlock] = {};
   if (carried != nullptr) {
-    wqe = *carried;
+    std::memcpy(bytes, carried, sizeof(bytes));
   } else {
     // Fetched by DMA: the rdma_nic model times the fetch (post_command).
-    memory.read(q.send_queue + std::uint64_t{index & (q.send_entries - 1)} * rdma::kWqeBasicBlock,
-                &wqe, sizeof(wqe));
+    machine_.memory().read(
+        q.send_queue + std::uint64_t{index & (q.send_entries - 1)} * rdma::kWqeBasicBlock, bytes,
+        sizeof(bytes));
     ++wqe_fetches_;
   }
   ++nic_side_[w].send_consumed;
-  if (wqe.ctrl.opcode() != rdma::kOpcodeSend || wqe.ctrl.wqe_index() != (index & 0xFFFFu) ||
-      wqe.ctrl.ds() != 2 || wqe.data.bytes() != rdma::kCommandCapsuleBytes ||
-      wqe.data.key() != q.lkey) {
+  rdma::CtrlSegment ctrl{};
+  std::memcpy(&ctrl, bytes, sizeof(ctrl));
+  if (ctrl.wqe_index() != (index & 0xFFFFu)) {
+    throw std::logic_error(fmt::format("{}: WQE {} of QP {:#x} carries index {}", id(), index,
+                                       q.qpn, ctrl.wqe_index()));
+  }
+  if (ctrl.opcode() == rdma::kOpcodeRdmaRead || ctrl.opcode() == rdma::kOpcodeRdmaWrite) {
+    rdma::RdmaWqe wqe{};
+    std::memcpy(&wqe, bytes, sizeof(wqe));
+    take_memory_wqe(w, index, wqe, carried != nullptr);
+    return;
+  }
+  wqe_in_hand_ = carried != nullptr;
+  take_capsule(w, index, bytes);
+}
+
+void GpuNetworkPath::take_capsule(std::uint32_t w, std::uint32_t index,
+                                  const std::uint8_t* wqe_bytes) {
+  const algo::NicQueuePair& q = queues_[w];
+  MemorySpace& memory = machine_.memory();
+  rdma::SendGatherWqe wqe{};  // a plain SEND fills its first two segments
+  std::memcpy(&wqe, wqe_bytes, sizeof(wqe));
+  const bool gathers = wqe.ctrl.ds() == 3;
+  if (wqe.ctrl.opcode() != rdma::kOpcodeSend || (wqe.ctrl.ds() != 2 && !gathers) ||
+      wqe.capsule.bytes() != rdma::kCommandCapsuleBytes || wqe.capsule.key() != q.lkey) {
     throw std::logic_error(
         fmt::format("{}: WQE {} of QP {:#x} is no capsule SEND", id(), index, q.qpn));
   }
   nvme::SubmissionEntry capsule{};
-  memory.read(wqe.data.address(), &capsule, sizeof(capsule));
+  memory.read(wqe.capsule.address(), &capsule, sizeof(capsule));
   const std::uint32_t r = capsule.cid();
   const rdma::KeyedDataBlock sgl = rdma::keyed_data_block(capsule);
   const nvme::ReadWriteFields rw = nvme::decode_read_write(capsule);
-  if (r >= requests_.size() || sgl.identifier != rdma::kKeyedDataBlock || sgl.key != q.rkey ||
-      capsule.nsid != q.nsid_base + requests_[r].io.ssd || rw.slba != requests_[r].io.slba ||
-      rw.block_count != requests_[r].io.lbas || sgl.address != requests_[r].io.buffer) {
+  const bool write_command = capsule.opcode() == static_cast<std::uint8_t>(nvme::NvmOpcode::Write);
+  bool names_it = r < requests_.size();
+  if (names_it) {
+    const BlockIo& io = requests_[r].io;
+    const std::uint64_t bytes = io_bytes(io);
+    names_it = write_command == io.write && capsule.nsid == q.nsid_base + io.ssd &&
+               rw.slba == io.slba && rw.block_count == io.lbas;
+    if (data_in_capsule(io)) {
+      // The data follows the capsule in the SEND, from the GPU buffer.
+      names_it = names_it && gathers && sgl.identifier == rdma::kDataBlockOffset &&
+                 sgl.length == bytes && wqe.data.address() == io.buffer &&
+                 wqe.data.bytes() == bytes && wqe.data.key() == q.rkey;
+    } else {
+      names_it = names_it && !gathers && sgl.identifier == rdma::kKeyedDataBlock &&
+                 sgl.key == q.rkey && sgl.address == io.buffer;
+    }
+  }
+  if (!names_it) {
     throw std::logic_error(
-        fmt::format("{}: capsule of WQE {} (CID {}) does not name the read "
+        fmt::format("{}: capsule of WQE {} (CID {}) does not name the command "
                     "its warp took",
                     id(), index, r));
   }
-  wqe_in_hand_ = carried != nullptr;
   send_command(r);
+}
+
+void GpuNetworkPath::take_memory_wqe(std::uint32_t w, std::uint32_t index, const rdma::RdmaWqe& wqe,
+                                     bool carried) {
+  const algo::NicQueuePair& q = queues_[w];
+  const std::uint32_t m = slot_memory_op_[w][index & (q.send_entries - 1)];
+  const bool write = wqe.ctrl.opcode() == rdma::kOpcodeRdmaWrite;
+  if (m >= memory_ops_.size() || !memory_ops_[m].access || memory_ops_[m].warp != w ||
+      memory_ops_[m].wqe_index != index) {
+    throw std::logic_error(fmt::format("{}: RDMA WQE {} of QP {:#x} names no remote-memory access",
+                                       id(), index, q.qpn));
+  }
+  std::shared_ptr<MemoryRead> access = memory_ops_[m].access;
+  if (wqe.ctrl.ds() != 3 || write != access->write ||
+      wqe.remote_address() != access->remote_address || wqe.remote_key() != remote_kv_key() ||
+      wqe.data.address() != access->dest || wqe.data.bytes() != access->bytes ||
+      wqe.data.key() != q.rkey) {
+    throw std::logic_error(fmt::format(
+        "{}: RDMA WQE {} of QP {:#x} does not name the access its warp took", id(), index, q.qpn));
+  }
+  access->posted = now();
+  // The doorbell (or the BlueFlame WQE) landed now, through the PCIe fabric.
+  const nic::RdmaMessage message =
+      write ? nic::RdmaMessage{network::RdmaOp::rdma_write, access->bytes, memory_buffer_key(),
+                               access->dest}
+            : nic::RdmaMessage{network::RdmaOp::rdma_read_request, 0, remote_kv_key(),
+                               access->remote_address};
+  const nic::SentMessage sent = initiator_nic_->transmit_rung(now(), now(), carried, message,
+                                                              *to_target_.cable, to_target_.side);
+  if (write) {
+    send_memory_write(std::move(access), sent);
+  } else {
+    send_memory_read(std::move(access), sent);
+  }
 }
 
 nic::SentMessage GpuNetworkPath::post_command(std::uint32_t, const nic::RdmaMessage& capsule) {
@@ -302,18 +464,49 @@ void GpuNetworkPath::at_initiator(std::uint32_t r, std::uint16_t status) {
   response.status_field = static_cast<std::uint16_t>(status << 1);
   memory.write(receive.address(), &response, sizeof(response));
   ++responses_written_;
-  rdma::Cqe64 cqe{};
-  cqe.byte_cnt = rdma::byte_swap32(rdma::kResponseCapsuleBytes);
-  cqe.sop_drop_qpn = rdma::byte_swap32(q.qpn);
-  cqe.wqe_counter = rdma::byte_swap16(static_cast<std::uint16_t>(nic.receive_consumed));
-  cqe.op_own = static_cast<std::uint8_t>((rdma::kCqeResponderSend << 4) |
-                                         rdma::cqe_owner(nic.cq_produced, q.completion_entries));
-  memory.write(q.completion_queue +
-                   std::uint64_t{nic.cq_produced & (q.completion_entries - 1)} * sizeof(cqe),
-               &cqe, sizeof(cqe));
-  ++cqes_written_;
+  write_cqe(w, rdma::kCqeResponderSend, nic.receive_consumed, rdma::kResponseCapsuleBytes);
   ++nic.receive_consumed;
+}
+
+void GpuNetworkPath::write_cqe(std::uint32_t w, std::uint8_t opcode, std::uint32_t counter,
+                               std::uint32_t bytes) {
+  const algo::NicQueuePair& q = queues_[w];
+  NicSide& nic = nic_side_[w];
+  rdma::Cqe64 cqe{};
+  cqe.byte_cnt = rdma::byte_swap32(bytes);
+  cqe.sop_drop_qpn = rdma::byte_swap32(q.qpn);
+  cqe.wqe_counter = rdma::byte_swap16(static_cast<std::uint16_t>(counter));
+  cqe.op_own = static_cast<std::uint8_t>((opcode << 4) |
+                                         rdma::cqe_owner(nic.cq_produced, q.completion_entries));
+  machine_.memory().write(
+      q.completion_queue +
+          std::uint64_t{nic.cq_produced & (q.completion_entries - 1)} * sizeof(cqe),
+      &cqe, sizeof(cqe));
+  ++cqes_written_;
   ++nic.cq_produced;
+}
+
+void GpuNetworkPath::write_requester_cqe(std::uint32_t m) {
+  const MemoryOp& op = memory_ops_[m];
+  const algo::NicQueuePair& q = queues_[op.warp];
+  const std::uint32_t consumed_cqes =
+      rdma::record_value(machine_.memory().load<std::uint32_t>(q.cq_consumer_record));
+  if (((nic_side_[op.warp].cq_produced - consumed_cqes) & 0xFFFFFFu) >= q.completion_entries) {
+    throw std::logic_error(fmt::format("{}: CQ of QP {:#x} overflows", id(), q.qpn));
+  }
+  ++requester_cqes_;
+  write_cqe(op.warp, rdma::kCqeRequester, op.wqe_index,
+            op.access->write ? 0 : static_cast<std::uint32_t>(op.access->bytes));
+}
+
+// The READ's response and CQE, or the WRITE's ACK and CQE, are in: the
+// warp polling the CQ sees them.
+void GpuNetworkPath::memory_read_landed(std::shared_ptr<MemoryRead> read) {
+  write_requester_cqe(read->tag);
+}
+
+void GpuNetworkPath::memory_write_landed(std::shared_ptr<MemoryRead> write) {
+  write_requester_cqe(write->tag);
 }
 
 void GpuNetworkPath::complete(std::uint32_t r, std::uint16_t status, Picoseconds when) {
@@ -341,6 +534,12 @@ nlohmann::json GpuNetworkPath::sections(Picoseconds elapsed) const {
        wqe_fetches_ * static_cast<std::uint64_t>(initiator_nic_->params().wqe_bytes)},
       {"cqes_written", cqes_written_},
       {"responses_written", responses_written_},
+      // Write capsules, and the remote-memory tier's RDMA READ and WRITE WQEs
+      // with their requester CQEs.
+      {"write_capsules", write_capsules_},
+      {"rdma_read_wqes", rdma_read_wqes_},
+      {"rdma_write_wqes", rdma_write_wqes_},
+      {"requester_cqes", requester_cqes_},
       {"doorbell_path",
        {{"kind", route_.doorbell_kind},
         {"taken", route_.doorbell_taken},

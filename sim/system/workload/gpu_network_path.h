@@ -25,6 +25,14 @@
 // The NIC's peer DMA into GPU memory and the GPU's stores into the NIC's BAR
 // are both judged by the PCIe tree's ACS and IOMMU rules
 // (resolve_remote_route).
+//
+// Writes go the same way: a write capsule whose data rides in it (a SEND
+// gathering capsule and GPU buffer, up to the target's in-capsule limit) or
+// that names the GPU buffer for the target to RDMA READ. The KV cache's
+// remote-memory tier is reached without a capsule: a warp posts a signaled
+// RDMA READ (or WRITE) WQE naming the storage host's registered KV region,
+// the target NIC alone answers (remote_memory_read.cpp), and the initiator
+// NIC writes a requester CQE into the queue pair's CQ.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +57,11 @@ class GpuNetworkPath : public RemoteIoPath, public pcie::RegisterTarget {
   void start(std::function<void()> ready) override;
   void submit(const BlockIo& io, IoDone done) override;
   void close() override;
+  // The remote-memory tier: posted by a warp as an RDMA READ or WRITE WQE.
+  void read_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t dest,
+                   std::uint32_t issuer, std::function<void()> done) override;
+  void write_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t src,
+                    std::uint32_t issuer, std::function<void()> done) override;
 
   std::string name() const override { return "gpu_network"; }
   std::string strategy() const override { return "gpudirect_async"; }
@@ -65,6 +78,8 @@ class GpuNetworkPath : public RemoteIoPath, public pcie::RegisterTarget {
  protected:
   nic::SentMessage post_command(std::uint32_t r, const nic::RdmaMessage& capsule) override;
   void at_initiator(std::uint32_t r, std::uint16_t status) override;
+  void memory_read_landed(std::shared_ptr<MemoryRead> read) override;
+  void memory_write_landed(std::shared_ptr<MemoryRead> write) override;
 
  private:
   class IgnoredStages : public platform::StageSink {
@@ -77,22 +92,50 @@ class GpuNetworkPath : public RemoteIoPath, public pcie::RegisterTarget {
     std::uint32_t receive_consumed = 0;  // receive WQEs used
     std::uint32_t cq_produced = 0;       // CQEs written
   };
+  // Work waiting for a warp: an NVMe-oF command (request index) or a
+  // remote-memory access (index into memory_ops_).
+  struct Pending {
+    bool memory = false;
+    std::uint32_t index = 0;
+  };
+  // A remote-memory access in flight: the queue pair and send WQE that
+  // carry it.
+  struct MemoryOp {
+    std::shared_ptr<MemoryRead> access;
+    std::uint32_t warp = 0;
+    std::uint32_t wqe_index = 0;
+  };
 
   void warp_main(std::uint32_t w);
   // Sleeps warp `w` until a request is pending or the path closes; false
   // when it closed with nothing left.
   bool next_batch(platform::SimWarp& p, std::uint32_t w);
   void wake_one();
-  // Takes the SEND WQE `index` of queue pair `w` (from the BlueFlame write,
-  // or GPU memory) and sends its command.
-  void take_wqe(std::uint32_t w, std::uint32_t index, const rdma::SendWqe* carried);
+  // Takes WQE `index` of queue pair `w` (the 64 B the BlueFlame write
+  // carried, or fetched from GPU memory) and starts what it asks: a capsule
+  // SEND, or an RDMA READ or WRITE of the remote-memory tier.
+  void take_wqe(std::uint32_t w, std::uint32_t index, const std::uint8_t* carried);
+  void take_capsule(std::uint32_t w, std::uint32_t index, const std::uint8_t* wqe_bytes);
+  void take_memory_wqe(std::uint32_t w, std::uint32_t index, const rdma::RdmaWqe& wqe,
+                       bool carried);
   void complete(std::uint32_t r, std::uint16_t status, Picoseconds when);
+  void queue_memory_op(std::shared_ptr<MemoryRead> access);
+  // The NIC writes a requester CQE (an RDMA READ or WRITE done) into the
+  // queue pair's CQ.
+  void write_requester_cqe(std::uint32_t m);
+  // The CQE of `opcode` for WQE (or receive) `counter` into queue pair w's CQ.
+  void write_cqe(std::uint32_t w, std::uint8_t opcode, std::uint32_t counter, std::uint32_t bytes);
 
   std::vector<algo::NicQueuePair> queues_;
   std::vector<NicSide> nic_side_;
   std::uint64_t doorbell_base_ = 0;  // the NIC's UAR pages
   std::uint64_t mailboxes_ = 0;      // one GPU word per warp: submit() wakes it
-  std::deque<std::uint32_t> pending_;
+  std::deque<Pending> pending_;
+  std::vector<MemoryOp> memory_ops_;
+  std::vector<std::uint32_t> free_memory_ops_;
+  // Per queue pair and send queue slot: the remote-memory access its WQE
+  // carries (the initiator's bookkeeping of its work request IDs).
+  std::vector<std::vector<std::uint32_t>> slot_memory_op_;
   std::vector<std::uint32_t> idle_;
   std::vector<std::uint32_t> mailbox_seq_;
   bool closed_ = false;
@@ -107,6 +150,10 @@ class GpuNetworkPath : public RemoteIoPath, public pcie::RegisterTarget {
   std::uint64_t wqe_fetches_ = 0;        // WQEs the NIC read from GPU memory by DMA
   std::uint64_t cqes_written_ = 0;       // CQEs the NIC wrote into GPU memory
   std::uint64_t responses_written_ = 0;  // response capsules it wrote into receive buffers
+  std::uint64_t write_capsules_ = 0;     // NVMe-oF write capsules posted
+  std::uint64_t rdma_read_wqes_ = 0;     // RDMA READ WQEs of the remote-memory tier
+  std::uint64_t rdma_write_wqes_ = 0;    // RDMA WRITE WQEs of the remote-memory tier
+  std::uint64_t requester_cqes_ = 0;     // CQEs of those READs and WRITEs
 };
 
 }  // namespace gpunvme

@@ -355,6 +355,9 @@ KvCacheWorkload::KvCacheWorkload(const sc_core::sc_module_name& name, const RunC
   dram_step_bytes_.assign(shape_.steps, 0);
   nvme_step_bytes_.assign(shape_.steps, 0);
   remote_step_bytes_.assign(shape_.steps, 0);
+  network_write_step_bytes_.assign(shape_.steps, 0);
+  network_write_step_end_.assign(shape_.steps, 0);
+  step_ends_.assign(shape_.steps, 0);
   token_failed_.assign(shape_.steps * shape_.batch, false);
   request_ttfts_ = kv_request_ttfts(config);
   prefill_ = *std::max_element(request_ttfts_.begin(), request_ttfts_.end());
@@ -669,7 +672,7 @@ void KvCacheWorkload::submit_after_lookup(const BlockIo& request,
 }
 
 void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std::uint64_t src,
-                                 std::uint32_t issuer) {
+                                 std::uint32_t issuer, std::uint64_t step) {
   const std::uint64_t ssds = ssd_ids_.size();
   const auto ssd = static_cast<std::uint32_t>(slot % ssds);
   const std::uint64_t lba = machine_.ssd(ssd_ids_[ssd]).lba_bytes();
@@ -685,17 +688,23 @@ void KvCacheWorkload::write_nvme(std::uint32_t block_id, std::uint64_t slot, std
     request.issuer = issuer;
     ++outstanding_writes_;
     const std::uint64_t io_bytes = std::uint64_t{request.lbas} * lba;
-    submit_after_lookup(request, [this, block_id, io_bytes](std::uint16_t status) {
+    submit_after_lookup(request, [this, block_id, io_bytes, step](std::uint16_t status) {
       if (status != 0) {
         if (!blocks_[block_id].lost) ++failed_block_writes_;
         blocks_[block_id].lost = true;
       } else {
         bytes_to_nvme_ += io_bytes;
+        if (is_remote_path(config_)) network_write_done(step, io_bytes);
       }
       --outstanding_writes_;
       maybe_finish();
     });
   }
+}
+
+void KvCacheWorkload::network_write_done(std::uint64_t step, std::uint64_t bytes) {
+  network_write_step_bytes_[step] += bytes;
+  network_write_step_end_[step] = std::max(network_write_step_end_[step], now());
 }
 
 void KvCacheWorkload::fetch_done(std::uint64_t g) {
@@ -859,6 +868,7 @@ void KvCacheWorkload::maybe_finish() {
 // block that is now full moves down a tier and a new last block starts.
 void KvCacheWorkload::end_step(std::uint64_t step) {
   step_times_[step] = now() - step_started_;
+  step_ends_[step] = now();
   stalls_[step] = stall_;
   stall_ = 0;
   step_started_ = now();
@@ -885,8 +895,19 @@ void KvCacheWorkload::end_step(std::uint64_t step) {
           maybe_finish();
         });
       } else if (block.tier == kNvme) {
-        write_nvme(static_cast<std::uint32_t>(id), block.home, hbm_base_,
-                   next_issuer_++ % threads_);
+        write_nvme(static_cast<std::uint32_t>(id), block.home, hbm_base_, next_issuer_++ % threads_,
+                   step);
+      } else if (block.tier == kRemoteMemory) {
+        // One RDMA WRITE of the block into the storage host's DRAM.
+        ++outstanding_writes_;
+        static_cast<RemoteIoPath&>(io()).write_memory(
+            block.home * slot_bytes_, shape_.block_bytes, hbm_base_, next_issuer_++ % threads_,
+            [this, step] {
+              bytes_to_remote_ += shape_.block_bytes;
+              network_write_done(step, shape_.block_bytes);
+              --outstanding_writes_;
+              maybe_finish();
+            });
       }
     }
   }
@@ -1148,6 +1169,24 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
         {"remote_memory_read_mean_ns", path.memory_read_mean_ns()},
         {"remote_nvme_to_hbm", bytes_from_nvme_},
         {"bytes_per_step", per_step}};
+    // Blocks filled during decoding written into the network tiers (RDMA
+    // WRITE to remote memory, NVMe-oF writes to the remote NVMe tier): bytes
+    // per step, and the time from the step's end to its last write's end.
+    nlohmann::json write_bytes = nlohmann::json::array();
+    nlohmann::json write_ns = nlohmann::json::array();
+    for (std::uint64_t s = 0; s < k.steps; ++s) {
+      write_bytes.push_back(network_write_step_bytes_[s]);
+      const Picoseconds took =
+          network_write_step_bytes_[s] == 0 ? 0 : network_write_step_end_[s] - step_ends_[s];
+      write_ns.push_back(round_to(ps_to_ns(took), 0.001));
+    }
+    nlohmann::json& tier = out["kv_cache"]["network_tier"];
+    tier["hbm_to_remote_memory"] = bytes_to_remote_;
+    tier["remote_memory_writes"] = path.memory_writes();
+    tier["remote_memory_write_mean_ns"] = path.memory_write_mean_ns();
+    tier["hbm_to_remote_nvme"] = bytes_to_nvme_;
+    tier["write_bytes_per_step"] = write_bytes;
+    tier["write_ns_per_step"] = write_ns;
   }
   if (k.prefix_blocks > 0) {
     // The prompts' full blocks as stored (every layer), the prefix once.

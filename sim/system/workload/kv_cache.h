@@ -182,7 +182,13 @@ class KvCacheWorkload : public PathWorkload {
   void read_nvme(std::uint64_t slot, std::uint64_t dest, std::uint32_t issuer, std::uint64_t len,
                  std::function<void(std::uint64_t bytes, bool failed)> done);
   void submit_after_lookup(const BlockIo& request, std::function<void(std::uint16_t)> done);
-  void write_nvme(std::uint32_t block, std::uint64_t slot, std::uint64_t src, std::uint32_t issuer);
+  // Writes block `block` to NVMe slot `slot` from `src`, a write of decode
+  // step `step`.
+  void write_nvme(std::uint32_t block, std::uint64_t slot, std::uint64_t src, std::uint32_t issuer,
+                  std::uint64_t step);
+  // A write of decode step `step` of `bytes` finished now (network writes:
+  // the remote NVMe tier on a remote path, the remote-memory tier).
+  void network_write_done(std::uint64_t step, std::uint64_t bytes);
   std::int64_t cache_slot_for(std::uint64_t g, std::uint32_t block);
   std::uint64_t complete_tokens() const;
   bool data_complete() const;
@@ -229,6 +235,12 @@ class KvCacheWorkload : public PathWorkload {
   std::vector<Picoseconds> step_times_, stalls_;
   std::vector<std::uint64_t> dram_step_bytes_, nvme_step_bytes_, remote_step_bytes_;
   std::uint64_t bytes_from_remote_ = 0;
+  // Writes into the network tiers per decode step: bytes, and when the
+  // step's last one finished (they start at its end).
+  std::vector<std::uint64_t> network_write_step_bytes_;
+  std::vector<Picoseconds> network_write_step_end_;
+  std::vector<Picoseconds> step_ends_;
+  std::uint64_t bytes_to_remote_ = 0;  // HBM to the remote-memory tier
   Picoseconds step_started_ = 0;
   Picoseconds stall_ = 0;
   std::uint64_t bytes_from_dram_ = 0, bytes_from_nvme_ = 0;

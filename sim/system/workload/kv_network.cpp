@@ -29,7 +29,7 @@ void check_kv_network(const RunConfig& config, const KvShape& k) {
   if (s.remote_kv_gib > 0 && !remote) {
     throw ConfigError(file, "$.remote_kv_gib", gib,
                       "a remote-memory tier is read by RDMA READ from the storage host: path "
-                      "must be remote_staged, nvmf_gpudirect or dpu, not \"" +
+                      "must be remote_staged, nvmf_gpudirect, dpu or gpu_network, not \"" +
                           enum_name(s.path) + "\"");
   }
   if (s.remote_kv_gib > 0 && k.remote_blocks == 0) {
@@ -63,22 +63,6 @@ void check_kv_network(const RunConfig& config, const KvShape& k) {
                                       ssd->host, capacity_gib));
       }
     }
-  }
-  // The network tiers are read only: every block that fills during decoding
-  // must find room above them (HBM less the last blocks under pin, DRAM).
-  const bool lru = s.eviction == KvEviction::lru;
-  const std::uint64_t above = (lru ? 0 : k.hbm_blocks - k.batch * k.layers) + k.dram_blocks;
-  const std::uint64_t before = kv_blocks_before_decode(k);
-  const std::uint64_t free_above = above > before ? above - before : 0;
-  const std::uint64_t filled = kv_blocks_filled_in_decode(k);
-  if (filled > free_above) {
-    throw ConfigError(
-        file, "$.decode_steps", std::to_string(k.steps),
-        fmt::format("{} KV blocks fill during decoding but HBM and DRAM have room for {}; a "
-                    "remote path writes no block over the network (NVMe-oF writes and RDMA "
-                    "writes are not modelled): fewer decode_steps or more hbm_kv_gib or "
-                    "host_kv_gib",
-                    filled, free_above));
   }
 }
 

@@ -1,9 +1,10 @@
 // The KV cache's network tiers (kv_cache.h): on a remote path
-// (remote_staged, nvmf_gpudirect, dpu; remote_io_path.h) the NVMe tier's
-// blocks live on the storage host's SSDs, read through NVMe-oF, and a
-// remote-memory tier (remote_kv_gib) holds blocks in the storage host's
-// DRAM, read by one RDMA READ per block (remote_memory_read.cpp). Both are
-// read only: blocks that fill during decoding must find room in HBM or DRAM.
+// (remote_staged, nvmf_gpudirect, dpu, gpu_network; remote_io_path.h) the
+// NVMe tier's blocks live on the storage host's SSDs, read and written
+// through NVMe-oF, and a remote-memory tier (remote_kv_gib) holds blocks in
+// the storage host's DRAM, read by one RDMA READ and written by one RDMA
+// WRITE per block (remote_memory_read.cpp). On gpu_network the GPU's warps
+// post all of them (gpu_network_path.h).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,7 @@ std::uint64_t kv_blocks_before_decode(const KvShape& k);
 // ConfigError (with the field's JSON path) for a network tier the run cannot
 // serve: a remote-memory tier without a remote path, smaller than one block
 // or larger than the storage host's memory; on a remote path, the
-// in_storage policy, key requests, or a block filled during decoding that
-// would have to be written over the network.
+// in_storage policy or key requests.
 void check_kv_network(const RunConfig& config, const KvShape& k);
 
 }  // namespace gpunvme

@@ -95,18 +95,6 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                       "this scenario is a " +
                           enum_name(s.kind));
   }
-  // The warps' capsules are NVMe Reads, and the KV tiers' remote-memory
-  // reads are posted by a host or Arm core: gpu_network runs neither.
-  if (route.gpu_initiated && s.kind == ScenarioKind::kv_cache) {
-    throw ConfigError(file, "$.path", path_name,
-                      "gpu_network runs the microbenchmark, gather and graph kinds; this "
-                      "scenario is a kv_cache");
-  }
-  if (route.gpu_initiated && s.kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead &&
-      s.rw != Pattern::Read) {
-    throw ConfigError(file, "$.rw", quoted(enum_name(s.rw)),
-                      "gpu_network reads (randread or read); the warps post no write capsules");
-  }
   const std::size_t gpu = index_of(topo, s.gpu);
   const std::string& gpu_host = topo.nodes[gpu].host;
   // Every SSD in one storage host, other than the GPU's.
@@ -779,6 +767,8 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
   const bool dpu = route_.path == nvmf::RemotePath::dpu;
   Picoseconds initiator_busy = 0;
   for (std::uint32_t c = 0; c < cores_.size(); ++c) initiator_busy += cores_.busy(c);
+  // The remote-memory tier's core time is its own (memory_tier).
+  const Picoseconds memory_core = memory_.core_ps + memory_.write_core_ps;
   nlohmann::json target = target_->sections(elapsed).at("cpu");
   const bool on_host = site_.placement == nvmf::TargetPlacement::host_cpu;
   const bool on_dpu = site_.placement == nvmf::TargetPlacement::dpu;
@@ -859,8 +849,8 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
        {{"initiator_nic", nic_json(*initiator_nic_, topo.nodes[route_.initiator].id)},
         {"target_nic", nic_json(*target_nic_, topo.nodes[route_.target_nic].id)}}},
       // Core time per completed I/O.
-      {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy - memory_.core_ps, ios)},
-      {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy - memory_.core_ps, ios) : 0.0},
+      {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy - memory_core, ios)},
+      {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy - memory_core, ios) : 0.0},
       // The target's time per I/O: host cores, the DPU's Arm cores, or the
       // offloading NIC's (no core).
       {"target_core_ns_per_io", on_host ? target.value("core_time_per_io_ns", 0.0) : 0.0},
@@ -887,7 +877,7 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
        switch_ ? static_cast<double>(switch_->max_queued_ps()) / 1000.0 : 0.0},
       {"nvmf_target", target},
       {"nvmf_target_stages", target_stages}};
-  if (memory_.reads > 0) remote["memory_tier"] = memory_tier_json();
+  if (memory_.reads > 0 || memory_.writes > 0) remote["memory_tier"] = memory_tier_json();
   nlohmann::json out = {{"remote", remote}};
   if (route_.gpu_initiated) return out;  // no core of the GPU's host
   if (!dpu) {

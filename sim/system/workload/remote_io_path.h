@@ -126,11 +126,20 @@ class RemoteIoPath : public Component, public IoPath {
   // `dest` (GPU memory), posted for `issuer` by the initiator's host core or
   // Arm core; no target core and no SSD. `done` runs once the requester
   // knows the data is in GPU memory.
-  void read_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t dest,
-                   std::uint32_t issuer, std::function<void()> done);
+  virtual void read_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t dest,
+                           std::uint32_t issuer, std::function<void()> done);
+  // One RDMA WRITE of `bytes` at `src` (GPU memory; on remote_staged copied
+  // to a staging buffer of the GPU's host first) to `remote_address` of the
+  // storage host's registered DRAM; `done` runs once the requester knows the
+  // target NIC acknowledged it.
+  virtual void write_memory(std::uint64_t remote_address, std::uint64_t bytes, std::uint64_t src,
+                            std::uint32_t issuer, std::function<void()> done);
   std::uint64_t memory_reads() const { return memory_.reads; }
+  std::uint64_t memory_writes() const { return memory_.writes; }
   // Mean time of one remote-memory read, from its request to its delivery (ns).
   double memory_read_mean_ns() const;
+  // Mean time of one remote-memory write, from its request to its completion (ns).
+  double memory_write_mean_ns() const;
 
  protected:
   // The initiator side a derived path replaces (gpu_network_path.h): how the
@@ -201,20 +210,46 @@ class RemoteIoPath : public Component, public IoPath {
 
   // remote-memory tier: the READ's exchange once posted, its completion on
   // the initiator, its delivery to the requester; the seams of all reads.
+  // One access of the remote-memory tier: a READ into `dest`, or (write) a
+  // WRITE from `dest`.
   struct MemoryRead {
     std::uint64_t remote_address, bytes, dest, staging;
     std::uint32_t core;
     Picoseconds requested, posted;
     std::function<void()> done;
+    bool write = false;
+    std::uint32_t tag = 0;  // the derived path's handle of the access
   };
   struct MemoryTierSeams {
     std::uint64_t reads = 0, bytes = 0, initiator_memory_bytes = 0, copies = 0;
     std::uint64_t redirected = 0, packets = 0, wire_bytes = 0;
     Picoseconds core_ps = 0, network_ps = 0, pcie_ps = 0, exchange_ps = 0, latency_ps = 0;
+    // RDMA WRITEs, summed apart from the reads.
+    std::uint64_t writes = 0, write_bytes = 0, write_packets = 0, write_wire_bytes = 0;
+    Picoseconds write_core_ps = 0, write_exchange_ps = 0, write_latency_ps = 0;
+    Picoseconds write_network_ps = 0, write_pcie_ps = 0;
   };
   void post_memory_read(std::shared_ptr<MemoryRead> read);
+  // The READ request leaves the initiator's NIC as `sent` (posted by a core
+  // or, gpu_network, by a warp): network, target NIC, response.
+  void send_memory_read(std::shared_ptr<MemoryRead> read, const nic::SentMessage& sent);
   void memory_read_in(std::shared_ptr<MemoryRead> read);
+  // The response and CQE are in the initiator's memory: the requester learns
+  // of it (per path: a core reaps and copies or notifies; a warp polls).
+  virtual void memory_read_landed(std::shared_ptr<MemoryRead> read);
   void memory_read_delivered(std::shared_ptr<MemoryRead> read);
+  // Counts the read, delivered at `when`, and runs its caller's callback.
+  void memory_read_finished(std::shared_ptr<MemoryRead> read, Picoseconds when);
+  void post_memory_write(std::shared_ptr<MemoryRead> write);
+  // The WRITE leaves the initiator's NIC as `sent`: its packets, the target
+  // NIC's DMA into its host memory, its ACK back and the requester CQE.
+  void send_memory_write(std::shared_ptr<MemoryRead> write, const nic::SentMessage& sent);
+  virtual void memory_write_landed(std::shared_ptr<MemoryRead> write);
+  void memory_write_finished(std::shared_ptr<MemoryRead> write, Picoseconds when);
+  // Memory keys of the remote-memory tier (the storage host's KV region) and
+  // of the initiator's buffer of an access (GPU memory, or its staging buffer).
+  static std::uint32_t remote_kv_key();
+  std::uint32_t memory_buffer_key() const;
   std::uint64_t memory_staging(std::uint64_t bytes);
   nlohmann::json memory_tier_json() const;
 

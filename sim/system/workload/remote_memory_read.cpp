@@ -51,7 +51,7 @@ void RemoteIoPath::read_memory(std::uint64_t remote_address, std::uint64_t bytes
                                std::uint64_t dest, std::uint32_t issuer,
                                std::function<void()> done) {
   auto read = std::make_shared<MemoryRead>(MemoryRead{
-      remote_address, bytes, dest, 0, issuer % cores_.size(), now(), 0, std::move(done)});
+      remote_address, bytes, dest, 0, issuer % cores_.size(), now(), 0, std::move(done), false, 0});
   if (!from_gpu_) {
     post_memory_read(read);
     return;
@@ -75,6 +75,12 @@ std::uint64_t RemoteIoPath::memory_staging(std::uint64_t bytes) {
   return buffer;
 }
 
+std::uint32_t RemoteIoPath::remote_kv_key() { return kRemoteKvKey; }
+
+std::uint32_t RemoteIoPath::memory_buffer_key() const {
+  return route_.path == nvmf::RemotePath::remote_staged ? kMemoryStagingKey : kGpuBufferKey;
+}
+
 void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
   Picoseconds work = 0;
   if (route_.path == nvmf::RemotePath::dpu) {
@@ -90,21 +96,25 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
     // The READ request: one packet, no payload.
     const nic::RdmaMessage request{network::RdmaOp::rdma_read_request, 0, kRemoteKvKey,
                                    read->remote_address};
-    const nic::SentMessage sent =
-        initiator_nic_->transmit(now(), request, *to_target_.cable, to_target_.side);
-    const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
-    memory_.network_ps += tails.back() - sent.packets.front().start;
-    // Doorbell write and WQE fetch (doorbell posting) on the initiator's link.
-    const nic::RdmaNicParams& p = initiator_nic_->params();
-    memory_.pcie_ps +=
-        p.host_read_ns / 2 + (p.wqe_posting == nic::WqePosting::doorbell ? p.host_read_ns : 0);
-    memory_.packets += sent.packets.size();
-    memory_.wire_bytes += sent.wire_bytes;
-    // The target NIC processes the request (pipeline_ns) and answers it; the
-    // request carries nothing to write, so its DMA engine is not booked.
-    const Picoseconds processed = tails.back() + target_nic_->params().pipeline_ns;
-    schedule_at(processed, [this, read] { memory_read_in(read); });
+    send_memory_read(read,
+                     initiator_nic_->transmit(now(), request, *to_target_.cable, to_target_.side));
   });
+}
+
+void RemoteIoPath::send_memory_read(std::shared_ptr<MemoryRead> read,
+                                    const nic::SentMessage& sent) {
+  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  memory_.network_ps += tails.back() - sent.packets.front().start;
+  // Doorbell write (a warp's was timed by the fabric) and WQE fetch on the
+  // initiator's link.
+  const nic::RdmaNicParams& p = initiator_nic_->params();
+  memory_.pcie_ps += (sent.rung - sent.posted) + (sent.wqe_fetched ? p.host_read_ns : 0);
+  memory_.packets += sent.packets.size();
+  memory_.wire_bytes += sent.wire_bytes;
+  // The target NIC processes the request (pipeline_ns) and answers it; the
+  // request carries nothing to write, so its DMA engine is not booked.
+  const Picoseconds processed = tails.back() + target_nic_->params().pipeline_ns;
+  schedule_at(processed, [this, read] { memory_read_in(read); });
 }
 
 void RemoteIoPath::memory_read_in(std::shared_ptr<MemoryRead> read) {
@@ -134,65 +144,193 @@ void RemoteIoPath::memory_read_in(std::shared_ptr<MemoryRead> read) {
   }
   schedule_at(in.completed, [this, read] {
     memory_.exchange_ps += now() - read->posted;
-    switch (route_.path) {
-      case nvmf::RemotePath::remote_staged: {
-        const Picoseconds work = costs_.complete_poll + costs_.copy_launch;
-        memory_.core_ps += work;
-        schedule_at(cores_.book(read->core, now(), work), [this, read] {
-          ++memory_.copies;
-          memory_.initiator_memory_bytes += read->bytes;  // the copy engine reads the buffer
-          machine_.copy_engine(gpu_.id()).read(read->staging, read->bytes, [this, read] {
-            memory_staging_free_[(read->bytes + kPage - 1) / kPage * kPage].push_back(
-                read->staging);
-            memory_.core_ps += costs_.copy_sync;
-            schedule_at(cores_.book(read->core, now(), costs_.copy_sync),
-                        [this, read] { memory_read_delivered(read); });
-          });
-        });
-        return;
-      }
-      case nvmf::RemotePath::nvmf_gpudirect: {
-        const Picoseconds work = costs_.complete_poll + (from_gpu_ ? costs_.notify : 0);
-        memory_.core_ps += work;
-        schedule_at(cores_.book(read->core, now(), work),
-                    [this, read] { memory_read_delivered(read); });
-        return;
-      }
-      case nvmf::RemotePath::dpu:
-        // The DPU's NIC wrote the data through the DPU's own PCIe switch.
-        schedule_in(dpu_.switch_ns, [this, read] { memory_read_delivered(read); });
-        return;
-    }
+    memory_read_landed(read);
   });
 }
 
+void RemoteIoPath::memory_read_landed(std::shared_ptr<MemoryRead> read) {
+  switch (route_.path) {
+    case nvmf::RemotePath::remote_staged: {
+      const Picoseconds work = costs_.complete_poll + costs_.copy_launch;
+      memory_.core_ps += work;
+      schedule_at(cores_.book(read->core, now(), work), [this, read] {
+        ++memory_.copies;
+        memory_.initiator_memory_bytes += read->bytes;  // the copy engine reads the buffer
+        machine_.copy_engine(gpu_.id()).read(read->staging, read->bytes, [this, read] {
+          memory_staging_free_[(read->bytes + kPage - 1) / kPage * kPage].push_back(read->staging);
+          memory_.core_ps += costs_.copy_sync;
+          schedule_at(cores_.book(read->core, now(), costs_.copy_sync),
+                      [this, read] { memory_read_delivered(read); });
+        });
+      });
+      return;
+    }
+    case nvmf::RemotePath::nvmf_gpudirect: {
+      const Picoseconds work = costs_.complete_poll + (from_gpu_ ? costs_.notify : 0);
+      memory_.core_ps += work;
+      schedule_at(cores_.book(read->core, now(), work),
+                  [this, read] { memory_read_delivered(read); });
+      return;
+    }
+    case nvmf::RemotePath::dpu:
+      // The DPU's NIC wrote the data through the DPU's own PCIe switch.
+      schedule_in(dpu_.switch_ns, [this, read] { memory_read_delivered(read); });
+      return;
+  }
+}
+
 void RemoteIoPath::memory_read_delivered(std::shared_ptr<MemoryRead> read) {
-  auto finish = [this, read] {
-    ++memory_.reads;
-    memory_.bytes += read->bytes;
-    memory_.latency_ps += now() - read->requested;
-    std::function<void()> done = std::move(read->done);
-    if (done) done();
-  };
   if (!from_gpu_) {
-    finish();
+    memory_read_finished(read, now());
     return;
   }
   if (route_.path == nvmf::RemotePath::nvmf_gpudirect) {
     // The core posts the completion flag to GPU memory; the waiting thread
     // sees it one load after it lands.
     const std::uint64_t flag = gpu_flags_ + (memory_.reads % kFlagWords) * 4;
-    machine_.fabric().write(route_.gpu_cpu, flag, 4, nullptr,
-                            [this, finish] { schedule_in(gpu_.costs().load_latency, finish); });
+    machine_.fabric().write(route_.gpu_cpu, flag, 4, nullptr, [this, read] {
+      schedule_in(gpu_.costs().load_latency, [this, read] { memory_read_finished(read, now()); });
+    });
     return;
   }
   // A stream-ordered flag behind the copy (remote_staged), or the DPU's
   // flag behind the data: seen one GPU load later.
-  schedule_in(gpu_.costs().load_latency, finish);
+  schedule_in(gpu_.costs().load_latency, [this, read] { memory_read_finished(read, now()); });
+}
+
+void RemoteIoPath::memory_read_finished(std::shared_ptr<MemoryRead> read, Picoseconds when) {
+  ++memory_.reads;
+  memory_.bytes += read->bytes;
+  memory_.latency_ps += when - read->requested;
+  std::function<void()> done = std::move(read->done);
+  if (done) done();
+}
+
+void RemoteIoPath::write_memory(std::uint64_t remote_address, std::uint64_t bytes,
+                                std::uint64_t src, std::uint32_t issuer,
+                                std::function<void()> done) {
+  auto write = std::make_shared<MemoryRead>(MemoryRead{
+      remote_address, bytes, src, 0, issuer % cores_.size(), now(), 0, std::move(done), true, 0});
+  if (!from_gpu_) {
+    post_memory_write(write);
+    return;
+  }
+  schedule_in(costs_.request_wait(), [this, write] { post_memory_write(write); });
+}
+
+// As an NVMe-oF write's post (remote_io_path.cpp): remote_staged first copies
+// the block into a staging buffer of the GPU's host (launch and
+// synchronisation on the core), then the core posts the WRITE.
+void RemoteIoPath::post_memory_write(std::shared_ptr<MemoryRead> write) {
+  const bool staged = route_.path == nvmf::RemotePath::remote_staged;
+  Picoseconds work = 0;
+  if (route_.path == nvmf::RemotePath::dpu) {
+    work = dpu_.arm_io_ns;
+  } else {
+    work = costs_.submit + (from_gpu_ ? costs_.request : 0) + (staged ? costs_.copy_launch : 0);
+  }
+  memory_.write_core_ps += work;
+  auto post = [this, write] {
+    write->posted = now();
+    const bool from_staging = route_.path == nvmf::RemotePath::remote_staged;
+    const nic::RdmaMessage message{network::RdmaOp::rdma_write, write->bytes, memory_buffer_key(),
+                                   from_staging ? write->staging : write->dest};
+    send_memory_write(write,
+                      initiator_nic_->transmit(now(), message, *to_target_.cable, to_target_.side));
+  };
+  const Picoseconds end = cores_.book(write->core, now(), work);
+  if (!staged) {
+    schedule_at(end, post);
+    return;
+  }
+  schedule_at(end, [this, write, post] {
+    write->staging = memory_staging(write->bytes);
+    ++memory_.copies;
+    memory_.initiator_memory_bytes += write->bytes;  // the copy engine writes the buffer
+    machine_.copy_engine(gpu_.id()).write(write->staging, write->bytes, [this, write, post] {
+      memory_.write_core_ps += costs_.copy_sync;
+      schedule_at(cores_.book(write->core, now(), costs_.copy_sync), post);
+    });
+  });
+}
+
+void RemoteIoPath::send_memory_write(std::shared_ptr<MemoryRead> write,
+                                     const nic::SentMessage& sent) {
+  const bool staged = route_.path == nvmf::RemotePath::remote_staged;
+  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  // The target NIC writes the payload into the registered KV region, then
+  // acknowledges the message: a conservative choice, as an RC responder may
+  // acknowledge once the packets are accepted; the ACK is one packet.
+  const nic::DeliveredMessage in = target_nic_->receive(
+      tails, {network::RdmaOp::rdma_write, write->bytes, kRemoteKvKey, write->remote_address},
+      mtu_);
+  const nic::SentMessage ack =
+      target_nic_->originate(in.data_written, {network::RdmaOp::ack, 0, kRemoteKvKey, 0},
+                             *to_initiator_.cable, to_initiator_.side);
+  const std::vector<Picoseconds> ack_tails = arrivals(ack, to_initiator_);
+  const nic::DeliveredMessage acked =
+      initiator_nic_->receive(ack_tails, {network::RdmaOp::ack, 0, memory_buffer_key(), 0}, mtu_);
+  memory_.write_network_ps +=
+      (tails.back() - sent.packets.front().start) + (ack_tails.back() - ack.packets.front().start);
+  // Doorbell and WQE fetch, the payload's first read (and its translation
+  // miss) from the initiator's buffer, the payload landing in the target's
+  // memory and the CQE landing on the initiator's side.
+  const nic::RdmaNicParams& p = initiator_nic_->params();
+  memory_.write_pcie_ps += (sent.rung - sent.posted) + (sent.wqe_fetched ? p.host_read_ns : 0) +
+                           p.host_read_ns + (sent.translation_misses > 0 ? p.host_read_ns : 0) +
+                           target_nic_->params().host_read_ns / 2 + p.host_read_ns / 2;
+  memory_.write_packets += sent.packets.size() + ack.packets.size();
+  memory_.write_wire_bytes += sent.wire_bytes + ack.wire_bytes;
+  if (staged) {
+    memory_.initiator_memory_bytes += write->bytes;  // the NIC reads the staging buffer
+  } else if (route_.redirected) {
+    ++memory_.redirected;
+  }
+  schedule_at(acked.completed, [this, write] {
+    memory_.write_exchange_ps += now() - write->posted;
+    memory_write_landed(write);
+  });
+}
+
+void RemoteIoPath::memory_write_landed(std::shared_ptr<MemoryRead> write) {
+  auto finished = [this, write] {
+    if (route_.path == nvmf::RemotePath::remote_staged) {
+      memory_staging_free_[(write->bytes + kPage - 1) / kPage * kPage].push_back(write->staging);
+    }
+    if (!from_gpu_) {
+      memory_write_finished(write, now());
+      return;
+    }
+    // The requesting GPU thread learns of it from a flag, seen one load after
+    // it lands (nvmf_gpudirect: the core's write; the DPU's, or the stream's).
+    schedule_in(gpu_.costs().load_latency, [this, write] { memory_write_finished(write, now()); });
+  };
+  if (route_.path == nvmf::RemotePath::dpu) {
+    finished();
+    return;
+  }
+  // A host core reaps the CQE (and, nvmf_gpudirect, posts the flag).
+  const Picoseconds work =
+      costs_.complete_poll +
+      (from_gpu_ && route_.path == nvmf::RemotePath::nvmf_gpudirect ? costs_.notify : 0);
+  memory_.write_core_ps += work;
+  schedule_at(cores_.book(write->core, now(), work), finished);
+}
+
+void RemoteIoPath::memory_write_finished(std::shared_ptr<MemoryRead> write, Picoseconds when) {
+  ++memory_.writes;
+  memory_.write_bytes += write->bytes;
+  memory_.write_latency_ps += when - write->requested;
+  std::function<void()> done = std::move(write->done);
+  if (done) done();
 }
 
 double RemoteIoPath::memory_read_mean_ns() const {
   return mean_ns(memory_.latency_ps, memory_.reads);
+}
+
+double RemoteIoPath::memory_write_mean_ns() const {
+  return mean_ns(memory_.write_latency_ps, memory_.writes);
 }
 
 nlohmann::json RemoteIoPath::memory_tier_json() const {
@@ -202,6 +340,9 @@ nlohmann::json RemoteIoPath::memory_tier_json() const {
   const double network = mean_ns(memory_.network_ps, reads);
   const double pcie = mean_ns(memory_.pcie_ps, reads);
   const double core = mean_ns(memory_.core_ps, reads);
+  const double write_exchange = mean_ns(memory_.write_exchange_ps, memory_.writes);
+  const double write_network = mean_ns(memory_.write_network_ps, memory_.writes);
+  const double write_pcie = mean_ns(memory_.write_pcie_ps, memory_.writes);
   return {{"reads", reads},
           {"bytes", memory_.bytes},
           {"mean_read_ns", memory_read_mean_ns()},
@@ -211,7 +352,7 @@ nlohmann::json RemoteIoPath::memory_tier_json() const {
           {"copies", memory_.copies},
           // The target NIC reads each block once from the storage host's DRAM;
           // no target core runs.
-          {"target_host_memory_bytes", memory_.bytes},
+          {"target_host_memory_bytes", memory_.bytes + memory_.write_bytes},
           {"target_core_ns_per_read", 0.0},
           {"redirected_transfers", memory_.redirected},
           {"host_core_ns_per_read", dpu ? 0.0 : core},
@@ -224,7 +365,21 @@ nlohmann::json RemoteIoPath::memory_tier_json() const {
             {"nic", std::max(0.0, exchange - network - pcie)},
             {"initiator", core}}},
           {"packets", memory_.packets},
-          {"wire_bytes", memory_.wire_bytes}};
+          {"wire_bytes", memory_.wire_bytes},
+          // RDMA WRITEs into the tier (KV blocks that filled during
+          // decoding): their initiator core time, their exchange (posted to
+          // the requester CQE of the target's ACK) and packets both ways.
+          {"writes", memory_.writes},
+          {"write_bytes", memory_.write_bytes},
+          {"mean_write_ns", memory_write_mean_ns()},
+          {"write_per_hop_ns",
+           {{"network", write_network},
+            {"nic_pcie", write_pcie},
+            {"nic", std::max(0.0, write_exchange - write_network - write_pcie)}}},
+          {"host_core_ns_per_write", dpu ? 0.0 : mean_ns(memory_.write_core_ps, memory_.writes)},
+          {"dpu_core_ns_per_write", dpu ? mean_ns(memory_.write_core_ps, memory_.writes) : 0.0},
+          {"write_packets", memory_.write_packets},
+          {"write_wire_bytes", memory_.write_wire_bytes}};
 }
 
 }  // namespace gpunvme
