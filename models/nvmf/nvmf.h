@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/network/network.h"
@@ -69,6 +70,9 @@ struct TargetSite {
   // The node whose servers run it (the DPU, or the nvmf_target node); paths
   // naming the same node share those servers (npos: a path's own).
   std::size_t node = npos;
+  // The SSDs it serves, by id (empty: the scenario's); a storage host's
+  // target serves that host's.
+  std::vector<std::string> ssds;
 };
 
 // Bytes of a command capsule: the SQE, plus the data of a write that fits in it.

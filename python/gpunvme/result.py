@@ -87,8 +87,31 @@ class Result(dict):
         if not remote:
             return pd.DataFrame()
         keep = {k: v for k, v in remote.items()
-                if k not in ("links", "nvmf_target", "nvmf_target_stages")}
+                if k not in ("links", "nvmf_target", "nvmf_target_stages", "storage_hosts")}
         return pd.DataFrame([flatten(keep)])
+
+    def storage_hosts_frame(self):
+        """A remote path's storage hosts, one row each (index: host).
+
+        Columns: target, target_nic, target_placement, ssds, ios, bytes, network_switches,
+        route (node ids from the initiator's port to the target's NIC), packets each way, the
+        target's core ns per I/O, offload waits, and per hop the mean ns of a packet's tail
+        (``to_target.<from>><to>``, ``to_initiator.<from>><to>``). Empty for a local path.
+        """
+        import pandas as pd
+
+        remote = self.get("remote")
+        if not remote:
+            return pd.DataFrame()
+        rows = {}
+        for host in remote.get("storage_hosts", []):
+            row = {k: v for k, v in host.items()
+                   if k not in ("host", "hops_to_target", "hops_to_initiator")}
+            for direction in ("to_target", "to_initiator"):
+                for hop in host["hops_" + direction]:
+                    row[direction + "." + hop["hop"]] = hop["mean_ns"]
+            rows[host["host"]] = row
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("host")
 
     def tenants_frame(self):
         """A multi-tenant run's tenants, one row each (index: tenant name).

@@ -218,5 +218,31 @@ TEST(SharedKvTier, RefusesASharedInitiatorAndMismatchedPrefixes) {
   }
 }
 
+// A shared tier is read only: 8 decode steps fill one block per sequence
+// and layer ((32 + 8) / 8 - 32 / 8 = 1; 2 x 2 = 4 blocks) and HBM's 4
+// blocks are the pinned last ones, no DRAM: the 4 would be written into the
+// tier, refused while another tenant reads that target; one tenant alone
+// may write them.
+TEST(SharedKvTier, RefusesWritesIntoATierAnotherTenantReads) {
+  nlohmann::json writer = small_decode(0, 16);
+  writer["decode_steps"] = 8;
+  nlohmann::json list = {{{"name", "a"}, {"scenario", writer}},
+                         {{"name", "b"}, {"scenario", small_decode(1, 16)}}};
+  RawConfig raw = four_gpus();
+  raw.scenario = {{"tenants", list}};
+  try {
+    resolve_config(raw);
+    FAIL() << "blocks filled in decoding were written into a shared tier";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "$.tenants[0].scenario.decode_steps");
+    EXPECT_NE(std::string(e.what()).find("4 KV blocks fill"), std::string::npos) << e.what();
+  }
+  raw.scenario = {{"tenants", nlohmann::json::array({list[0]})}};
+  EXPECT_NO_THROW(resolve_config(raw));
+  // Two steps fill none: both tenants run.
+  raw.scenario = {{"tenants", {{{"name", "a"}, {"scenario", small_decode(0, 16)}}, list[1]}}};
+  EXPECT_NO_THROW(resolve_config(raw));
+}
+
 }  // namespace
 }  // namespace gpunvme

@@ -42,3 +42,18 @@ def test_a_refused_peer_path_is_a_config_error():
                                "topology.nodes.sw0.acs_request_redirect=true",
                                "topology.nodes.rc0.peer_to_peer=block"])
     assert error.value.path == "$.path"
+
+
+def test_storage_hosts_frame_gives_each_hosts_route_and_hops():
+    topology = os.path.join(SOURCE_DIR, "configs", "topologies", "three-hosts-leaf-spine.json")
+    scenario = os.path.join(SOURCE_DIR, "scenarios", "remote", "leaf-spine.json")
+    r = gpunvme.run(topology=topology, scenario=scenario,
+                    overrides=["scenario.ios=200", "scenario.threads=32"])
+    frame = r.storage_hosts_frame()
+    assert list(frame.index) == ["storage_a", "storage_b"]
+    assert frame["ios"].sum() == 200
+    assert list(frame.loc["storage_b", "route"]) == ["nic0", "leaf0", "spine0", "leaf1", "nic2"]
+    assert (frame["network_switches"] == 3).all()
+    # Each switch with the cable after it: at least its 130 ns cut-through and 10 ns of cable.
+    assert frame.loc["storage_a", "to_target.leaf0>spine0"] >= 140.0
+    assert "storage_hosts" not in r.remote_frame().columns

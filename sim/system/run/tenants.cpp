@@ -21,6 +21,7 @@
 #include "sim/system/run/tenant_isolation.h"
 #include "sim/system/workload/io_path.h"
 #include "sim/system/workload/kv_cache.h"
+#include "sim/system/workload/kv_network.h"
 #include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
@@ -159,14 +160,25 @@ void check_tenant_qos(const std::string& file, const std::string& where, const T
   }
 }
 
-// Tenants on remote paths share the storage host's NIC or DPU port, cables,
-// switch ports and target servers (Machine::shared_model). Refused: two
-// tenants with one initiator (its host or Arm cores are each path's own), a
-// shared NIC-offload target (its command contexts are each path's own), and
-// tenants whose shared prefixes on one target differ in shape (one stored
-// copy serves them all).
+// Tenants on remote paths share each storage host's NIC or DPU port, the
+// cables, switch ports and target servers (Machine::shared_model). Refused:
+// two tenants with one initiator (its host or Arm cores are each path's
+// own), a shared NIC-offload target (its command contexts are each path's
+// own), and tenants whose shared prefixes on one target differ in shape (one
+// stored copy serves them all). A path reading several storage hosts is
+// checked at each of their targets. A shared tier stays read only: a
+// kv_cache tenant on a target another tenant uses is refused when blocks
+// that fill during decoding would be written into the network tiers
+// (tenants' private blocks share the SSDs' slots and the remote memory).
 void check_remote_tenants(const std::string& file, const TenantSet& set) {
   std::map<std::size_t, std::size_t> initiator_user, target_user, prefix_user;
+  std::map<std::size_t, std::size_t> target_tenants;
+  for (const auto& tenant : set.tenants) {
+    if (!is_remote_path(tenant.config)) continue;
+    for (const StorageRoute& host : resolve_remote_route(tenant.config).storage) {
+      ++target_tenants[host.target];
+    }
+  }
   for (std::size_t i = 0; i < set.tenants.size(); ++i) {
     const RunConfig& c = set.tenants[i].config;
     if (!is_remote_path(c)) continue;
@@ -183,28 +195,56 @@ void check_remote_tenants(const std::string& file, const TenantSet& set) {
                       "of its own NIC or DPU",
                       set.tenants[init->second].name, topo.nodes[route.initiator].id));
     }
-    auto [target, first] = target_user.emplace(route.target, i);
-    if (!first && route.placement == nvmf::TargetPlacement::nic_offload) {
-      throw ConfigError(file, where + ".nvmf_target", "\"" + topo.nodes[route.target].id + "\"",
-                        fmt::format("tenant {} already uses this NIC-offload target, whose command "
-                                    "contexts each path counts alone; allowed shared: a target "
-                                    "on host cores or on a DPU",
-                                    set.tenants[target->second].name));
+    for (const StorageRoute& host : route.storage) {
+      auto [target, first] = target_user.emplace(host.target, i);
+      if (!first && host.placement == nvmf::TargetPlacement::nic_offload) {
+        throw ConfigError(file, where + ".nvmf_target", "\"" + topo.nodes[host.target].id + "\"",
+                          fmt::format("tenant {} already uses this NIC-offload target, whose "
+                                      "command contexts each path counts alone; allowed shared: a "
+                                      "target on host cores or on a DPU",
+                                      set.tenants[target->second].name));
+      }
     }
-    if (s.kind != ScenarioKind::kv_cache || s.shared_prefix_tokens == 0) continue;
+    if (s.kind != ScenarioKind::kv_cache) continue;
     const KvShape k = kv_shape(c);
-    auto [other, alone] = prefix_user.emplace(route.target, i);
-    if (alone) continue;
-    const KvShape o = kv_shape(set.tenants[other->second].config);
-    if (o.layers != k.layers || o.block_bytes != k.block_bytes ||
-        o.prefix_blocks != k.prefix_blocks) {
-      throw ConfigError(
-          file, where + ".shared_prefix_tokens", std::to_string(s.shared_prefix_tokens),
-          fmt::format("tenant {} stores a shared prefix on the same target with another shape "
-                      "({} layers, {} B blocks, {} prefix blocks; here {}, {}, {}): one stored "
-                      "copy needs the same model, block and prefix",
-                      set.tenants[other->second].name, o.layers, o.block_bytes, o.prefix_blocks,
-                      k.layers, k.block_bytes, k.prefix_blocks));
+    const bool shared_tier =
+        std::any_of(route.storage.begin(), route.storage.end(),
+                    [&](const StorageRoute& host) { return target_tenants[host.target] > 1; });
+    if (shared_tier) {
+      // HBM less the last blocks under pin, and DRAM, against the full
+      // blocks placed before decoding (the shared prefix once per layer).
+      const bool lru = s.eviction == KvEviction::lru;
+      const std::uint64_t pinned = k.batch * k.layers;
+      const std::uint64_t above =
+          (lru || k.hbm_blocks < pinned ? 0 : k.hbm_blocks - pinned) + k.dram_blocks;
+      const std::uint64_t before =
+          kv_blocks_before_decode(k) - k.layers * (k.batch - 1) * k.prefix_blocks;
+      const std::uint64_t free_above = above > before ? above - before : 0;
+      const std::uint64_t filled = kv_blocks_filled_in_decode(k);
+      if (filled > free_above) {
+        throw ConfigError(
+            file, where + ".decode_steps", std::to_string(k.steps),
+            fmt::format("{} KV blocks fill during decoding but HBM and DRAM have room for {}; a "
+                        "network KV tier shared with another tenant is read only (their blocks "
+                        "share its slots): fewer decode_steps or more hbm_kv_gib or host_kv_gib",
+                        filled, free_above));
+      }
+    }
+    if (s.shared_prefix_tokens == 0) continue;
+    for (const StorageRoute& host : route.storage) {
+      auto [other, alone] = prefix_user.emplace(host.target, i);
+      if (alone) continue;
+      const KvShape o = kv_shape(set.tenants[other->second].config);
+      if (o.layers != k.layers || o.block_bytes != k.block_bytes ||
+          o.prefix_blocks != k.prefix_blocks) {
+        throw ConfigError(
+            file, where + ".shared_prefix_tokens", std::to_string(s.shared_prefix_tokens),
+            fmt::format("tenant {} stores a shared prefix on the same target {} with another "
+                        "shape ({} layers, {} B blocks, {} prefix blocks; here {}, {}, {}): one "
+                        "stored copy needs the same model, block and prefix",
+                        set.tenants[other->second].name, topo.nodes[host.target].id, o.layers,
+                        o.block_bytes, o.prefix_blocks, k.layers, k.block_bytes, k.prefix_blocks));
+      }
     }
   }
 }
@@ -439,10 +479,11 @@ void share_drivers(const TenantSet& set, const TenantsParams& top, Machine& mach
   }
 }
 
-// The shared network KV tier: kv_cache tenants reading one NVMe-oF target.
-// Capacity: each tenant's prompts' full blocks (every layer), the shared
-// prefix stored once for all of them, against every sequence keeping its
-// own; per tenant its decode figures and what each token cost the tier.
+// The shared network KV tier: kv_cache tenants reading one NVMe-oF target
+// (or one set of them, when their SSDs are in several storage hosts: the
+// targets' ids joined by "+", in the order of the tenant's $.ssds). Capacity: each tenant's
+// prompts' full blocks (every layer), the shared prefix stored once for all of them, against every
+// sequence keeping its own; per tenant its decode figures and what each token cost the tier.
 nlohmann::json shared_kv_tier(const TenantSet& set, const nlohmann::json& tenants) {
   std::map<std::string, std::vector<std::size_t>> by_target;
   for (std::size_t i = 0; i < set.tenants.size(); ++i) {
@@ -451,7 +492,11 @@ nlohmann::json shared_kv_tier(const TenantSet& set, const nlohmann::json& tenant
         ScenarioParams::from(c.scenario.params).kind != ScenarioKind::kv_cache) {
       continue;
     }
-    by_target[c.topology.nodes[resolve_remote_route(c).target].id].push_back(i);
+    std::string targets;
+    for (const StorageRoute& host : resolve_remote_route(c).storage) {
+      targets += (targets.empty() ? "" : "+") + c.topology.nodes[host.target].id;
+    }
+    by_target[targets].push_back(i);
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [target, users] : by_target) {

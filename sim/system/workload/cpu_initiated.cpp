@@ -52,7 +52,8 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
                "copy_to_gpu", "delivery"},
               kSubmitted) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
-  const auto ssd_ids = s.ssds;
+  const std::vector<std::string> ssd_ids =
+      mode == Mode::Target && target != nullptr && !target->ssds.empty() ? target->ssds : s.ssds;
   const HostSide side = nearest_host_side(machine, machine.node_index(ssd_ids.front()));
   memory_node_ = side.memory;
   buffer_node_ = mode == Mode::Bounce && !s.host_buffers.empty()

@@ -176,8 +176,6 @@ void GpuNetworkPath::warp_main(std::uint32_t w) {
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), no_stages_, counters_, placement);
   const algo::NicQueuePair& q = queues_[w];
   algo::NicQueueState state = algo::fresh_state(q);
-  const auto in_capsule_limit =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(in_capsule_data_bytes_, 0xFFFFFFFFu));
   while (next_batch(p, w)) {
     algo::Lanes<algo::NetOp> ops{};
     Pending lane_work[algo::kWarpLanes] = {};
@@ -219,7 +217,9 @@ void GpuNetworkPath::warp_main(std::uint32_t w) {
       op.buffer = req.io.buffer;
       op.bytes = static_cast<std::uint32_t>(io_bytes(req.io));
       op.cid = static_cast<std::uint16_t>(r);
-      op.in_capsule_bytes = in_capsule_limit;
+      // The data a write capsule may carry: its storage host target's limit.
+      op.in_capsule_bytes = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(side_of(r).in_capsule_data_bytes, 0xFFFFFFFFu));
       if (req.io.write) ++write_capsules_;
     }
     const std::uint32_t n = algo::lane_count(mask);
@@ -374,7 +374,7 @@ void GpuNetworkPath::take_capsule(std::uint32_t w, std::uint32_t index,
     const std::uint64_t bytes = io_bytes(io);
     names_it = write_command == io.write && capsule.nsid == q.nsid_base + io.ssd &&
                rw.slba == io.slba && rw.block_count == io.lbas;
-    if (data_in_capsule(io)) {
+    if (data_in_capsule(side_of(r), io)) {
       // The data follows the capsule in the SEND, from the GPU buffer.
       names_it = names_it && gathers && sgl.identifier == rdma::kDataBlockOffset &&
                  sgl.length == bytes && wqe.data.address() == io.buffer &&
@@ -418,8 +418,10 @@ void GpuNetworkPath::take_memory_wqe(std::uint32_t w, std::uint32_t index, const
                                access->dest}
             : nic::RdmaMessage{network::RdmaOp::rdma_read_request, 0, remote_kv_key(),
                                access->remote_address};
+  // The remote-memory tier is the first storage host's DRAM.
+  const Direction& to_target = sides_.front()->to_target;
   const nic::SentMessage sent = initiator_nic_->transmit_rung(now(), now(), carried, message,
-                                                              *to_target_.cable, to_target_.side);
+                                                              *to_target.cable, to_target.side);
   if (write) {
     send_memory_write(std::move(access), sent);
   } else {
@@ -427,10 +429,11 @@ void GpuNetworkPath::take_memory_wqe(std::uint32_t w, std::uint32_t index, const
   }
 }
 
-nic::SentMessage GpuNetworkPath::post_command(std::uint32_t, const nic::RdmaMessage& capsule) {
+nic::SentMessage GpuNetworkPath::post_command(std::uint32_t r, const nic::RdmaMessage& capsule) {
   // The doorbell (or the BlueFlame WQE) landed now, through the PCIe fabric.
-  return initiator_nic_->transmit_rung(now(), now(), wqe_in_hand_, capsule, *to_target_.cable,
-                                       to_target_.side);
+  const Direction& to_target = side_of(r).to_target;
+  return initiator_nic_->transmit_rung(now(), now(), wqe_in_hand_, capsule, *to_target.cable,
+                                       to_target.side);
 }
 
 void GpuNetworkPath::at_initiator(std::uint32_t r, std::uint16_t status) {

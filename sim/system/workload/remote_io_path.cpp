@@ -54,21 +54,6 @@ std::size_t index_of(const TopologyConfig& topo, const std::string& id) {
   return RemoteRoute::npos;
 }
 
-// The network link at `node`'s port, or npos.
-std::size_t cable_of(const TopologyConfig& topo, std::size_t node) {
-  for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
-    const LinkConfig& link = topo.network_links[l];
-    if (link.from == topo.nodes[node].id || link.to == topo.nodes[node].id) return l;
-  }
-  return RemoteRoute::npos;
-}
-
-// The node at the other end of network link `l` from `node`.
-std::size_t far_end(const TopologyConfig& topo, std::size_t l, std::size_t node) {
-  const LinkConfig& link = topo.network_links[l];
-  return index_of(topo, link.from == topo.nodes[node].id ? link.to : link.from);
-}
-
 }  // namespace
 
 bool is_remote_path(const RunConfig& config) {
@@ -97,8 +82,7 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
   }
   const std::size_t gpu = index_of(topo, s.gpu);
   const std::string& gpu_host = topo.nodes[gpu].host;
-  // Every SSD in one storage host, other than the GPU's.
-  std::string storage_host;
+  // The storage hosts: every SSD in another host than the GPU's.
   for (std::size_t k = 0; k < s.ssds.size(); ++k) {
     const NodeConfig& ssd = topo.nodes[index_of(topo, s.ssds[k])];
     const std::string at = index_path("$.ssds", k);
@@ -109,13 +93,14 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                             ssd.id + " is in the GPU's host" +
                             (gpu_host.empty() ? "" : " \"" + gpu_host + "\""));
     }
-    if (k == 0) storage_host = ssd.host;
-    if (ssd.host != storage_host) {
-      throw ConfigError(file, at, quoted(ssd.id),
-                        fmt::format("the SSDs of a remote path are in one host; {} is in \"{}\", "
-                                    "{} in \"{}\"",
-                                    ssd.id, ssd.host, s.ssds[0], storage_host));
+    auto host = std::find_if(route.storage.begin(), route.storage.end(),
+                             [&ssd](const StorageRoute& h) { return h.host == ssd.host; });
+    if (host == route.storage.end()) {
+      route.storage.push_back(StorageRoute{});
+      route.storage.back().host = ssd.host;
+      host = route.storage.end() - 1;
     }
+    host->ssds.push_back(k);
   }
   const bool dpu = route.path == nvmf::RemotePath::dpu;
   const std::string initiator_kind = dpu ? "dpu" : "rdma_nic";
@@ -125,84 +110,102 @@ RemoteRoute resolve_remote_route(const RunConfig& config) {
                       fmt::format("the GPU's host \"{}\" has no {} node for this path", gpu_host,
                                   initiator_kind));
   }
-  if (s.nvmf_target.empty()) {
-    route.target = first_in_host(topo, storage_host, "nvmf_target");
-  } else {
-    route.target = index_of(topo, s.nvmf_target);
-    if (route.target == RemoteRoute::npos || topo.nodes[route.target].kind != "nvmf_target" ||
-        topo.nodes[route.target].host != storage_host) {
-      throw ConfigError(
-          file, "$.nvmf_target", quoted(s.nvmf_target),
-          fmt::format("not an nvmf_target node of the SSDs' host \"{}\"", storage_host));
+  // nvmf_target names the target of one storage host; the others use their
+  // first nvmf_target node.
+  std::size_t named_target = RemoteRoute::npos;
+  if (!s.nvmf_target.empty()) {
+    named_target = index_of(topo, s.nvmf_target);
+    const bool in_a_storage_host =
+        named_target != RemoteRoute::npos &&
+        std::any_of(route.storage.begin(), route.storage.end(),
+                    [&](const StorageRoute& h) { return h.host == topo.nodes[named_target].host; });
+    if (!in_a_storage_host || topo.nodes[named_target].kind != "nvmf_target") {
+      std::string hosts;
+      for (const StorageRoute& h : route.storage)
+        hosts += (hosts.empty() ? "" : ", ") + quoted(h.host);
+      throw ConfigError(file, "$.nvmf_target", quoted(s.nvmf_target),
+                        fmt::format("not an nvmf_target node of the SSDs' host{} {}",
+                                    route.storage.size() > 1 ? "s" : "", hosts));
     }
   }
-  if (route.target != RemoteRoute::npos) {
-    route.placement = nvmf::NvmfTargetParams::from(topo.nodes[route.target].params).placement;
-  }
-  // A target on a DPU takes its capsules through the DPU's own NIC.
-  const bool target_on_dpu = route.placement == nvmf::TargetPlacement::dpu;
-  route.target_nic = first_in_host(topo, storage_host, target_on_dpu ? "dpu" : "rdma_nic");
-  if (target_on_dpu && route.target_nic == RemoteRoute::npos) {
-    throw ConfigError(
-        topo.file, index_path("$.nodes", route.target) + ".placement", "\"dpu\"",
-        fmt::format("the SSDs' host \"{}\" has no dpu node to run the target", storage_host));
-  }
-  if (route.target_nic == RemoteRoute::npos || route.target == RemoteRoute::npos) {
-    throw ConfigError(file, "$.ssds[0]", quoted(s.ssds[0]),
-                      fmt::format("the SSDs' host \"{}\" needs an rdma_nic and an nvmf_target "
-                                  "node to serve remote reads",
-                                  storage_host));
-  }
-  if (route.placement != nvmf::TargetPlacement::host_cpu) {
-    // The DPU's or NIC's peer-to-peer traffic with the SSDs (data into the
-    // DPU's memory; the NIC's doorbell writes) obeys the same ACS and IOMMU
-    // rules as any other.
-    const TopologyGraph graph(topo);
-    const pcie::Router router(topo, graph);
-    for (std::size_t k = 0; k < s.ssds.size(); ++k) {
-      const std::size_t ssd = index_of(topo, s.ssds[k]);
-      const pcie::ResolvedPath p = target_on_dpu ? router.resolve(ssd, route.target_nic)
-                                                 : router.resolve(route.target_nic, ssd);
-      if (p.blocked) {
-        throw ConfigError(
-            topo.file, index_path("$.nodes", route.target) + ".placement",
-            quoted(enum_name(route.placement)),
-            fmt::format("{} and {} cannot reach each other peer to peer: {} (topology {} = {})",
-                        s.ssds[k], topo.nodes[route.target_nic].id, p.why_blocked,
-                        p.blocking_setting, p.blocking_value.empty() ? "?" : p.blocking_value));
+  for (StorageRoute& host : route.storage) {
+    const std::size_t first_ssd = host.ssds.front();
+    const std::string first_ssd_path = index_path("$.ssds", first_ssd);
+    host.target = named_target != RemoteRoute::npos && topo.nodes[named_target].host == host.host
+                      ? named_target
+                      : first_in_host(topo, host.host, "nvmf_target");
+    if (host.target != RemoteRoute::npos) {
+      host.placement = nvmf::NvmfTargetParams::from(topo.nodes[host.target].params).placement;
+    }
+    // A target on a DPU takes its capsules through the DPU's own NIC.
+    const bool target_on_dpu = host.placement == nvmf::TargetPlacement::dpu;
+    host.target_nic = first_in_host(topo, host.host, target_on_dpu ? "dpu" : "rdma_nic");
+    if (target_on_dpu && host.target_nic == RemoteRoute::npos) {
+      throw ConfigError(
+          topo.file, index_path("$.nodes", host.target) + ".placement", "\"dpu\"",
+          fmt::format("the SSDs' host \"{}\" has no dpu node to run the target", host.host));
+    }
+    if (host.target_nic == RemoteRoute::npos || host.target == RemoteRoute::npos) {
+      throw ConfigError(file, first_ssd_path, quoted(s.ssds[first_ssd]),
+                        fmt::format("the SSDs' host \"{}\" needs an rdma_nic and an nvmf_target "
+                                    "node to serve remote reads",
+                                    host.host));
+    }
+    if (host.placement != nvmf::TargetPlacement::host_cpu) {
+      // The DPU's or NIC's peer-to-peer traffic with the SSDs (data into the
+      // DPU's memory; the NIC's doorbell writes) obeys the same ACS and IOMMU
+      // rules as any other.
+      const TopologyGraph graph(topo);
+      const pcie::Router router(topo, graph);
+      for (const std::size_t k : host.ssds) {
+        const std::size_t ssd = index_of(topo, s.ssds[k]);
+        const pcie::ResolvedPath p = target_on_dpu ? router.resolve(ssd, host.target_nic)
+                                                   : router.resolve(host.target_nic, ssd);
+        if (p.blocked) {
+          throw ConfigError(
+              topo.file, index_path("$.nodes", host.target) + ".placement",
+              quoted(enum_name(host.placement)),
+              fmt::format("{} and {} cannot reach each other peer to peer: {} (topology {} = {})",
+                          s.ssds[k], topo.nodes[host.target_nic].id, p.why_blocked,
+                          p.blocking_setting, p.blocking_value.empty() ? "?" : p.blocking_value));
+        }
       }
     }
-  }
-  // The ports are joined by one cable, or by two through one network switch.
-  const std::string joined_problem = fmt::format(
-      "no network between {} and {}: join them by a network link, or each to one "
-      "network_switch",
-      topo.nodes[route.initiator].id, topo.nodes[route.target_nic].id);
-  route.initiator_cable = cable_of(topo, route.initiator);
-  route.target_cable = cable_of(topo, route.target_nic);
-  if (route.initiator_cable == RemoteRoute::npos || route.target_cable == RemoteRoute::npos) {
-    throw ConfigError(topo.file, "$.network_links", "", joined_problem);
-  }
-  if (route.initiator_cable != route.target_cable) {
-    const std::size_t a = far_end(topo, route.initiator_cable, route.initiator);
-    const std::size_t b = far_end(topo, route.target_cable, route.target_nic);
-    if (a != b || topo.nodes[a].kind != "network_switch") {
-      throw ConfigError(topo.file, "$.network_links", "", joined_problem);
+    // The ports are joined by cables, directly or through network switches.
+    host.network = network::shortest_network_route(topo, route.initiator, host.target_nic);
+    if (host.network.empty()) {
+      const std::string joined_problem = fmt::format(
+          "no network route between {} and {}: join their ports by network_links, directly "
+          "or through network_switch nodes",
+          topo.nodes[route.initiator].id, topo.nodes[host.target_nic].id);
+      if (route.storage.size() == 1) {
+        throw ConfigError(topo.file, "$.network_links", "", joined_problem);
+      }
+      throw ConfigError(file, first_ssd_path, quoted(s.ssds[first_ssd]),
+                        fmt::format("{} is in host \"{}\", and there is {} (topology {})",
+                                    s.ssds[first_ssd], host.host, joined_problem, topo.file));
     }
-    route.network_switch = a;
-    std::uint32_t rank = 0;
-    for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
-      const LinkConfig& link = topo.network_links[l];
-      if (link.from != topo.nodes[a].id && link.to != topo.nodes[a].id) continue;
-      if (l == route.initiator_cable) route.initiator_port = rank;
-      if (l == route.target_cable) route.target_port = rank;
-      ++rank;
+    // Each switch on the route forwards through one of its ports.
+    for (std::size_t i = 1; i + 1 < host.network.nodes.size(); ++i) {
+      const std::size_t node = host.network.nodes[i];
+      const auto ports = network::NetworkSwitchParams::from(topo.nodes[node].params).ports;
+      for (const std::size_t l : {host.network.links[i - 1], host.network.links[i]}) {
+        if (network::switch_port(topo, node, l) >= static_cast<std::uint64_t>(ports)) {
+          throw ConfigError(
+              topo.file, index_path("$.network_links", l), "",
+              fmt::format("{} has {} ports, and this is its cable number {}", topo.nodes[node].id,
+                          ports, network::switch_port(topo, node, l) + 1));
+        }
+      }
     }
-    const auto ports = network::NetworkSwitchParams::from(topo.nodes[a].params).ports;
-    if (rank > ports) {
-      throw ConfigError(topo.file, index_path("$.nodes", a) + ".ports", std::to_string(ports),
-                        fmt::format("{} network links are joined to {}: at least that many ports",
-                                    rank, topo.nodes[a].id));
+    if (host.placement != route.storage.front().placement) {
+      throw ConfigError(
+          topo.file, index_path("$.nodes", host.target) + ".placement",
+          quoted(enum_name(host.placement)),
+          fmt::format("the targets a scenario reads run in one placement; {} (host \"{}\") runs "
+                      "in \"{}\"",
+                      topo.nodes[route.storage.front().target].id, route.storage.front().host,
+                      enum_name(route.storage.front().placement)));
     }
   }
   if (!dpu && !route.gpu_initiated) {
@@ -278,20 +281,15 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
               kSubmitted) {
   const TopologyConfig& topo = machine.topology();
   const NodeConfig& initiator = topo.nodes[route_.initiator];
+  // The RDMA ports, one model per topology node for every path of the run
+  // that reaches it (Machine::shared_model): tenants reading one storage
+  // host queue at its NIC or DPU port.
   const auto nic_of = [&machine, &topo](std::size_t node) {
     return machine.shared_model<nic::RdmaNic>(fmt::format("rdma_port:{}", node), [&topo, node] {
       return new nic::RdmaNic(nic::RdmaNicParams::from(topo.nodes[node].params));
     });
   };
-  const auto cable_of_link = [&machine, &topo](std::size_t link) {
-    return machine.shared_model<network::NetworkLink>(
-        fmt::format("network_link:{}", link), [&topo, link] {
-          return new network::NetworkLink(
-              network::NetworkLinkParams::from(topo.network_links[link].params));
-        });
-  };
   initiator_nic_ = nic_of(route_.initiator);
-  target_nic_ = nic_of(route_.target_nic);
   if (route_.path == nvmf::RemotePath::dpu) {
     dpu_ = nvmf::DpuParams::from(initiator.params);
     cores_ = host::CpuCores(static_cast<std::uint32_t>(dpu_.arm_cores));
@@ -303,72 +301,157 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
     costs_ = host::cpu_io_costs(cpu.params);
     cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
   }
-  // The cables: the initiator's, then (through a switch) the target's.
-  const network::NetworkLinkParams first =
-      network::NetworkLinkParams::from(topo.network_links[route_.initiator_cable].params);
-  cables_.push_back(cable_of_link(route_.initiator_cable));
-  const int out_of_initiator =
-      topo.network_links[route_.initiator_cable].from == initiator.id ? 0 : 1;
-  mtu_ = static_cast<std::uint32_t>(first.mtu_bytes);
-  if (route_.network_switch == RemoteRoute::npos) {
-    to_target_ = {cables_[0].get(), out_of_initiator, 0, 0, 1};
-    to_initiator_ = {cables_[0].get(), 1 - out_of_initiator, 0, 0, 0};
-  } else {
-    const network::NetworkLinkParams second =
-        network::NetworkLinkParams::from(topo.network_links[route_.target_cable].params);
-    cables_.push_back(cable_of_link(route_.target_cable));
-    mtu_ = static_cast<std::uint32_t>(std::min(first.mtu_bytes, second.mtu_bytes));
-    const std::size_t switch_node = route_.network_switch;
-    switch_ = machine.shared_model<network::NetworkSwitch>(
-        fmt::format("network_switch:{}", switch_node), [&topo, switch_node] {
-          return new network::NetworkSwitch(
-              network::NetworkSwitchParams::from(topo.nodes[switch_node].params));
-        });
-    const int out_of_target =
-        topo.network_links[route_.target_cable].from == topo.nodes[route_.target_nic].id ? 0 : 1;
-    to_target_ = {cables_[0].get(), out_of_initiator, route_.target_port, second.latency_ns, 1};
-    to_initiator_ = {cables_[1].get(), out_of_target, route_.initiator_port, first.latency_ns, 0};
-  }
-  const nvmf::NvmfTargetParams target =
-      nvmf::NvmfTargetParams::from(topo.nodes[route_.target].params);
-  in_capsule_data_bytes_ = static_cast<std::uint64_t>(target.in_capsule_data_bytes);
-  site_.placement = route_.placement;
-  switch (route_.placement) {
-    case nvmf::TargetPlacement::host_cpu:
-      site_.servers = target.cores;
-      site_.io_time = target.io_ns;
-      site_.node = route_.target;
-      break;
-    case nvmf::TargetPlacement::dpu: {
-      // The DPU's Arm cores run the target; its memory holds the SSD queues
-      // and buffers, and it rings the SSDs' doorbells.
-      const nvmf::DpuParams dpu = nvmf::DpuParams::from(topo.nodes[route_.target_nic].params);
-      site_.servers = dpu.arm_cores;
-      site_.io_time = dpu.arm_io_ns;
-      site_.mmio_node = route_.target_nic;
-      site_.memory_node = route_.target_nic;
-      site_.node = route_.target_nic;
-      target_switch_ = dpu.switch_ns;
-      break;
+  const ScenarioParams scenario = ScenarioParams::from(config.scenario.params);
+  side_of_ssd_.assign(scenario.ssds.size(), 0);
+  local_ssd_.assign(scenario.ssds.size(), 0);
+  for (std::size_t h = 0; h < route_.storage.size(); ++h) {
+    const StorageRoute& host = route_.storage[h];
+    auto side = std::make_unique<StorageSide>();
+    side->route = h;
+    side->nic = nic_of(host.target_nic);
+    side->to_target = direction(host.network, true);
+    side->to_initiator = direction(host.network, false);
+    side->mtu = 0;
+    for (const std::size_t l : host.network.links) {
+      const auto mtu = static_cast<std::uint32_t>(
+          network::NetworkLinkParams::from(topo.network_links[l].params).mtu_bytes);
+      side->mtu = side->mtu == 0 ? mtu : std::min(side->mtu, mtu);
     }
-    case nvmf::TargetPlacement::nic_offload:
-      // One command context per outstanding command, so the NIC's time per
-      // command is latency; the contexts bound how many are held.
-      site_.servers = target.offload_max_outstanding;
-      site_.io_time = target.offload_command_ns;
-      site_.mmio_node = route_.target_nic;
-      target_contexts_ = static_cast<std::uint64_t>(target.offload_max_outstanding);
-      break;
+    const nvmf::NvmfTargetParams target =
+        nvmf::NvmfTargetParams::from(topo.nodes[host.target].params);
+    side->in_capsule_data_bytes = static_cast<std::uint64_t>(target.in_capsule_data_bytes);
+    nvmf::TargetSite& site = side->site;
+    site.placement = host.placement;
+    switch (host.placement) {
+      case nvmf::TargetPlacement::host_cpu:
+        site.servers = target.cores;
+        site.io_time = target.io_ns;
+        site.node = host.target;
+        break;
+      case nvmf::TargetPlacement::dpu: {
+        // The DPU's Arm cores run the target; its memory holds the SSD queues
+        // and buffers, and it rings the SSDs' doorbells.
+        const nvmf::DpuParams dpu = nvmf::DpuParams::from(topo.nodes[host.target_nic].params);
+        site.servers = dpu.arm_cores;
+        site.io_time = dpu.arm_io_ns;
+        site.mmio_node = host.target_nic;
+        site.memory_node = host.target_nic;
+        site.node = host.target_nic;
+        side->target_switch = dpu.switch_ns;
+        break;
+      }
+      case nvmf::TargetPlacement::nic_offload:
+        // One command context per outstanding command, so the NIC's time per
+        // command is latency; the contexts bound how many are held.
+        site.servers = target.offload_max_outstanding;
+        site.io_time = target.offload_command_ns;
+        site.mmio_node = host.target_nic;
+        side->contexts = static_cast<std::uint64_t>(target.offload_max_outstanding);
+        break;
+    }
+    // Each target drives its own host's SSDs; with one storage host, all of
+    // the scenario's.
+    if (route_.storage.size() > 1) {
+      for (const std::size_t k : host.ssds) site.ssds.push_back(scenario.ssds[k]);
+    }
+    for (std::size_t i = 0; i < host.ssds.size(); ++i) {
+      side_of_ssd_[host.ssds[i]] = h;
+      local_ssd_[host.ssds[i]] = static_cast<std::uint32_t>(i);
+    }
+    const std::string target_name =
+        h == 0 ? fmt::format("{}_nvmf_target", basename())
+               : fmt::format("{}_nvmf_target_{}", basename(), topo.nodes[host.target].id);
+    side->target = std::make_unique<CpuInitiatedPath>(
+        target_name.c_str(), config, machine, CpuInitiatedPath::Mode::Target, max_io_bytes, &site);
+    sides_.push_back(std::move(side));
   }
-  target_ = std::make_unique<CpuInitiatedPath>(fmt::format("{}_nvmf_target", basename()).c_str(),
-                                               config, machine, CpuInitiatedPath::Mode::Target,
-                                               max_io_bytes, &site_);
   gpu_flags_ = gpu_.allocate(std::uint64_t{kFlagWords} * 4, 128);
+}
+
+RemoteIoPath::Direction RemoteIoPath::direction(const network::NetworkRoute& route, bool forward) {
+  const TopologyConfig& topo = machine_.topology();
+  std::vector<std::size_t> nodes = route.nodes;
+  std::vector<std::size_t> links = route.links;
+  if (!forward) {
+    std::reverse(nodes.begin(), nodes.end());
+    std::reverse(links.begin(), links.end());
+  }
+  const auto cable = [&](std::size_t l) -> network::NetworkLink& {
+    auto it = cables_.find(l);
+    if (it == cables_.end()) {
+      it = cables_
+               .emplace(l, machine_.shared_model<network::NetworkLink>(
+                               fmt::format("network_link:{}", l),
+                               [&topo, l] {
+                                 return new network::NetworkLink(network::NetworkLinkParams::from(
+                                     topo.network_links[l].params));
+                               }))
+               .first;
+      cable_order_.push_back(l);
+    }
+    return *it->second;
+  };
+  Direction d;
+  d.cable = &cable(links[0]);
+  d.side = topo.network_links[links[0]].from == topo.nodes[nodes[0]].id ? 0 : 1;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    d.hop_names.push_back(topo.nodes[nodes[i]].id + ">" + topo.nodes[nodes[i + 1]].id);
+  }
+  for (std::size_t i = 1; i + 1 < nodes.size(); ++i) {
+    const std::size_t node = nodes[i];
+    auto it = switches_.find(node);
+    if (it == switches_.end()) {
+      it =
+          switches_
+              .emplace(node, machine_.shared_model<network::NetworkSwitch>(
+                                 fmt::format("network_switch:{}", node),
+                                 [&topo, node] {
+                                   return new network::NetworkSwitch(
+                                       network::NetworkSwitchParams::from(topo.nodes[node].params));
+                                 }))
+              .first;
+    }
+    SwitchHop hop;
+    hop.forwarder = it->second.get();
+    hop.node = node;
+    hop.cable = links[i];
+    hop.port = network::switch_port(topo, node, links[i]);
+    hop.next_cable = cable(links[i]).params().latency_ns;
+    d.hops.push_back(hop);
+  }
+  d.hop_ps.assign(links.size(), 0);
+  return d;
 }
 
 RemoteIoPath::~RemoteIoPath() = default;
 
-void RemoteIoPath::start(std::function<void()> ready) { target_->start(std::move(ready)); }
+void RemoteIoPath::start(std::function<void()> ready) {
+  if (sides_.size() == 1) {
+    sides_.front()->target->start(std::move(ready));
+    return;
+  }
+  // Every target starts now (each creates its SSDs' queues); the path is
+  // ready once the last of them is.
+  auto pending = std::make_shared<std::size_t>(sides_.size());
+  auto all_ready = std::make_shared<std::function<void()>>(std::move(ready));
+  for (const auto& side : sides_) {
+    side->target->start([pending, all_ready] {
+      if (--*pending == 0 && *all_ready) (*all_ready)();
+    });
+  }
+}
+
+std::uint64_t RemoteIoPath::timeouts() const {
+  std::uint64_t n = 0;
+  for (const auto& side : sides_) n += side->target->timeouts();
+  return n;
+}
+
+std::uint64_t RemoteIoPath::reset_aborted() const {
+  std::uint64_t n = 0;
+  for (const auto& side : sides_) n += side->target->reset_aborted();
+  return n;
+}
 
 std::uint64_t RemoteIoPath::io_bytes(const BlockIo& io) const {
   return std::uint64_t{io.lbas} *
@@ -450,8 +533,8 @@ void RemoteIoPath::noticed(std::uint32_t r) {
   });
 }
 
-bool RemoteIoPath::data_in_capsule(const BlockIo& io) const {
-  return io.write && io_bytes(io) <= in_capsule_data_bytes_;
+bool RemoteIoPath::data_in_capsule(const StorageSide& side, const BlockIo& io) const {
+  return io.write && io_bytes(io) <= side.in_capsule_data_bytes;
 }
 
 std::uint32_t RemoteIoPath::buffer_key() const {
@@ -463,19 +546,28 @@ std::uint64_t RemoteIoPath::initiator_buffer(std::uint32_t r) {
                                                         : requests_[r].io.buffer;
 }
 
-std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, const Direction& d) {
+std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, Direction& d) {
   std::vector<Picoseconds> out;
   out.reserve(sent.packets.size());
   for (const network::PacketTransit& p : sent.packets) {
-    if (!switch_) {
-      out.push_back(p.tail_arrival);
-      continue;
+    // Each switch forwards the packet onto the next cable; its head and
+    // tail reach the next hop that cable's propagation delay later.
+    Picoseconds head = p.head_arrival;
+    Picoseconds tail = p.tail_arrival;
+    d.hop_ps[0] += tail - p.start;
+    for (std::size_t i = 0; i < d.hops.size(); ++i) {
+      const SwitchHop& hop = d.hops[i];
+      const network::PacketTransit f = hop.forwarder->forward(hop.port, head, tail, p.wire_bytes);
+      PortCounters& port = port_counters_[{hop.node, hop.cable}];
+      ++port.packets;
+      port.bytes += p.wire_bytes;
+      head = f.head_arrival + hop.next_cable;
+      const Picoseconds next_tail = f.tail_arrival + hop.next_cable;
+      d.hop_ps[i + 1] += next_tail - tail;
+      tail = next_tail;
     }
-    const network::PacketTransit f =
-        switch_->forward(d.port, p.head_arrival, p.tail_arrival, p.wire_bytes);
-    ++port_packets_[d.towards_target];
-    port_bytes_[d.towards_target] += p.wire_bytes;
-    out.push_back(f.tail_arrival + d.next_cable);
+    ++d.packets;
+    out.push_back(tail);
   }
   return out;
 }
@@ -499,24 +591,26 @@ Picoseconds RemoteIoPath::pcie_legs(const nic::RdmaNic& sender, const nic::SentM
   return legs + receiver.params().host_read_ns / 2;  // the last write lands
 }
 
-nic::SentMessage RemoteIoPath::from_target(Picoseconds at, const nic::RdmaMessage& message) {
+nic::SentMessage RemoteIoPath::from_target(StorageSide& side, Picoseconds at,
+                                           const nic::RdmaMessage& message) {
   // An offloading NIC starts the target's transfers itself; otherwise the
   // target's core (or Arm core) posts them.
-  if (site_.placement == nvmf::TargetPlacement::nic_offload) {
-    return target_nic_->originate(at, message, *to_initiator_.cable, to_initiator_.side);
+  if (side.site.placement == nvmf::TargetPlacement::nic_offload) {
+    return side.nic->originate(at, message, *side.to_initiator.cable, side.to_initiator.side);
   }
-  return target_nic_->transmit(at, message, *to_initiator_.cable, to_initiator_.side);
+  return side.nic->transmit(at, message, *side.to_initiator.cable, side.to_initiator.side);
 }
 
 void RemoteIoPath::send_command(std::uint32_t r) {
   Request& req = requests_[r];
+  StorageSide& side = side_of(r);
   req.times[kSubmitted] = now();
   // The SQE comes from the capsule ring; a write's in-capsule data from the
   // initiator's buffer, which the NIC reads (and translates) with it.
   const std::uint64_t bytes = io_bytes(req.io);
-  const bool with_data = data_in_capsule(req.io);
+  const bool with_data = data_in_capsule(side, req.io);
   const std::uint64_t capsule =
-      nvmf::command_capsule_bytes(req.io.write, bytes, in_capsule_data_bytes_);
+      nvmf::command_capsule_bytes(req.io.write, bytes, side.in_capsule_data_bytes);
   const nic::RdmaMessage command =
       with_data
           ? nic::RdmaMessage{network::RdmaOp::send, capsule, buffer_key(), initiator_buffer(r)}
@@ -530,31 +624,33 @@ void RemoteIoPath::send_command(std::uint32_t r) {
     }
   }
   const nic::SentMessage sent = post_command(r, command);
-  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_target);
   const nic::DeliveredMessage at_target =
-      target_nic_->receive(tails, {network::RdmaOp::send, capsule, kTargetCapsules, 0}, mtu_);
+      side.nic->receive(tails, {network::RdmaOp::send, capsule, kTargetCapsules, 0}, side.mtu);
   network_ps_ += tails.back() - sent.packets.front().start;
   const bool reads =
       capsule > static_cast<std::uint64_t>(initiator_nic_->params().max_inline_bytes);
-  pcie_ps_ += pcie_legs(*initiator_nic_, sent, reads, *target_nic_);
+  pcie_ps_ += pcie_legs(*initiator_nic_, sent, reads, *side.nic);
   packets_ += sent.packets.size();
   wire_bytes_ += sent.wire_bytes;
   schedule_at(at_target.completed, [this, r] { capsule_in(r); });
 }
 
 void RemoteIoPath::capsule_in(std::uint32_t r) {
-  if (target_contexts_ != 0 && target_held_ >= target_contexts_) {
-    ++target_waits_;
-    target_waiting_.push_back(r);
+  StorageSide& side = side_of(r);
+  if (side.contexts != 0 && side.held >= side.contexts) {
+    ++side.waits;
+    side.waiting.push_back(r);
     return;
   }
-  ++target_held_;
+  ++side.held;
   taken(r);
 }
 
 void RemoteIoPath::taken(std::uint32_t r) {
   const BlockIo& io = requests_[r].io;
-  if (!io.write || data_in_capsule(io)) {
+  StorageSide& side = side_of(r);
+  if (!io.write || data_in_capsule(side, io)) {
     to_ssd(r);
     return;
   }
@@ -563,23 +659,23 @@ void RemoteIoPath::taken(std::uint32_t r) {
   ++writes_rdma_read_;
   const std::uint64_t bytes = io_bytes(io);
   const nic::SentMessage request =
-      from_target(now(), {network::RdmaOp::rdma_read_request, bytes, kTargetBuffers, 0});
-  const std::vector<Picoseconds> request_tails = arrivals(request, to_initiator_);
+      from_target(side, now(), {network::RdmaOp::rdma_read_request, bytes, kTargetBuffers, 0});
+  const std::vector<Picoseconds> request_tails = arrivals(request, side.to_initiator);
   const nic::SentMessage response = initiator_nic_->originate(
       request_tails.back(),
       {network::RdmaOp::rdma_read_response, bytes, buffer_key(), initiator_buffer(r)},
-      *to_target_.cable, to_target_.side);
-  const std::vector<Picoseconds> response_tails = arrivals(response, to_target_);
-  const nic::DeliveredMessage in = target_nic_->receive(
-      response_tails, {network::RdmaOp::rdma_read_response, bytes, kTargetBuffers, 0}, mtu_);
+      *side.to_target.cable, side.to_target.side);
+  const std::vector<Picoseconds> response_tails = arrivals(response, side.to_target);
+  const nic::DeliveredMessage in = side.nic->receive(
+      response_tails, {network::RdmaOp::rdma_read_response, bytes, kTargetBuffers, 0}, side.mtu);
   if (route_.path == nvmf::RemotePath::remote_staged) initiator_memory_bytes_ += bytes;
   network_ps_ += (request_tails.back() - request.packets.front().start) +
                  (response_tails.back() - response.packets.front().start);
   // The request's posting (none when the NIC starts it), the initiator
   // NIC's payload read and the data landing in the target's buffer.
-  Picoseconds legs = pcie_legs(*initiator_nic_, response, true, *target_nic_, false);
-  if (site_.placement != nvmf::TargetPlacement::nic_offload) {
-    const nic::RdmaNicParams& t = target_nic_->params();
+  Picoseconds legs = pcie_legs(*initiator_nic_, response, true, *side.nic, false);
+  if (side.site.placement != nvmf::TargetPlacement::nic_offload) {
+    const nic::RdmaNicParams& t = side.nic->params();
     legs += t.host_read_ns / 2;
     if (t.wqe_posting == nic::WqePosting::doorbell) legs += t.host_read_ns;
   }
@@ -594,44 +690,48 @@ void RemoteIoPath::taken(std::uint32_t r) {
 
 void RemoteIoPath::to_ssd(std::uint32_t r) {
   requests_[r].times[kAtTarget] = now();
+  StorageSide& side = side_of(r);
   BlockIo inner = requests_[r].io;
   inner.buffer = 0;  // the target moves the data through its own buffers
+  inner.ssd = local_ssd_[inner.ssd];
   // A target on a DPU: a write's data crosses the DPU's own switch on its
   // way to the SSD.
-  auto submit = [this, r, inner] {
-    target_->submit(inner, [this, r](std::uint16_t status) { data_back(r, status); });
+  auto submit = [this, r, inner, target = side.target.get()] {
+    target->submit(inner, [this, r](std::uint16_t status) { data_back(r, status); });
   };
-  if (inner.write && target_switch_ > 0) {
-    schedule_in(target_switch_, std::move(submit));
+  if (inner.write && side.target_switch > 0) {
+    schedule_in(side.target_switch, std::move(submit));
   } else {
     submit();
   }
 }
 
-nic::SentMessage RemoteIoPath::post_command(std::uint32_t, const nic::RdmaMessage& capsule) {
-  return initiator_nic_->transmit(now(), capsule, *to_target_.cable, to_target_.side);
+nic::SentMessage RemoteIoPath::post_command(std::uint32_t r, const nic::RdmaMessage& capsule) {
+  const Direction& to_target = side_of(r).to_target;
+  return initiator_nic_->transmit(now(), capsule, *to_target.cable, to_target.side);
 }
 
 void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
   Request& req = requests_[r];
+  StorageSide& side = side_of(r);
   req.times[kTargetDone] = now();
-  if (target_contexts_ != 0) {
+  if (side.contexts != 0) {
     // The command's offload context is free: the next waiting one takes it.
-    --target_held_;
-    if (!target_waiting_.empty()) {
-      const std::uint32_t next = target_waiting_.front();
-      target_waiting_.pop_front();
-      ++target_held_;
+    --side.held;
+    if (!side.waiting.empty()) {
+      const std::uint32_t next = side.waiting.front();
+      side.waiting.pop_front();
+      ++side.held;
       taken(next);
     }
   }
   const std::uint64_t bytes = io_bytes(req.io);
   const bool staged = route_.path == nvmf::RemotePath::remote_staged;
   const bool read_data = status == 0 && !req.io.write;
-  const bool posted = site_.placement != nvmf::TargetPlacement::nic_offload;
+  const bool posted = side.site.placement != nvmf::TargetPlacement::nic_offload;
   // A target on a DPU: a read's data crosses the DPU's own switch from the
   // SSD before its NIC sends it.
-  const Picoseconds start = now() + (req.io.write ? 0 : target_switch_);
+  const Picoseconds start = now() + (req.io.write ? 0 : side.target_switch);
   Picoseconds data_in = start;
   Picoseconds first_start = std::numeric_limits<Picoseconds>::max();
   Picoseconds last_arrival = start;
@@ -639,14 +739,14 @@ void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
   if (read_data) {
     // RDMA WRITE of the data from the target's buffer into the initiator's.
     const nic::SentMessage sent =
-        from_target(start, {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0});
-    const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+        from_target(side, start, {network::RdmaOp::rdma_write, bytes, kTargetBuffers, 0});
+    const std::vector<Picoseconds> tails = arrivals(sent, side.to_initiator);
     const nic::DeliveredMessage data = initiator_nic_->receive(
-        tails, {network::RdmaOp::rdma_write, bytes, buffer_key(), initiator_buffer(r)}, mtu_);
+        tails, {network::RdmaOp::rdma_write, bytes, buffer_key(), initiator_buffer(r)}, side.mtu);
     data_in = data.data_written;
     first_start = sent.packets.front().start;
     last_arrival = tails.back();
-    pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_, posted);
+    pcie = pcie_legs(*side.nic, sent, true, *initiator_nic_, posted);
     packets_ += sent.packets.size();
     wire_bytes_ += sent.wire_bytes;
     if (staged) {
@@ -657,16 +757,17 @@ void RemoteIoPath::data_back(std::uint32_t r, std::uint16_t status) {
   }
   // The response capsule follows on the same queue pair.
   const nic::SentMessage sent = from_target(
-      start, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kTargetCapsules, 4096});
-  const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+      side, start, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kTargetCapsules, 4096});
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_initiator);
   const nic::DeliveredMessage response = initiator_nic_->receive(
-      tails, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kInitiatorCapsules, 4096}, mtu_);
+      tails, {network::RdmaOp::send, nvmf::kResponseCapsuleBytes, kInitiatorCapsules, 4096},
+      side.mtu);
   packets_ += sent.packets.size();
   wire_bytes_ += sent.wire_bytes;
   first_start = std::min(first_start, sent.packets.front().start);
   last_arrival = std::max(last_arrival, tails.back());
   network_ps_ += last_arrival - first_start;
-  if (!read_data) pcie = pcie_legs(*target_nic_, sent, true, *initiator_nic_, posted);
+  if (!read_data) pcie = pcie_legs(*side.nic, sent, true, *initiator_nic_, posted);
   pcie_ps_ += pcie;
   const Picoseconds completed = std::max(response.completed, data_in);
   schedule_at(completed, [this, r, status] { at_initiator(r, status); });
@@ -750,10 +851,13 @@ void RemoteIoPath::finish(std::uint32_t r, std::uint16_t status, Picoseconds whe
   req.times[kDelivered] = when;
   stages_.record(req.times, machine_.topology().nodes[route_.initiator].id,
                  ScenarioParams::from(config_.scenario.params).ssds[req.io.ssd], queue, cid);
+  StorageSide& side = side_of(r);
+  ++side.ios;
   if (status != 0) {
     ++errors_;
   } else {
     bytes_ += io_bytes(req.io);
+    side.bytes += io_bytes(req.io);
   }
   IoDone done = std::move(req.done);
   req.done = nullptr;
@@ -769,15 +873,49 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
   for (std::uint32_t c = 0; c < cores_.size(); ++c) initiator_busy += cores_.busy(c);
   // The remote-memory tier's core time is its own (memory_tier).
   const Picoseconds memory_core = memory_.core_ps + memory_.write_core_ps;
-  nlohmann::json target = target_->sections(elapsed).at("cpu");
-  const bool on_host = site_.placement == nvmf::TargetPlacement::host_cpu;
-  const bool on_dpu = site_.placement == nvmf::TargetPlacement::dpu;
-  const bool offloaded = site_.placement == nvmf::TargetPlacement::nic_offload;
-  if (!on_host) target["node"] = topo.nodes[route_.target_nic].id;
-  const nlohmann::json target_stages = target_->stages();
+  // The target fields are the first storage host's (that of $.ssds[0]);
+  // storage_hosts gives every host's.
+  const StorageSide& first = *sides_.front();
+  const StorageRoute& first_route = route_.storage.front();
+  const auto target_cpu = [&](const StorageSide& side) {
+    nlohmann::json cpu = side.target->sections(elapsed).at("cpu");
+    if (side.site.placement != nvmf::TargetPlacement::host_cpu) {
+      cpu["node"] = topo.nodes[route_.storage[side.route].target_nic].id;
+    }
+    return cpu;
+  };
+  const nlohmann::json target = target_cpu(first);
+  const bool on_host = first.site.placement == nvmf::TargetPlacement::host_cpu;
+  const bool on_dpu = first.site.placement == nvmf::TargetPlacement::dpu;
+  const bool offloaded = first.site.placement == nvmf::TargetPlacement::nic_offload;
+  const nlohmann::json target_stages = first.target->stages();
   auto stage_mean = [](const nlohmann::json& stages, const char* name) {
     return stages.contains(name) ? stages[name].value("mean", 0.0) : 0.0;
   };
+  // The SSD's and the target software's time per I/O: the first host's, or
+  // with several hosts the mean over all of them, weighted by their I/Os.
+  double ssd_ns = stage_mean(target_stages, "completion_wait");
+  double target_software_ns = stage_mean(stages(), "target") - ssd_ns;
+  if (sides_.size() > 1 && ios > 0) {
+    ssd_ns = 0.0;
+    for (const auto& side : sides_) {
+      ssd_ns += stage_mean(side->target->stages(), "completion_wait") *
+                static_cast<double>(side->ios) / static_cast<double>(ios);
+    }
+    target_software_ns = stage_mean(stages(), "target") - ssd_ns;
+  }
+  std::uint64_t target_host_memory_bytes = 0;
+  std::uint64_t target_dpu_memory_bytes = 0;
+  std::uint64_t target_waits = 0;
+  for (const auto& side : sides_) {
+    // The SSD writes the data into the storage host's memory and its NIC
+    // reads it (or the NIC writes it and the SSD reads it); a target on a
+    // DPU keeps it in the DPU's memory.
+    (side->site.placement == nvmf::TargetPlacement::dpu ? target_dpu_memory_bytes
+                                                        : target_host_memory_bytes) +=
+        2 * side->bytes;
+    target_waits += side->waits;
+  }
   const double exchange_ns = per_io(exchange_ps_, exchanges_);
   const double network_ns = per_io(network_ps_, exchanges_);
   const double pcie_ns = per_io(pcie_ps_, exchanges_);
@@ -789,14 +927,13 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
                : std::round(static_cast<double>(busy) / static_cast<double>(elapsed) * 1e4) / 1e4;
   };
   nlohmann::json cables = nlohmann::json::array();
-  for (std::size_t i = 0; i < cables_.size(); ++i) {
-    const std::size_t l = i == 0 ? route_.initiator_cable : route_.target_cable;
-    const network::NetworkLink& c = *cables_[i];
+  for (const std::size_t l : cable_order_) {
+    const network::NetworkLink& c = *cables_.at(l);
     const LinkConfig& link = topo.network_links[l];
     for (int d = 0; d < 2; ++d) {
       const std::string from = d == 0 ? link.from : link.to;
       const std::string to = d == 0 ? link.to : link.from;
-      const bool switch_port = switch_ && topo.node(from)->kind == "network_switch";
+      const bool switch_port = topo.node(from)->kind == "network_switch";
       if (!switch_port) {
         cables.push_back({{"from", from},
                           {"to", to},
@@ -805,13 +942,15 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
                           {"utilization", utilization(c.busy_ps(d))}});
         continue;
       }
-      const std::size_t port = i == 0 ? 0 : 1;
+      const std::size_t node = static_cast<std::size_t>(topo.node(from) - topo.nodes.data());
+      const auto counted = port_counters_.find({node, l});
+      const PortCounters port = counted == port_counters_.end() ? PortCounters{} : counted->second;
       cables.push_back({{"from", from},
                         {"to", to},
-                        {"packets", port_packets_[port]},
-                        {"wire_bytes", port_bytes_[port]},
+                        {"packets", port.packets},
+                        {"wire_bytes", port.bytes},
                         {"utilization", utilization(network::serialization_ps(
-                                            port_bytes_[port], switch_->params().port_gbps))}});
+                                            port.bytes, switches_.at(node)->params().port_gbps))}});
     }
   }
   auto nic_json = [](const nic::RdmaNic& n, const std::string& id) {
@@ -820,26 +959,80 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
                           {"translation_lookups", n.translations().lookups()},
                           {"translation_misses", n.translations().misses()}};
   };
+  // The target's core time per I/O and busy time: the first host's, or
+  // with several hosts the mean over all I/Os and the sum.
+  double target_ns_per_io = target.value("core_time_per_io_ns", 0.0);
+  double target_busy_ns = target.value("busy_ns", 0.0);
+  nlohmann::json storage_hosts = nlohmann::json::array();
+  if (sides_.size() > 1) {
+    target_ns_per_io = 0.0;
+    target_busy_ns = 0.0;
+  }
+  for (const auto& side : sides_) {
+    const StorageRoute& host = route_.storage[side->route];
+    const nlohmann::json cpu = target_cpu(*side);
+    if (sides_.size() > 1) {
+      target_busy_ns += cpu.value("busy_ns", 0.0);
+      if (ios > 0) {
+        target_ns_per_io += cpu.value("core_time_per_io_ns", 0.0) * static_cast<double>(side->ios) /
+                            static_cast<double>(ios);
+      }
+    }
+    // Per hop of each direction, the mean time of a packet's tail on it:
+    // serialisation onto the sender's cable and its propagation, then per
+    // network switch its cut-through, output queue and port serialisation
+    // and the next cable's propagation.
+    const auto hops = [](const Direction& d) {
+      nlohmann::json out = nlohmann::json::array();
+      for (std::size_t i = 0; i < d.hop_names.size(); ++i) {
+        out.push_back({{"hop", d.hop_names[i]},
+                       {"mean_ns", d.packets == 0 ? 0.0 : per_io(d.hop_ps[i], d.packets)}});
+      }
+      return out;
+    };
+    nlohmann::json ssds = nlohmann::json::array();
+    for (const std::size_t k : host.ssds) {
+      ssds.push_back(ScenarioParams::from(config_.scenario.params).ssds[k]);
+    }
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const std::size_t n : host.network.nodes) nodes.push_back(topo.nodes[n].id);
+    storage_hosts.push_back({{"host", host.host},
+                             {"target", topo.nodes[host.target].id},
+                             {"target_nic", topo.nodes[host.target_nic].id},
+                             {"target_placement", enum_name(side->site.placement)},
+                             {"ssds", ssds},
+                             {"ios", side->ios},
+                             {"bytes", side->bytes},
+                             {"network_switches", host.network.switches()},
+                             {"route", nodes},
+                             {"packets_to_target", side->to_target.packets},
+                             {"packets_to_initiator", side->to_initiator.packets},
+                             {"hops_to_target", hops(side->to_target)},
+                             {"hops_to_initiator", hops(side->to_initiator)},
+                             {"target_core_ns_per_io", cpu.value("core_time_per_io_ns", 0.0)},
+                             {"target_offload_waits", side->waits}});
+  }
+  Picoseconds max_queued = 0;
+  for (const auto& [node, sw] : switches_) max_queued = std::max(max_queued, sw->max_queued_ps());
+  // The network switch the initiator's cable reaches, if any.
+  const std::string first_switch =
+      first_route.network.switches() == 0 ? "" : topo.nodes[first_route.network.nodes[1]].id;
   nlohmann::json remote = {
       {"path", enum_name(route_.path)},
       {"initiator", topo.nodes[route_.initiator].id},
-      {"target", topo.nodes[route_.target].id},
-      {"network_switch",
-       route_.network_switch == RemoteRoute::npos ? "" : topo.nodes[route_.network_switch].id},
+      {"target", topo.nodes[first_route.target].id},
+      {"network_switch", first_switch},
       // Payload bytes that crossed the GPU host's memory, and host-to-GPU copies.
       {"initiator_host_memory_bytes", initiator_memory_bytes_},
       {"initiator_host_memory_bytes_per_io",
        ios == 0 ? 0.0 : static_cast<double>(initiator_memory_bytes_) / static_cast<double>(ios)},
       {"copies", copies_},
-      // The SSD writes the data into the storage host's memory and its NIC
-      // reads it (or the NIC writes it and the SSD reads it); a target on a
-      // DPU keeps it in the DPU's memory.
-      {"target_host_memory_bytes", on_dpu ? 0 : 2 * bytes_},
-      {"target_dpu_memory_bytes", on_dpu ? 2 * bytes_ : 0},
-      {"target_placement", enum_name(site_.placement)},
+      {"target_host_memory_bytes", target_host_memory_bytes},
+      {"target_dpu_memory_bytes", target_dpu_memory_bytes},
+      {"target_placement", enum_name(first.site.placement)},
       {"writes_in_capsule", writes_in_capsule_},
       {"writes_rdma_read", writes_rdma_read_},
-      {"target_offload_waits", target_waits_},
+      {"target_offload_waits", target_waits},
       {"redirected_transfers", redirected_transfers_},
       {"gpu_dma_path",
        {{"kind", route_.gpu_dma_kind},
@@ -847,16 +1040,16 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
         {"route", route_.gpu_dma_route}}},
       {"registrations",
        {{"initiator_nic", nic_json(*initiator_nic_, topo.nodes[route_.initiator].id)},
-        {"target_nic", nic_json(*target_nic_, topo.nodes[route_.target_nic].id)}}},
+        {"target_nic", nic_json(*first.nic, topo.nodes[first_route.target_nic].id)}}},
       // Core time per completed I/O.
       {"host_core_ns_per_io", dpu ? 0.0 : per_io(initiator_busy - memory_core, ios)},
       {"dpu_core_ns_per_io", dpu ? per_io(initiator_busy - memory_core, ios) : 0.0},
       // The target's time per I/O: host cores, the DPU's Arm cores, or the
       // offloading NIC's (no core).
-      {"target_core_ns_per_io", on_host ? target.value("core_time_per_io_ns", 0.0) : 0.0},
-      {"target_dpu_core_ns_per_io", on_dpu ? target.value("core_time_per_io_ns", 0.0) : 0.0},
-      {"target_nic_ns_per_io", offloaded ? target.value("core_time_per_io_ns", 0.0) : 0.0},
-      {"target_cores_busy_ns", target.value("busy_ns", 0.0)},
+      {"target_core_ns_per_io", on_host ? target_ns_per_io : 0.0},
+      {"target_dpu_core_ns_per_io", on_dpu ? target_ns_per_io : 0.0},
+      {"target_nic_ns_per_io", offloaded ? target_ns_per_io : 0.0},
+      {"target_cores_busy_ns", target_busy_ns},
       // One I/O's time by hop (means): the two network exchanges split into
       // the wire (links, switch), the NICs' PCIe crossings and the NICs'
       // own processing; the SSD from the target's doorbell to its completion
@@ -865,18 +1058,17 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
        {{"network", network_ns},
         {"nic_pcie", pcie_ns},
         {"nic", std::max(0.0, exchange_ns - network_ns - pcie_ns)},
-        {"ssd", stage_mean(target_stages, "completion_wait")},
-        {"target_software",
-         stage_mean(stages(), "target") - stage_mean(target_stages, "completion_wait")},
+        {"ssd", ssd_ns},
+        {"target_software", target_software_ns},
         {"initiator",
          stage_mean(stages(), "initiator_submit") + stage_mean(stages(), "initiator_completion")}}},
       {"packets", packets_},
       {"wire_bytes", wire_bytes_},
       {"links", cables},
-      {"switch_max_queued_ns",
-       switch_ ? static_cast<double>(switch_->max_queued_ps()) / 1000.0 : 0.0},
+      {"switch_max_queued_ns", static_cast<double>(max_queued) / 1000.0},
       {"nvmf_target", target},
-      {"nvmf_target_stages", target_stages}};
+      {"nvmf_target_stages", target_stages},
+      {"storage_hosts", storage_hosts}};
   if (memory_.reads > 0 || memory_.writes > 0) remote["memory_tier"] = memory_tier_json();
   nlohmann::json out = {{"remote", remote}};
   if (route_.gpu_initiated) return out;  // no core of the GPU's host

@@ -40,10 +40,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/host/cpu_cores.h"
 #include "models/network/network.h"
+#include "models/network/network_routes.h"
 #include "models/nic/rdma_nic.h"
 #include "models/nvmf/nvmf.h"
 #include "models/nvmf/remote_paths.h"
@@ -54,21 +56,28 @@
 
 namespace gpunvme {
 
+// One storage host a remote path reads from: its target, the RDMA port that
+// takes the target's capsules, and the network route to that port.
+struct StorageRoute {
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  std::string host;
+  std::size_t target = npos;      // nvmf_target of the host
+  std::size_t target_nic = npos;  // rdma_nic (or, for a target on a DPU, dpu) of the host
+  nvmf::TargetPlacement placement = nvmf::TargetPlacement::host_cpu;  // the target's
+  // From the initiator's port to target_nic's: cables and network switches
+  // (shortest_network_route); the way back is the same route reversed.
+  network::NetworkRoute network;
+  std::vector<std::size_t> ssds;  // indices into the scenario's ssds
+};
+
 // What a remote path uses in the topology: node indices (npos when absent).
 struct RemoteRoute {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   nvmf::RemotePath path = nvmf::RemotePath::remote_staged;
-  std::size_t initiator = npos;   // rdma_nic (remote_staged, nvmf_gpudirect) or dpu
-  std::size_t target_nic = npos;  // rdma_nic (or, for a target on a DPU, dpu) of the SSDs' host
-  std::size_t target = npos;      // nvmf_target of the SSDs' host
-  nvmf::TargetPlacement placement = nvmf::TargetPlacement::host_cpu;  // the target's
-  std::size_t initiator_cable = npos;                                 // index into network_links
-  std::size_t target_cable = npos;    // the same cable when the ports are joined directly
-  std::size_t network_switch = npos;  // between the cables, if any
-  // The switch's output ports onto the two cables: each cable's rank among
-  // those joined to the switch, in network_links order.
-  std::uint32_t initiator_port = 0;
-  std::uint32_t target_port = 1;
+  std::size_t initiator = npos;  // rdma_nic (remote_staged, nvmf_gpudirect) or dpu
+  // The hosts of the scenario's SSDs, in the order $.ssds first names them;
+  // each I/O goes to its SSD's host.
+  std::vector<StorageRoute> storage;
   std::size_t gpu_cpu = npos;     // the GPU host's cpu (remote_staged, nvmf_gpudirect)
   std::size_t gpu_memory = npos;  // and its host memory
   bool redirected = false;        // the NIC's DMA into the GPU is sent up by ACS
@@ -89,8 +98,8 @@ struct RemoteRoute {
 bool is_remote_path(const RunConfig& config);
 // The route of a remote path, checked: ConfigError naming the field for a
 // kind or pattern the remote paths do not run, a host without the NIC, DPU
-// or target the path needs, SSDs in several hosts, NICs with no network
-// between them, or GPU DMA the PCIe tree refuses.
+// or target the path needs, an SSD whose host's NIC the network does not
+// reach from the initiator's, or GPU DMA the PCIe tree refuses.
 RemoteRoute resolve_remote_route(const RunConfig& config);
 
 class RemoteIoPath : public Component, public IoPath {
@@ -109,8 +118,8 @@ class RemoteIoPath : public Component, public IoPath {
   std::uint64_t completed() const override { return stages_.completed(); }
   std::uint64_t errors() const override { return errors_; }
   std::uint64_t bytes() const override { return bytes_; }
-  std::uint64_t timeouts() const override { return target_->timeouts(); }
-  std::uint64_t reset_aborted() const override { return target_->reset_aborted(); }
+  std::uint64_t timeouts() const override;
+  std::uint64_t reset_aborted() const override;
   const LatencyHistogram& end_to_end() const override { return stages_.end_to_end(); }
   nlohmann::json stages() const override { return stages_.stages_json(); }
   std::vector<std::string> stage_order() const override { return stages_.stage_order(); }
@@ -162,19 +171,50 @@ class RemoteIoPath : public Component, public IoPath {
     IoDone done;
     Picoseconds times[kStageCount];
   };
-  // One direction between the two RDMA ports: the sender's cable and, with a
-  // switch, its output port onto the receiver's cable.
+  // A network switch on a route: the output port a packet leaves by, and
+  // the cable after it (its propagation delay; the port is its server).
+  struct SwitchHop {
+    network::NetworkSwitch* forwarder = nullptr;
+    std::size_t node = 0;   // the switch's node index
+    std::size_t cable = 0;  // network_links index of the cable after the port
+    std::uint32_t port = 0;
+    Picoseconds next_cable = 0;
+  };
+  // One direction between two RDMA ports: the sender's cable, then the
+  // switches in order. Per hop (the sender's cable, then each switch with
+  // the cable after it), the time packets' tails spent on it, summed.
   struct Direction {
     network::NetworkLink* cable = nullptr;
     int side = 0;  // the cable's direction leaving the sender
-    // The switch's output port onto the receiver's cable (RemoteRoute), so
-    // that paths sharing the switch share it.
-    std::uint32_t port = 0;
-    Picoseconds next_cable = 0;  // propagation of the receiver's cable
-    int towards_target = 0;      // this path's count of it: 0 towards the initiator, 1 the target
+    std::vector<SwitchHop> hops;
+    std::vector<std::string> hop_names;  // "from>to", one per cable
+    std::vector<Picoseconds> hop_ps;
+    std::uint64_t packets = 0;
+  };
+  // A storage host's side of the path: its NIC, its NVMe-oF target and the
+  // two directions between the initiator's port and its NIC's.
+  struct StorageSide {
+    std::size_t route = 0;  // index into route_.storage
+    std::shared_ptr<nic::RdmaNic> nic;
+    std::unique_ptr<CpuInitiatedPath> target;
+    nvmf::TargetSite site;          // what runs the target and where its buffers are
+    Picoseconds target_switch = 0;  // a target on a DPU: one crossing of the DPU's switch
+    std::uint64_t in_capsule_data_bytes = 0;
+    std::uint64_t contexts = 0;  // nic_offload: commands held at once (0: no limit)
+    std::uint64_t held = 0;
+    std::deque<std::uint32_t> waiting;
+    std::uint64_t waits = 0;  // commands that waited for an offload context
+    Direction to_target;
+    Direction to_initiator;
+    std::uint32_t mtu = 4096;  // the smallest of the route's cables
+    std::uint64_t ios = 0;     // completed
+    std::uint64_t bytes = 0;   // of completed I/Os
   };
 
-  std::vector<Picoseconds> arrivals(const nic::SentMessage& sent, const Direction& d);
+  // The storage side that serves request r's SSD.
+  StorageSide& side_of(std::uint32_t r) { return *sides_[side_of_ssd_[requests_[r].io.ssd]]; }
+  std::vector<Picoseconds> arrivals(const nic::SentMessage& sent, Direction& d);
+  Direction direction(const network::NetworkRoute& route, bool forward);
   void noticed(std::uint32_t r);
   void send_command(std::uint32_t r);
   // The command capsule is in the target's memory: it waits for one of the
@@ -183,7 +223,7 @@ class RemoteIoPath : public Component, public IoPath {
   void capsule_in(std::uint32_t r);
   void taken(std::uint32_t r);
   void to_ssd(std::uint32_t r);
-  bool data_in_capsule(const BlockIo& io) const;
+  bool data_in_capsule(const StorageSide& side, const BlockIo& io) const;
   // The initiator's buffer of a request: its staging buffer or GPU memory.
   std::uint32_t buffer_key() const;
   std::uint64_t initiator_buffer(std::uint32_t r);
@@ -205,8 +245,8 @@ class RemoteIoPath : public Component, public IoPath {
   // starts its own messages.
   Picoseconds pcie_legs(const nic::RdmaNic& sender, const nic::SentMessage& sent,
                         bool reads_payload, const nic::RdmaNic& receiver, bool posted = true) const;
-  // Starts a message of the target towards the initiator at `at`.
-  nic::SentMessage from_target(Picoseconds at, const nic::RdmaMessage& message);
+  // Starts a message of `side`'s target towards the initiator at `at`.
+  nic::SentMessage from_target(StorageSide& side, Picoseconds at, const nic::RdmaMessage& message);
 
   // remote-memory tier: the READ's exchange once posted, its completion on
   // the initiator, its delivery to the requester; the seams of all reads.
@@ -264,22 +304,19 @@ class RemoteIoPath : public Component, public IoPath {
   host::CpuCores cores_;    // initiator cores: host cores, or the DPU's Arm cores
   // The network hardware, one model per topology node or link that every
   // path of the run reaching it shares (Machine::shared_model): tenants
-  // reading one storage host queue at its NIC or DPU port, cable and switch.
+  // reading one storage host queue at its NIC or DPU port, cables and
+  // switch ports. The storage sides' NICs are shared the same way.
   std::shared_ptr<nic::RdmaNic> initiator_nic_;
-  std::shared_ptr<nic::RdmaNic> target_nic_;
-  std::vector<std::shared_ptr<network::NetworkLink>> cables_;  // initiator's, then target's
-  std::shared_ptr<network::NetworkSwitch> switch_;
-  Direction to_target_;
-  Direction to_initiator_;
-  std::uint32_t mtu_ = 4096;
-  std::unique_ptr<CpuInitiatedPath> target_;
-  nvmf::TargetSite site_;          // what runs the target and where its buffers are
-  Picoseconds target_switch_ = 0;  // a target on a DPU: one crossing of the DPU's switch
-  std::uint64_t in_capsule_data_bytes_ = 0;
-  std::uint64_t target_contexts_ = 0;  // nic_offload: commands held at once (0: no limit)
-  std::uint64_t target_held_ = 0;
-  std::deque<std::uint32_t> target_waiting_;
-  std::uint64_t target_waits_ = 0;  // commands that waited for an offload context
+  // The cables and network switches of this path's routes (by network_links
+  // index and by node index); a cable's first use lists it in the results.
+  std::map<std::size_t, std::shared_ptr<network::NetworkLink>> cables_;
+  std::vector<std::size_t> cable_order_;
+  std::map<std::size_t, std::shared_ptr<network::NetworkSwitch>> switches_;
+  // One per storage host, in route_.storage's order; the first one also
+  // holds the remote-memory tier.
+  std::vector<std::unique_ptr<StorageSide>> sides_;
+  std::vector<std::size_t> side_of_ssd_;  // by scenario SSD index
+  std::vector<std::uint32_t> local_ssd_;  // its index among its target's SSDs
   std::uint64_t writes_in_capsule_ = 0;
   std::uint64_t writes_rdma_read_ = 0;
   std::vector<Request> requests_;
@@ -302,9 +339,12 @@ class RemoteIoPath : public Component, public IoPath {
   std::uint64_t exchanges_ = 0;
   std::uint64_t packets_ = 0;
   std::uint64_t wire_bytes_ = 0;
-  // Per switch output port (0: towards the initiator, 1: towards the target).
-  std::uint64_t port_packets_[2] = {0, 0};
-  std::uint64_t port_bytes_[2] = {0, 0};
+  // Per switch output port, by (switch node, cable after it).
+  struct PortCounters {
+    std::uint64_t packets = 0;
+    std::uint64_t bytes = 0;
+  };
+  std::map<std::pair<std::size_t, std::size_t>, PortCounters> port_counters_;
   MemoryTierSeams memory_;
   // Staging buffers of remote-memory reads (remote_staged), free by size.
   std::map<std::uint64_t, std::vector<std::uint64_t>> memory_staging_free_;

@@ -96,14 +96,17 @@ void RemoteIoPath::post_memory_read(std::shared_ptr<MemoryRead> read) {
     // The READ request: one packet, no payload.
     const nic::RdmaMessage request{network::RdmaOp::rdma_read_request, 0, kRemoteKvKey,
                                    read->remote_address};
-    send_memory_read(read,
-                     initiator_nic_->transmit(now(), request, *to_target_.cable, to_target_.side));
+    // The tier is the first storage host's DRAM.
+    StorageSide& side = *sides_.front();
+    send_memory_read(
+        read, initiator_nic_->transmit(now(), request, *side.to_target.cable, side.to_target.side));
   });
 }
 
 void RemoteIoPath::send_memory_read(std::shared_ptr<MemoryRead> read,
                                     const nic::SentMessage& sent) {
-  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  StorageSide& side = *sides_.front();
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_target);
   memory_.network_ps += tails.back() - sent.packets.front().start;
   // Doorbell write (a warp's was timed by the fabric) and WQE fetch on the
   // initiator's link.
@@ -113,7 +116,7 @@ void RemoteIoPath::send_memory_read(std::shared_ptr<MemoryRead> read,
   memory_.wire_bytes += sent.wire_bytes;
   // The target NIC processes the request (pipeline_ns) and answers it; the
   // request carries nothing to write, so its DMA engine is not booked.
-  const Picoseconds processed = tails.back() + target_nic_->params().pipeline_ns;
+  const Picoseconds processed = tails.back() + side.nic->params().pipeline_ns;
   schedule_at(processed, [this, read] { memory_read_in(read); });
 }
 
@@ -121,18 +124,19 @@ void RemoteIoPath::memory_read_in(std::shared_ptr<MemoryRead> read) {
   const bool staged = route_.path == nvmf::RemotePath::remote_staged;
   const nic::RdmaMessage response{network::RdmaOp::rdma_read_response, read->bytes, kRemoteKvKey,
                                   read->remote_address};
+  StorageSide& side = *sides_.front();
   const nic::SentMessage sent =
-      target_nic_->originate(now(), response, *to_initiator_.cable, to_initiator_.side);
-  const std::vector<Picoseconds> tails = arrivals(sent, to_initiator_);
+      side.nic->originate(now(), response, *side.to_initiator.cable, side.to_initiator.side);
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_initiator);
   const nic::DeliveredMessage in = initiator_nic_->receive(
       tails,
       {network::RdmaOp::rdma_read_response, read->bytes, staged ? kMemoryStagingKey : kGpuBufferKey,
        staged ? read->staging : read->dest},
-      mtu_);
+      side.mtu);
   memory_.network_ps += tails.back() - sent.packets.front().start;
   // The target's first payload read (and its translation miss), the CQE
   // landing on the initiator's side.
-  const nic::RdmaNicParams& t = target_nic_->params();
+  const nic::RdmaNicParams& t = side.nic->params();
   memory_.pcie_ps += t.host_read_ns + (sent.translation_misses > 0 ? t.host_read_ns : 0) +
                      initiator_nic_->params().host_read_ns / 2;
   memory_.packets += sent.packets.size();
@@ -235,8 +239,9 @@ void RemoteIoPath::post_memory_write(std::shared_ptr<MemoryRead> write) {
     const bool from_staging = route_.path == nvmf::RemotePath::remote_staged;
     const nic::RdmaMessage message{network::RdmaOp::rdma_write, write->bytes, memory_buffer_key(),
                                    from_staging ? write->staging : write->dest};
-    send_memory_write(write,
-                      initiator_nic_->transmit(now(), message, *to_target_.cable, to_target_.side));
+    StorageSide& side = *sides_.front();
+    send_memory_write(write, initiator_nic_->transmit(now(), message, *side.to_target.cable,
+                                                      side.to_target.side));
   };
   const Picoseconds end = cores_.book(write->core, now(), work);
   if (!staged) {
@@ -257,19 +262,21 @@ void RemoteIoPath::post_memory_write(std::shared_ptr<MemoryRead> write) {
 void RemoteIoPath::send_memory_write(std::shared_ptr<MemoryRead> write,
                                      const nic::SentMessage& sent) {
   const bool staged = route_.path == nvmf::RemotePath::remote_staged;
-  const std::vector<Picoseconds> tails = arrivals(sent, to_target_);
+  // The tier is the first storage host's DRAM.
+  StorageSide& side = *sides_.front();
+  const std::vector<Picoseconds> tails = arrivals(sent, side.to_target);
   // The target NIC writes the payload into the registered KV region, then
   // acknowledges the message: a conservative choice, as an RC responder may
   // acknowledge once the packets are accepted; the ACK is one packet.
-  const nic::DeliveredMessage in = target_nic_->receive(
+  const nic::DeliveredMessage in = side.nic->receive(
       tails, {network::RdmaOp::rdma_write, write->bytes, kRemoteKvKey, write->remote_address},
-      mtu_);
+      side.mtu);
   const nic::SentMessage ack =
-      target_nic_->originate(in.data_written, {network::RdmaOp::ack, 0, kRemoteKvKey, 0},
-                             *to_initiator_.cable, to_initiator_.side);
-  const std::vector<Picoseconds> ack_tails = arrivals(ack, to_initiator_);
-  const nic::DeliveredMessage acked =
-      initiator_nic_->receive(ack_tails, {network::RdmaOp::ack, 0, memory_buffer_key(), 0}, mtu_);
+      side.nic->originate(in.data_written, {network::RdmaOp::ack, 0, kRemoteKvKey, 0},
+                          *side.to_initiator.cable, side.to_initiator.side);
+  const std::vector<Picoseconds> ack_tails = arrivals(ack, side.to_initiator);
+  const nic::DeliveredMessage acked = initiator_nic_->receive(
+      ack_tails, {network::RdmaOp::ack, 0, memory_buffer_key(), 0}, side.mtu);
   memory_.write_network_ps +=
       (tails.back() - sent.packets.front().start) + (ack_tails.back() - ack.packets.front().start);
   // Doorbell and WQE fetch, the payload's first read (and its translation
@@ -278,7 +285,7 @@ void RemoteIoPath::send_memory_write(std::shared_ptr<MemoryRead> write,
   const nic::RdmaNicParams& p = initiator_nic_->params();
   memory_.write_pcie_ps += (sent.rung - sent.posted) + (sent.wqe_fetched ? p.host_read_ns : 0) +
                            p.host_read_ns + (sent.translation_misses > 0 ? p.host_read_ns : 0) +
-                           target_nic_->params().host_read_ns / 2 + p.host_read_ns / 2;
+                           side.nic->params().host_read_ns / 2 + p.host_read_ns / 2;
   memory_.write_packets += sent.packets.size() + ack.packets.size();
   memory_.write_wire_bytes += sent.wire_bytes + ack.wire_bytes;
   if (staged) {
