@@ -67,6 +67,9 @@ struct TargetSite {
   Picoseconds io_time = 0;         // one I/O's time on one of them
   std::size_t mmio_node = npos;    // writes SSD doorbells (npos: the storage host's cpu)
   std::size_t memory_node = npos;  // holds SSD queues and data buffers (npos: host memory)
+  // The node whose servers run it (the DPU, or the nvmf_target node); paths
+  // naming the same node share those servers (npos: a path's own).
+  std::size_t node = npos;
   // The SSDs it serves, by id (empty: the scenario's); a storage host's
   // target serves that host's.
   std::vector<std::string> ssds;

@@ -45,6 +45,18 @@ class Machine {
   void add_shared_driver(const std::string& ssd_id, std::unique_ptr<host::NvmeDriver> driver);
   host::NvmeDriver* shared_driver(const std::string& ssd_id) const;
 
+  // Models of network hardware that every workload of the run reaching it
+  // uses together (a NIC or DPU port, a cable, a network switch, a target's
+  // cores), by a key naming the kind and the topology node or link: the
+  // first workload builds it with `make`, later ones get the same object, so
+  // tenants reading one storage host contend at its NIC, cables and cores.
+  template <class Model, class Make>
+  std::shared_ptr<Model> shared_model(const std::string& key, Make make) {
+    std::shared_ptr<void>& slot = shared_models_[key];
+    if (!slot) slot = std::shared_ptr<Model>(make());
+    return std::static_pointer_cast<Model>(slot);
+  }
+
  private:
   const TopologyConfig& topology_;
   TopologyGraph graph_;
@@ -54,6 +66,7 @@ class Machine {
   std::map<std::string, std::unique_ptr<nvme::Controller>> ssds_;
   std::map<std::string, std::unique_ptr<pcie::DmaEngine>> copy_engines_;     // by GPU id
   std::map<std::string, std::unique_ptr<host::NvmeDriver>> shared_drivers_;  // by SSD id
+  std::map<std::string, std::shared_ptr<void>> shared_models_;               // by key
 };
 
 }  // namespace gpunvme

@@ -20,6 +20,9 @@
 #include "sim/system/run/setup_checks.h"
 #include "sim/system/run/tenant_isolation.h"
 #include "sim/system/workload/io_path.h"
+#include "sim/system/workload/kv_cache.h"
+#include "sim/system/workload/kv_network.h"
+#include "sim/system/workload/remote_io_path.h"
 #include "sim/system/workload/scenario_spec.h"
 #include "sim/system/workload/workload.h"
 
@@ -157,6 +160,95 @@ void check_tenant_qos(const std::string& file, const std::string& where, const T
   }
 }
 
+// Tenants on remote paths share each storage host's NIC or DPU port, the
+// cables, switch ports and target servers (Machine::shared_model). Refused:
+// two tenants with one initiator (its host or Arm cores are each path's
+// own), a shared NIC-offload target (its command contexts are each path's
+// own), and tenants whose shared prefixes on one target differ in shape (one
+// stored copy serves them all). A path reading several storage hosts is
+// checked at each of their targets. A shared tier stays read only: a
+// kv_cache tenant on a target another tenant uses is refused when blocks
+// that fill during decoding would be written into the network tiers
+// (tenants' private blocks share the SSDs' slots and the remote memory).
+void check_remote_tenants(const std::string& file, const TenantSet& set) {
+  std::map<std::size_t, std::size_t> initiator_user, target_user, prefix_user;
+  std::map<std::size_t, std::size_t> target_tenants;
+  for (const auto& tenant : set.tenants) {
+    if (!is_remote_path(tenant.config)) continue;
+    for (const StorageRoute& host : resolve_remote_route(tenant.config).storage) {
+      ++target_tenants[host.target];
+    }
+  }
+  for (std::size_t i = 0; i < set.tenants.size(); ++i) {
+    const RunConfig& c = set.tenants[i].config;
+    if (!is_remote_path(c)) continue;
+    const ScenarioParams s = ScenarioParams::from(c.scenario.params);
+    const RemoteRoute route = resolve_remote_route(c);
+    const TopologyConfig& topo = c.topology;
+    const std::string where = index_path("$.tenants", i) + ".scenario";
+    auto [init, fresh] = initiator_user.emplace(route.initiator, i);
+    if (!fresh) {
+      throw ConfigError(
+          file, where + ".gpu", "\"" + s.gpu + "\"",
+          fmt::format("tenant {} already reads through {}, whose cores would serve "
+                      "both unshared; each remote-path tenant needs a GPU in a host "
+                      "of its own NIC or DPU",
+                      set.tenants[init->second].name, topo.nodes[route.initiator].id));
+    }
+    for (const StorageRoute& host : route.storage) {
+      auto [target, first] = target_user.emplace(host.target, i);
+      if (!first && host.placement == nvmf::TargetPlacement::nic_offload) {
+        throw ConfigError(file, where + ".nvmf_target", "\"" + topo.nodes[host.target].id + "\"",
+                          fmt::format("tenant {} already uses this NIC-offload target, whose "
+                                      "command contexts each path counts alone; allowed shared: a "
+                                      "target on host cores or on a DPU",
+                                      set.tenants[target->second].name));
+      }
+    }
+    if (s.kind != ScenarioKind::kv_cache) continue;
+    const KvShape k = kv_shape(c);
+    const bool shared_tier =
+        std::any_of(route.storage.begin(), route.storage.end(),
+                    [&](const StorageRoute& host) { return target_tenants[host.target] > 1; });
+    if (shared_tier) {
+      // HBM less the last blocks under pin, and DRAM, against the full
+      // blocks placed before decoding (the shared prefix once per layer).
+      const bool lru = s.eviction == KvEviction::lru;
+      const std::uint64_t pinned = k.batch * k.layers;
+      const std::uint64_t above =
+          (lru || k.hbm_blocks < pinned ? 0 : k.hbm_blocks - pinned) + k.dram_blocks;
+      const std::uint64_t before =
+          kv_blocks_before_decode(k) - k.layers * (k.batch - 1) * k.prefix_blocks;
+      const std::uint64_t free_above = above > before ? above - before : 0;
+      const std::uint64_t filled = kv_blocks_filled_in_decode(k);
+      if (filled > free_above) {
+        throw ConfigError(
+            file, where + ".decode_steps", std::to_string(k.steps),
+            fmt::format("{} KV blocks fill during decoding but HBM and DRAM have room for {}; a "
+                        "network KV tier shared with another tenant is read only (their blocks "
+                        "share its slots): fewer decode_steps or more hbm_kv_gib or host_kv_gib",
+                        filled, free_above));
+      }
+    }
+    if (s.shared_prefix_tokens == 0) continue;
+    for (const StorageRoute& host : route.storage) {
+      auto [other, alone] = prefix_user.emplace(host.target, i);
+      if (alone) continue;
+      const KvShape o = kv_shape(set.tenants[other->second].config);
+      if (o.layers != k.layers || o.block_bytes != k.block_bytes ||
+          o.prefix_blocks != k.prefix_blocks) {
+        throw ConfigError(
+            file, where + ".shared_prefix_tokens", std::to_string(s.shared_prefix_tokens),
+            fmt::format("tenant {} stores a shared prefix on the same target {} with another "
+                        "shape ({} layers, {} B blocks, {} prefix blocks; here {}, {}, {}): one "
+                        "stored copy needs the same model, block and prefix",
+                        set.tenants[other->second].name, topo.nodes[host.target].id, o.layers,
+                        o.block_bytes, o.prefix_blocks, k.layers, k.block_bytes, k.prefix_blocks));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RunConfig resolve_tenants(const RawConfig& raw) {
@@ -260,6 +352,7 @@ RunConfig resolve_tenants(const RawConfig& raw) {
     }
     for (const std::string& ssd : s.ssds) ssd_users[ssd].push_back(i);
   }
+  check_remote_tenants(file, *set);
   for (const auto& [ssd, users] : ssd_users) {
     const nvme::SsdParams limits =
         nvme::SsdParams::from(set->tenants[users.front()].config.topology.node(ssd)->params);
@@ -384,6 +477,84 @@ void share_drivers(const TenantSet& set, const TenantsParams& top, Machine& mach
     driver->bring_up(options, nullptr);
     machine.add_shared_driver(ssd_id, std::move(driver));
   }
+}
+
+// The shared network KV tier: kv_cache tenants reading one NVMe-oF target
+// (or one set of them, when their SSDs are in several storage hosts: the
+// targets' ids joined by "+", in the order of the tenant's $.ssds). Capacity: each tenant's
+// prompts' full blocks (every layer), the shared prefix stored once for all of them, against every
+// sequence keeping its own; per tenant its decode figures and what each token cost the tier.
+nlohmann::json shared_kv_tier(const TenantSet& set, const nlohmann::json& tenants) {
+  std::map<std::string, std::vector<std::size_t>> by_target;
+  for (std::size_t i = 0; i < set.tenants.size(); ++i) {
+    const RunConfig& c = set.tenants[i].config;
+    if (!is_remote_path(c) ||
+        ScenarioParams::from(c.scenario.params).kind != ScenarioKind::kv_cache) {
+      continue;
+    }
+    std::string targets;
+    for (const StorageRoute& host : resolve_remote_route(c).storage) {
+      targets += (targets.empty() ? "" : "+") + c.topology.nodes[host.target].id;
+    }
+    by_target[targets].push_back(i);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [target, users] : by_target) {
+    std::uint64_t stored = 0, private_copies = 0, prefix_once = 0;
+    nlohmann::json per_tenant = nlohmann::json::array();
+    for (const std::size_t i : users) {
+      const KvShape k = kv_shape(set.tenants[i].config);
+      private_copies += kv_stored_bytes_private(k);
+      stored += kv_stored_bytes(k);
+      // Every tenant's own figure holds the prefix once; the tier holds it once in all.
+      const std::uint64_t prefix = k.layers * k.prefix_blocks * k.block_bytes;
+      if (prefix_once == 0) {
+        prefix_once = prefix;
+      } else {
+        stored -= prefix;
+      }
+      const nlohmann::json& t = tenants[i];
+      const nlohmann::json& kv = t["kv_cache"];
+      const nlohmann::json& remote = t["remote"];
+      const nlohmann::json& tier = kv["network_tier"];
+      const auto tokens = kv["tokens"].get<std::uint64_t>();
+      const auto ios = t["summary"]["ios"].get<std::uint64_t>();
+      const std::uint64_t tier_bytes = tier["remote_nvme_to_hbm"].get<std::uint64_t>() +
+                                       tier["remote_memory_to_hbm"].get<std::uint64_t>();
+      const double per_token = tokens == 0 ? 0.0 : 1.0 / static_cast<double>(tokens);
+      const double ios_d = static_cast<double>(ios);
+      per_tenant.push_back(
+          {{"name", t["name"]},
+           {"gpu", ScenarioParams::from(set.tenants[i].config.scenario.params).gpu},
+           {"tokens_per_s", kv["tokens_per_s"]},
+           {"ttft_ns", kv["ttft_ns"]},
+           {"tpot_ns", kv["tpot_ns"]},
+           {"tier_bytes", tier_bytes},
+           {"tier_bytes_per_token", round_to(static_cast<double>(tier_bytes) * per_token, 0.001)},
+           {"tier_ios", ios},
+           // Core time the tier's I/Os took per token: the target's (on the
+           // storage side's DPU or cores) and the initiator DPU's Arm cores.
+           {"target_dpu_core_ns_per_token",
+            round_to(remote["target_dpu_core_ns_per_io"].get<double>() * ios_d * per_token, 0.001)},
+           {"target_host_core_ns_per_token",
+            round_to(remote["target_core_ns_per_io"].get<double>() * ios_d * per_token, 0.001)},
+           {"initiator_dpu_core_ns_per_token",
+            round_to(remote["dpu_core_ns_per_io"].get<double>() * ios_d * per_token, 0.001)},
+           {"initiator_host_core_ns_per_token",
+            round_to(remote["host_core_ns_per_io"].get<double>() * ios_d * per_token, 0.001)}});
+    }
+    const nlohmann::json& first = tenants[users.front()]["remote"];
+    out.push_back({{"target", target},
+                   {"target_placement", first["target_placement"]},
+                   {"tenants", users.size()},
+                   {"stored_bytes", stored},
+                   {"stored_bytes_private_prefix", private_copies},
+                   {"saved_bytes", private_copies - stored},
+                   // The target's servers, shared: their busy time over all tenants.
+                   {"target_cores_busy_ns", first["target_cores_busy_ns"]},
+                   {"per_tenant", per_tenant}});
+  }
+  return out;
 }
 
 nlohmann::json fairness(const nlohmann::json& tenants) {
@@ -560,6 +731,8 @@ nlohmann::json run_tenants(const RunConfig& config, const RunOptions& options) {
       };
     }
   }
+  const nlohmann::json kv_tier = shared_kv_tier(set, tenants);
+  if (!kv_tier.empty()) result["shared_kv_tier"] = kv_tier;
   result["tenants"] = tenants;
   result["fairness"] = fairness(tenants);
   if (top.compare_alone) {

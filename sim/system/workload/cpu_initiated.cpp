@@ -47,7 +47,7 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
       buffer_stride_(round_up(std::max<std::uint64_t>(max_io_bytes, 1), kPage)),
       from_gpu_(mode != Mode::Target &&
                 ScenarioParams::from(config.scenario.params).request_origin == RequestOrigin::gpu),
-      cores_(1),
+      cores_(std::make_shared<host::CpuCores>(1)),
       stages_({"request_signal", "copy_to_host", "cpu_submit", "completion_wait", "cpu_completion",
                "copy_to_gpu", "delivery"},
               kSubmitted) {
@@ -69,7 +69,8 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
   }
   const NodeConfig& cpu = machine.topology().nodes[cpu_node_];
   costs_ = host::cpu_io_costs(cpu.params);
-  cores_ = host::CpuCores(static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
+  cores_ = std::make_shared<host::CpuCores>(
+      static_cast<std::uint32_t>(host::CpuParams::from(cpu.params).cores));
   mmio_node_ = cpu_node_;
   if (mode == Mode::Target) {
     // SPDK's poll groups (or the DPU's, or the NIC's contexts): one figure
@@ -77,11 +78,18 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
     costs_ = host::CpuIoCosts{};
     costs_.submit = target->io_time / 2;
     costs_.complete_poll = target->io_time - target->io_time / 2;
-    cores_ = host::CpuCores(static_cast<std::uint32_t>(target->servers));
+    // Every path served by one target (tenants reading one storage host)
+    // queues on the same servers: the cores of the DPU or host that runs it.
+    const auto servers = static_cast<std::uint32_t>(target->servers);
+    cores_ = target->node == nvmf::TargetSite::npos
+                 ? std::make_shared<host::CpuCores>(servers)
+                 : machine.shared_model<host::CpuCores>(
+                       fmt::format("target_servers:{}", target->node),
+                       [servers] { return new host::CpuCores(servers); });
     if (target->mmio_node != nvmf::TargetSite::npos) mmio_node_ = target->mmio_node;
     if (target->memory_node != nvmf::TargetSite::npos) memory_node_ = target->memory_node;
   }
-  core_state_.resize(cores_.size());
+  core_state_.resize(cores_->size());
   for (Core& c : core_state_) {
     c.ring = machine.memory()
                  .allocate(std::uint64_t{kRingSlots} * kRequestBytes, memory_node_,
@@ -170,7 +178,7 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
         Queue& q = queues_[index];
         q.ssd = static_cast<std::uint32_t>(k);
         q.qid = c.qid;
-        q.core = i % cores_.size();
+        q.core = i % cores_->size();
         q.entries = c.entries;
         q.sq_base = c.sq_base;
         q.cq_base = c.cq_base;
@@ -234,7 +242,7 @@ void CpuInitiatedPath::submit(const BlockIo& io, IoDone done) {
   std::fill(std::begin(req.times), std::end(req.times), PathStages::kNotReached);
   req.times[kRequested] = now();
   ++submitted_;
-  const std::uint32_t core = io.issuer % cores_.size();
+  const std::uint32_t core = io.issuer % cores_->size();
   if (!from_gpu_) {
     req.times[kNoticed] = now();
     noticed(r);
@@ -257,8 +265,8 @@ void CpuInitiatedPath::noticed(std::uint32_t r) {
   if (mode_ == Mode::Bounce && req.io.write) {
     // A write through a bounce buffer: the core starts a GPU-to-host copy
     // first, and submits once the data is in host memory.
-    const std::uint32_t core = req.io.issuer % cores_.size();
-    const Picoseconds launched = cores_.book(core, now(), costs_.copy_launch);
+    const std::uint32_t core = req.io.issuer % cores_->size();
+    const Picoseconds launched = cores_->book(core, now(), costs_.copy_launch);
     ledger_.add(host::HostCost::copy_launch, costs_.copy_launch);
     ++copies_;
     schedule_at(launched, [this, r, core] {
@@ -277,13 +285,13 @@ void CpuInitiatedPath::noticed(std::uint32_t r) {
 // The core learns that a bounce copy has finished (an event query or stream
 // synchronisation once the copy engine is done) before it acts on it.
 void CpuInitiatedPath::copy_done(std::uint32_t core, std::function<void()> then) {
-  const Picoseconds known = cores_.book(core, now(), costs_.copy_sync);
+  const Picoseconds known = cores_->book(core, now(), costs_.copy_sync);
   ledger_.add(host::HostCost::copy_sync, costs_.copy_sync);
   schedule_at(known, std::move(then));
 }
 
 void CpuInitiatedPath::ready_to_submit(std::uint32_t r) {
-  const std::uint32_t core = requests_[r].io.issuer % cores_.size();
+  const std::uint32_t core = requests_[r].io.issuer % cores_->size();
   core_state_[core].waiting.push_back(r);
   kick(core);
 }
@@ -292,7 +300,7 @@ void CpuInitiatedPath::kick(std::uint32_t core) {
   Core& c = core_state_[core];
   if (c.pass_scheduled || c.waiting.empty()) return;
   c.pass_scheduled = true;
-  schedule_at(std::max(now(), cores_.free_at(core)), [this, core] { submission_pass(core); });
+  schedule_at(std::max(now(), cores_->free_at(core)), [this, core] { submission_pass(core); });
 }
 
 void CpuInitiatedPath::submission_pass(std::uint32_t core) {
@@ -350,7 +358,7 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
   if (claims.empty()) return;  // a completion will kick this core again
   ++submit_passes_;
   ledger_.add(host::HostCost::syscall, costs_.syscall);
-  const Picoseconds end = cores_.book(core, now(), work);
+  const Picoseconds end = cores_->book(core, now(), work);
   schedule_at(end, [this, claims = std::move(claims)] {
     std::vector<std::uint32_t> touched;
     for (const Claim& cl : claims) {
@@ -467,7 +475,7 @@ void CpuInitiatedPath::schedule_reap(std::uint32_t qi) {
   Queue& q = queues_[qi];
   if (q.reap_scheduled) return;
   q.reap_scheduled = true;
-  schedule_at(std::max(now(), cores_.free_at(q.core)), [this, qi] { reap_pass(qi); });
+  schedule_at(std::max(now(), cores_->free_at(q.core)), [this, qi] { reap_pass(qi); });
 }
 
 void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
@@ -507,7 +515,7 @@ void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
     }
   }
   ++reap_passes_;
-  const Picoseconds end = cores_.book(q.core, now(), work);
+  const Picoseconds end = cores_->book(q.core, now(), work);
   schedule_at(end, [this, qi, count] {
     Queue& queue = queues_[qi];
     std::vector<std::pair<std::uint32_t, std::uint16_t>> finished;
@@ -598,7 +606,7 @@ void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
 }
 
 nlohmann::json CpuInitiatedPath::sections(Picoseconds elapsed) const {
-  nlohmann::json cpu = cores_.statistics(elapsed);
+  nlohmann::json cpu = cores_->statistics(elapsed);
   cpu["node"] = machine_.topology().nodes[cpu_node_].id;
   cpu["completion"] = costs_.interrupts ? "interrupt" : "polling";
   cpu["request_origin"] = from_gpu_ ? "gpu" : "cpu";

@@ -85,7 +85,7 @@ class CpuInitiatedPath : public Component, public IoPath {
   const platform::WarpCounters& counters() const override { return no_warps_; }
   nlohmann::json sections(Picoseconds elapsed) const override;
 
-  const host::CpuCores& cores() const { return cores_; }
+  const host::CpuCores& cores() const { return *cores_; }
   const host::CpuIoCosts& costs() const { return costs_; }
 
  private:
@@ -178,7 +178,7 @@ class CpuInitiatedPath : public Component, public IoPath {
       mmio_node_;  // writes SSD doorbells and registers: cpu_node_, or a target's DPU or NIC
   std::size_t buffer_node_;  // where bounce buffers live (scenario host_buffers)
   host::CpuIoCosts costs_;
-  host::CpuCores cores_;
+  std::shared_ptr<host::CpuCores> cores_;  // a target's are shared (Machine::shared_model)
   std::vector<Core> core_state_;
   std::vector<nvme::Controller*> ssds_;
   std::vector<bool> dma_map_;

@@ -141,7 +141,19 @@ KvShape kv_shape(const RunConfig& config) {
   k.nvme_blocks = nvme > 0 ? static_cast<std::uint64_t>(nvme * kGiB) / k.block_bytes
                            : ssd_capacity_bytes(config) / slot;
   k.remote_blocks = static_cast<std::uint64_t>(s.remote_kv_gib * kGiB) / k.block_bytes;
+  k.prefix_blocks = static_cast<std::uint64_t>(s.shared_prefix_tokens) / k.block_tokens;
   return k;
+}
+
+std::uint64_t kv_stored_bytes_private(const KvShape& k) {
+  std::uint64_t blocks = 0;
+  for (const std::uint64_t c : k.contexts) blocks += c / k.block_tokens;
+  return k.layers * blocks * k.block_bytes;
+}
+
+std::uint64_t kv_stored_bytes(const KvShape& k) {
+  const std::uint64_t copies_saved = k.batch > 0 ? (k.batch - 1) * k.prefix_blocks : 0;
+  return kv_stored_bytes_private(k) - k.layers * copies_saved * k.block_bytes;
 }
 
 Picoseconds kv_prefill_time(const RunConfig& config) {
@@ -188,10 +200,29 @@ std::uint64_t check_kv_cache(const RunConfig& config) {
   check_kv_traces(config);
   const KvShape k = kv_shape(config);
   const std::uint64_t tails = k.batch * k.layers;
-  const std::uint64_t per_layer = end_full_blocks(k);
+  // The shared prefix's blocks are placed once per layer, not once per sequence.
+  const std::uint64_t per_layer = end_full_blocks(k) - (k.batch - 1) * k.prefix_blocks;
   const std::uint64_t all_blocks = k.layers * per_layer;
   const bool lru = s.eviction == KvEviction::lru;
   const auto prefetch = static_cast<std::uint64_t>(s.prefetch_layers);
+  if (s.shared_prefix_tokens > 0) {
+    const auto prefix = static_cast<std::uint64_t>(s.shared_prefix_tokens);
+    const std::uint64_t shortest = *std::min_element(k.contexts.begin(), k.contexts.end());
+    if (prefix % k.block_tokens != 0 || prefix > shortest) {
+      throw ConfigError(file, "$.shared_prefix_tokens", std::to_string(prefix),
+                        fmt::format("a whole number of blocks ({} tokens each) of at most the "
+                                    "shortest context ({} tokens)",
+                                    k.block_tokens, shortest));
+    }
+    // Sparse selection and in-storage attention read each sequence's own
+    // tokens of a block; a reused turn's reload is one sequence's context.
+    if (s.policy != KvPolicy::tiered) {
+      throw ConfigError(file, "$.shared_prefix_tokens", std::to_string(prefix),
+                        fmt::format("a shared prefix is fetched once for the batch under policy "
+                                    "tiered only; this scenario's policy is {}",
+                                    enum_name(s.policy)));
+    }
+  }
   if (s.policy == KvPolicy::reuse && !s.measure_reload) {
     throw ConfigError(file, "$.measure_reload", "false",
                       "policy reuse times a returning turn's reload: measure_reload must be true");
@@ -407,8 +438,15 @@ void KvCacheWorkload::place_blocks() {
       free_slots_.push_back(static_cast<std::uint32_t>(i));
   }
   for (const auto& [l, b, j] : order) {
+    if (b > 0 && j < k.prefix_blocks) {
+      // The shared prefix: the first sequence's block (placed before it in
+      // either order) stands for every sequence's.
+      placed[l * k.batch + b][j] = placed[l * k.batch][j];
+      continue;
+    }
     const auto id = static_cast<std::uint32_t>(blocks_.size());
     Block block = place_in_tiers(kHbm);
+    block.shared = j < k.prefix_blocks;
     ++initial_tier_blocks_[block.tier];
     if (lru_ && !free_slots_.empty()) {
       const std::uint32_t slot = free_slots_.back();
@@ -485,7 +523,11 @@ void KvCacheWorkload::start_fetch(std::uint64_t g) {
   layer.outstanding = 1;  // held until every block is asked for
   const std::uint64_t l = g % shape_.layers;
   for (std::uint64_t b = 0; b < shape_.batch; ++b) {
-    for (std::uint32_t id : blocks_of(l, b)) need_block(g, id, b);
+    // The shared prefix's blocks are the first sequence's: asked for once.
+    const std::vector<std::uint32_t>& blocks = blocks_of(l, b);
+    const std::uint64_t from =
+        b == 0 ? 0 : std::min<std::uint64_t>(shape_.prefix_blocks, blocks.size());
+    for (std::uint64_t j = from; j < blocks.size(); ++j) need_block(g, blocks[j], b);
   }
   fetch_done(g);
 }
@@ -571,6 +613,9 @@ void KvCacheWorkload::fetch_block(std::uint64_t g, std::uint32_t id, std::uint64
               if (failed) {
                 ++failed_block_reads_;
                 fail_token(step, seq);
+                if (blocks_[id].shared) {
+                  for (std::uint64_t b = 0; b < shape_.batch; ++b) fail_token(step, b);
+                }
                 // Under lru the slot holds no valid copy: a later layer must not hit it.
                 Block& b = blocks_[id];
                 if (b.cached >= 0) {
@@ -1142,6 +1187,16 @@ nlohmann::json KvCacheWorkload::sections(Picoseconds elapsed) const {
     tier["hbm_to_remote_nvme"] = bytes_to_nvme_;
     tier["write_bytes_per_step"] = write_bytes;
     tier["write_ns_per_step"] = write_ns;
+  }
+  if (k.prefix_blocks > 0) {
+    // The prompts' full blocks as stored (every layer), the prefix once.
+    const std::uint64_t stored = kv_stored_bytes(k);
+    const std::uint64_t private_copies = kv_stored_bytes_private(k);
+    out["kv_cache"]["shared_prefix"] = {{"tokens", k.prefix_blocks * k.block_tokens},
+                                        {"blocks_per_layer", k.prefix_blocks},
+                                        {"stored_bytes", stored},
+                                        {"stored_bytes_private_prefix", private_copies},
+                                        {"saved_bytes", private_copies - stored}};
   }
   if (lookup_ > 0) {
     out["kv_cache"]["key_commands"] = key_commands_;

@@ -24,6 +24,10 @@
 // blocks) caches blocks; a fetched block replaces the least recently used
 // block not needed by a layer in flight; lower tiers keep every block.
 //
+// shared_prefix_tokens: the first blocks of every sequence's context are
+// one prompt prefix (a system prompt, a document); each layer keeps one copy
+// of them, placed once in the tiers and fetched once per step for the batch.
+//
 // Reports tokens per second, each step's time and stall (time the GPU waited
 // for data), bytes moved per tier, and (measure_reload) the time to bring one
 // sequence's whole context into HBM from DRAM and from NVMe (and from HBM:
@@ -62,6 +66,9 @@ struct KvShape {
   std::uint64_t dram_blocks;
   std::uint64_t nvme_blocks;
   std::uint64_t remote_blocks;  // remote-memory tier (remote paths)
+  // shared_prefix_tokens / block_tokens: per layer, the full blocks every
+  // sequence shares, stored and fetched once for the batch.
+  std::uint64_t prefix_blocks;
   std::uint64_t gqa_group;
   std::uint64_t kv_heads, head_dim, dtype_bytes;
   double params;      // model weights (count), for the roofline and prefill
@@ -74,6 +81,11 @@ KvShape kv_shape(const RunConfig& config);
 // bandwidth, its FLOPs over the GPU's), FLOPs = 2 x weights x tokens plus
 // causal attention's 2 x query heads x head_dim x context^2 per sequence.
 Picoseconds kv_prefill_time(const RunConfig& config);
+// Bytes the prompts' full blocks take where they are stored (the cache
+// before decoding, every layer): with the shared prefix stored once, and as
+// if every sequence kept its own copy.
+std::uint64_t kv_stored_bytes(const KvShape& k);
+std::uint64_t kv_stored_bytes_private(const KvShape& k);
 // Prefill of `fresh` prompt tokens of `sequences` sequences whose first
 // `cached` tokens' KV is already in HBM: attention FLOPs 2 x query heads x
 // head_dim x (2 x fresh x cached + fresh^2) per sequence.
@@ -114,6 +126,7 @@ class KvCacheWorkload : public PathWorkload {
     std::uint64_t home;        // DRAM: host address; NVMe: slot index on the SSDs
     std::int64_t cached = -1;  // lru: HBM cache slot
     bool lost = false;         // its write to NVMe failed: its data is gone
+    bool shared = false;       // a shared-prefix block: every sequence's token needs it
   };
   struct Layer {  // one layer of one decode step, g = step * layers + l
     std::uint64_t outstanding = 0;

@@ -281,7 +281,15 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
               kSubmitted) {
   const TopologyConfig& topo = machine.topology();
   const NodeConfig& initiator = topo.nodes[route_.initiator];
-  initiator_nic_ = std::make_unique<nic::RdmaNic>(nic::RdmaNicParams::from(initiator.params));
+  // The RDMA ports, one model per topology node for every path of the run
+  // that reaches it (Machine::shared_model): tenants reading one storage
+  // host queue at its NIC or DPU port.
+  const auto nic_of = [&machine, &topo](std::size_t node) {
+    return machine.shared_model<nic::RdmaNic>(fmt::format("rdma_port:{}", node), [&topo, node] {
+      return new nic::RdmaNic(nic::RdmaNicParams::from(topo.nodes[node].params));
+    });
+  };
+  initiator_nic_ = nic_of(route_.initiator);
   if (route_.path == nvmf::RemotePath::dpu) {
     dpu_ = nvmf::DpuParams::from(initiator.params);
     cores_ = host::CpuCores(static_cast<std::uint32_t>(dpu_.arm_cores));
@@ -300,8 +308,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
     const StorageRoute& host = route_.storage[h];
     auto side = std::make_unique<StorageSide>();
     side->route = h;
-    side->nic = std::make_unique<nic::RdmaNic>(
-        nic::RdmaNicParams::from(topo.nodes[host.target_nic].params));
+    side->nic = nic_of(host.target_nic);
     side->to_target = direction(host.network, true);
     side->to_initiator = direction(host.network, false);
     side->mtu = 0;
@@ -319,6 +326,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
       case nvmf::TargetPlacement::host_cpu:
         site.servers = target.cores;
         site.io_time = target.io_ns;
+        site.node = host.target;
         break;
       case nvmf::TargetPlacement::dpu: {
         // The DPU's Arm cores run the target; its memory holds the SSD queues
@@ -328,6 +336,7 @@ RemoteIoPath::RemoteIoPath(const sc_core::sc_module_name& name, const RunConfig&
         site.io_time = dpu.arm_io_ns;
         site.mmio_node = host.target_nic;
         site.memory_node = host.target_nic;
+        site.node = host.target_nic;
         side->target_switch = dpu.switch_ns;
         break;
       }
@@ -371,8 +380,12 @@ RemoteIoPath::Direction RemoteIoPath::direction(const network::NetworkRoute& rou
     auto it = cables_.find(l);
     if (it == cables_.end()) {
       it = cables_
-               .emplace(l, std::make_unique<network::NetworkLink>(
-                               network::NetworkLinkParams::from(topo.network_links[l].params)))
+               .emplace(l, machine_.shared_model<network::NetworkLink>(
+                               fmt::format("network_link:{}", l),
+                               [&topo, l] {
+                                 return new network::NetworkLink(network::NetworkLinkParams::from(
+                                     topo.network_links[l].params));
+                               }))
                .first;
       cable_order_.push_back(l);
     }
@@ -388,10 +401,15 @@ RemoteIoPath::Direction RemoteIoPath::direction(const network::NetworkRoute& rou
     const std::size_t node = nodes[i];
     auto it = switches_.find(node);
     if (it == switches_.end()) {
-      it = switches_
-               .emplace(node, std::make_unique<network::NetworkSwitch>(
-                                  network::NetworkSwitchParams::from(topo.nodes[node].params)))
-               .first;
+      it =
+          switches_
+              .emplace(node, machine_.shared_model<network::NetworkSwitch>(
+                                 fmt::format("network_switch:{}", node),
+                                 [&topo, node] {
+                                   return new network::NetworkSwitch(
+                                       network::NetworkSwitchParams::from(topo.nodes[node].params));
+                                 }))
+              .first;
     }
     SwitchHop hop;
     hop.forwarder = it->second.get();

@@ -195,7 +195,7 @@ class RemoteIoPath : public Component, public IoPath {
   // two directions between the initiator's port and its NIC's.
   struct StorageSide {
     std::size_t route = 0;  // index into route_.storage
-    std::unique_ptr<nic::RdmaNic> nic;
+    std::shared_ptr<nic::RdmaNic> nic;
     std::unique_ptr<CpuInitiatedPath> target;
     nvmf::TargetSite site;          // what runs the target and where its buffers are
     Picoseconds target_switch = 0;  // a target on a DPU: one crossing of the DPU's switch
@@ -302,13 +302,16 @@ class RemoteIoPath : public Component, public IoPath {
   host::CpuIoCosts costs_;  // the GPU host's cpu (notice, submit, completion, copies)
   nvmf::DpuParams dpu_{};   // dpu path
   host::CpuCores cores_;    // initiator cores: host cores, or the DPU's Arm cores
-  std::unique_ptr<nic::RdmaNic> initiator_nic_;
-  // The cables and network switches of every route, shared by all of them
-  // (by network_links index and by node index); a cable's first use lists
-  // it in the results.
-  std::map<std::size_t, std::unique_ptr<network::NetworkLink>> cables_;
+  // The network hardware, one model per topology node or link that every
+  // path of the run reaching it shares (Machine::shared_model): tenants
+  // reading one storage host queue at its NIC or DPU port, cables and
+  // switch ports. The storage sides' NICs are shared the same way.
+  std::shared_ptr<nic::RdmaNic> initiator_nic_;
+  // The cables and network switches of this path's routes (by network_links
+  // index and by node index); a cable's first use lists it in the results.
+  std::map<std::size_t, std::shared_ptr<network::NetworkLink>> cables_;
   std::vector<std::size_t> cable_order_;
-  std::map<std::size_t, std::unique_ptr<network::NetworkSwitch>> switches_;
+  std::map<std::size_t, std::shared_ptr<network::NetworkSwitch>> switches_;
   // One per storage host, in route_.storage's order; the first one also
   // holds the remote-memory tier.
   std::vector<std::unique_ptr<StorageSide>> sides_;
