@@ -231,8 +231,9 @@ TEST(Calibration, MalformedControllerStatisticsAreNamed) {
 }
 
 // A lane_loops_and_turns file without its derived medians is refused with
-// the JSON path, not read as empty (before any test that simulates, as above).
-TEST(TurnPassCalibration, AFileWithoutItsMediansIsRefused) {
+// the JSON path, not read as empty. In this suite, ahead of its tests that
+// simulate, as above: a suite of its own would run after them.
+TEST(Calibration, ALaneTurnFileWithoutItsMediansIsRefused) {
   const nlohmann::json bad = {{"schema", "gpunvme.lane_loops_and_turns/1"}};
   try {
     (void)validate::correlate_microbenchmarks(bad, "bad.json", "h100-sxm", 0.10);
