@@ -148,6 +148,16 @@ TEST(CxlQueues, BadPlacementsAreErrorsWithTheirPaths) {
   EXPECT_NE(o.output.find("$.host_queues = \"cxl0\": host_queues places the host driver's queues"),
             std::string::npos)
       << o.output;
+  // Tenants' queues are made by the driver they share, in the host memory nearest each SSD.
+  const std::string tenants = ::testing::TempDir() + "cpu_memory_tenants.json";
+  std::ofstream(tenants) << R"({"name": "t", "tenants": [{"name": "db", "scenario": {
+      "kind": "microbenchmark", "path": "gds", "request_origin": "cpu", "rw": "randread",
+      "bs": 4096, "threads": 8, "iodepth": 4, "ios": 400, "gpu": "gpu0", "ssds": ["ssd0"],
+      "queues": 4, "queue_entries": 256, "host_queues": "dram0"}}]})";
+  o = gpunvme("check --topology " + kCxlTopology + " --scenario " + tenants);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("$.tenants[0].scenario.host_queues = \"dram0\""), std::string::npos)
+      << o.output;
   EXPECT_NE(gpunvme("describe scenario").output.find("host_queues"), std::string::npos);
   const cli_test::Outcome cpu = gpunvme("describe cpu");
   EXPECT_NE(cpu.output.find("line_fill_buffers"), std::string::npos) << cpu.output;
