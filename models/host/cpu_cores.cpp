@@ -21,6 +21,7 @@ const char* to_string(HostCost cost) {
     case HostCost::notify: return "notify";
     case HostCost::copy_launch: return "copy_launch";
     case HostCost::copy_sync: return "copy_sync";
+    case HostCost::memory_stall: return "memory_stall";
     case HostCost::kCount: break;
   }
   return "?";
@@ -62,6 +63,7 @@ CpuIoCosts cpu_io_costs(const ParamValues& values) {
   c.notify = cpu.notify_ns;
   c.copy_launch = cpu.copy_launch_ns;
   c.copy_sync = cpu.copy_sync_ns;
+  c.fill_buffers = static_cast<std::uint32_t>(cpu.line_fill_buffers);
   c.coalescing_threshold = static_cast<std::uint32_t>(cpu.irq_coalescing_threshold);
   c.coalescing_time_units = static_cast<std::uint32_t>(cpu.irq_coalescing_time_100us);
   return c;

@@ -29,6 +29,7 @@ enum class HostCost : std::uint8_t {
   notify,         // completion flag stored to the GPU
   copy_launch,    // cudaMemcpyAsync between bounce buffer and GPU (bounce)
   copy_sync,      // learning that such a copy has finished (bounce)
+  memory_stall,   // host-memory accesses beyond the fitted costs (queues in slower memory)
   kCount
 };
 const char* to_string(HostCost cost);
@@ -51,6 +52,7 @@ struct CpuIoCosts {
   Picoseconds notify = 0;       // per completion flag posted to the GPU
   Picoseconds copy_launch = 0;
   Picoseconds copy_sync = 0;
+  std::uint32_t fill_buffers = 16;  // cache-line misses a core keeps outstanding
   // NVMe Interrupt Coalescing as the driver sets it (threshold entries,
   // time in 100 us units; 1 and 0 leave it off).
   std::uint32_t coalescing_threshold = 1;

@@ -712,6 +712,17 @@ void Fabric::arrive(Transfer* t) {
   });
 }
 
+Picoseconds Fabric::core_access(std::size_t memory, std::uint64_t bytes) {
+  auto it = memory_of_.find(memory);
+  if (it == memory_of_.end()) {
+    throw std::logic_error(
+        fmt::format("core_access: {} is not a memory node", topology_.nodes.at(memory).id));
+  }
+  MemoryServer& m = memories_[it->second];
+  m.core_bytes += bytes;
+  return m.server.book(now(), bytes_at_rate(bytes, m.bytes_per_ns)).start - now();
+}
+
 Fabric::TenantTraffic Fabric::tenant_traffic(std::uint32_t tenant) const {
   auto it = tenant_traffic_.find(tenant);
   return it == tenant_traffic_.end() ? TenantTraffic{} : it->second;
@@ -953,10 +964,11 @@ nlohmann::json Fabric::report(Picoseconds elapsed) const {
   nlohmann::json cxl_memories = nlohmann::json::array();
   for (const MemoryServer& m : memories_) {
     const bool cxl = topology_.nodes[m.node].kind == "cxl_memory";
-    (cxl ? cxl_memories : memories)
-        .push_back({{"id", topology_.nodes[m.node].id},
-                    {"bytes", m.bytes},
-                    {"utilization", share(m.server.busy_ps(), elapsed)}});
+    nlohmann::json entry = {{"id", topology_.nodes[m.node].id},
+                            {"bytes", m.bytes},
+                            {"utilization", share(m.server.busy_ps(), elapsed)}};
+    if (m.core_bytes != 0) entry["core_bytes"] = m.core_bytes;
+    (cxl ? cxl_memories : memories).push_back(std::move(entry));
   }
   nlohmann::json tags = nlohmann::json::array();
   for (const auto& [node, t] : tags_) {

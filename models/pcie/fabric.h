@@ -152,6 +152,12 @@ class Fabric : public Component {
   nlohmann::json paths() const;
   std::uint64_t tlps(TlpClass cls) const;
 
+  // A host core's cache-line traffic of `bytes` to memory node `memory` (a host_memory or
+  // cxl_memory), issued now: booked on that memory's bandwidth, which DMA shares. Returns how
+  // long earlier work kept the memory busy before it could start (0 when idle). The report
+  // lists these bytes apart from DMA's, as "core_bytes".
+  Picoseconds core_access(std::size_t memory, std::uint64_t bytes);
+
   const TlpRules& rules() const { return rules_; }
   const Router& router() const { return router_; }
   DllpIntervals dllp_intervals() const { return dllp_intervals_; }
@@ -237,6 +243,7 @@ class Fabric : public Component {
     Picoseconds latency_ps;
     NextFreeServer server{};
     std::uint64_t bytes = 0;
+    std::uint64_t core_bytes = 0;  // host cores' accesses (core_access)
   };
   struct Stage {
     std::size_t server;

@@ -151,6 +151,11 @@ void check_tenant_qos(const std::string& file, const std::string& where, const T
                       "a tenant's queues are created through the host driver the tenants share, "
                       "which sets no Doorbell Buffer Config; allowed in tenants: false");
   }
+  if (!s.host_queues.empty()) {
+    throw ConfigError(file, child_path(scenario, "host_queues"), "\"" + s.host_queues + "\"",
+                      "a tenant's queues are created through the host driver the tenants share, "
+                      "in the host memory nearest each SSD; allowed in tenants: \"\"");
+  }
   const bool rate_limited = t.rate_iops > 0.0 || t.rate_bytes_per_s > 0.0;
   if (rate_limited && s.path == IoPathKind::gpu_initiated && s.queue_memory != QueueMemory::gpu) {
     throw ConfigError(file, child_path(scenario, "queue_memory"),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/cxl/cxl_memory.h"
 #include "models/host/host_specs.h"
 #include "models/pcie/routing.h"
 #include "sim/core/protocol/nvme_commands.h"
@@ -89,10 +90,16 @@ CpuInitiatedPath::CpuInitiatedPath(const sc_core::sc_module_name& name, const Ru
     if (target->mmio_node != nvmf::TargetSite::npos) mmio_node_ = target->mmio_node;
     if (target->memory_node != nvmf::TargetSite::npos) memory_node_ = target->memory_node;
   }
+  // The target's queues stay in its host's memory; gds and bounce put theirs where the
+  // scenario says.
+  report_queue_memory_ = mode != Mode::Target && !s.host_queues.empty();
+  queue_node_ = report_queue_memory_ ? machine.node_index(s.host_queues) : memory_node_;
+  ring_node_ = queue_node_;
+  reference_memory_ = core_timing(memory_node_);
   core_state_.resize(cores_->size());
   for (Core& c : core_state_) {
     c.ring = machine.memory()
-                 .allocate(std::uint64_t{kRingSlots} * kRequestBytes, memory_node_,
+                 .allocate(std::uint64_t{kRingSlots} * kRequestBytes, ring_node_,
                            RegionKind::HostMemory, fmt::format("{}.ring", id()), 4096)
                  .base;
   }
@@ -144,7 +151,7 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
     if (shared == nullptr) {
       own_drivers_.push_back(std::make_unique<host::NvmeDriver>(
           fmt::format("{}_host_driver", ssd.id()).c_str(), ssd, machine_.fabric(),
-          machine_.memory(), mmio_node_, memory_node_, &gpu_));
+          machine_.memory(), mmio_node_, queue_node_, &gpu_));
     }
     drivers_.push_back(shared != nullptr ? shared : own_drivers_.back().get());
     host::NvmeDriver& driver = *drivers_.back();
@@ -184,6 +191,8 @@ void CpuInitiatedPath::start(std::function<void()> ready) {
         q.cq_base = c.cq_base;
         q.sq_doorbell = c.sq_doorbell;
         q.cq_doorbell = c.cq_doorbell;
+        const Region* queue_region = machine_.memory().find(c.sq_base);
+        q.memory = queue_region != nullptr ? queue_region->owner : queue_node_;
         q.tags.clear();
         for (std::uint32_t t = c.entries - 1; t-- > 0;)
           q.tags.push_back(static_cast<std::uint16_t>(t));
@@ -253,7 +262,9 @@ void CpuInitiatedPath::submit(const BlockIo& io, IoDone done) {
   Core& c = core_state_[core];
   const std::uint64_t slot = c.ring + (c.posted++ % kRingSlots) * kRequestBytes;
   machine_.fabric().write(gpu_.node(), slot, kRequestBytes, nullptr, [this, r] {
-    schedule_in(costs_.request_wait(), [this, r] {
+    // The polling core's load of the descriptor misses into the ring's memory.
+    const Picoseconds slower = touch_queue_memory(ring_node_, 1, false);
+    schedule_in(costs_.request_wait() + slower, [this, r] {
       requests_[r].times[kNoticed] = now();
       noticed(r);
     });
@@ -317,6 +328,9 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
   std::vector<Claim> claims;
   std::deque<std::uint32_t> blocked;
   Picoseconds work = costs_.syscall;
+  // Lines of SQEs and PRP lists the pass stores, per queue memory: the doorbells' write
+  // barrier waits until the core owns them all.
+  std::map<std::size_t, std::uint64_t> stored_lines;
   while (!c.waiting.empty()) {
     const std::uint32_t r = c.waiting.front();
     c.waiting.pop_front();
@@ -334,6 +348,7 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
     const std::uint32_t position = q.sq_tail++;
     q.tag_request[tag] = r;
     claims.push_back({r, qi, position, tag});
+    stored_lines[q.memory] += command_lines(r);
     // The stack's per-command costs: the cuFile call and the GPU buffer's
     // look-up (gds), the file system, the driver's submit, the DMA map.
     work += costs_.file_system + costs_.submit;
@@ -356,6 +371,11 @@ void CpuInitiatedPath::submission_pass(std::uint32_t core) {
   }
   c.waiting = std::move(blocked);
   if (claims.empty()) return;  // a completion will kick this core again
+  for (const auto& [node, lines] : stored_lines) {
+    const Picoseconds slower = touch_queue_memory(node, lines, true);
+    work += slower;
+    if (slower != 0) ledger_.add(host::HostCost::memory_stall, slower);
+  }
   ++submit_passes_;
   ledger_.add(host::HostCost::syscall, costs_.syscall);
   const Picoseconds end = cores_->book(core, now(), work);
@@ -514,6 +534,14 @@ void CpuInitiatedPath::reap_pass(std::uint32_t qi) {
       ledger_.add(host::HostCost::notify, costs_.notify);
     }
   }
+  if (count > 0) {
+    // The handler or poller loads the new CQEs' lines, which the SSD's writes left in memory.
+    const Picoseconds slower = touch_queue_memory(
+        q.memory, host::ring_lines(q.cq_head % q.entries, count, q.entries, nvme::kCqEntrySize),
+        false);
+    work += slower;
+    if (slower != 0) ledger_.add(host::HostCost::memory_stall, slower);
+  }
   ++reap_passes_;
   const Picoseconds end = cores_->book(q.core, now(), work);
   schedule_at(end, [this, qi, count] {
@@ -605,6 +633,77 @@ void CpuInitiatedPath::finish(std::uint32_t r, std::uint16_t status) {
   if (done) done(status);
 }
 
+std::uint64_t CpuInitiatedPath::command_lines(std::uint32_t r) const {
+  const Request& req = requests_[r];
+  const std::uint64_t bytes = std::uint64_t{req.io.lbas} * ssds_[req.io.ssd]->lba_bytes();
+  // The SQE is one line (SQs are page-aligned, entries 64 B). A command of more than two
+  // pages points to a PRP list (a page per slot) of one 8 B entry per page after the first.
+  const std::uint64_t buffer = mode_ == Mode::Gds ? req.io.buffer : 0;
+  const std::uint64_t pages = (buffer % kPage + bytes + kPage - 1) / kPage;
+  const std::uint64_t list_bytes = pages > 2 ? (pages - 1) * 8 : 0;
+  return 1 + (list_bytes + host::kCacheLineBytes - 1) / host::kCacheLineBytes;
+}
+
+host::CoreMemoryTiming CpuInitiatedPath::core_timing(std::size_t node) const {
+  const NodeConfig& memory = machine_.topology().nodes[node];
+  if (memory.kind == "host_memory") {
+    return {pcie::HostMemoryParams::from(memory.params).cpu_load_to_use_ns};
+  }
+  if (memory.kind == "cxl_memory") {
+    return {cxl::CxlMemoryParams::from(memory.params).cpu_load_to_use_ns};
+  }
+  // Not a memory a host core loads from (a DPU's or NIC's, holding a target's queues).
+  return reference_memory_;
+}
+
+Picoseconds CpuInitiatedPath::touch_queue_memory(std::size_t node, std::uint64_t lines,
+                                                 bool store) {
+  // An NVMe-oF target's time per I/O is one figure for all its work, its queues included.
+  if (lines == 0 || mode_ == Mode::Target) return 0;
+  QueueMemoryUse& use = queue_memory_[node];
+  (store ? use.lines_stored : use.lines_loaded) += lines;
+  const Picoseconds stall =
+      host::independent_lines_stall(core_timing(node), costs_.fill_buffers, lines);
+  const Picoseconds reference =
+      host::independent_lines_stall(reference_memory_, costs_.fill_buffers, lines);
+  use.stall += stall;
+  use.reference_stall += reference;
+  if (stall <= reference) return 0;
+  // Only accesses the fitted costs do not cover take the memory's bandwidth here, so queues in
+  // the reference DRAM keep every result as it was.
+  const Picoseconds wait =
+      machine_.fabric().core_access(node, lines * std::uint64_t{host::kCacheLineBytes});
+  use.bandwidth_wait += wait;
+  use.charged += stall - reference + wait;
+  return stall - reference + wait;
+}
+
+nlohmann::json CpuInitiatedPath::queue_memory_json() const {
+  const double ios = static_cast<double>(std::max<std::uint64_t>(completed(), 1));
+  auto per_io = [ios](Picoseconds t) { return std::round(ps_to_ns(t) / ios * 1000.0) / 1000.0; };
+  nlohmann::json out = nlohmann::json::object();
+  // The scenario's queue memory is listed even before a core touched it.
+  std::map<std::size_t, QueueMemoryUse> shown = queue_memory_;
+  shown.try_emplace(queue_node_);
+  for (const auto& [node, use] : shown) {
+    const host::CoreMemoryTiming timing = core_timing(node);
+    out[machine_.topology().nodes[node].id] = {
+        {"kind", machine_.topology().nodes[node].kind},
+        {"cpu_load_to_use_ns", ps_to_ns(timing.load_to_use)},
+        {"core_bandwidth_gbps",
+         std::round(host::core_bytes_per_ns(timing, costs_.fill_buffers) * 1000.0) / 1000.0},
+        {"lines_loaded", use.lines_loaded},
+        {"lines_stored", use.lines_stored},
+        {"stall_ns_per_io", per_io(use.stall)},
+        {"reference_stall_ns_per_io", per_io(use.reference_stall)},
+        {"bandwidth_wait_ns_per_io", per_io(use.bandwidth_wait)},
+        {"charged_ns_per_io", per_io(use.charged)}};
+  }
+  return {{"reference", machine_.topology().nodes[memory_node_].id},
+          {"reference_load_to_use_ns", ps_to_ns(reference_memory_.load_to_use)},
+          {"nodes", std::move(out)}};
+}
+
 nlohmann::json CpuInitiatedPath::sections(Picoseconds elapsed) const {
   nlohmann::json cpu = cores_->statistics(elapsed);
   cpu["node"] = machine_.topology().nodes[cpu_node_].id;
@@ -646,11 +745,16 @@ nlohmann::json CpuInitiatedPath::sections(Picoseconds elapsed) const {
   };
   bool any_mapped = false;
   for (bool m : dma_map_) any_mapped = any_mapped || m;
+  // Queues in memory slower than the reference DRAM add their measured stall per I/O.
+  const Picoseconds memory_stall_per_io =
+      completed() == 0 ? 0 : ledger_.spent(host::HostCost::memory_stall) / completed();
   const Picoseconds per_io =
       costs_.per_io(ratio(completed(), submit_passes_), ratio(completed(), handler_runs_),
-                    any_mapped, from_gpu_, mode_ == Mode::Bounce);
+                    any_mapped, from_gpu_, mode_ == Mode::Bounce) +
+      memory_stall_per_io;
   cpu["core_time_per_io_ns"] = ps_to_ns(per_io);
   cpu["iops_per_core_ceiling"] = per_io == 0 ? 0.0 : std::round(1e12 / static_cast<double>(per_io));
+  if (report_queue_memory_) cpu["queue_memory"] = queue_memory_json();
   return {{"cpu", cpu}};
 }
 

@@ -14,6 +14,17 @@
 // engine's completion does (bounce), and the GPU thread sees it one GPU load
 // later. With request_origin = cpu host threads issue and consume the I/O.
 //
+// The queues (SQs, CQs, PRP lists) and the GPU's request rings live in the host
+// memory nearest the SSDs, or where the scenario's host_queues puts them (a
+// host_memory or a cxl_memory). The cpu node's per-I/O costs were fitted with
+// them in local DRAM, so its cache misses there are inside those costs; queues
+// in a slower memory add, per pass, the difference of the cores' stalls
+// (models/host/memory_access.h) on the lines they touch: a submission pass owns
+// its commands' SQE and PRP-list lines before the doorbell's write barrier, a
+// completion pass loads its CQE lines, and a polling core's load of a GPU
+// request's descriptor delays its notice. Those accesses also take the memory's
+// bandwidth, shared with DMA (Fabric::core_access), and wait while it is busy.
+//
 // Cores are next-available-time servers (models/host/cpu_cores.h). A core
 // takes every request waiting for it in one pass (one system call for the
 // batch; per command the cuFile call and GPU buffer look-up (gds), the file
@@ -32,12 +43,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "models/host/cpu_cores.h"
 #include "models/host/interrupt_coalescing.h"
+#include "models/host/memory_access.h"
 #include "models/host/nvme_driver.h"
 #include "models/nvmf/nvmf.h"
 #include "sim/kernel/component.h"
@@ -119,6 +132,7 @@ class CpuInitiatedPath : public Component, public IoPath {
     std::uint64_t cq_doorbell = 0;
     std::uint64_t irq_word = 0;
     std::uint64_t prp_lists = 0;  // one list page per slot
+    std::size_t memory = 0;       // the node holding its SQ, CQ and PRP lists
     // SQ positions and CQ positions are monotonic counters (ring index =
     // position mod entries). CIDs are tags from a free list, as blk-mq
     // hands them out: at most entries - 1 commands are outstanding, so the
@@ -164,6 +178,14 @@ class CpuInitiatedPath : public Component, public IoPath {
   void deliver_to_gpu(std::uint32_t request, std::uint16_t status);
   void finish(std::uint32_t request, std::uint16_t status);
   bool mapped(std::uint32_t ssd) const { return dma_map_[ssd]; }
+  // Cache lines a command's SQE and PRP list take (stored by the submitting core).
+  std::uint64_t command_lines(std::uint32_t request) const;
+  // A core's access of `lines` independent lines of queue memory `node`: returns the time it
+  // costs beyond the same access in the reference DRAM (0 there), and books the lines on the
+  // memory's bandwidth when they cost more. `store`: lines owned for stores, else loaded.
+  Picoseconds touch_queue_memory(std::size_t node, std::uint64_t lines, bool store);
+  host::CoreMemoryTiming core_timing(std::size_t node) const;
+  nlohmann::json queue_memory_json() const;
 
   const RunConfig& config_;
   Machine& machine_;
@@ -176,7 +198,21 @@ class CpuInitiatedPath : public Component, public IoPath {
   std::size_t memory_node_;
   std::size_t
       mmio_node_;  // writes SSD doorbells and registers: cpu_node_, or a target's DPU or NIC
-  std::size_t buffer_node_;  // where bounce buffers live (scenario host_buffers)
+  std::size_t buffer_node_;    // where bounce buffers live (scenario host_buffers)
+  std::size_t queue_node_;     // where this path's own driver puts queues (scenario host_queues)
+  std::size_t ring_node_ = 0;  // where the GPU's request rings live
+  bool report_queue_memory_ = false;
+  // What the cores' accesses to queue memory cost, per node.
+  struct QueueMemoryUse {
+    std::uint64_t lines_loaded = 0;
+    std::uint64_t lines_stored = 0;
+    Picoseconds stall = 0;            // the cores' stalls on these lines there
+    Picoseconds reference_stall = 0;  // the same lines in the reference DRAM
+    Picoseconds bandwidth_wait = 0;   // waits for the memory while DMA kept it busy
+    Picoseconds charged = 0;          // beyond the fitted costs: stall - reference + waits
+  };
+  std::map<std::size_t, QueueMemoryUse> queue_memory_;
+  host::CoreMemoryTiming reference_memory_;  // the DRAM the cpu's costs were fitted with
   host::CpuIoCosts costs_;
   std::shared_ptr<host::CpuCores> cores_;  // a target's are shared (Machine::shared_model)
   std::vector<Core> core_state_;

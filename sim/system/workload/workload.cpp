@@ -86,32 +86,31 @@ void check_ssd_io(const RunConfig& config, std::uint64_t bytes) {
   }
 }
 
-// Where the bounce path's staging buffers live: a host_memory or cxl_memory node that the SSDs
-// can DMA into and the GPU's copy engine can read, through the router's ACS and IOMMU rules.
-static void check_host_buffers(const RunConfig& config, const TopologyGraph& graph,
-                               const pcie::Router& router) {
-  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
-  if (s.host_buffers.empty()) return;
+// A host_memory or cxl_memory node that holds host data of the CPU-initiated paths (`field`:
+// host_buffers for the bounce path's staging buffers, host_queues for the driver's queues and
+// the GPU's request rings), which every one of `users` must reach through the router's ACS and
+// IOMMU rules.
+static void check_host_placement(const RunConfig& config, const TopologyGraph& graph,
+                                 const pcie::Router& router, const std::string& field,
+                                 const std::string& id, const std::vector<std::string>& users) {
+  if (id.empty()) return;
   const std::string& file = config.scenario.file;
-  const std::string value = "\"" + s.host_buffers + "\"";
+  const std::string value = "\"" + id + "\"";
   const TopologyConfig& topo = config.topology;
-  const NodeConfig* node = topo.node(s.host_buffers);
+  const NodeConfig* node = topo.node(id);
   if (node == nullptr || (node->kind != "host_memory" && node->kind != "cxl_memory")) {
-    throw ConfigError(file, "$.host_buffers", value,
+    throw ConfigError(file, "$." + field, value,
                       "expected the id of a host_memory or cxl_memory node in the topology");
   }
-  auto index = [&](const std::string& id) {
-    return static_cast<std::size_t>(topo.node(id) - topo.nodes.data());
+  auto index = [&](const std::string& n) {
+    return static_cast<std::size_t>(topo.node(n) - topo.nodes.data());
   };
-  const std::size_t buffers = index(s.host_buffers);
-  std::vector<std::string> users = s.ssds;
-  users.push_back(s.gpu);
+  const std::size_t memory = index(id);
   for (const std::string& user : users) {
-    if (graph.route(index(user), buffers).empty()) {
-      throw ConfigError(file, "$.host_buffers", value,
-                        fmt::format("{} has no route to {}", user, s.host_buffers));
+    if (graph.route(index(user), memory).empty()) {
+      throw ConfigError(file, "$." + field, value, fmt::format("{} has no route to {}", user, id));
     }
-    router.require_path(index(user), buffers);
+    router.require_path(index(user), memory);
   }
 }
 
@@ -148,7 +147,15 @@ void check_cpu_path(const RunConfig& config) {
                         "no host memory can reach this SSD for its queues");
     }
   }
-  check_host_buffers(config, graph, router);
+  // The SSDs DMA into the staging buffers and the GPU's copy engine reads them; the SSDs
+  // fetch commands from the queues and post completions there, and a GPU that originates
+  // requests writes them into rings beside the queues.
+  std::vector<std::string> buffer_users = s.ssds;
+  buffer_users.push_back(s.gpu);
+  check_host_placement(config, graph, router, "host_buffers", s.host_buffers, buffer_users);
+  std::vector<std::string> queue_users = s.ssds;
+  if (s.request_origin == RequestOrigin::gpu) queue_users.push_back(s.gpu);
+  check_host_placement(config, graph, router, "host_queues", s.host_queues, queue_users);
 }
 
 class MicrobenchmarkWorkload : public Workload {
@@ -265,6 +272,13 @@ void check_workload(const RunConfig& config) {
                       fmt::format("host_buffers places the bounce path's staging buffers; path "
                                   "{} keeps no data in a host buffer (use path bounce, or leave "
                                   "host_buffers empty)",
+                                  enum_name(s.path)));
+  }
+  if (!s.host_queues.empty() && s.path != IoPathKind::gds && s.path != IoPathKind::bounce) {
+    throw ConfigError(config.scenario.file, "$.host_queues", "\"" + s.host_queues + "\"",
+                      fmt::format("host_queues places the host driver's queues of the gds and "
+                                  "bounce paths; path {} has no host-driven queues of its own "
+                                  "(use path gds or bounce, or leave host_queues empty)",
                                   enum_name(s.path)));
   }
   std::uint64_t max_io = static_cast<std::uint64_t>(s.bs);
