@@ -1,14 +1,16 @@
 // Prediction for the GPU-resident target (gpunvme-hw --target gpu): its runs
 // are simulated on configs/topologies/hw-gpu-target.json with the rings in
 // GPU memory, the controller is calibrated from the target's controller-only
-// runs with the strategy runs' queue count only, and the committed report
-// (configs/measurements/validate-gpu-target-h100-2026-11-27t-1warp.json) holds the
-// simulator to where it put each case, give or take the case's measured
-// noise.
+// runs with the strategy runs' queue count only, and the committed reports
+// (configs/measurements/validate-gpu-target-h100-2026-11-27t.json and the
+// H200's -h200-2026-11-27t.json) hold the simulator to where they put each
+// case, give or take the case's measured noise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "sim/frontend/validate/validate.h"
 #include "sim/system/config/run_config.h"
@@ -23,11 +25,18 @@ const std::string kMoreRuns = kMeasurementDir + "hw-gpu-target-h100-2026-11-27-e
 const std::string kYetMoreRuns = kMeasurementDir + "hw-gpu-target-h100-2026-11-27-f.json";
 const std::string kGpuControllerRuns =
     kMeasurementDir + "hw-gpu-target-controller-h100-2026-11-27.json";
-// The 1-warp cases of the -27b prediction re-made with turn_pass_ns in the
-// GPU model (the same measured files; the other strategies' predictions are
-// unchanged, all_threads' moves from +30.7 to +37.4 %).
-const std::string kGpuTargetReport =
-    kMeasurementDir + "validate-gpu-target-h100-2026-11-27t-1warp.json";
+// The six strategies at 1 to 528 warps predicted with turn_pass_ns in the
+// GPU model (the -27b measured files; against -27b only all_threads moves).
+const std::string kGpuTargetReport = kMeasurementDir + "validate-gpu-target-h100-2026-11-27t.json";
+// The H200's runs and calibration set, predicted the same way with the H200
+// profile.
+const std::string kH200Runs = kMeasurementDir + "hw-gpu-target-h200-2026-11-27.json";
+const std::string kH200MoreRuns = kMeasurementDir + "hw-gpu-target-h200-2026-11-27-b.json";
+const std::string kH200ControllerRuns =
+    kMeasurementDir + "hw-gpu-target-controller-h200-2026-11-27.json";
+const std::string kH200MoreControllerRuns =
+    kMeasurementDir + "hw-gpu-target-controller-h200-2026-11-27-b.json";
+const std::string kH200Report = kMeasurementDir + "validate-gpu-target-h200-2026-11-27t.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -113,6 +122,67 @@ TEST(GpuTargetPrediction, SimulatorStaysWithinMeasuredNoiseOfTheCommittedPredict
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
   const std::size_t compared = test::expect_as_committed(now, committed);
   EXPECT_EQ(compared, 4u);
+}
+
+// The same hold on the H200's prediction: its own runs, its own calibration
+// set and the H200 profile.
+TEST(GpuTargetPrediction, H200SimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kH200Runs), read_json_file(kH200MoreRuns),
+       read_json_file(kH200ControllerRuns), read_json_file(kH200MoreControllerRuns)});
+  const nlohmann::json committed = read_json_file(kH200Report);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  EXPECT_EQ(committed.at("gpu_profile"), "h200-sxm");
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch", "per_warp_queue", "all_threads", "io_agents"};
+  const nlohmann::json now = validate::correlate(hw, kH200Runs, options);
+  EXPECT_EQ(now.at("gpu_profile"), "h200-sxm");
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  const std::size_t compared = test::expect_as_committed(now, committed);
+  EXPECT_EQ(compared, 4u);
+}
+
+// The target's batch size beside the controller model's. warp_batch at one
+// warp rings 32 commands with one doorbell and waits for all of them, so the
+// idle target takes all 32 with one fetch: exactly 32 commands a batch in
+// the model. The measured figure is the median over the case's untraced runs
+// of each run's mean batch size, worked here from the runs themselves.
+TEST(GpuTargetPrediction, ReportsTheTargetsBatchSizeBesideTheModels) {
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kRuns), read_json_file(kMoreRuns), read_json_file(kYetMoreRuns),
+       read_json_file(kGpuControllerRuns)});
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch", "all_threads"};
+  const nlohmann::json report = validate::correlate(hw, kRuns, options);
+  ASSERT_EQ(report.at("cases").size(), 2u);
+  for (const nlohmann::json& row : report.at("cases")) {
+    const std::string strategy = row.at("strategy").get<std::string>();
+    std::vector<double> means;
+    for (const nlohmann::json& c : hw.at("cases")) {
+      const bool untraced = !c.contains("error") && !c.value("trace", true) &&
+                            c.value("stage_timing", "none") == "none";
+      const bool default_target =
+          !c.contains("target_config") || c.at("target_config").at("serving_warps") == 32;
+      if (c.at("strategy") == strategy && c.at("warps") == 1 && untraced && default_target) {
+        means.push_back(c.at("target").at("batch_commands").at("mean").get<double>());
+      }
+    }
+    ASSERT_EQ(means.size(), row.at("measured_iops").at("runs").get<std::size_t>()) << strategy;
+    std::sort(means.begin(), means.end());
+    const std::size_t n = means.size();
+    const double median = n % 2 == 1 ? means[n / 2] : (means[n / 2 - 1] + means[n / 2]) / 2;
+    const nlohmann::json& batch = row.at("batch_commands_mean");
+    EXPECT_DOUBLE_EQ(batch.at("measured_median").get<double>(), median) << strategy;
+    if (strategy == "warp_batch") {
+      EXPECT_DOUBLE_EQ(batch.at("simulated").get<double>(), 32.0);
+    } else {
+      // all_threads' lanes ring one at a time: the target finds fewer.
+      EXPECT_GT(batch.at("simulated").get<double>(), 1.0);
+      EXPECT_LT(batch.at("simulated").get<double>(), 32.0);
+    }
+  }
 }
 
 }  // namespace

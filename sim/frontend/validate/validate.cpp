@@ -607,6 +607,28 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
             }
             return median_of(s);
           }()}});
+    // The target's batch size: how many commands one fetch found. Where the
+    // GPU code sets the pace, it follows from the rate the doorbells move at
+    // (the batch line and gap being calibrated), so a mismatch here points
+    // at the submitting side as much as at the target.
+    {
+      std::vector<double> s;
+      for (const nlohmann::json* r : m.runs) {
+        const nlohmann::json& target = r->at("target");
+        if (target.contains("batch_commands") && target.at("batch_commands").is_object()) {
+          s.push_back(target.at("batch_commands").value("mean", 0.0));
+        }
+      }
+      double batches = 0, commands = 0;
+      for (const ThreadWork& core : simulated_processors(result)) {
+        batches += core.batches;
+        commands += core.commands;
+      }
+      if (!s.empty() && batches > 0) {
+        rows.back()["batch_commands_mean"] = {{"measured_median", median_of(s)},
+                                              {"simulated", commands / batches}};
+      }
+    }
     const auto profile_run = profile_runs.find(key);
     if (profile_run != profile_runs.end()) {
       const auto& [run, run_path] = profile_run->second;
@@ -747,7 +769,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
        "controller-only runs (calibration), then every strategy case is simulated once with "
        "them and compared with the median of its untraced runs; nothing is fitted per case "
        "or per strategy. error = (simulated - median) / median; the measured spread is the "
-       "interquartile range of the case's runs over all machine instances"},
+       "interquartile range of the case's runs over all machine instances; "
+       "batch_commands_mean: the target's commands per batch (median over the runs of "
+       "target.batch_commands.mean) beside the controller model's (commands / batches)"},
       {"calibration", cal.report},
       {"metrics", summary},
       {"strategies", strategies},
