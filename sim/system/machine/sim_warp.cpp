@@ -382,7 +382,6 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     if (deadline != 0 && start >= deadline) return false;
     host_polling.set(state.reads_host, state.lines, state.count);
     waiting.start = start;
-    waiting.next_poll = start;
     waiting.seen = 0;
     waiting.period = 0;
     state.satisfied = false;
@@ -472,22 +471,7 @@ void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
 void SimWarp::recheck(MemorySpace::WatchId id) {
   // The polls until now read what the last evaluation read.
   const PollReads before = last_poll_reads();
-  const bool ready = evaluate();
-  Waiting& waiting = *waiting_;
-  const Picoseconds t = now();
-  // A scan (two or more host reads an evaluation) polls with a period that
-  // follows the window it reads: each poll reads memory as it is when the
-  // poll starts, so the polls keep the length they had until a write
-  // changes what the next one reads. The poll in progress at the write runs
-  // on; the next starts at its end with the new length.
-  const bool scan = before.loads >= 2 || state_->host_reads >= 2;
-  if (scan) {
-    const Picoseconds period = poll_period(before);
-    if (t > waiting.next_poll)
-      waiting.next_poll += (t - waiting.next_poll + period - 1) / period * period;
-    waiting.period = period;
-  }
-  if (!ready) {
+  if (!evaluate()) {
     memory_.rearm(id);
     return;
   }
@@ -495,17 +479,15 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
   // The spinning warp issues a poll every poll period; the first one issued
   // at or after the write sees it, one poll's latency later (a load of GPU
-  // memory, or a read of host memory behind the reads in flight; for a scan,
-  // the reads of the evaluation that finds the write).
-  Picoseconds seen = 0;
-  if (scan) {
-    seen = waiting.next_poll + current_poll_latency();
-  } else {
-    const Picoseconds period = current_poll_period();
-    waiting.period = 0;  // the polls are counted at the period the warp wakes to
-    const Picoseconds polls = (t - waiting.start + period - 1) / period;
-    seen = waiting.start + polls * period + current_poll_latency();
-  }
+  // memory, or a read of host memory behind the reads in flight). The
+  // period is the polls' that found nothing, the latency the poll's that
+  // finds the write.
+  Waiting& waiting = *waiting_;
+  const Picoseconds t = now();
+  const Picoseconds period = poll_period(before);
+  waiting.period = period;
+  const Picoseconds polls = (t - waiting.start + period - 1) / period;
+  const Picoseconds seen = waiting.start + polls * period + current_poll_latency();
   if (fast_quantum_ != 0) {
     poll_at(seen);
     return;
@@ -537,7 +519,6 @@ void SimWarp::poll_due() {
   counters_.wait_ps += waited;
   counters_.polls += waited / current_poll_period() + 1;
   waiting.start = now();
-  waiting.next_poll = now();
   waiting.seen = 0;
   waiting.period = 0;
   state.satisfied = false;

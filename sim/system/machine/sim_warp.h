@@ -434,10 +434,9 @@ class SimWarp {
   struct Waiting {
     PredicateRef ready;
     Picoseconds start = 0;
-    Picoseconds seen = 0;       // when the satisfied warp notices the write
-    Picoseconds deadline = 0;   // when it gives up (0: never)
-    Picoseconds period = 0;     // of the polls before the write seen (0: none seen)
-    Picoseconds next_poll = 0;  // a scan's: when its next poll starts, as far as counted
+    Picoseconds seen = 0;      // when the satisfied warp notices the write
+    Picoseconds deadline = 0;  // when it gives up (0: never)
+    Picoseconds period = 0;    // of the polls before the write seen (0: none seen)
     explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
   };
   // A watch of the wait in progress, or parked since the last wait ended:
@@ -458,12 +457,12 @@ class SimWarp {
   };
   PollReads last_poll_reads() const { return PollReads{state_->reads_host, state_->host_reads}; }
   // The period of the waiting warp's polls, and the latency of the poll that
-  // sees the write: host polls when its predicate read host memory. A scan's
-  // polls take the length of the evaluation in force when each starts, the
-  // poll that sees the write the length of the evaluation the write
-  // satisfied: a scan that finds its entry reads another stretch of the
-  // window than the scans before it, and the GPU's loop
-  // (CudaWarp::wait_until) evaluates, sleeps the backoff, evaluates.
+  // sees the write: host polls when its predicate read host memory. The
+  // period is that of the polls that found nothing (the evaluation in force
+  // before the write), the latency that of the poll that sees the write (the
+  // evaluation the write satisfied): a scan that finds its entry reads
+  // another stretch of the window than the scans before it, and the GPU's
+  // loop (CudaWarp::wait_until) evaluates, sleeps the backoff, evaluates.
   Picoseconds poll_period(PollReads reads) const {
     return reads.host ? host_poll_scan(reads.loads) + poll_backoff_ : poll_period_;
   }
