@@ -717,60 +717,6 @@ TEST(SimWarp, AHostScanPollTakesOneReadPerEntry) {
   EXPECT_EQ(scan(3), std::vector<Picoseconds>(3, 3 * period + period));
 }
 
-// A scan's polls before the write and the poll that sees it read different
-// stretches of the window: the polls repeat every evaluation that found
-// nothing (its reads one after another), and the poll that sees the write
-// takes as long as the evaluation that finds it. Oracles by hand, one warp
-// (a host read 1234.3 ns unloaded), 16 B entries: the warp scans entries 0
-// .. 5, returning false at an entry still 0 and true at its own (2); other
-// warps' entries (1) it reads past.
-TEST(SimWarp, AScanPollsWithThePeriodOfTheScansThatFoundNothing) {
-  const std::uint64_t ring = GpuBench::host_memory() + 16384;
-  constexpr std::uint32_t kEntries = 6;
-  const Picoseconds read = ns_to_ps(1234.3);
-  // `before` is stored at time 0, `after` at 20 us (entries in order).
-  const auto scan = [&](const std::vector<std::uint32_t>& before,
-                        const std::vector<std::uint32_t>& after) {
-    GpuBench bench(nlohmann::json{{"host_line_read_interval_ns", 1000.0}});
-    for (std::uint32_t e = 0; e < kEntries; ++e) {
-      bench.machine().memory().store<std::uint32_t>(ring + 16 * e, before[e]);
-    }
-    Picoseconds seen = 0;
-    bench.spawn({0, 0}, [&](platform::SimWarp& p) {
-      p.wait_until(
-          [&] {
-            for (std::uint32_t e = 0; e < kEntries; ++e) {
-              const std::uint32_t v = p.load_u32(ring + 16 * e);
-              if (v == 0) return false;
-              if (v == 2) return true;
-            }
-            return false;
-          },
-          ring, 16 * kEntries);
-      seen = p.clock();
-    });
-    sc_core::sc_spawn([&] {
-      sc_core::wait(sc_core::sc_time(20000.0, sc_core::SC_NS));
-      for (std::uint32_t e = kEntries; e > 0; --e) {
-        bench.machine().memory().store<std::uint32_t>(ring + 16 * (e - 1), after[e - 1]);
-      }
-    });
-    bench.run();
-    EXPECT_EQ(bench.gpu().host_pollers(), 0u);
-    return seen;
-  };
-  // Before: entry 0 not posted, one read a poll (1234.3 ns). The host posts
-  // five others' entries and the warp's own last (written from the end, so
-  // every write before entry 0's leaves the scan at one read): the poll
-  // issued at 17 x 1234.3 = 20,983.1 ns sees it, after a scan of six reads.
-  EXPECT_EQ(scan({0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 2}), 17 * read + 6 * read);
-  // Before: five others' entries posted, the scan reads six entries a poll
-  // (7405.8 ns); the warp's own entry then comes first (the host rewrites
-  // the window): the poll issued at 3 x 7405.8 = 22,217.4 ns sees it after
-  // one read.
-  EXPECT_EQ(scan({1, 1, 1, 1, 1, 0}, {2, 1, 1, 1, 1, 0}), 3 * 6 * read + read);
-}
-
 // A warp polling GPU memory is no poller of a host line.
 TEST(GpuModel, HostLinePollersCountHostLinesOnly) {
   GpuBench bench;

@@ -383,7 +383,6 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     host_polling.set(state.reads_host, state.lines, state.count);
     waiting.start = start;
     waiting.seen = 0;
-    waiting.period = 0;
     state.satisfied = false;
     // One watch per range. A write that does not satisfy the predicate
     // re-arms only the watch it fired (the others still stand); one that
@@ -415,8 +414,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     // mode's poll_due).
     const Picoseconds waited = now() - waiting.start;
     counters_.wait_ps += waited;
-    counters_.polls += waited / (waiting.period != 0 ? waiting.period : current_poll_period()) + 1;
-    waiting.period = 0;
+    counters_.polls += waited / current_poll_period() + 1;
     // The predicate was true at the write; re-check after the poll's latency,
     // as the real loop would (another warp may have taken what we waited for).
     if (reevaluate()) return true;
@@ -469,8 +467,6 @@ void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
 }
 
 void SimWarp::recheck(MemorySpace::WatchId id) {
-  // The polls until now read what the last evaluation read.
-  const PollReads before = last_poll_reads();
   if (!evaluate()) {
     memory_.rearm(id);
     return;
@@ -479,13 +475,10 @@ void SimWarp::recheck(MemorySpace::WatchId id) {
   for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
   // The spinning warp issues a poll every poll period; the first one issued
   // at or after the write sees it, one poll's latency later (a load of GPU
-  // memory, or a read of host memory behind the reads in flight). The
-  // period is the polls' that found nothing, the latency the poll's that
-  // finds the write.
+  // memory, or a read of host memory behind the reads in flight).
   Waiting& waiting = *waiting_;
   const Picoseconds t = now();
-  const Picoseconds period = poll_period(before);
-  waiting.period = period;
+  const Picoseconds period = current_poll_period();
   const Picoseconds polls = (t - waiting.start + period - 1) / period;
   const Picoseconds seen = waiting.start + polls * period + current_poll_latency();
   if (fast_quantum_ != 0) {
@@ -520,7 +513,6 @@ void SimWarp::poll_due() {
   counters_.polls += waited / current_poll_period() + 1;
   waiting.start = now();
   waiting.seen = 0;
-  waiting.period = 0;
   state.satisfied = false;
   for (const WatchedRange& w : watches_) memory_.resume(w.id);
   // A wait with a deadline that has passed returns now, as the woken loser's

@@ -436,7 +436,6 @@ class SimWarp {
     Picoseconds start = 0;
     Picoseconds seen = 0;      // when the satisfied warp notices the write
     Picoseconds deadline = 0;  // when it gives up (0: never)
-    Picoseconds period = 0;    // of the polls before the write seen (0: none seen)
     explicit Waiting(const PredicateRef& predicate) : ready(predicate) {}
   };
   // A watch of the wait in progress, or parked since the last wait ended:
@@ -449,26 +448,13 @@ class SimWarp {
   };
   bool block_until(PredicateRef ready, const std::uint64_t* ranges, std::size_t count,
                    Picoseconds deadline);
-  // What one evaluation of the predicate read outside the GPU: whether it
-  // read host memory at all, and how many loads it made there.
-  struct PollReads {
-    bool host = false;
-    std::uint32_t loads = 0;
-  };
-  PollReads last_poll_reads() const { return PollReads{state_->reads_host, state_->host_reads}; }
   // The period of the waiting warp's polls, and the latency of the poll that
-  // sees the write: host polls when its predicate read host memory. The
-  // period is that of the polls that found nothing (the evaluation in force
-  // before the write), the latency that of the poll that sees the write (the
-  // evaluation the write satisfied): a scan that finds its entry reads
-  // another stretch of the window than the scans before it, and the GPU's
-  // loop (CudaWarp::wait_until) evaluates, sleeps the backoff, evaluates.
-  Picoseconds poll_period(PollReads reads) const {
-    return reads.host ? host_poll_scan(reads.loads) + poll_backoff_ : poll_period_;
+  // sees the write: host polls when its predicate read host memory.
+  Picoseconds current_poll_period() const {
+    return state_->reads_host ? host_poll_scan() + poll_backoff_ : poll_period_;
   }
-  Picoseconds current_poll_period() const { return poll_period(last_poll_reads()); }
   Picoseconds current_poll_latency() const {
-    return state_->reads_host ? host_poll_scan(state_->host_reads) : gpu_.costs().load_latency;
+    return state_->reads_host ? host_poll_scan() : gpu_.costs().load_latency;
   }
   // One poll of host memory: a predicate that reads one host word polls it
   // once a host poll period; one that reads more (a CQ scan, entry after
@@ -476,9 +462,9 @@ class SimWarp {
   // after another, each as long as a poll of a line no other warp polls
   // (the rings' lines serialise less under scans than under pollers of one
   // entry: configs/measurements/host-polls-under-copies-h100-2026-11-26.json).
-  Picoseconds host_poll_scan(std::uint32_t loads) const {
-    if (loads <= 1) return host_poll_period();
-    return Picoseconds{loads} * gpu_.host_poll_period(1);
+  Picoseconds host_poll_scan() const {
+    if (state_->host_reads <= 1) return host_poll_period();
+    return Picoseconds{state_->host_reads} * gpu_.host_poll_period(1);
   }
   // A host poll's period, given the other warps polling the lines it reads.
   Picoseconds host_poll_period() const {
