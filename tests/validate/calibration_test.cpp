@@ -31,7 +31,7 @@ const std::string kReport = kDir + "validate-h100-2026-11-24t.json";
 const std::string kPredictedRuns = kDir + "hw-strategies-h100-2026-11-26.json";
 const std::string kControllerRuns = kDir + "hw-controller-h100-2026-11-26.json";
 const std::string kLaneLoopFit = kDir + "lane-loop-fit-h100-2026-11-24.json";
-const std::string kPrediction = kDir + "validate-h100-2026-11-27-host-scan.json";
+const std::string kPrediction = kDir + "validate-h100-2026-11-27-host-scan-t.json";
 
 // A controller-only run as gpunvme-hw --controller-only writes it, reduced to
 // what calibration reads: every batch of `depth` commands taking `batch_ns`.
