@@ -1,7 +1,7 @@
 // Several storage hosts and routes over more than one network switch: the
 // shortest route and its tie-break, one read's network time over three
 // switches worked by hand, two storage hosts sharing one uplink, and the
-// configurations refused.
+// configurations refused; credits holding senders back when buffers are small.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -163,6 +163,41 @@ TEST(LeafSpine, TwoStorageHostsShareTheSpineUplinkAndItsBandwidthBoundsThroughpu
   // the bound came from the shared port, not from elsewhere.
   const nlohmann::json fast = leaf_spine_run({"scenario.ios=16000", "scenario.request_origin=cpu"});
   EXPECT_GT(fast["summary"]["iops"].get<double>(), bound * 1.2);
+}
+
+// Credits on the InfiniBand cables: with the default 2 MiB port buffers no
+// sender waits; with buffers of two 4 KiB packets (8,276 B) the two storage
+// NICs, whose reads' data meet at leaf1's uplink, are held back, no switch
+// port ever holds more than its buffer, and the run is slower.
+TEST(LeafSpine, SmallBuffersHoldTheStorageNicsBackAndNeverOverflow) {
+  const auto stalls_and_queues = [](const nlohmann::json& r, std::uint64_t buffer) {
+    std::uint64_t stalls = 0;
+    for (const auto& link : r["remote"]["links"]) {
+      stalls += link["credit_stalls"].get<std::uint64_t>();
+      if (link.contains("max_queue_bytes")) {
+        EXPECT_LE(link["max_queue_bytes"].get<std::uint64_t>(), buffer) << link.dump();
+      }
+    }
+    return stalls;
+  };
+  const nlohmann::json roomy = leaf_spine_run({});
+  EXPECT_EQ(stalls_and_queues(roomy, 2097152), 0u);
+  std::vector<std::string> sets;
+  for (const char* sw : {"leaf0", "leaf1", "spine0"}) {
+    const std::string node = std::string("topology.nodes.") + sw;
+    sets.push_back(node + ".port_buffer_bytes=8276");
+    sets.push_back(node + ".pfc_xoff_bytes=8276");
+    sets.push_back(node + ".pfc_xon_bytes=4096");
+  }
+  const nlohmann::json tight = leaf_spine_run(sets);
+  EXPECT_GT(stalls_and_queues(tight, 8276), 0u);
+  for (const auto& link : tight["remote"]["links"]) {
+    const bool storage_nic = link["from"] == "nic1" || link["from"] == "nic2";
+    if (storage_nic) {
+      EXPECT_GT(link["credit_stall_ns"].get<double>(), 0.0) << link.dump();
+    }
+  }
+  EXPECT_LT(tight["summary"]["iops"].get<double>(), roomy["summary"]["iops"].get<double>());
 }
 
 TEST(LeafSpine, AnUnreachableStorageHostAMixOfPlacementsAndTooFewPortsAreRefused) {
