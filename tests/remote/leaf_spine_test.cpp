@@ -1,7 +1,8 @@
 // Several storage hosts and routes over more than one network switch: the
 // shortest route and its tie-break, one read's network time over three
 // switches worked by hand, two storage hosts sharing one uplink, and the
-// configurations refused; credits holding senders back when buffers are small.
+// configurations refused; credits and PFC pauses holding senders back when
+// buffers are small.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -198,6 +199,38 @@ TEST(LeafSpine, SmallBuffersHoldTheStorageNicsBackAndNeverOverflow) {
     }
   }
   EXPECT_LT(tight["summary"]["iops"].get<double>(), roomy["summary"]["iops"].get<double>());
+}
+
+// PFC on RoCEv2 cables: with XOFF at 16 KiB (XON 8 KiB, 64 KiB buffers)
+// leaf1's uplink, where the two storage hosts' data meet, sends XOFFs and
+// the two storage NICs are paused; the queue stays within its buffer (the
+// headroom over XOFF takes what was in flight).
+TEST(LeafSpine, RoceUplinkPassingXoffPausesTheStorageNics) {
+  std::vector<std::string> sets;
+  const nlohmann::json topology = nlohmann::json::parse(std::ifstream(kLeafSpineTopology));
+  for (std::size_t i = 0; i < topology["network_links"].size(); ++i) {
+    sets.push_back("topology.network_links." + std::to_string(i) + ".protocol=roce_v2");
+  }
+  for (const char* sw : {"leaf0", "leaf1", "spine0"}) {
+    const std::string node = std::string("topology.nodes.") + sw;
+    sets.push_back(node + ".port_buffer_bytes=65536");
+    sets.push_back(node + ".pfc_xoff_bytes=16384");
+    sets.push_back(node + ".pfc_xon_bytes=8192");
+  }
+  const nlohmann::json r = leaf_spine_run(sets);
+  for (const auto& link : r["remote"]["links"]) {
+    EXPECT_FALSE(link.contains("credit_stalls")) << link.dump();
+    if (link.contains("max_queue_bytes")) {
+      EXPECT_LE(link["max_queue_bytes"].get<std::uint64_t>(), 65536u) << link.dump();
+    }
+    if (link["from"] == "leaf1" && link["to"] == "spine0") {
+      EXPECT_GT(link["xoffs_sent"].get<std::uint64_t>(), 0u) << link.dump();
+    }
+    if (link["from"] == "nic1" || link["from"] == "nic2") {
+      EXPECT_GT(link["pause_stalls"].get<std::uint64_t>(), 0u) << link.dump();
+      EXPECT_GT(link["pause_stall_ns"].get<double>(), 0.0) << link.dump();
+    }
+  }
 }
 
 TEST(LeafSpine, AnUnreachableStorageHostAMixOfPlacementsAndTooFewPortsAreRefused) {
