@@ -1,7 +1,8 @@
 // Several storage hosts and routes over more than one network switch: the
 // shortest route and its tie-break, one read's network time over three
 // switches worked by hand, two storage hosts sharing one uplink, and the
-// configurations refused.
+// configurations refused; credits and PFC pauses holding senders back when
+// buffers are small.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -163,6 +164,73 @@ TEST(LeafSpine, TwoStorageHostsShareTheSpineUplinkAndItsBandwidthBoundsThroughpu
   // the bound came from the shared port, not from elsewhere.
   const nlohmann::json fast = leaf_spine_run({"scenario.ios=16000", "scenario.request_origin=cpu"});
   EXPECT_GT(fast["summary"]["iops"].get<double>(), bound * 1.2);
+}
+
+// Credits on the InfiniBand cables: with the default 2 MiB port buffers no
+// sender waits; with buffers of two 4 KiB packets (8,276 B) the two storage
+// NICs, whose reads' data meet at leaf1's uplink, are held back, no switch
+// port ever holds more than its buffer, and the run is slower.
+TEST(LeafSpine, SmallBuffersHoldTheStorageNicsBackAndNeverOverflow) {
+  const auto stalls_and_queues = [](const nlohmann::json& r, std::uint64_t buffer) {
+    std::uint64_t stalls = 0;
+    for (const auto& link : r["remote"]["links"]) {
+      stalls += link["credit_stalls"].get<std::uint64_t>();
+      if (link.contains("max_queue_bytes")) {
+        EXPECT_LE(link["max_queue_bytes"].get<std::uint64_t>(), buffer) << link.dump();
+      }
+    }
+    return stalls;
+  };
+  const nlohmann::json roomy = leaf_spine_run({});
+  EXPECT_EQ(stalls_and_queues(roomy, 2097152), 0u);
+  std::vector<std::string> sets;
+  for (const char* sw : {"leaf0", "leaf1", "spine0"}) {
+    const std::string node = std::string("topology.nodes.") + sw;
+    sets.push_back(node + ".port_buffer_bytes=8276");
+    sets.push_back(node + ".pfc_xoff_bytes=8276");
+    sets.push_back(node + ".pfc_xon_bytes=4096");
+  }
+  const nlohmann::json tight = leaf_spine_run(sets);
+  EXPECT_GT(stalls_and_queues(tight, 8276), 0u);
+  for (const auto& link : tight["remote"]["links"]) {
+    const bool storage_nic = link["from"] == "nic1" || link["from"] == "nic2";
+    if (storage_nic) {
+      EXPECT_GT(link["credit_stall_ns"].get<double>(), 0.0) << link.dump();
+    }
+  }
+  EXPECT_LT(tight["summary"]["iops"].get<double>(), roomy["summary"]["iops"].get<double>());
+}
+
+// PFC on RoCEv2 cables: with XOFF at 16 KiB (XON 8 KiB, 64 KiB buffers)
+// leaf1's uplink, where the two storage hosts' data meet, sends XOFFs and
+// the two storage NICs are paused; the queue stays within its buffer (the
+// headroom over XOFF takes what was in flight).
+TEST(LeafSpine, RoceUplinkPassingXoffPausesTheStorageNics) {
+  std::vector<std::string> sets;
+  const nlohmann::json topology = nlohmann::json::parse(std::ifstream(kLeafSpineTopology));
+  for (std::size_t i = 0; i < topology["network_links"].size(); ++i) {
+    sets.push_back("topology.network_links." + std::to_string(i) + ".protocol=roce_v2");
+  }
+  for (const char* sw : {"leaf0", "leaf1", "spine0"}) {
+    const std::string node = std::string("topology.nodes.") + sw;
+    sets.push_back(node + ".port_buffer_bytes=65536");
+    sets.push_back(node + ".pfc_xoff_bytes=16384");
+    sets.push_back(node + ".pfc_xon_bytes=8192");
+  }
+  const nlohmann::json r = leaf_spine_run(sets);
+  for (const auto& link : r["remote"]["links"]) {
+    EXPECT_FALSE(link.contains("credit_stalls")) << link.dump();
+    if (link.contains("max_queue_bytes")) {
+      EXPECT_LE(link["max_queue_bytes"].get<std::uint64_t>(), 65536u) << link.dump();
+    }
+    if (link["from"] == "leaf1" && link["to"] == "spine0") {
+      EXPECT_GT(link["xoffs_sent"].get<std::uint64_t>(), 0u) << link.dump();
+    }
+    if (link["from"] == "nic1" || link["from"] == "nic2") {
+      EXPECT_GT(link["pause_stalls"].get<std::uint64_t>(), 0u) << link.dump();
+      EXPECT_GT(link["pause_stall_ns"].get<double>(), 0.0) << link.dump();
+    }
+  }
 }
 
 TEST(LeafSpine, AnUnreachableStorageHostAMixOfPlacementsAndTooFewPortsAreRefused) {

@@ -86,6 +86,9 @@ TEST(NetworkSwitch, CutThroughAndOutputQueue) {
   p.ports = 4;
   p.port_gbps = 100.0;
   p.cut_through_ns = ns_to_ps(130.0);
+  p.port_buffer_bytes = 2097152;  // never fills here: no flow control
+  p.pfc_xoff_bytes = 1572864;
+  p.pfc_xon_bytes = 1048576;
   network::NetworkSwitch sw(p);
   // Head at 100 ns, tail at 180 ns (1000 B at 100 Gb/s): out from 230 to 310.
   const auto a = sw.forward(1, 100000, 180000, 1000);
@@ -100,6 +103,83 @@ TEST(NetworkSwitch, CutThroughAndOutputQueue) {
   const auto c = sw.forward(2, 100000, 400000, 1000);
   EXPECT_EQ(c.start, 230000u);
   EXPECT_EQ(c.end, 530000u);
+  for (const auto& t : {a, b, c}) EXPECT_EQ(t.stall, 0u);
+  EXPECT_EQ(sw.port_flow(1).max_queue_bytes, 2000u);
+}
+
+// Incast: senders A and B each send four 1000 B packets back to back into
+// output port 2 of a switch (all rates 100 Gb/s: 80 ns a packet, no
+// cut-through latency, 10 ns cables). A sender starts a packet when it is
+// free; one held back by flow control starts `stall` later, and the next
+// one after it. Returns per sender the stall times, and the last tail out.
+struct Incast {
+  std::vector<Picoseconds> stalls[2];
+  Picoseconds last_out = 0;
+};
+Incast incast(network::NetworkProtocol protocol, std::int64_t buffer, std::int64_t xoff,
+              std::int64_t xon) {
+  network::NetworkSwitchParams p;
+  p.ports = 3;
+  p.port_gbps = 100.0;
+  p.cut_through_ns = 0;
+  p.port_buffer_bytes = buffer;
+  p.pfc_xoff_bytes = xoff;
+  p.pfc_xon_bytes = xon;
+  network::NetworkSwitch sw(p);
+  const Picoseconds cable = ns_to_ps(10.0);
+  const Picoseconds packet = ns_to_ps(80.0);
+  Picoseconds free[2] = {0, 0};
+  Incast out;
+  for (int k = 0; k < 4; ++k) {
+    for (int s = 0; s < 2; ++s) {  // A sends first: its sends are never later than B's
+      const Picoseconds sent = free[s];
+      const auto t = sw.forward(2, sent + cable, sent + packet + cable, 1000, {protocol, cable});
+      out.stalls[s].push_back(t.stall);
+      free[s] = sent + t.stall + packet;
+      out.last_out = std::max(out.last_out, t.end);
+    }
+  }
+  return out;
+}
+
+TEST(NetworkSwitch, IncastWaitsForCreditsOnInfiniband) {
+  // A buffer of two packets. A0 and B0 arrive at 10 ns and fill it (out
+  // 10-90 and 90-170). A1 (sent at 80) needs A0's credit: A0 leaves at 90,
+  // the credit reaches A at 100, A1 arrives at 110: stall 20. B1 needs B0's
+  // (leaves 170, back at 180, arrives 190): stall 100. From then on each
+  // packet waits for the packet two ahead of it to leave, 80 ns: A2 sent
+  // 180 -> 260, B2 260 -> 340, A3 340 -> 420, B3 420 -> 500. The port never
+  // idles: the last tail leaves at 10 + 8 x 80 = 650 ns.
+  const Incast r = incast(network::NetworkProtocol::infiniband, 2000, 2000, 0);
+  const std::vector<Picoseconds> a = {0, 20000, 80000, 80000};
+  const std::vector<Picoseconds> b = {0, 100000, 80000, 80000};
+  EXPECT_EQ(r.stalls[0], a);
+  EXPECT_EQ(r.stalls[1], b);
+  EXPECT_EQ(r.last_out, 650000u);
+  // A buffer of eight packets never fills: nobody waits, same finish.
+  const Incast roomy = incast(network::NetworkProtocol::infiniband, 8000, 8000, 0);
+  EXPECT_EQ(roomy.stalls[0], std::vector<Picoseconds>(4, 0));
+  EXPECT_EQ(roomy.stalls[1], std::vector<Picoseconds>(4, 0));
+  EXPECT_EQ(roomy.last_out, 650000u);
+}
+
+TEST(NetworkSwitch, IncastPausesOnRoceAboveXoffUntilXon) {
+  // XOFF at 1500 B, XON at 500 B. B0 arrives at 10 ns with A0 queued: 2000 B
+  // > 1500, XOFF reaches the senders at 20. A1 (sent at 80) is paused: the
+  // queue falls to 0 <= 500 when B0 leaves at 170, the XON reaches A at 180,
+  // A1 arrives at 190 (stall 100) and B1 with it (stall 100, a new XOFF at
+  // 190). Each round repeats 180 ns later: A2/B2 arrive at 370, A3/B3 at
+  // 550, the last tail leaves at 550 + 2 x 80 = 710 ns; the port idles 20 ns
+  // a round waiting for the XON (unpaused, 650 ns).
+  const Incast r = incast(network::NetworkProtocol::roce_v2, 4000, 1500, 500);
+  const std::vector<Picoseconds> each = {0, 100000, 100000, 100000};
+  EXPECT_EQ(r.stalls[0], each);
+  EXPECT_EQ(r.stalls[1], each);
+  EXPECT_EQ(r.last_out, 710000u);
+  // Thresholds the incast never passes: no pause, 650 ns.
+  const Incast calm = incast(network::NetworkProtocol::roce_v2, 8000, 8000, 4000);
+  EXPECT_EQ(calm.stalls[0], std::vector<Picoseconds>(4, 0));
+  EXPECT_EQ(calm.last_out, 650000u);
 }
 
 TEST(Nvmf, CapsuleBytes) {
@@ -229,6 +309,9 @@ TEST(RemoteRead, ASwitchAddsCutThroughAndCablePerCrossing) {
     p.ports = 2;
     p.port_gbps = 200.0;
     p.cut_through_ns = ns_to_ps(130.0);
+    p.port_buffer_bytes = 2097152;
+    p.pfc_xoff_bytes = 1572864;
+    p.pfc_xon_bytes = 1048576;
     network::NetworkSwitch sw(p);
     nvmf::SwitchHop hop{sw, 0, 1};
     return nvmf::remote_read(0, 8192, 5, 0, initiator, target_nic, link, cores, ns_to_ps(10000.0),

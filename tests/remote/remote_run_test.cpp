@@ -180,6 +180,15 @@ TEST(RemoteRun, BadNodesAndMissingPiecesAreConfigErrors) {
             " --set topology.nodes.target1_offload.host=gpu_host",
             "needs an rdma_nic and an nvmf_target node"},
            {"--set topology.nodes.nic0.frobnicate=1", "frobnicate"},
+           {"--set topology.nodes.ib0.pfc_xon_bytes=1600000",
+            ".pfc_xon_bytes = 1600000: expected at most pfc_xoff_bytes (1572864)"},
+           {"--set topology.nodes.ib0.pfc_xoff_bytes=3000000",
+            ".pfc_xoff_bytes = 3000000: expected at most port_buffer_bytes (2097152)"},
+           {"--set topology.nodes.ib0.port_buffer_bytes=4096"
+            " --set topology.nodes.ib0.pfc_xoff_bytes=2048"
+            " --set topology.nodes.ib0.pfc_xon_bytes=1024",
+            ".port_buffer_bytes = 4096: expected at least one packet of its cable "
+            "$.network_links[0] (4138 B: a 4096 B MTU with its headers)"},
        }) {
     SCOPED_TRACE(c.sets);
     const cli_test::Outcome o = cli_test::gpunvme(check + c.sets);

@@ -10,6 +10,7 @@
 #include "models/cxl/cxl_memory.h"
 #include "models/flash/flash_params.h"
 #include "models/gpu/gpu.h"
+#include "models/network/network.h"
 #include "models/nvme/fault_injector.h"
 #include "models/nvme/ssd_params.h"
 #include "models/topology/topology_graph.h"
@@ -53,6 +54,42 @@ void check_cxl_link(const TopologyConfig& topo, std::size_t node) {
     if (!problem.empty()) {
       throw ConfigError(topo.file, index_path("$.nodes", node) + ".flit_bytes",
                         std::to_string(flit), problem);
+    }
+  }
+}
+
+// A network switch's port buffer holds at least the largest packet of each
+// of its cables (flow control admits whole packets), and its PFC thresholds
+// are ordered within it.
+void check_switch_buffers(const TopologyConfig& topo, std::size_t node) {
+  const NodeConfig& sw = topo.nodes[node];
+  const network::NetworkSwitchParams params = network::NetworkSwitchParams::from(sw.params);
+  const std::string path = index_path("$.nodes", node);
+  const auto buffer = static_cast<std::uint64_t>(params.port_buffer_bytes);
+  if (params.pfc_xon_bytes > params.pfc_xoff_bytes) {
+    throw ConfigError(topo.file, path + ".pfc_xon_bytes", std::to_string(params.pfc_xon_bytes),
+                      fmt::format("expected at most pfc_xoff_bytes ({}): a paused sender "
+                                  "resumes when the queue falls under pfc_xon_bytes",
+                                  params.pfc_xoff_bytes));
+  }
+  if (static_cast<std::uint64_t>(params.pfc_xoff_bytes) > buffer) {
+    throw ConfigError(topo.file, path + ".pfc_xoff_bytes", std::to_string(params.pfc_xoff_bytes),
+                      fmt::format("expected at most port_buffer_bytes ({})", buffer));
+  }
+  for (std::size_t l = 0; l < topo.network_links.size(); ++l) {
+    const LinkConfig& link = topo.network_links[l];
+    if (link.from != sw.id && link.to != sw.id) continue;
+    const network::NetworkLinkParams cable = network::NetworkLinkParams::from(link.params);
+    const auto mtu = static_cast<std::uint32_t>(cable.mtu_bytes);
+    // The largest packet: a full MTU of payload with an RDMA WRITE's RETH.
+    const std::uint64_t largest =
+        network::packet_wire_bytes(cable.protocol, network::RdmaOp::rdma_write, mtu, mtu, 0);
+    if (buffer < largest) {
+      throw ConfigError(
+          topo.file, path + ".port_buffer_bytes", std::to_string(buffer),
+          fmt::format("expected at least one packet of its cable $.network_links[{}] ({} B: "
+                      "a {} B MTU with its headers)",
+                      l, largest, mtu));
     }
   }
 }
@@ -120,6 +157,8 @@ void check_devices(const TopologyConfig& topo) {
       }
     } else if (node.kind == "cxl_memory") {
       check_cxl_link(topo, i);
+    } else if (node.kind == "network_switch") {
+      check_switch_buffers(topo, i);
     }
   }
 }
@@ -161,8 +200,8 @@ struct RingBytes {
 
 RingBytes ring_bytes(const RunConfig& config) {
   const ScenarioParams s = ScenarioParams::from(config.scenario.params);
-  const auto rings = static_cast<std::uint64_t>(s.ssds.size()) *
-                     static_cast<std::uint64_t>(s.queues);
+  const auto rings =
+      static_cast<std::uint64_t>(s.ssds.size()) * static_cast<std::uint64_t>(s.queues);
   const auto entries = static_cast<std::uint64_t>(s.queue_entries);
   const std::uint64_t sq = round_up(entries * 64, kPage);
   const std::uint64_t cq = round_up(entries * 16, kPage);
@@ -185,8 +224,7 @@ RingBytes ring_bytes(const RunConfig& config) {
 }
 
 std::uint64_t microbenchmark_buffer_bytes(const ScenarioParams& s) {
-  return static_cast<std::uint64_t>(s.threads) *
-         static_cast<std::uint64_t>(s.iodepth) *
+  return static_cast<std::uint64_t>(s.threads) * static_cast<std::uint64_t>(s.iodepth) *
          round_up(static_cast<std::uint64_t>(s.bs), kPage);
 }
 
@@ -212,17 +250,17 @@ void check_queue_memory(const RunConfig& config) {
     buffer_field = "cache_mib";
     buffer_what = "the software cache";
   } else if (kind == ScenarioKind::gather) {
-    const GatherLayout l = gather_layout(static_cast<std::uint64_t>(s.rows),
-                                         static_cast<std::uint64_t>(s.row_bytes),
-                                         static_cast<std::uint64_t>(s.bs));
-    buffers =
-        static_cast<std::uint64_t>(std::min(s.batch_lookups, s.lookups)) *
-        round_up(l.extent_bytes, kPage);
+    const GatherLayout l =
+        gather_layout(static_cast<std::uint64_t>(s.rows), static_cast<std::uint64_t>(s.row_bytes),
+                      static_cast<std::uint64_t>(s.bs));
+    buffers = static_cast<std::uint64_t>(std::min(s.batch_lookups, s.lookups)) *
+              round_up(l.extent_bytes, kPage);
     buffer_field = "batch_lookups";
     buffer_what = "a batch of rows";
   }
   const NodeConfig& gpu = *config.topology.node(s.gpu);
-  const auto gpu_bytes = static_cast<std::uint64_t>(gpu::GpuParams::from(gpu.params).memory_gib * (1ull << 30));
+  const auto gpu_bytes =
+      static_cast<std::uint64_t>(gpu::GpuParams::from(gpu.params).memory_gib * (1ull << 30));
   if (rings.gpu + buffers > gpu_bytes) {
     const bool buffers_larger = buffers > rings.gpu;
     const std::string field = buffers_larger ? buffer_field : "queues";
@@ -230,26 +268,27 @@ void check_queue_memory(const RunConfig& config) {
         file, "$." + field, render_value(config.scenario.params.json().at(field)),
         fmt::format("the I/O queue rings ({} B: {} SSDs x {} queues of {} entries{}) and buffers "
                     "({} B: {}) need more than {}'s {} B of memory (memory_gib {})",
-                    rings.gpu, s.ssds.size(), s.queues,
-                    s.queue_entries,
+                    rings.gpu, s.ssds.size(), s.queues, s.queue_entries,
                     kind == ScenarioKind::microbenchmark && s.bs > 2 * 4096
                         ? ", with a PRP list page per entry"
                         : "",
-                    buffers, buffer_what, gpu.id, gpu_bytes, gpu::GpuParams::from(gpu.params).memory_gib));
+                    buffers, buffer_what, gpu.id, gpu_bytes,
+                    gpu::GpuParams::from(gpu.params).memory_gib));
   }
   if (rings.host == 0) return;
   std::uint64_t host_bytes = 0;
   for (const NodeConfig* memory : config.topology.nodes_of_kind("host_memory")) {
-    host_bytes += static_cast<std::uint64_t>(pcie::HostMemoryParams::from(memory->params).capacity_gib * (1ull << 30));
+    host_bytes += static_cast<std::uint64_t>(
+        pcie::HostMemoryParams::from(memory->params).capacity_gib * (1ull << 30));
   }
   if (host_bytes != 0 && rings.host > host_bytes) {
     const bool chosen = s.queue_memory == QueueMemory::host;
-    throw ConfigError(file, chosen ? "$.queue_memory" : "$.queues",
-                      chosen ? "\"host\"" : std::to_string(s.queues),
-                      fmt::format("the I/O queue rings in host memory ({} B: {} SSDs x {} queues "
-                                  "of {} entries) exceed the topology's host memory ({} B)",
-                                  rings.host, s.ssds.size(), s.queues,
-                                  s.queue_entries, host_bytes));
+    throw ConfigError(
+        file, chosen ? "$.queue_memory" : "$.queues",
+        chosen ? "\"host\"" : std::to_string(s.queues),
+        fmt::format("the I/O queue rings in host memory ({} B: {} SSDs x {} queues "
+                    "of {} entries) exceed the topology's host memory ({} B)",
+                    rings.host, s.ssds.size(), s.queues, s.queue_entries, host_bytes));
   }
 }
 
@@ -284,8 +323,8 @@ void check_graph_shape(const RunConfig& config) {
     vertices = 1ull << s.scale;
     // At most edge_factor edges per vertex, twice when undirected; the exact
     // count needs the graph, which is made only when the bound does not fit.
-    const std::uint64_t bound = vertices * static_cast<std::uint64_t>(s.edge_factor) *
-                                (s.undirected ? 2 : 1);
+    const std::uint64_t bound =
+        vertices * static_cast<std::uint64_t>(s.edge_factor) * (s.undirected ? 2 : 1);
     try {
       fits(bound);
     } catch (const ConfigError&) {
@@ -294,8 +333,7 @@ void check_graph_shape(const RunConfig& config) {
   } else {
     std::error_code error;
     if (std::filesystem::is_directory(graph_file_path(config), error)) {
-      throw ConfigError(file, "$.graph", "\"" + s.graph + "\"",
-                        "is a directory, not a graph file");
+      throw ConfigError(file, "$.graph", "\"" + s.graph + "\"", "is a directory, not a graph file");
     }
     const CsrGraph graph = scenario_graph(config);
     vertices = graph.vertices;
@@ -382,8 +420,8 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
       // microbenchmarks that write, and KV caches (blocks move down to NVMe).
       const flash::FlashParams flash_params = flash::flash_params_from(node.params);
       const bool writes =
-          kind == ScenarioKind::kv_cache ||
-          (kind == ScenarioKind::microbenchmark && s.rw != Pattern::RandRead && s.rw != Pattern::Read);
+          kind == ScenarioKind::kv_cache || (kind == ScenarioKind::microbenchmark &&
+                                             s.rw != Pattern::RandRead && s.rw != Pattern::Read);
       if (flash_params.precondition != flash::Precondition::none || writes) {
         models += flash_params.ftl_memory_bytes();
       }
@@ -412,8 +450,8 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
   // touches the head of each ring only. Commands of more than two pages also
   // write a PRP list page per SQ slot they use, and every entry has its
   // completion and CID state (measured: about 10 B an entry).
-  const auto ring_count = static_cast<std::uint64_t>(s.ssds.size()) *
-                          static_cast<std::uint64_t>(s.queues);
+  const auto ring_count =
+      static_cast<std::uint64_t>(s.ssds.size()) * static_cast<std::uint64_t>(s.queues);
   const auto entries = static_cast<std::uint64_t>(s.queue_entries);
   std::uint64_t used = entries;
   if (kind == ScenarioKind::microbenchmark && !s.time_based) {
@@ -461,8 +499,8 @@ MemoryEstimate estimate_memory(const RunConfig& config) {
     const std::uint64_t lines =
         (directed * static_cast<std::uint64_t>(s.vertex_bytes) + line - 1) / line;
     const std::uint64_t traversal = vertices * 12 + lines * 8;
-    add("graph (edge pairs while building, CSR, levels)",
-        s.graph == "rmat" ? "$.scale" : "$.graph", construction + csr + traversal);
+    add("graph (edge pairs while building, CSR, levels)", s.graph == "rmat" ? "$.scale" : "$.graph",
+        construction + csr + traversal);
     const auto cache = static_cast<std::uint64_t>(s.cache_mib * static_cast<double>(kMiB));
     add("GPU software cache slots", "$.cache_mib", cache / line * 32);
   }

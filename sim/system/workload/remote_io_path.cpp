@@ -417,6 +417,10 @@ RemoteIoPath::Direction RemoteIoPath::direction(const network::NetworkRoute& rou
     hop.cable = links[i];
     hop.port = network::switch_port(topo, node, links[i]);
     hop.next_cable = cable(links[i]).params().latency_ns;
+    const network::NetworkLinkParams& in = cable(links[i - 1]).params();
+    hop.ingress = {in.protocol, in.latency_ns};
+    hop.sender = nodes[i - 1];
+    hop.in_cable = links[i - 1];
     d.hops.push_back(hop);
   }
   d.hop_ps.assign(links.size(), 0);
@@ -549,15 +553,35 @@ std::uint64_t RemoteIoPath::initiator_buffer(std::uint32_t r) {
 std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, Direction& d) {
   std::vector<Picoseconds> out;
   out.reserve(sent.packets.size());
+  // A packet the sending RDMA port held back delays the ones after it.
+  Picoseconds port_free = 0;
   for (const network::PacketTransit& p : sent.packets) {
     // Each switch forwards the packet onto the next cable; its head and
     // tail reach the next hop that cable's propagation delay later.
-    Picoseconds head = p.head_arrival;
-    Picoseconds tail = p.tail_arrival;
+    const Picoseconds late = port_free > p.start ? port_free - p.start : 0;
+    Picoseconds head = p.head_arrival + late;
+    Picoseconds tail = p.tail_arrival + late;
+    Picoseconds sent_end = p.end + late;
     d.hop_ps[0] += tail - p.start;
     for (std::size_t i = 0; i < d.hops.size(); ++i) {
       const SwitchHop& hop = d.hops[i];
-      const network::PacketTransit f = hop.forwarder->forward(hop.port, head, tail, p.wire_bytes);
+      const network::PacketTransit f =
+          hop.forwarder->forward(hop.port, head, tail, p.wire_bytes, hop.ingress);
+      if (f.stall > 0) {
+        // Flow control held the sender back: the packet left it later, and
+        // the sender sent nothing else in the meantime.
+        SenderStalls& held = sender_stalls_[{hop.sender, hop.in_cable}];
+        held.stall_ps += f.stall;
+        ++held.stalls;
+        d.hop_ps[i] += f.stall;
+        tail += f.stall;
+        if (i == 0) {
+          sent_end += f.stall;
+          d.cable->hold(d.side, sent_end);
+        } else {
+          d.hops[i - 1].forwarder->delay_last(d.hops[i - 1].port, f.stall);
+        }
+      }
       PortCounters& port = port_counters_[{hop.node, hop.cable}];
       ++port.packets;
       port.bytes += p.wire_bytes;
@@ -566,6 +590,7 @@ std::vector<Picoseconds> RemoteIoPath::arrivals(const nic::SentMessage& sent, Di
       d.hop_ps[i + 1] += next_tail - tail;
       tail = next_tail;
     }
+    port_free = sent_end;
     ++d.packets;
     out.push_back(tail);
   }
@@ -934,23 +959,39 @@ nlohmann::json RemoteIoPath::sections(Picoseconds elapsed) const {
       const std::string from = d == 0 ? link.from : link.to;
       const std::string to = d == 0 ? link.to : link.from;
       const bool switch_port = topo.node(from)->kind == "network_switch";
+      const std::size_t node = static_cast<std::size_t>(topo.node(from) - topo.nodes.data());
+      // Flow control: how long this port was held back from sending onto
+      // the cable (credits on InfiniBand, PFC pauses on RoCEv2).
+      const auto stalled = sender_stalls_.find({node, l});
+      const SenderStalls held = stalled == sender_stalls_.end() ? SenderStalls{} : stalled->second;
+      const bool credits = c.params().protocol == network::NetworkProtocol::infiniband;
+      const char* stall_ns_key = credits ? "credit_stall_ns" : "pause_stall_ns";
+      const char* stalls_key = credits ? "credit_stalls" : "pause_stalls";
       if (!switch_port) {
         cables.push_back({{"from", from},
                           {"to", to},
                           {"packets", c.packets(d)},
                           {"wire_bytes", c.wire_bytes(d)},
-                          {"utilization", utilization(c.busy_ps(d))}});
+                          {"utilization", utilization(c.busy_ps(d))},
+                          {stall_ns_key, static_cast<double>(held.stall_ps) / 1000.0},
+                          {stalls_key, held.stalls}});
         continue;
       }
-      const std::size_t node = static_cast<std::size_t>(topo.node(from) - topo.nodes.data());
       const auto counted = port_counters_.find({node, l});
       const PortCounters port = counted == port_counters_.end() ? PortCounters{} : counted->second;
-      cables.push_back({{"from", from},
-                        {"to", to},
-                        {"packets", port.packets},
-                        {"wire_bytes", port.bytes},
-                        {"utilization", utilization(network::serialization_ps(
-                                            port.bytes, switches_.at(node)->params().port_gbps))}});
+      cables.push_back(
+          {{"from", from},
+           {"to", to},
+           {"packets", port.packets},
+           {"wire_bytes", port.bytes},
+           {"utilization", utilization(network::serialization_ps(
+                               port.bytes, switches_.at(node)->params().port_gbps))},
+           {stall_ns_key, static_cast<double>(held.stall_ps) / 1000.0},
+           {stalls_key, held.stalls},
+           {"max_queue_bytes",
+            switches_.at(node)->port_flow(network::switch_port(topo, node, l)).max_queue_bytes},
+           {"xoffs_sent",
+            switches_.at(node)->port_flow(network::switch_port(topo, node, l)).pauses}});
     }
   }
   auto nic_json = [](const nic::RdmaNic& n, const std::string& id) {

@@ -179,6 +179,11 @@ class RemoteIoPath : public Component, public IoPath {
     std::size_t cable = 0;  // network_links index of the cable after the port
     std::uint32_t port = 0;
     Picoseconds next_cable = 0;
+    // The cable into the switch and the port that sends onto it (the one
+    // that flow control holds back).
+    network::SwitchIngress ingress;
+    std::size_t sender = 0;    // node index of the sending port
+    std::size_t in_cable = 0;  // network_links index
   };
   // One direction between two RDMA ports: the sender's cable, then the
   // switches in order. Per hop (the sender's cable, then each switch with
@@ -345,6 +350,13 @@ class RemoteIoPath : public Component, public IoPath {
     std::uint64_t bytes = 0;
   };
   std::map<std::pair<std::size_t, std::size_t>, PortCounters> port_counters_;
+  // Per sending port held back by flow control, by (sending node, cable):
+  // an RDMA port or a switch output port.
+  struct SenderStalls {
+    Picoseconds stall_ps = 0;
+    std::uint64_t stalls = 0;
+  };
+  std::map<std::pair<std::size_t, std::size_t>, SenderStalls> sender_stalls_;
   MemoryTierSeams memory_;
   // Staging buffers of remote-memory reads (remote_staged), free by size.
   std::map<std::uint64_t, std::vector<std::uint64_t>> memory_staging_free_;
