@@ -7,8 +7,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <systemc>
 
+#include "sim/kernel/calendar.h"
 #include "sim/kernel/simulation.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/machine/machine.h"
@@ -45,15 +45,11 @@ class GpuBench {
   // Runs `body` as one warp on `placement` (spawned now; runs in run()).
   void spawn(platform::WarpPlacement placement, std::function<void(platform::SimWarp&)> body,
              Picoseconds backoff = 0) {
-    sc_core::sc_spawn_options options;
-    options.set_stack_size(256 * 1024);
-    sc_core::sc_spawn(
-        [this, placement, body, backoff] {
-          platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
-                              placement, backoff);
-          body(p);
-        },
-        nullptr, &options);
+    Calendar::current().spawn([this, placement, body, backoff] {
+      platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
+                          placement, backoff);
+      body(p);
+    });
   }
   void run() { simulation_.run(); }
 
