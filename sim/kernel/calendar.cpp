@@ -93,14 +93,17 @@ void Calendar::fire() {
     run_fibres();
     // sc_stop finishes the evaluation phase in progress, no more.
     if (stopped_) break;
-    if (delta_pending()) {
+    // The timed notifications due now were taken: a next time at the clock is
+    // work asked for now.
+    Picoseconds next = 0;
+    const bool more = next_time(next);
+    if (!deltas_.empty() || (more && next <= clock_)) {
       // Another phase at this time, unless the kernel has something of its
       // own to run in between.
       if (sc_core::sc_pending_activity_at_current_time(sc_core::sc_curr_simcontext)) break;
       continue;
     }
-    Picoseconds next = 0;
-    if (!next_time(next) || !may_run_ahead_to(next)) break;
+    if (!more || !may_run_ahead_to(next)) break;
     clock_ = next;
   }
   firing_ = false;

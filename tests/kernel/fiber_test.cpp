@@ -204,7 +204,7 @@ TEST(Fiber, AbandonedWhileSuspended) {
 // Thousands of fibres, each resumed a few times in turn: the order and the
 // counts stay exact (the sanitizer flavours check the switches).
 TEST(Fiber, ManyFibresRoundRobin) {
-  constexpr int kFibres = 2000;
+  constexpr int kFibres = 500;
   constexpr int kRounds = 5;
   std::vector<int> steps(kFibres, 0);
   std::vector<int> order;

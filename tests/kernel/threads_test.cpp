@@ -116,9 +116,11 @@ std::vector<std::string> run_script() {
           });
           while (!self.done) Backend::wait(self.returned);
           break;
-        case 2: {  // a wait with a deadline; even workers are woken before it
+        case 2: {  // a wait with a deadline; even workers are woken before it, odd
+                   // ones time out at a time others wake at
           Backend::cancel(self.timeout);
-          Backend::notify_at(self.timeout, now + 1500 + 7 * static_cast<Picoseconds>(i));
+          Backend::notify_at(self.timeout,
+                             now + (i % 2 == 0 ? 1500 + 7 * static_cast<Picoseconds>(i) : 2000));
           if (i % 2 == 0) calendar.wake_at(now + 800, self.wake);
           Backend::wait(self.wake, self.timeout);
           Backend::cancel(self.timeout);
