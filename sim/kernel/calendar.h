@@ -46,7 +46,7 @@
 //    were spawned, as the kernel runs a spawning method after the threads;
 //  - work a fibre asks for at the current time, and its delta notifications,
 //    make another evaluation phase at that time; the calendar then moves to
-//    its next time, with the fibres' timed waits in it.
+//    its next time, with the fibres' timed waits in it (in booking order).
 // The method hands back to the kernel whenever the kernel has anything of
 // its own to run first (a SystemC process, a timed notification), as it does
 // when running ahead.
@@ -155,8 +155,8 @@ class Calendar : public sc_core::sc_module {
 
   // Fibres (see the top of this file). Each runs `body` on a stack of
   // kFiberStackBytes. Spawned from a running callback or fibre, they run
-  // after the fibres runnable now, in spawn order; spawned before the run
-  // starts, they run first, in spawn order.
+  // after the fibres runnable now, in spawn order; spawned before the run,
+  // they run at its start, after the work due then, in spawn order.
   void spawn(std::function<void()> body);
   // From a fibre: waits until `event` (or either event) is notified.
   void wait(FiberEvent& event);
@@ -168,10 +168,10 @@ class Calendar : public sc_core::sc_module {
   // an earlier one pending stays); cancel() drops a pending one.
   void notify_at(FiberEvent& event, Picoseconds when);
   void cancel(FiberEvent& event);
-  // The fibres' stacks. The deepest warp stack measured over the shipped
-  // scenarios and the GPU microbenchmarks (tests/run/fiber_stack_test.cpp)
-  // is far below it; a guard page below each stack turns an overflow into a
-  // fault. Sanitizers need room for their redzones.
+  // The fibres' stacks. The deepest warp stack of every strategy is 9,841
+  // bytes (tests/run/fiber_stack_test.cpp checks it stays under half); a
+  // guard page below each stack turns an overflow into a fault. Sanitizers
+  // need room for their redzones.
 #if defined(__SANITIZE_ADDRESS__)
   static constexpr std::size_t kFiberStackBytes = 512 * 1024;
 #else
