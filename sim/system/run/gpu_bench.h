@@ -52,6 +52,14 @@ class GpuBench {
     });
   }
   void run() { simulation_.run(); }
+  // From a warp's body: lets `delay` of simulated time pass without an
+  // operation (nothing charged, no event counted), as a test's script wants.
+  static void idle_for(Picoseconds delay) {
+    Calendar& calendar = Calendar::current();
+    FiberEvent idle_over;
+    calendar.wake_at(Calendar::now() + delay, idle_over);
+    calendar.wait(idle_over);
+  }
 
  private:
   class NullSink : public platform::StageSink {
