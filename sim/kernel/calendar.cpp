@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/kernel/fiber.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/time_queue.h"
 
@@ -21,8 +22,13 @@ Calendar::Calendar(const sc_core::sc_module_name& name)
   clock_ = 0;
 }
 
+// Fibres that never finished are abandoned with their stacks (Fiber).
 Calendar::~Calendar() {
   if (current_calendar == this) current_calendar = nullptr;
+}
+
+FiberEvent::~FiberEvent() {
+  if (timed_calendar_ != nullptr) timed_calendar_->cancel(*this);
 }
 
 Calendar& Calendar::current() {
@@ -42,11 +48,15 @@ void Calendar::schedule_at(Picoseconds when, Callback callback) {
     free_slots_.pop_back();
     callbacks_[slot] = std::move(callback);
   }
-  push(when, Target{nullptr, slot});
+  push(when, Target{nullptr, nullptr, slot});
 }
 
 void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
-  push(when, Target{&event, 0});
+  push(when, Target{&event, nullptr, 0});
+}
+
+void Calendar::wake_at(Picoseconds when, FiberEvent& event) {
+  push(when, Target{nullptr, &event, 0});
 }
 
 void Calendar::push(Picoseconds when, const Target& target) {
@@ -56,38 +66,77 @@ void Calendar::push(Picoseconds when, const Target& target) {
   if (firing_) return;
   // sc_event keeps only its earliest pending notification: re-arm only for
   // an earlier time.
-  if (!armed_ || when < armed_for_) {
-    armed_ = true;
-    armed_for_ = when;
-    due_.notify(delay_until(when));
-  }
+  if (!armed_ || when < armed_for_) arm(when);
+}
+
+void Calendar::arm(Picoseconds when) {
+  armed_ = true;
+  armed_for_ = when;
+  due_.notify(delay_until(when));
 }
 
 void Calendar::fire() {
   armed_ = false;
   firing_ = true;
   clock_ = now();
+  // Fibres spawned before the run: the kernel would have made their threads
+  // runnable at its initialization, before any this method wakes.
+  if (!spawned_.empty()) {
+    runnable_.insert(runnable_.end(), spawned_.begin(), spawned_.end());
+    spawned_.clear();
+  }
   for (;;) {
+    // One evaluation phase at the calendar's clock.
+    trigger_deltas();
+    trigger_timeouts();
     run_due();
-    if (queue_->empty()) break;
-    const Picoseconds next = queue_->earliest();
-    if (!may_run_ahead_to(next)) break;
+    run_fibres();
+    // sc_stop finishes the evaluation phase in progress, no more.
+    if (stopped_) break;
+    // The timed notifications due now were taken: a next time at the clock is
+    // work asked for now.
+    Picoseconds next = 0;
+    const bool more = next_time(next);
+    if (!deltas_.empty() || (more && next <= clock_)) {
+      // Another phase at this time, unless the kernel has something of its
+      // own to run in between.
+      if (sc_core::sc_pending_activity_at_current_time(sc_core::sc_curr_simcontext)) break;
+      continue;
+    }
+    if (!more || !may_run_ahead_to(next)) break;
     clock_ = next;
   }
   firing_ = false;
-  if (!queue_->empty()) {
-    armed_ = true;
-    armed_for_ = queue_->earliest();
-    due_.notify(delay_until(armed_for_));
+  Picoseconds next = 0;
+  if (delta_pending()) {
+    arm(clock_);
+  } else if (next_time(next)) {
+    arm(next);
   }
+}
+
+bool Calendar::delta_pending() const {
+  return !deltas_.empty() || (!queue_->empty() && queue_->earliest() <= clock_);
+}
+
+bool Calendar::next_time(Picoseconds& next) const {
+  if (queue_->empty() && timeouts_.empty()) return false;
+  next = ~Picoseconds{0};
+  if (!queue_->empty()) next = queue_->earliest();
+  if (!timeouts_.empty()) next = std::min(next, timeouts_.begin()->first.first);
+  return true;
 }
 
 void Calendar::run_due() {
   TimeQueue<Target>::Entry due;
   while (queue_->take_due(clock_, due)) {
     const Target target = due.payload;
-    if (target.event != nullptr) {
+    if (target.fiber_event != nullptr) {
       // The woken warp counts its own wait.
+      make_runnable(*target.fiber_event);
+      continue;
+    }
+    if (target.event != nullptr) {
       target.event->notify();
       continue;
     }
@@ -101,10 +150,138 @@ void Calendar::run_due() {
 }
 
 bool Calendar::advance_alone_to(Picoseconds when) {
-  if (firing_ || (!queue_->empty() && queue_->earliest() <= when)) return false;
+  // Only a running fibre goes on alone, and only when no other fibre is
+  // runnable or spawned, no delta notification is pending, and no timed one
+  // nor calendar entry comes before or at `when`.
+  if (current_thread_ == nullptr) return false;
+  if (!queue_->empty() && queue_->earliest() <= when) return false;
+  if (next_runnable_ < runnable_.size() || !spawned_.empty() || !deltas_.empty()) return false;
+  if (!timeouts_.empty() && timeouts_.begin()->first.first <= when) return false;
   if (!may_run_ahead_to(when)) return false;
   clock_ = std::max(clock_, when);
   return true;
+}
+
+void Calendar::spawn(std::function<void()> body) {
+  auto thread = std::make_unique<FiberThread>();
+  thread->fiber = std::make_unique<Fiber>(std::move(body), kFiberStackBytes);
+  spawned_.push_back(thread.get());
+  threads_.push_back(std::move(thread));
+  // Outside the method (before the run): it runs them when next activated.
+  if (!firing_ && (!armed_ || now() < armed_for_)) arm(now());
+}
+
+void Calendar::wait(FiberEvent& event) {
+  FiberThread* self = current_thread_;
+  if (self == nullptr) throw std::logic_error("a warp waits on its fibre (Calendar::spawn)");
+  event.waiter_ = self;
+  self->waiting_on[0] = &event;
+  self->waiting_on[1] = nullptr;
+  Fiber::suspend();
+}
+
+void Calendar::wait(FiberEvent& first, FiberEvent& second) {
+  FiberThread* self = current_thread_;
+  if (self == nullptr) throw std::logic_error("a warp waits on its fibre (Calendar::spawn)");
+  first.waiter_ = self;
+  second.waiter_ = self;
+  self->waiting_on[0] = &first;
+  self->waiting_on[1] = &second;
+  Fiber::suspend();
+}
+
+void Calendar::make_runnable(FiberEvent& event) {
+  FiberThread* thread = event.waiter_;
+  if (thread == nullptr) return;  // nobody waits on it now: the notification is lost
+  // Woken by one event, the fibre no longer waits on the other.
+  for (FiberEvent*& waited : thread->waiting_on) {
+    if (waited != nullptr) waited->waiter_ = nullptr;
+    waited = nullptr;
+  }
+  runnable_.push_back(thread);
+}
+
+void Calendar::notify_delta(FiberEvent& event) {
+  if (event.delta_pending_) return;
+  event.delta_pending_ = true;
+  deltas_.push_back(&event);
+  if (!firing_ && (!armed_ || now() < armed_for_)) arm(now());
+}
+
+void Calendar::notify_at(FiberEvent& event, Picoseconds when) {
+  if (when <= now()) {
+    notify_delta(event);
+    return;
+  }
+  if (event.delta_pending_) return;
+  if (event.timed_calendar_ != nullptr) {
+    if (event.timed_key_.first <= when) return;
+    cancel(event);
+  }
+  event.timed_calendar_ = this;
+  event.timed_key_ = {when, next_timeout_++};
+  timeouts_.emplace(event.timed_key_, &event);
+  if (!firing_ && (!armed_ || when < armed_for_)) arm(when);
+}
+
+void Calendar::cancel(FiberEvent& event) {
+  if (event.timed_calendar_ == nullptr) return;
+  timeouts_.erase(event.timed_key_);
+  event.timed_calendar_ = nullptr;
+}
+
+void Calendar::trigger_deltas() {
+  if (deltas_.empty()) return;
+  triggering_.swap(deltas_);
+  // The kernel triggers its delta events last notified first.
+  for (std::size_t i = triggering_.size(); i > 0; --i) {
+    FiberEvent& event = *triggering_[i - 1];
+    event.delta_pending_ = false;
+    make_runnable(event);
+  }
+  triggering_.clear();
+}
+
+void Calendar::trigger_timeouts() {
+  while (!timeouts_.empty() && timeouts_.begin()->first.first <= clock_) {
+    FiberEvent& event = *timeouts_.begin()->second;
+    timeouts_.erase(timeouts_.begin());
+    event.timed_calendar_ = nullptr;
+    make_runnable(event);
+  }
+}
+
+void Calendar::run_fibres() {
+  for (;;) {
+    // The fibres runnable in this phase, in order (none is made runnable
+    // while they run: wake-ups go through the calendar).
+    while (next_runnable_ < runnable_.size()) {
+      FiberThread* thread = runnable_[next_runnable_++];
+      current_thread_ = thread;
+      try {
+        thread->fiber->resume();
+      } catch (...) {
+        current_thread_ = nullptr;
+        throw;
+      }
+      current_thread_ = nullptr;
+      if (thread->fiber->finished()) thread->fiber.reset();  // its stack goes back to the pool
+    }
+    runnable_.clear();
+    next_runnable_ = 0;
+    // Then the fibres spawned meanwhile, as the kernel runs spawning methods
+    // after the threads and their threads after them.
+    if (spawned_.empty()) return;
+    runnable_.swap(spawned_);
+  }
+}
+
+std::size_t Calendar::deepest_fiber_stack() const {
+  std::size_t deepest = Fiber::deepest_pooled_stack();
+  for (const auto& thread : threads_) {
+    if (thread->fiber != nullptr) deepest = std::max(deepest, thread->fiber->stack_bytes_used());
+  }
+  return deepest;
 }
 
 bool Calendar::may_run_ahead_to(Picoseconds next) const {

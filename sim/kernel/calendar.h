@@ -30,11 +30,34 @@
 // absolute time, and work due at the calendar's time is a delta
 // notification, as it would be were the kernel's time the calendar's. What
 // runs, and in what order, is what one time step per time would run.
+//
+// Warps run on fibres (sim/kernel/fiber.h) that the calendar's method resumes
+// itself, not on SystemC threads: a wake-up is a switch to the warp's stack
+// and back, without the kernel's events, runnable queues and coroutines. The
+// method keeps the order the kernel would give the warps' threads (IEEE 1666
+// scheduling, as the Debian SystemC implements it), so that results are what
+// they were with one SystemC thread per warp:
+//  - an evaluation phase runs the calendar's due work (the method), then the
+//    fibres made runnable, in the order they were: those woken by a delta
+//    notification at the phase's start (in reverse order of notification, as
+//    the kernel triggers its delta events), those whose timed wait ended,
+//    then those the due work woke, in the order woken;
+//  - threads spawned (spawn_threads) run after the fibres runnable when they
+//    were spawned, as the kernel runs a spawning method after the threads;
+//  - work a fibre asks for at the current time, and its delta notifications,
+//    make another evaluation phase at that time; the calendar then moves to
+//    its next time, with the fibres' timed waits in it (in booking order).
+// The method hands back to the kernel whenever the kernel has anything of
+// its own to run first (a SystemC process, a timed notification), as it does
+// when running ahead.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel/inplace_function.h"
@@ -44,6 +67,32 @@ namespace gpunvme {
 
 template <class Payload>
 class TimeQueue;
+class Fiber;
+class Calendar;
+
+// What a fibre waits on: the calendar's stand-in for a SystemC event, with
+// the same notifications (immediate, delta, timed) and the same rule that a
+// notification wakes only the fibre waiting on the event when it triggers.
+class FiberEvent {
+ public:
+  FiberEvent() = default;
+  ~FiberEvent();
+  FiberEvent(const FiberEvent&) = delete;
+  FiberEvent& operator=(const FiberEvent&) = delete;
+
+ private:
+  friend class Calendar;
+  struct FiberThread* waiter_ = nullptr;  // the fibre waiting on it now
+  bool delta_pending_ = false;
+  Calendar* timed_calendar_ = nullptr;  // where a timed notification is pending, if one is
+  std::pair<Picoseconds, std::uint64_t> timed_key_{};  // its time and booking there
+};
+
+// A fibre run by the calendar, and what it waits on.
+struct FiberThread {
+  std::unique_ptr<Fiber> fiber;
+  FiberEvent* waiting_on[2] = {nullptr, nullptr};
+};
 
 class Calendar : public sc_core::sc_module {
  public:
@@ -101,11 +150,44 @@ class Calendar : public sc_core::sc_module {
   // the thread waiting on it runs in that evaluation phase. The event belongs
   // to the waiting thread and outlives the wake-up.
   void wake_at(Picoseconds when, sc_core::sc_event& event);
+  // The same for a fibre's event.
+  void wake_at(Picoseconds when, FiberEvent& event);
+
+  // Fibres (see the top of this file). Each runs `body` on a stack of
+  // kFiberStackBytes. Spawned from a running callback or fibre, they run
+  // after the fibres runnable now, in spawn order; spawned before the run,
+  // they run at its start, after the work due then, in spawn order.
+  void spawn(std::function<void()> body);
+  // From a fibre: waits until `event` (or either event) is notified.
+  void wait(FiberEvent& event);
+  void wait(FiberEvent& first, FiberEvent& second);
+  // Notifies `event` in the next evaluation phase at the current time (a
+  // SystemC delta notification).
+  void notify_delta(FiberEvent& event);
+  // Notifies `event` at `when`, later than now (a SystemC timed notification:
+  // an earlier one pending stays); cancel() drops a pending one.
+  void notify_at(FiberEvent& event, Picoseconds when);
+  void cancel(FiberEvent& event);
+  // The fibres' stacks. The deepest warp stack of every strategy is 9,841
+  // bytes (tests/run/fiber_stack_test.cpp checks it stays under half); a
+  // guard page below each stack turns an overflow into a fault. Sanitizers
+  // need room for their redzones.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::size_t kFiberStackBytes = 512 * 1024;
+#else
+  static constexpr std::size_t kFiberStackBytes = 64 * 1024;
+#endif
+  // The deepest any fibre has written its stack so far: this calendar's live
+  // ones and the stacks that finished fibres of the process left for reuse
+  // (Fiber::stack_bytes_used).
+  std::size_t deepest_fiber_stack() const;
 
  private:
-  // What an entry is for: a wake-up, or callbacks_[slot] when event is null.
+  // What an entry is for: a SystemC thread's wake-up (event), a fibre's
+  // (fiber_event), else callbacks_[slot].
   struct Target {
     sc_core::sc_event* event;
+    FiberEvent* fiber_event;
     std::uint32_t slot;
   };
   void push(Picoseconds when, const Target& target);
@@ -115,6 +197,18 @@ class Calendar : public sc_core::sc_module {
   // Whether the kernel would do nothing before `next`, the calendar's next
   // time (see the top of this file).
   bool may_run_ahead_to(Picoseconds next) const;
+  // The fibres' side of an evaluation phase.
+  void trigger_deltas();
+  void trigger_timeouts();
+  void run_fibres();
+  void make_runnable(FiberEvent& event);
+  // Whether anything is due at the calendar's clock in another evaluation
+  // phase: delta notifications, work asked for now.
+  bool delta_pending() const;
+  // The earliest time of the calendar's entries and the fibres' timed
+  // notifications (false when there is none).
+  bool next_time(Picoseconds& next) const;
+  void arm(Picoseconds when);
 
   // The calendar's time: the kernel's, or later where the calendar has run
   // ahead of it. One run at a time: a new calendar starts it at zero.
@@ -129,6 +223,21 @@ class Calendar : public sc_core::sc_module {
   Picoseconds armed_for_ = 0;
   bool armed_ = false;
   bool firing_ = false;
+  // The fibres: every one spawned (a finished one's fibre is released, its
+  // record kept for the timeouts that name it), those runnable in the phase
+  // in progress, those spawned for the next round, and the events with a
+  // delta notification pending, in the order notified.
+  std::vector<std::unique_ptr<FiberThread>> threads_;
+  std::vector<FiberThread*> runnable_;
+  std::size_t next_runnable_ = 0;
+  std::vector<FiberThread*> spawned_;
+  std::vector<FiberEvent*> deltas_;
+  std::vector<FiberEvent*> triggering_;    // scratch for trigger_deltas
+  FiberThread* current_thread_ = nullptr;  // the fibre running now
+  // The fibres' timed notifications, by time, then booking order. Few: only
+  // waits with a deadline book one, and a cancelled one leaves at once.
+  std::map<std::pair<Picoseconds, std::uint64_t>, FiberEvent*> timeouts_;
+  std::uint64_t next_timeout_ = 0;
   bool stopped_ = false;
   Picoseconds horizon_ = ~Picoseconds{0};
 };

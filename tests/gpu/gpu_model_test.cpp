@@ -492,7 +492,7 @@ TEST(SimWarp, PollBackoffDelaysNoticingAWrite) {
         },
         backoff);
     bench.spawn({1, 0}, [&](platform::SimWarp& p) {
-      sc_core::wait(sc_core::sc_time(static_cast<double>(write_at), sc_core::SC_PS));
+      GpuBench::idle_for(write_at);
       p.store_u32(flag, 1);
     });
     bench.run();
@@ -549,7 +549,7 @@ TEST(SimWarp, HostPollersShareTheHostReadRate) {
     }
     Picoseconds read_took = 0;
     bench.spawn({3, 0}, [&](platform::SimWarp& p) {
-      sc_core::wait(sc_core::sc_time(1000.0, sc_core::SC_NS));
+      GpuBench::idle_for(ns_to_ps(1000));
       EXPECT_EQ(bench.gpu().host_pollers(), 3u);
       const Picoseconds start = p.clock();
       p.load_u32(GpuBench::host_memory());
@@ -814,10 +814,10 @@ TEST(SimWarp, EventsByKindCountStepsWakeupsAndReadReturns) {
     p.wait_until([&] { return p.load_u32(flag) != 0; }, flag, 4);
   });
   bench.spawn({1, 0}, [&](platform::SimWarp& p) {
-    sc_core::wait(sc_core::sc_time(5, sc_core::SC_US));  // after the fences; not counted
-    p.store_u32(flag, 1);                                // issues at once
-    p.load_u32(bench.host_memory());  // step 4 (after the store), one read return
-  });                                 // step 5: the load's overhead is still charged
+    GpuBench::idle_for(ns_to_ps(5000));  // after the fences; not counted
+    p.store_u32(flag, 1);                // issues at once
+    p.load_u32(bench.host_memory());     // step 4 (after the store), one read return
+  });                                    // step 5: the load's overhead is still charged
   bench.run();
   EXPECT_EQ(Simulation::events(Kind::kWarpStep), 5u);
   EXPECT_EQ(Simulation::events(Kind::kWarpWakeup), 1u);

@@ -58,7 +58,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
 SimWarp::~SimWarp() noexcept(false) {
   // The warp's last operations end before its thread does (the run's end
   // time counts them), unless the thread is being killed.
-  if (!sc_core::sc_is_unwinding() && std::uncaught_exceptions() == 0) synchronise();
+  if (std::uncaught_exceptions() == 0) synchronise();
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
 }
@@ -79,7 +79,7 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
 void SimWarp::end_instruction(algo::LaneMask mask) {
   while (reads_in_flight_ != 0) {
     Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
-    sc_core::wait(read_returned_);
+    calendar_.wait(read_returned_);
   }
   // Lanes with the same operation sequence ran as one path; distinct paths
   // ran one after another.
@@ -118,7 +118,7 @@ Picoseconds SimWarp::op_issue_slow() {
   // returned: it issues once they are back.
   while (lane_reads_in_flight_[current_lane_] != 0) {
     Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
-    sc_core::wait(read_returned_);
+    calendar_.wait(read_returned_);
   }
   return lane_cost_[current_lane_].cursor;
 }
@@ -130,7 +130,7 @@ void SimWarp::resume_at(Picoseconds when) {
   // Nothing else would run before the step ends: the warp goes on at once.
   if (calendar_.advance_alone_to(when)) return;
   calendar_.wake_at(when, resume_);
-  sc_core::wait(resume_);
+  calendar_.wait(resume_);
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
@@ -207,7 +207,7 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
           done.cursor = std::max({done.cursor, now() + gpu_.costs().pcie_load_overhead, queued});
           --lane_reads_in_flight_[lane];
           --reads_in_flight_;
-          read_returned_.notify(sc_core::SC_ZERO_TIME);
+          calendar_.notify_delta(read_returned_);
         });
     return;
   }
@@ -215,18 +215,18 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
   if (issue > now()) resume_at(issue);
   const Picoseconds queued = now() + gpu_.host_read_queue_floor();
   bool done = false;
-  sc_core::sc_event arrived;
+  FiberEvent arrived;
   gpu_.add_host_read();
   fabric_.read(gpu_.node(), addr, static_cast<std::uint32_t>(len),
                [&](const std::uint8_t* bytes, std::uint32_t got) {
                  gpu_.remove_host_read();
                  std::memcpy(data, bytes, std::min<std::size_t>(got, len));
                  done = true;
-                 arrived.notify(sc_core::SC_ZERO_TIME);
+                 calendar_.notify_delta(arrived);
                });
   while (!done) {
     Simulation::count_event(Simulation::EventKind::kWarpReadReturn);
-    sc_core::wait(arrived);
+    calendar_.wait(arrived);
   }
   op_done(std::max(now() + gpu_.costs().pcie_load_overhead, queued), kPcieLoad);
 }
@@ -389,21 +389,20 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     // does parks them all (recheck), and its wake-up is the last: the loop
     // below waits for it.
     watch_ranges(ranges, count);
-    timeout_.cancel();
-    // From the kernel's time: the calendar's clock may be ahead of it.
-    if (deadline != 0) timeout_.notify(Calendar::delay_until(deadline));
+    calendar_.cancel(timeout_);
+    if (deadline != 0) calendar_.notify_at(timeout_, deadline);
     while (!state.satisfied || now() < waiting.seen) {
       Simulation::count_event(Simulation::EventKind::kWarpWakeup);
       // Without a deadline the timeout is never notified: waiting on the
       // wake event alone spares the kernel building an event list per wait.
       if (deadline == 0) {
-        sc_core::wait(wake_);
+        calendar_.wait(wake_);
       } else {
-        sc_core::wait(wake_ | timeout_);
+        calendar_.wait(wake_, timeout_);
       }
       if (!state.satisfied && deadline != 0 && now() >= deadline) break;
     }
-    timeout_.cancel();
+    calendar_.cancel(timeout_);
     // A satisfied wait's watches were parked by recheck; after a timeout
     // they are still live.
     if (!state.satisfied) {

@@ -522,10 +522,11 @@ class SimWarp {
   }
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
   Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
-  sc_core::sc_event read_returned_;
-  sc_core::sc_event resume_;  // a step is due (resume_at)
-  sc_core::sc_event wake_;    // a poll has seen the write the wait needed
-  sc_core::sc_event timeout_;
+  // What the warp's fibre waits on (sim/kernel/calendar.h).
+  FiberEvent read_returned_;
+  FiberEvent resume_;  // a step is due (resume_at)
+  FiberEvent wake_;    // a poll has seen the write the wait needed
+  FiberEvent timeout_;
   std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
   std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
   WaitState* reads_ = nullptr;              // where polls are noted, while evaluating

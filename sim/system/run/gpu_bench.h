@@ -7,8 +7,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <systemc>
 
+#include "sim/kernel/calendar.h"
 #include "sim/kernel/simulation.h"
 #include "sim/system/config/run_config.h"
 #include "sim/system/machine/machine.h"
@@ -45,17 +45,21 @@ class GpuBench {
   // Runs `body` as one warp on `placement` (spawned now; runs in run()).
   void spawn(platform::WarpPlacement placement, std::function<void(platform::SimWarp&)> body,
              Picoseconds backoff = 0) {
-    sc_core::sc_spawn_options options;
-    options.set_stack_size(256 * 1024);
-    sc_core::sc_spawn(
-        [this, placement, body, backoff] {
-          platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
-                              placement, backoff);
-          body(p);
-        },
-        nullptr, &options);
+    Calendar::current().spawn([this, placement, body, backoff] {
+      platform::SimWarp p(gpu(), machine_->fabric(), machine_->memory(), sink_, counters_,
+                          placement, backoff);
+      body(p);
+    });
   }
   void run() { simulation_.run(); }
+  // From a warp's body: lets `delay` of simulated time pass without an
+  // operation (nothing charged, no event counted), as a test's script wants.
+  static void idle_for(Picoseconds delay) {
+    Calendar& calendar = Calendar::current();
+    FiberEvent idle_over;
+    calendar.wake_at(Calendar::now() + delay, idle_over);
+    calendar.wait(idle_over);
+  }
 
  private:
   class NullSink : public platform::StageSink {

@@ -493,11 +493,10 @@ void GpuIoPath::lay_out_error_mailbox() {
 }
 
 void GpuIoPath::spawn_warps() {
-  spawn_threads(id() + "_warp", warps_.size(),
-                [this](std::size_t w) { warp_main(static_cast<std::uint32_t>(w)); });
-  spawn_threads(id() + "_agent", plan_.agents ? service_warps_ : 0,
+  spawn_threads(warps_.size(), [this](std::size_t w) { warp_main(static_cast<std::uint32_t>(w)); });
+  spawn_threads(plan_.agents ? service_warps_ : 0,
                 [this](std::size_t a) { agent_main(static_cast<std::uint32_t>(a)); });
-  spawn_threads(id() + "_poller", plan_.pollers ? service_warps_ : 0,
+  spawn_threads(plan_.pollers ? service_warps_ : 0,
                 [this](std::size_t i) { poller_main(static_cast<std::uint32_t>(i)); });
 }
 

@@ -87,7 +87,7 @@ GpuNetworkPath::~GpuNetworkPath() = default;
 
 void GpuNetworkPath::start(std::function<void()> ready) {
   RemoteIoPath::start([this, ready = std::move(ready)] {
-    spawn_threads(id() + "_warp", queues_.size(),
+    spawn_threads(queues_.size(),
                   [this](std::size_t w) { warp_main(static_cast<std::uint32_t>(w)); });
     if (ready) ready();
   });
