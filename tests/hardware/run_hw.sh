@@ -3,7 +3,7 @@
 # microbenchmarks (gpu_microbench.cu, host_read_under_copies.cu,
 # host_polls_under_copies.cu,
 # warp_host_access.cu, block_placement.cu, warp_collectives.cu,
-# gpu_wqe_posting.cu) and the
+# gpu_wqe_posting.cu, submission_costs.cu) and the
 # per-strategy runs of the hardware backend (gpunvme-hw), one process per
 # strategy and run so that a strategy that hangs cannot take the others with
 # it. Each strategy runs once with per-I/O stage records (--trace 1), once
@@ -23,6 +23,7 @@
 # repository root). Writes OUTDIR/microbench.json,
 # OUTDIR/host-read-under-copies.json, OUTDIR/warp-host-access.json,
 # OUTDIR/block-placement.json, OUTDIR/gpu-wqe-posting.json,
+# OUTDIR/submission-costs.json,
 # OUTDIR/NNN-<strategy>-t<trace>.json, OUTDIR/controller-t<threads>-r<run>.json
 # (merge their cases for gpunvme validate --measured, or pass them all) and
 # OUTDIR/run.log.
@@ -54,6 +55,10 @@ fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/gpu_wqe_posting" ]; then
   nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/gpu_wqe_posting" tests/hardware/gpu_wqe_posting.cu \
     -lpthread || exit 1
+fi
+if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/submission_costs" ]; then
+  nvcc -O3 -std=c++17 "$gencode" -I. -o "$bin/submission_costs" tests/hardware/submission_costs.cu ||
+    exit 1
 fi
 if [ "${MICROBENCH:-1}" != 0 ] && [ ! -x "$bin/block_placement" ]; then
   nvcc -O3 -std=c++17 "$gencode" -o "$bin/block_placement" tests/hardware/block_placement.cu || exit 1
@@ -93,6 +98,7 @@ fi
     "$bin/block_placement" "$out/block-placement.json" || status=1
     "$bin/warp_collectives" "$out/warp-collectives.json" || status=1
     "$bin/gpu_wqe_posting" "$out/gpu-wqe-posting.json" || status=1
+    "$bin/submission_costs" "$out/submission-costs.json" || status=1
   fi
   exit $status
 } 2>&1 | tee "$out/run.log"
