@@ -261,6 +261,14 @@ constexpr std::uint8_t kKeyedDataBlock = 0x40;
 constexpr std::uint32_t kCommandCapsuleBytes = 64;
 constexpr std::uint32_t kResponseCapsuleBytes = 16;
 
+// The upper 8 bytes of a Keyed SGL Data Block (SGL bytes 39:32, in the SQE's
+// PRP2 word): 24-bit length, 32-bit remote key, identifier in the top byte.
+GPUNVME_HD constexpr std::uint64_t keyed_data_block_upper(std::uint32_t bytes, std::uint32_t rkey) {
+  return (static_cast<std::uint64_t>(bytes) & 0xFFFFFFull) |
+         (static_cast<std::uint64_t>(rkey) << 24) |
+         (static_cast<std::uint64_t>(kKeyedDataBlock) << 56);
+}
+
 // A Read whose data the target RDMA WRITEs to `addr` (`bytes`, remote key
 // `rkey`): SGL1 is a Keyed SGL Data Block (bytes 31:24 address, 34:32
 // length, 38:35 key, 39 identifier).
@@ -271,9 +279,7 @@ GPUNVME_HD constexpr nvme::SubmissionEntry make_keyed_read(std::uint16_t cid, st
                                                            std::uint32_t rkey) {
   nvme::SubmissionEntry e = nvme::make_read(cid, nsid, slba, nlb_zero_based, addr, 0);
   e.set_psdt(nvme::Psdt::SglContiguousMetadata);
-  e.prp2 = (static_cast<std::uint64_t>(bytes) & 0xFFFFFFull) |
-           (static_cast<std::uint64_t>(rkey) << 24) |
-           (static_cast<std::uint64_t>(kKeyedDataBlock) << 56);
+  e.prp2 = keyed_data_block_upper(bytes, rkey);
   return e;
 }
 
@@ -286,9 +292,7 @@ GPUNVME_HD constexpr nvme::SubmissionEntry make_keyed_write(std::uint16_t cid, s
                                                             std::uint32_t rkey) {
   nvme::SubmissionEntry e = nvme::make_write(cid, nsid, slba, nlb_zero_based, addr, 0);
   e.set_psdt(nvme::Psdt::SglContiguousMetadata);
-  e.prp2 = (static_cast<std::uint64_t>(bytes) & 0xFFFFFFull) |
-           (static_cast<std::uint64_t>(rkey) << 24) |
-           (static_cast<std::uint64_t>(kKeyedDataBlock) << 56);
+  e.prp2 = keyed_data_block_upper(bytes, rkey);
   return e;
 }
 

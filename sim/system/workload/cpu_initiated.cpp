@@ -660,10 +660,11 @@ Picoseconds CpuInitiatedPath::touch_queue_memory(std::size_t node, std::uint64_t
                                                  bool store) {
   // An NVMe-oF target's time per I/O is one figure for all its work, its queues included.
   if (lines == 0 || mode_ == Mode::Target) return 0;
-  QueueMemoryUse& use = queue_memory_[node];
+  const auto [entry, first_touch] = queue_memory_.try_emplace(node);
+  QueueMemoryUse& use = entry->second;
+  if (first_touch) use.timing = core_timing(node);
   (store ? use.lines_stored : use.lines_loaded) += lines;
-  const Picoseconds stall =
-      host::independent_lines_stall(core_timing(node), costs_.fill_buffers, lines);
+  const Picoseconds stall = host::independent_lines_stall(use.timing, costs_.fill_buffers, lines);
   const Picoseconds reference =
       host::independent_lines_stall(reference_memory_, costs_.fill_buffers, lines);
   use.stall += stall;
@@ -684,9 +685,9 @@ nlohmann::json CpuInitiatedPath::queue_memory_json() const {
   nlohmann::json out = nlohmann::json::object();
   // The scenario's queue memory is listed even before a core touched it.
   std::map<std::size_t, QueueMemoryUse> shown = queue_memory_;
-  shown.try_emplace(queue_node_);
+  shown.try_emplace(queue_node_, QueueMemoryUse{core_timing(queue_node_)});
   for (const auto& [node, use] : shown) {
-    const host::CoreMemoryTiming timing = core_timing(node);
+    const host::CoreMemoryTiming& timing = use.timing;
     out[machine_.topology().nodes[node].id] = {
         {"kind", machine_.topology().nodes[node].kind},
         {"cpu_load_to_use_ns", ps_to_ns(timing.load_to_use)},

@@ -204,6 +204,7 @@ class CpuInitiatedPath : public Component, public IoPath {
   bool report_queue_memory_ = false;
   // What the cores' accesses to queue memory cost, per node.
   struct QueueMemoryUse {
+    host::CoreMemoryTiming timing;  // the node's, read from its parameters once
     std::uint64_t lines_loaded = 0;
     std::uint64_t lines_stored = 0;
     Picoseconds stall = 0;            // the cores' stalls on these lines there
