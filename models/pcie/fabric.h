@@ -176,8 +176,8 @@ class Fabric : public Component {
   // What a burst costs on each stage of its route (wire bytes, busy time, cache-line
   // transactions) depends only on the stage's server and the burst's WireCost, so the fabric
   // works it out once per route and cost and reuses it for every later burst alike (a stream of
-  // 4 KB reads, one doorbell after another). Off, every stage's cost is computed afresh each
-  // time it is needed; results are the same byte for byte, and tests compare the two.
+  // 4 KB reads, one doorbell after another). On in every run; tests switch it off, so that every
+  // stage's cost is computed afresh each time it is needed, and compare the two byte for byte.
   void set_stage_cost_memo(bool on) { stage_cost_memo_ = on; }
 
  private:
