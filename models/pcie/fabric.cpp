@@ -226,6 +226,10 @@ Fabric::Route& Fabric::route(std::size_t src, std::size_t dst, Traffic traffic) 
                                       r.path.why_blocked));
   }
   build_stages(r, traffic);
+  for (const Stage& stage : r.stages) {
+    if (servers_[stage.server].cxl_flit_bytes != 0) r.memoizable = false;
+  }
+  if (r.memoizable) r.cost_memos.reserve(kCostMemos);
   indexed = &routes_.emplace(key, std::move(r)).first->second;
   return *indexed;
 }
@@ -353,10 +357,36 @@ std::uint64_t Fabric::wire_bytes(const Server& server, const Transfer& t) const 
              : t.cost.wire_bytes;
 }
 
-Picoseconds Fabric::burst_time(const Server& server, const Transfer& t) const {
-  std::uint64_t lines = 0;
-  Picoseconds transaction_bound = 0;
-  return serialization(server, wire_bytes(server, t), t.cost, lines, transaction_bound);
+Fabric::StageCost Fabric::compute_stage_cost(const Server& server, const Transfer& t) const {
+  StageCost c;
+  c.wire_bytes = wire_bytes(server, t);
+  c.burst = serialization(server, c.wire_bytes, t.cost, c.lines, c.transaction_bound);
+  return c;
+}
+
+// Inlined: a memo hit is one copy, taken two or three times per hop.
+[[gnu::always_inline]] inline Fabric::StageCost Fabric::stage_cost(const Transfer& t,
+                                                                   std::size_t stage) const {
+  if (t.stage_costs != nullptr) return t.stage_costs[stage];
+  return compute_stage_cost(servers_[t.route->stages[stage].server], t);
+}
+
+const Fabric::StageCost* Fabric::memoized_stage_costs(Route& r, const Transfer& t) {
+  if (!stage_cost_memo_ || !r.memoizable) return nullptr;
+  for (const CostMemo& m : r.cost_memos) {
+    if (m.cost.tlps == t.cost.tlps && m.cost.payload_bytes == t.cost.payload_bytes &&
+        m.cost.wire_bytes == t.cost.wire_bytes) {
+      return m.stages.data();
+    }
+  }
+  if (r.cost_memos.size() == kCostMemos) return nullptr;
+  CostMemo& m = r.cost_memos.emplace_back();
+  m.cost = t.cost;
+  m.stages.reserve(r.stages.size());
+  for (const Stage& stage : r.stages) {
+    m.stages.push_back(compute_stage_cost(servers_[stage.server], t));
+  }
+  return m.stages.data();
 }
 
 void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost& cost,
@@ -367,6 +397,7 @@ void Fabric::send(std::size_t src, std::size_t dst, TlpClass cls, const WireCost
   t->route = &route(src, dst, cls == TlpClass::Completion ? Traffic::Completion : Traffic::Request);
   t->cls = cls;
   t->cost = cost;
+  t->stage_costs = memoized_stage_costs(*t->route, *t);
   t->credits = credits;
   t->requester = requester;
   t->addr = addr;
@@ -489,7 +520,7 @@ void Fabric::window(Transfer* t) {
   }
   const std::uint64_t tlps = std::max<std::uint64_t>(1, t->cost.tlps);
   const Server& s = servers_[stage.server];
-  const Picoseconds burst = burst_time(s, *t);
+  const Picoseconds burst = stage_cost(*t, t->stage).burst;
   const Picoseconds start =
       std::max({now(), t->head_ps, s.class_busy_until[static_cast<int>(t->cls)]});
   const Picoseconds span = std::max(burst, t->tail_ps > start ? t->tail_ps - start : 0);
@@ -500,7 +531,7 @@ void Fabric::window(Transfer* t) {
   if (t->stage + 1 < r.stages.size()) {
     // It frees a TLP's room once the TLP has left on the next stage.
     const Server& out = servers_[r.stages[t->stage + 1].server];
-    drain_burst = burst_time(out, *t);
+    drain_burst = stage_cost(*t, t->stage + 1).burst;
     loop += drain_burst / tlps;
     const Picoseconds head_there = start + burst / tlps + stage.latency_after;
     drain_wait = std::max(head_there, out.class_busy_until[static_cast<int>(t->cls)]) - start;
@@ -602,12 +633,11 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
     s.credit_stall_ps[c] += credits_free - ready;
     ++s.credit_stalls[c];
   }
-  const std::uint64_t wire = wire_bytes(s, *t);
-  std::uint64_t lines = 0;
-  Picoseconds transaction_bound = 0;
-  const Picoseconds burst = serialization(s, wire, t->cost, lines, transaction_bound);
-  s.lines += lines;
-  s.transaction_bound_ps += transaction_bound;
+  const StageCost cost = stage_cost(*t, t->stage);
+  const std::uint64_t wire = cost.wire_bytes;
+  const Picoseconds burst = cost.burst;
+  s.lines += cost.lines;
+  s.transaction_bound_ps += cost.transaction_bound;
   const Picoseconds first_tlp = t->cost.tlps == 0 ? burst : burst / t->cost.tlps;
   // Work of other classes booked beyond `start`: the server alternates their TLPs with this
   // burst's, which then ends later by as much of it as its own length (one of theirs per one of

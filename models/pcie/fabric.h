@@ -173,6 +173,13 @@ class Fabric : public Component {
   // Bursts that had to wait for a retrain on the link of endpoint `node`.
   std::uint64_t retrain_waits(std::size_t node) const;
 
+  // What a burst costs on each stage of its route (wire bytes, busy time, cache-line
+  // transactions) depends only on the stage's server and the burst's WireCost, so the fabric
+  // works it out once per route and cost and reuses it for every later burst alike (a stream of
+  // 4 KB reads, one doorbell after another). On in every run; tests switch it off, so that every
+  // stage's cost is computed afresh each time it is needed, and compare the two byte for byte.
+  void set_stage_cost_memo(bool on) { stage_cost_memo_ = on; }
+
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   static constexpr Picoseconds kNever = static_cast<Picoseconds>(-1);
@@ -254,9 +261,30 @@ class Fabric : public Component {
     std::size_t arbiter = kNone;    // round-robin egress arbitration of a switch, if any
     std::size_t ingress = 0;        // the node the burst entered the switch from
   };
+  // What one burst costs on one stage's server (Fabric::stage_cost).
+  struct StageCost {
+    std::uint64_t wire_bytes = 0;  // wire_bytes()
+    Picoseconds burst = 0;         // serialization(): the server's busy time
+    std::uint64_t lines = 0;       // cache-line transactions at a root complex's memory fabric
+    Picoseconds transaction_bound = 0;
+  };
+  // The stage costs of one WireCost on one route.
+  struct CostMemo {
+    WireCost cost;
+    std::vector<StageCost> stages;
+  };
+  // At most this many costs per route are kept; a route sees a few (a queue entry, a doorbell,
+  // a data block, a read request and its completions), and a burst of yet another cost computes
+  // its stage costs as it goes.
+  static constexpr std::size_t kCostMemos = 8;
   struct Route {
     ResolvedPath path;
     std::vector<Stage> stages;
+    // Reserved for kCostMemos entries and never cleared, so that a burst in flight can point at
+    // its entry. Empty on a route with a CXL link, whose wire bytes also depend on the burst's
+    // address (the cache lines it touches).
+    std::vector<CostMemo> cost_memos;
+    bool memoizable = true;
     Picoseconds lead_latency = 0;  // traversal before the first stage (none in a PCIe tree)
     std::size_t memory = kNone;    // index into memories_ when the target is host memory
     Picoseconds target_latency_ps = 0;
@@ -278,6 +306,9 @@ class Fabric : public Component {
     std::size_t window_stage = kNone;
     Credits window;
     Picoseconds credit_paced_ps = 0;
+    // Its cost on each stage of the route, worked out once (Fabric::stage_cost); null: computed
+    // at each use.
+    const StageCost* stage_costs = nullptr;
     std::size_t requester = 0;  // whose IOMMU context translates it
     std::uint64_t addr = 0;     // what a request asks for: translated, and served by memory
     std::uint64_t len = 0;
@@ -348,8 +379,12 @@ class Fabric : public Component {
   // The bytes burst `t` puts on `server`: TLPs with their link overheads on a PCIe link, whole
   // flits on a CXL link, the TLPs' bytes elsewhere.
   std::uint64_t wire_bytes(const Server& server, const Transfer& t) const;
-  // serialization() of burst `t` on `server`, its wire bytes as book() counts them.
-  Picoseconds burst_time(const Server& server, const Transfer& t) const;
+  // Burst `t`'s cost on stage `stage` of its route: its wire bytes there and their
+  // serialization(), from the route's memo where it has one.
+  StageCost stage_cost(const Transfer& t, std::size_t stage) const;
+  StageCost compute_stage_cost(const Server& server, const Transfer& t) const;
+  // The memo entry of `cost` on route `r`, made on first use; null where the route keeps none.
+  const StageCost* memoized_stage_costs(Route& r, const Transfer& t);
   Credits pool_capacity(std::size_t receiver, TlpClass cls) const;
 
   const TopologyConfig& topology_;
@@ -386,6 +421,7 @@ class Fabric : public Component {
   std::vector<Transfer*> free_transfers_;
   bool tenant_pasids_ = false;
   std::map<std::uint32_t, TenantTraffic> tenant_traffic_;
+  bool stage_cost_memo_ = true;
 };
 
 }  // namespace gpunvme::pcie
