@@ -5,33 +5,6 @@
 
 namespace gpunvme {
 
-namespace {
-
-// The granules, at `shift`, of page `page` that [addr, end) touches, as
-// indices in the page: [first, last]. The range touches the page.
-struct GranuleRange {
-  std::uint32_t first;
-  std::uint32_t last;
-};
-GranuleRange granules_in_page(std::uint64_t page, std::uint64_t page_bytes, std::uint64_t addr,
-                              std::uint64_t end, unsigned shift) {
-  const std::uint64_t base = page * page_bytes;
-  const std::uint64_t from = std::max(addr, base) - base;
-  const std::uint64_t to = std::min(end, base + page_bytes) - 1 - base;
-  return GranuleRange{static_cast<std::uint32_t>(from >> shift),
-                      static_cast<std::uint32_t>(to >> shift)};
-}
-
-// The first entry of a list sorted by granule filed under `granule` or later.
-template <class Entry>
-typename std::vector<Entry>::const_iterator first_filed(const std::vector<Entry>& list,
-                                                        std::uint32_t granule) {
-  return std::lower_bound(list.begin(), list.end(), granule,
-                          [](const Entry& entry, std::uint32_t g) { return entry.granule < g; });
-}
-
-}  // namespace
-
 const Region& MemorySpace::allocate(std::uint64_t size, std::size_t owner, RegionKind kind,
                                     std::string name, std::uint64_t alignment) {
   std::uint64_t base = (next_base_ + alignment - 1) / alignment * alignment;
@@ -82,8 +55,7 @@ void MemorySpace::write(std::uint64_t addr, const void* data, std::size_t len) {
     const std::size_t chunk = std::min<std::size_t>(left, kPageBytes - offset);
     Page& target = page_for_write(page);
     std::memcpy(target.bytes.data() + offset, bytes, chunk);
-    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes;
-         ++line) {
+    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes; ++line) {
       target.stamps[line] = stamp;
     }
     bytes += chunk;
@@ -129,21 +101,10 @@ std::uint32_t MemorySpace::link(std::uint64_t addr, std::uint64_t len) {
   h.parked = false;
   h.firing = 0;
   ++live_watches_;
-  const std::uint64_t end = addr + len;
-  const unsigned shift = filing_shift(addr, len);
-  for (std::uint64_t page = addr / kPageBytes; page <= (end - 1) / kPageBytes; ++page) {
-    PageWatches& lists = watches_by_page_[page];
-    watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &lists};
-    std::vector<PageWatch>& list = filing_list(lists, shift);
-    const GranuleRange granules = granules_in_page(page, kPageBytes, addr, end, shift);
-    // After the granule's other entries (the order within a granule does
-    // not matter: due watches fire in registration order).
-    auto at = first_filed(list, granules.last + 1);
-    for (std::uint32_t g = granules.last + 1; g-- > granules.first;) {
-      at = list.insert(at, PageWatch{addr, end, slot, g});
-      // The previous granule's place: before this entry and the granule's others.
-      while (at != list.begin() && (at - 1)->granule >= g) --at;
-    }
+  for (std::uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
+    std::vector<PageWatch>& list = watches_by_page_[page];
+    watch_cache_[page & (kCacheSlots - 1)] = WatchLine{page, &list};
+    list.push_back(PageWatch{addr, addr + len, slot});
   }
   return slot;
 }
@@ -219,21 +180,17 @@ void MemorySpace::cancel(WatchId id) {
 
 void MemorySpace::unlink(std::uint32_t slot) {
   Watch& w = watches_[slot];
-  const std::uint64_t end = w.addr + w.len;
-  const unsigned shift = filing_shift(w.addr, w.len);
-  for (std::uint64_t page = w.addr / kPageBytes; page <= (end - 1) / kPageBytes; ++page) {
-    PageWatches* lists = watch_lists(page);
-    if (lists == nullptr) continue;
-    // Its entries are among those of the granules it covers, which are
-    // consecutive in the sorted list.
-    std::vector<PageWatch>& list = filing_list(*lists, shift);
-    const GranuleRange granules = granules_in_page(page, kPageBytes, w.addr, end, shift);
-    const auto from = list.begin() + (first_filed(list, granules.first) - list.cbegin());
-    auto to = from;
-    while (to != list.end() && to->granule <= granules.last) ++to;
-    list.erase(
-        std::remove_if(from, to, [slot](const PageWatch& entry) { return entry.slot == slot; }),
-        to);
+  for (std::uint64_t page = w.addr / kPageBytes; page <= (w.addr + w.len - 1) / kPageBytes;
+       ++page) {
+    std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].slot == slot) {
+        (*list)[i] = list->back();
+        list->pop_back();
+        break;
+      }
+    }
   }
   w.on_write = nullptr;
   HotWatch& h = hot_[slot];
@@ -245,14 +202,14 @@ void MemorySpace::unlink(std::uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-MemorySpace::PageWatches* MemorySpace::watch_lists(std::uint64_t page) {
+std::vector<MemorySpace::PageWatch>* MemorySpace::watch_list(std::uint64_t page) {
   WatchLine& line = watch_cache_[page & (kCacheSlots - 1)];
   if (line.page != page) {
-    // watch() puts a page's new lists in the cache, so a cached "none" stays true.
+    // watch() puts a page's new list in the cache, so a cached "none" stays true.
     auto it = watches_by_page_.find(page);
     line = WatchLine{page, it == watches_by_page_.end() ? nullptr : &it->second};
   }
-  return line.lists;
+  return line.list;
 }
 
 void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
@@ -264,25 +221,17 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
   due.clear();
   const std::uint64_t end = addr + len;
   for (std::uint64_t page = addr / kPageBytes; page <= (end - 1) / kPageBytes; ++page) {
-    const PageWatches* lists = watch_lists(page);
-    if (lists == nullptr) continue;
-    // The entries of the words, then of the blocks, that the write touches.
-    for (const unsigned shift : {kWordShift, kBlockShift}) {
-      const std::vector<PageWatch>& list = shift == kWordShift ? lists->by_word : lists->by_block;
-      if (list.empty()) continue;
-      const GranuleRange granules = granules_in_page(page, kPageBytes, addr, end, shift);
-      for (auto it = first_filed(list, granules.first);
-           it != list.end() && it->granule <= granules.last; ++it) {
-        if (it->addr < end && addr < it->end && hot_[it->slot].live()) {
-          due.push_back(Due{hot_[it->slot].order, it->slot});
-        }
+    const std::vector<PageWatch>* list = watch_list(page);
+    if (list == nullptr) continue;
+    for (const PageWatch& pw : *list) {
+      if (pw.addr < end && addr < pw.end && hot_[pw.slot].live()) {
+        due.push_back(Due{hot_[pw.slot].order, pw.slot});
       }
     }
   }
   if (due.empty()) return;
-  // Fire in registration order so results do not depend on hash layout or
-  // on the lists' order; a watch spanning several granules or pages was
-  // collected once per granule.
+  // Fire in registration order so results do not depend on hash layout; a
+  // watch spanning several pages was collected once per page.
   std::sort(due.begin(), due.end(), [](const Due& a, const Due& b) { return a.order < b.order; });
   due.erase(std::unique(due.begin(), due.end(),
                         [](const Due& a, const Due& b) { return a.order == b.order; }),

@@ -8,15 +8,6 @@
 // hot paths avoid hashing and allocation: recently used pages (and their
 // watch lists) are found through direct-mapped caches, and watches live in a
 // slot table whose slots are reused.
-//
-// A write finds the watches of the words it touches without testing every
-// watch of the page: many waiters watch neighbouring words of one page (the
-// entries of a completion queue, completion flags, a queue's lock) and a
-// write touches one or a few. Each page files its watches by granule: a watch
-// of up to kMaxWordsFiled 8-byte words under each word it covers, a longer
-// one (a flag array, a bitmap, a whole ring) under each 512-byte block it
-// covers, in two lists sorted by granule. A write tests the entries of the
-// words and blocks it touches only.
 #pragma once
 
 #include <array>
@@ -153,28 +144,16 @@ class MemorySpace {
     std::uint64_t len = 0;
     std::function<void()> on_write;
   };
-  // One entry of a page's watch lists: enough to test the overlap without
-  // touching the watch itself, filed under one granule of the page (a word
-  // or a block, by its index in the page).
+  // One entry of a page's watch list: enough to test the overlap without
+  // touching the watch itself.
   struct PageWatch {
     std::uint64_t addr;
     std::uint64_t end;
     std::uint32_t slot;
-    std::uint32_t granule;
-  };
-  // Granules, as shifts of the address: 8-byte words and 512-byte blocks.
-  static constexpr unsigned kWordShift = 3;
-  static constexpr unsigned kBlockShift = 9;
-  // A watch of up to this many words (64 bytes: a CQ entry, a flag, a lock
-  // word, a bitmap word) is filed by word, a longer one by block.
-  static constexpr std::uint64_t kMaxWordsFiled = 8;
-  struct PageWatches {
-    std::vector<PageWatch> by_word;   // sorted by granule (word)
-    std::vector<PageWatch> by_block;  // sorted by granule (block)
   };
   struct WatchLine {
     std::uint64_t page = ~std::uint64_t{0};
-    PageWatches* lists = nullptr;  // nullptr: no watch lists for the page
+    std::vector<PageWatch>* list = nullptr;  // nullptr: no watch list for the page
   };
   struct Due {
     std::uint64_t order;
@@ -193,15 +172,7 @@ class MemorySpace {
   void read_slow(std::uint64_t addr, void* data, std::size_t len) const;
   Page* page_if_present(std::uint64_t page) const;
   Page& page_for_write(std::uint64_t page);
-  PageWatches* watch_lists(std::uint64_t page);
-  // The granule shift a watch of [addr, addr+len) is filed by.
-  static unsigned filing_shift(std::uint64_t addr, std::uint64_t len) {
-    return ((addr + len - 1) >> kWordShift) - (addr >> kWordShift) < kMaxWordsFiled ? kWordShift
-                                                                                    : kBlockShift;
-  }
-  std::vector<PageWatch>& filing_list(PageWatches& lists, unsigned shift) {
-    return shift == kWordShift ? lists.by_word : lists.by_block;
-  }
+  std::vector<PageWatch>* watch_list(std::uint64_t page);
   void fire_watches(std::uint64_t addr, std::uint64_t len);
   std::uint32_t link(std::uint64_t addr, std::uint64_t len);  // a new live watch's slot
   HotWatch* hot_of(WatchId id);                               // nullptr for a stale id
@@ -220,7 +191,7 @@ class MemorySpace {
       std::vector<CacheLine>(kCacheSlots);  // on the heap: large
   // Lists are kept once made, even empty, so the cache's pointers stay valid
   // (unordered_map nodes do not move).
-  std::unordered_map<std::uint64_t, PageWatches> watches_by_page_;
+  std::unordered_map<std::uint64_t, std::vector<PageWatch>> watches_by_page_;
   std::vector<WatchLine> watch_cache_ = std::vector<WatchLine>(kCacheSlots);
   std::deque<Watch> watches_;  // slots; a deque keeps a firing watch's callback in place
   std::vector<HotWatch> hot_;  // per slot

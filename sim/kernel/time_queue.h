@@ -8,9 +8,7 @@
 // entries beyond the wheel's horizon wait in a heap, moving onto the wheel
 // as it turns. The slot being taken
 // from is kept sorted; the others are sorted when the wheel reaches them
-// (they hold a few entries each), and only if an entry came out of order:
-// most entries of a slot are pushed in time order, and then appending is all
-// it takes.
+// (they hold a few entries each).
 #pragma once
 
 #include <algorithm>
@@ -102,25 +100,15 @@ class TimeQueue {
       return;
     }
     std::vector<Entry>& bucket = slots_[index(slot)];
-    // An entry due no earlier than the bucket's last one goes after it (its
-    // sequence is the highest): most do, as work is mostly asked for in time
-    // order (due now, after the entries at now).
-    const bool in_order = bucket.empty() || bucket.back().when <= entry.when;
     if (slot == current_) {
       // The slot being taken from stays sorted from head_.
-      if (in_order) {
-        bucket.push_back(entry);
-        return;
-      }
       auto at = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(head_), bucket.end(),
                                  entry, before);
       bucket.insert(at, entry);
       return;
     }
     bucket.push_back(entry);
-    const std::uint64_t bit = std::uint64_t{1} << (index(slot) % 64);
-    occupied_[index(slot) / 64] |= bit;
-    if (!in_order) unsorted_[index(slot) / 64] |= bit;
+    occupied_[index(slot) / 64] |= std::uint64_t{1} << (index(slot) % 64);
     if (next_known_ && slot < next_) next_ = slot;
   }
 
@@ -167,18 +155,12 @@ class TimeQueue {
       far_.pop_back();
       place(entry);
     }
-    // Only a bucket that took an entry out of order needs sorting.
-    const std::uint64_t bit = std::uint64_t{1} << (index(slot) % 64);
-    if ((unsorted_[index(slot) / 64] & bit) != 0) {
-      unsorted_[index(slot) / 64] &= ~bit;
-      std::vector<Entry>& bucket = slots_[index(current_)];
-      std::sort(bucket.begin(), bucket.end(), before);
-    }
+    std::vector<Entry>& bucket = slots_[index(current_)];
+    std::sort(bucket.begin(), bucket.end(), before);
   }
 
   std::vector<std::vector<Entry>> slots_;
   std::uint64_t occupied_[kWords] = {};  // slots holding entries, but the current one
-  std::uint64_t unsorted_[kWords] = {};  // of those, slots whose entries are not in order
   std::vector<Entry> far_;               // beyond the horizon: a heap
   std::uint64_t current_ = 0;            // the slot being taken from
   std::size_t head_ = 0;                 // its next entry

@@ -1,8 +1,8 @@
 // Memory watches (sim/kernel/memory_space.h) against an independent oracle:
 // a plain list of every watch in registration order, where a write fires,
-// in that order, each live watch whose byte range it overlaps. The memory
-// space files its watches by word and by block in sorted lists; a lost,
-// extra or misordered firing fails the comparison.
+// in that order, each live watch whose byte range it overlaps. A lost,
+// extra or misordered firing fails the comparison, whatever index the
+// memory space keeps its watches in.
 #include "sim/kernel/memory_space.h"
 
 #include <gtest/gtest.h>
