@@ -28,7 +28,7 @@ class TimeQueue {
     Payload payload;
   };
 
-  TimeQueue() : slots_(kSlots) {}
+  TimeQueue() : slots_(kSlots), least_(kSlots) {}
 
   // `when` must be no earlier than the last entry taken: the queue's
   // time only moves forward.
@@ -46,12 +46,7 @@ class TimeQueue {
     const std::vector<Entry>& current = slots_[index(current_)];
     if (head_ < current.size()) return current[head_].when;
     const std::uint64_t slot = next_slot();
-    if (slot < current_ + kSlots) {
-      const std::vector<Entry>& next = slots_[index(slot)];
-      Picoseconds when = next.front().when;
-      for (const Entry& e : next) when = std::min(when, e.when);
-      return when;
-    }
+    if (slot < current_ + kSlots) return least_[index(slot)];
     return far_.front().when;
   }
 
@@ -107,6 +102,11 @@ class TimeQueue {
       bucket.insert(at, entry);
       return;
     }
+    // The calendar asks for the next slot's earliest time after every time
+    // it reaches (earliest()): kept here, one compare per entry, instead of
+    // a scan of the unsorted slot per question.
+    Picoseconds& least = least_[index(slot)];
+    if (bucket.empty() || entry.when < least) least = entry.when;
     bucket.push_back(entry);
     occupied_[index(slot) / 64] |= std::uint64_t{1} << (index(slot) % 64);
     if (next_known_ && slot < next_) next_ = slot;
@@ -160,6 +160,7 @@ class TimeQueue {
   }
 
   std::vector<std::vector<Entry>> slots_;
+  std::vector<Picoseconds> least_;       // per slot but the current one: its earliest entry's time
   std::uint64_t occupied_[kWords] = {};  // slots holding entries, but the current one
   std::vector<Entry> far_;               // beyond the horizon: a heap
   std::uint64_t current_ = 0;            // the slot being taken from
