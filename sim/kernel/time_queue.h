@@ -79,11 +79,19 @@ class TimeQueue {
 
   static std::uint64_t slot_of(Picoseconds when) { return when >> kSlotShift; }
   static std::size_t index(std::uint64_t slot) { return static_cast<std::size_t>(slot % kSlots); }
-  static bool before(const Entry& a, const Entry& b) {
-    return a.when != b.when ? a.when < b.when : a.sequence < b.sequence;
-  }
+  // Function objects, not functions: std::sort and the heap then inline the
+  // comparison, where through a function pointer they call it per compare.
+  struct Before {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.when != b.when ? a.when < b.when : a.sequence < b.sequence;
+    }
+  };
+  static constexpr Before before{};
   // Heap order for far_: the earliest on top.
-  static bool later(const Entry& a, const Entry& b) { return before(b, a); }
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const { return Before{}(b, a); }
+  };
+  static constexpr Later later{};
 
   void place(const Entry& entry) {
     const std::uint64_t slot = slot_of(entry.when);
@@ -96,7 +104,12 @@ class TimeQueue {
     }
     std::vector<Entry>& bucket = slots_[index(slot)];
     if (slot == current_) {
-      // The slot being taken from stays sorted from head_.
+      // The slot being taken from stays sorted from head_. An entry due no
+      // earlier than its last one goes last (its sequence is the highest).
+      if (bucket.size() == head_ || bucket.back().when <= entry.when) {
+        bucket.push_back(entry);
+        return;
+      }
       auto at = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(head_), bucket.end(),
                                  entry, before);
       bucket.insert(at, entry);
