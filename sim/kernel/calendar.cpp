@@ -41,14 +41,21 @@ Calendar& Calendar::current() {
 void Calendar::schedule_at(Picoseconds when, Callback callback) {
   std::uint32_t slot;
   if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(callbacks_.size());
-    callbacks_.push_back(std::move(callback));
+    if (callback_slots_ % kCallbackChunk == 0) {
+      callback_chunks_.push_back(std::make_unique<Callback[]>(kCallbackChunk));
+    }
+    slot = callback_slots_++;
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    callbacks_[slot] = std::move(callback);
   }
+  callback_at(slot) = std::move(callback);
   push(when, Target{nullptr, nullptr, slot});
+}
+
+void Calendar::release_callback(std::uint32_t slot) {
+  callback_at(slot) = nullptr;
+  free_slots_.push_back(slot);
 }
 
 void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
@@ -141,11 +148,15 @@ void Calendar::run_due() {
       continue;
     }
     Simulation::count_event(Simulation::EventKind::kModelCallback);
-    // Moved out before the call: the callback may schedule more work.
-    Callback callback = std::move(callbacks_[target.slot]);
-    callbacks_[target.slot] = nullptr;
-    free_slots_.push_back(target.slot);
-    callback();
+    // Run in place (the chunks do not move while it schedules more work);
+    // its slot is freed once it has returned.
+    try {
+      callback_at(target.slot)();
+    } catch (...) {
+      release_callback(target.slot);
+      throw;
+    }
+    release_callback(target.slot);
   }
 }
 
@@ -288,13 +299,15 @@ bool Calendar::may_run_ahead_to(Picoseconds next) const {
   // sc_start(duration) triggers what is due at its end but runs it in the
   // next sc_start: the calendar stops short of the limit, as the kernel does.
   if (stopped_ || next >= horizon_) return false;
-  // Zero while a process is runnable or a delta notification is pending
-  // (a warp was woken); else the time to the kernel's next timed
-  // notification, which must come after `next`: at the same time, the
-  // kernel's heap would decide the order.
+  // Not while a process is runnable or a delta notification is pending (a
+  // thread was woken); and the kernel's next timed notification, if any,
+  // must come after `next`: at the same time, the kernel's heap would decide
+  // the order. (What sc_time_to_pending_activity() tells, asked of the
+  // context directly: it runs once per time the calendar reaches.)
   const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
-  const Picoseconds to_kernel_activity = sc_core::sc_time_to_pending_activity(context).value();
-  return to_kernel_activity != 0 && kernel_now() + to_kernel_activity > next;
+  if (context->pending_activity_at_current_time()) return false;
+  sc_core::sc_time kernel_next;
+  return !context->next_time(kernel_next) || kernel_next.value() > next;
 }
 
 }  // namespace gpunvme

@@ -216,8 +216,16 @@ class Calendar : public sc_core::sc_module {
 
   std::unique_ptr<TimeQueue<Target>> queue_;  // sim/kernel/time_queue.h
   // Callbacks wait in a slot table, so that the queue moves small values, not
-  // functions.
-  std::vector<Callback> callbacks_;
+  // functions. The table grows by chunks that never move, so a callback runs
+  // where it waits (work it schedules may grow the table meanwhile) and is
+  // not moved out first.
+  static constexpr std::uint32_t kCallbackChunk = 1024;
+  Callback& callback_at(std::uint32_t slot) {
+    return callback_chunks_[slot / kCallbackChunk][slot % kCallbackChunk];
+  }
+  void release_callback(std::uint32_t slot);
+  std::vector<std::unique_ptr<Callback[]>> callback_chunks_;
+  std::uint32_t callback_slots_ = 0;  // slots made so far
   std::vector<std::uint32_t> free_slots_;
   sc_core::sc_event due_;
   Picoseconds armed_for_ = 0;

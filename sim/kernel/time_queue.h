@@ -28,7 +28,7 @@ class TimeQueue {
     Payload payload;
   };
 
-  TimeQueue() : slots_(kSlots) {}
+  TimeQueue() : slots_(kSlots), least_(kSlots) {}
 
   // `when` must be no earlier than the last entry taken: the queue's
   // time only moves forward.
@@ -46,12 +46,7 @@ class TimeQueue {
     const std::vector<Entry>& current = slots_[index(current_)];
     if (head_ < current.size()) return current[head_].when;
     const std::uint64_t slot = next_slot();
-    if (slot < current_ + kSlots) {
-      const std::vector<Entry>& next = slots_[index(slot)];
-      Picoseconds when = next.front().when;
-      for (const Entry& e : next) when = std::min(when, e.when);
-      return when;
-    }
+    if (slot < current_ + kSlots) return least_[index(slot)];
     return far_.front().when;
   }
 
@@ -84,11 +79,19 @@ class TimeQueue {
 
   static std::uint64_t slot_of(Picoseconds when) { return when >> kSlotShift; }
   static std::size_t index(std::uint64_t slot) { return static_cast<std::size_t>(slot % kSlots); }
-  static bool before(const Entry& a, const Entry& b) {
-    return a.when != b.when ? a.when < b.when : a.sequence < b.sequence;
-  }
+  // Function objects, not functions: std::sort and the heap then inline the
+  // comparison, where through a function pointer they call it per compare.
+  struct Before {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.when != b.when ? a.when < b.when : a.sequence < b.sequence;
+    }
+  };
+  static constexpr Before before{};
   // Heap order for far_: the earliest on top.
-  static bool later(const Entry& a, const Entry& b) { return before(b, a); }
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const { return Before{}(b, a); }
+  };
+  static constexpr Later later{};
 
   void place(const Entry& entry) {
     const std::uint64_t slot = slot_of(entry.when);
@@ -101,12 +104,22 @@ class TimeQueue {
     }
     std::vector<Entry>& bucket = slots_[index(slot)];
     if (slot == current_) {
-      // The slot being taken from stays sorted from head_.
+      // The slot being taken from stays sorted from head_. An entry due no
+      // earlier than its last one goes last (its sequence is the highest).
+      if (bucket.size() == head_ || bucket.back().when <= entry.when) {
+        bucket.push_back(entry);
+        return;
+      }
       auto at = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(head_), bucket.end(),
                                  entry, before);
       bucket.insert(at, entry);
       return;
     }
+    // The calendar asks for the next slot's earliest time after every time
+    // it reaches (earliest()): kept here, one compare per entry, instead of
+    // a scan of the unsorted slot per question.
+    Picoseconds& least = least_[index(slot)];
+    if (bucket.empty() || entry.when < least) least = entry.when;
     bucket.push_back(entry);
     occupied_[index(slot) / 64] |= std::uint64_t{1} << (index(slot) % 64);
     if (next_known_ && slot < next_) next_ = slot;
@@ -160,6 +173,7 @@ class TimeQueue {
   }
 
   std::vector<std::vector<Entry>> slots_;
+  std::vector<Picoseconds> least_;       // per slot but the current one: its earliest entry's time
   std::uint64_t occupied_[kWords] = {};  // slots holding entries, but the current one
   std::vector<Entry> far_;               // beyond the horizon: a heap
   std::uint64_t current_ = 0;            // the slot being taken from

@@ -150,5 +150,35 @@ TEST(TimeQueue, EarliestLeavesRoomForEarlierEntries) {
   EXPECT_EQ(order, "cdba");
 }
 
+// A callback runs where it waits in the calendar's slot table. One that
+// schedules thousands more (the table grows by several chunks meanwhile)
+// still reads its own captures afterwards, and everything runs in time,
+// then scheduling, order; slots freed by callbacks that ran are reused.
+TEST(Calendar, CallbackSchedulingManyWhileItRuns) {
+  Simulation simulation;
+  Calendar& calendar = Calendar::current();
+  std::vector<int> order;
+  const std::uint64_t a = 0x1111, b = 0x2222, c = 0x3333, d = 0x4444, e = 0x5555;
+  constexpr int kMany = 5000;
+  calendar.schedule_at(100, [&, a, b, c, d, e] {
+    for (int i = 0; i < kMany; ++i) {
+      // Later ones first in time: the order is time, then scheduling.
+      calendar.schedule_at(200 + static_cast<Picoseconds>((kMany - i) % 3),
+                           [&order, i] { order.push_back(i); });
+    }
+    order.push_back(a + b + c + d + e == 0xffff ? -1 : -2);
+  });
+  simulation.run();
+  ASSERT_EQ(order.size(), static_cast<std::size_t>(kMany) + 1);
+  EXPECT_EQ(order.front(), -1);
+  std::vector<int> expected;
+  for (Picoseconds t = 200; t < 203; ++t) {
+    for (int i = 0; i < kMany; ++i) {
+      if (200 + static_cast<Picoseconds>((kMany - i) % 3) == t) expected.push_back(i);
+    }
+  }
+  EXPECT_EQ(std::vector<int>(order.begin() + 1, order.end()), expected);
+}
+
 }  // namespace
 }  // namespace gpunvme
