@@ -1,5 +1,5 @@
 // Where io_agents' agent pass spends its time, with no compute warps and no
-// NVMe target kernel: issue 21 asks whether the agent loop costs about twice
+// NVMe target kernel: it tells whether the agent loop costs about twice
 // the intake microbenchmark (submission_costs' agent_intake, 17.6 us per pass
 // of 32) inside gpunvme-hw's io_kernel (43.6 us per pass in its op profile)
 // because io_kernel's code generation is worse (255 registers, a 13,648 B
