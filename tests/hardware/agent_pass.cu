@@ -22,11 +22,10 @@
 //   the launch, spread over the 4 queues in turn; the agent takes 32 a pass
 //   (4 x 255 slots never run out), drains the completions that arrived,
 //   rings the doorbells. Figure: the agent kernel's time (CUDA events; its
-//   own %globaltimer around agent_loop beside it), per 32 requests and per request (the last completions'
-//   wait included: one echo round trip over kLoopPasses passes). Run
-//   unprofiled and with the op profile of gpunvme-hw --trace 3 (the same
-//   CudaOpProfile, role 1 = service warps), whose per-kind split (other,
-//   ballot, for_lanes, fence_system, ...) is the one the issue quotes.
+//   own %globaltimer around agent_loop beside it), per 32 requests and per request (the last
+//   completions' wait included: one echo round trip over kLoopPasses passes). Run unprofiled and
+//   with the op profile of gpunvme-hw --trace 3 (the same CudaOpProfile, role 1 = service warps),
+//   whose per-kind split (other, ballot, for_lanes, fence_system, ...) is the one the README quotes.
 // - io_kernel: the same agent pass in gpunvme-hw's own io_kernel (this file
 //   includes sim/frontend/hardware/gpunvme_hw.cu, its main renamed), launched
 //   with no compute warps and one service warp (agents, the same 4 queues,
@@ -62,6 +61,7 @@
 #include <cstring>
 #include <vector>
 
+#include "agent_intake.cuh"
 #include "hw_bench.cuh"
 #include "sim/core/algo/io_agents.h"
 #include "sim/core/algo/io_common.h"
@@ -76,91 +76,13 @@ using gpunvme::platform::CudaWarp;
 
 constexpr int kLaunches = 5;
 constexpr std::uint32_t kRingEntries = 64;  // intake's SQs, as submission_costs
-constexpr std::uint32_t kAgentQueues = 4;
+using agent_intake_bench::kAgentQueues;     // the loop's queues too
 
 // ------------------------------------------------ intake (submission_costs)
 
-constexpr unsigned kAgentPasses = 128;
-constexpr std::uint32_t kAgentRingEntries = 32 * kAgentPasses;
-
-__global__ void k_agent_intake(bool intake, algo::AgentRing ring, const algo::QueuePair* queues,
-                               unsigned long long* out_ns, unsigned* sink) {
-  algo::init_warp_scratch();
-  CudaWarp p;
-  algo::AgentQueue owned[kAgentQueues];
-  for (std::uint32_t i = 0; i < kAgentQueues; ++i) owned[i].queue = i;
-  std::uint32_t ring_head = 0;
-  unsigned x = 0;
-  const unsigned long long t0 = globaltimer();
-  for (unsigned pass = 0; pass < kAgentPasses; ++pass) {
-    if (!intake) {
-      x += pass;
-      continue;
-    }
-    algo::Lanes<algo::AgentRequest> d;
-    const algo::LaneMask ready = p.ballot(algo::kAllLanes, [&](int lane) {
-      const std::uint32_t t = ring_head + static_cast<std::uint32_t>(lane);
-      return p.load_u32(algo::detail::word(ring.ready, t % ring.entries)) == t / ring.entries + 1u;
-    });
-    const algo::LaneMask run = algo::lanes_below(algo::leading_run(ready));
-    if (run == 0) break;  // not reached: every descriptor is ready
-    p.for_lanes(run, [&](int lane) {
-      const std::uint32_t t = ring_head + static_cast<std::uint32_t>(lane);
-      d[lane] = p.template load<algo::AgentRequest>(ring.base + std::uint64_t{t % ring.entries} *
-                                                                    sizeof(algo::AgentRequest));
-    });
-    algo::Lanes<std::uint32_t> ticket;
-    algo::Lanes<std::uint32_t> in_flight;
-    algo::for_each_lane(p, run, [&](int lane) {
-      std::uint32_t before = 0;
-      algo::for_each_lane(p, run & algo::lanes_below(static_cast<std::uint32_t>(lane)),
-                          [&](int l) { before += d[l].queue == d[lane].queue ? 1u : 0u; });
-      const algo::AgentQueue& s = owned[d[lane].queue];
-      ticket[lane] = s.ticket + before;
-      in_flight[lane] = (s.ticket - s.rung) + s.outstanding + before;
-    });
-    const algo::LaneMask room = p.ballot(run, [&](int lane) {
-      const algo::QueuePair& q = queues[d[lane].queue];
-      const std::uint32_t t = ticket[lane];
-      return in_flight[lane] + 1u <= q.entries - 1u &&
-             p.template load<std::uint64_t>(q.agent_table + std::uint64_t{t % q.entries} * 8) ==
-                 0 &&
-             p.template load<std::uint64_t>(q.agent_table +
-                                            std::uint64_t{(t + 1) % q.entries} * 8) == 0;
-    });
-    const algo::LaneMask taken = algo::lanes_below(algo::leading_run(room)) & run;
-    p.for_lanes(taken, [&](int lane) {
-      const std::uint32_t t = ring_head + static_cast<std::uint32_t>(lane);
-      p.store_u32(algo::detail::word(ring.gate, t % ring.entries), t / ring.entries + 1u);
-    });
-    ring_head += algo::lane_count(taken);
-    algo::Lanes<std::uint32_t> slot;
-    algo::for_each_lane(p, taken, [&](int lane) {
-      algo::AgentQueue& s = owned[d[lane].queue];
-      slot[lane] = s.ticket % queues[d[lane].queue].entries;
-      ++s.ticket;
-    });
-    p.for_lanes(taken, [&](int lane) {
-      const algo::QueuePair& q = queues[d[lane].queue];
-      algo::IoRequest r;
-      r.opcode = static_cast<nvme::NvmOpcode>(d[lane].opcode);
-      r.slba = d[lane].slba;
-      r.nlb_zero_based = d[lane].nlb_zero_based;
-      r.buffer = d[lane].buffer;
-      r.bytes = d[lane].bytes;
-      algo::detail::write_sqe(p, q, slot[lane], static_cast<std::uint16_t>(slot[lane]), r);
-      p.store_bytes(q.agent_table + std::uint64_t{slot[lane]} * 8, &d[lane].reply, 8);
-    });
-    for (std::uint32_t i = 0; i < kAgentQueues; ++i) owned[i].rung = owned[i].ticket;
-    x += algo::lane_count(taken);
-  }
-  __syncwarp();
-  const unsigned long long t1 = globaltimer();
-  if (threadIdx.x == 0) {
-    *out_ns = t1 - t0;
-    *sink = x;
-  }
-}
+using agent_intake_bench::k_agent_intake;
+using agent_intake_bench::kAgentPasses;
+using agent_intake_bench::kAgentRingEntries;
 
 // ------------------------------------------------- agent_loop with an echo
 
@@ -197,8 +119,8 @@ __global__ void k_echo(LoopArgs a) {
         if (k < fresh) {
           const std::uint32_t position = seen[i] + k;
           const std::uint32_t slot = position % q.entries;
-          const std::uint32_t cdw0 =
-              *reinterpret_cast<volatile const std::uint32_t*>(q.sq_base + std::uint64_t{slot} * 64);
+          const std::uint32_t cdw0 = *reinterpret_cast<volatile const std::uint32_t*>(
+              q.sq_base + std::uint64_t{slot} * 64);
           const std::uint32_t cid = cdw0 >> 16;
           if (cid != slot) ++mismatches;
           const std::uint32_t phase = algo::detail::expected_phase(position, q.entries);
@@ -343,23 +265,21 @@ int main(int argc, char** argv) {
     }
     auto* d_queues = static_cast<algo::QueuePair*>(gpu_zeroed(qs.size() * sizeof qs[0]));
     CK(cudaMemcpy(d_queues, qs.data(), qs.size() * sizeof qs[0], cudaMemcpyHostToDevice));
-    intake_bare = median_ns(
-        [&] { k_agent_intake<<<1, 32, scratch>>>(false, ring, d_queues, d_ns, d_sink); }, d_ns,
-        kAgentPasses);
-    intake_pass = median_ns(
-                      [&] {
-                        k_agent_intake<<<1, 32, scratch>>>(true, ring, d_queues, d_ns, d_sink);
-                      },
-                      d_ns, kAgentPasses) -
-                  intake_bare;
+    intake_bare =
+        median_ns([&] { k_agent_intake<<<1, 32, scratch>>>(false, ring, d_queues, d_ns, d_sink); },
+                  d_ns, kAgentPasses);
+    intake_pass =
+        median_ns([&] { k_agent_intake<<<1, 32, scratch>>>(true, ring, d_queues, d_ns, d_sink); },
+                  d_ns, kAgentPasses) -
+        intake_bare;
     unsigned taken = 0;
     CK(cudaMemcpy(&taken, d_sink, 4, cudaMemcpyDeviceToHost));
     if (taken != 32u * kAgentPasses) {
       std::fprintf(stderr, "intake: %u of %u requests taken\n", taken, 32u * kAgentPasses);
       return 1;
     }
-    std::printf("intake: %9.1f ns per pass of 32, %7.1f ns per request (bare %.1f)\n",
-                intake_pass, intake_pass / 32, intake_bare);
+    std::printf("intake: %9.1f ns per pass of 32, %7.1f ns per request (bare %.1f)\n", intake_pass,
+                intake_pass / 32, intake_bare);
   }
 
   // (b) agent_loop with an echo warp, unprofiled and profiled.
@@ -435,8 +355,9 @@ int main(int argc, char** argv) {
     std::uint32_t good = 0;
     for (std::uint64_t v : r) good += (v & 0xFFFFFFFFu) == 1u ? 1u : 0u;
     if (echo[0] != kLoopRequests || echo[1] != 0 || echo[2] != 0 || good != kLoopRequests) {
-      std::fprintf(stderr, "%s: echoed %u, CID mismatches %u, timed out %u, good replies %u of %u\n",
-                   what, echo[0], echo[1], echo[2], good, kLoopRequests);
+      std::fprintf(stderr,
+                   "%s: echoed %u, CID mismatches %u, timed out %u, good replies %u of %u\n", what,
+                   echo[0], echo[1], echo[2], good, kLoopRequests);
       std::exit(1);
     }
   };
@@ -446,7 +367,8 @@ int main(int argc, char** argv) {
   namespace hw = gpunvme::hw;
   std::vector<algo::AgentQueue> owned_init(kAgentQueues);
   for (std::uint32_t i = 0; i < kAgentQueues; ++i) owned_init[i].queue = i;
-  auto* d_owned = static_cast<algo::AgentQueue*>(gpu_zeroed(owned_init.size() * sizeof owned_init[0]));
+  auto* d_owned =
+      static_cast<algo::AgentQueue*>(gpu_zeroed(owned_init.size() * sizeof owned_init[0]));
   CK(cudaMemcpy(d_owned, owned_init.data(), owned_init.size() * sizeof owned_init[0],
                 cudaMemcpyHostToDevice));
   const std::uint32_t first_h[2] = {0, kAgentQueues};
@@ -493,7 +415,8 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreateWithFlags(&s_diag, cudaStreamNonBlocking));
   auto watchdog = [&](const char* what) {
     const auto start = std::chrono::steady_clock::now();
-    while (cudaStreamQuery(s_agent) == cudaErrorNotReady || cudaStreamQuery(s_echo) == cudaErrorNotReady) {
+    while (cudaStreamQuery(s_agent) == cudaErrorNotReady ||
+           cudaStreamQuery(s_echo) == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) continue;
       unsigned echo[4] = {};
       std::vector<std::uint32_t> bells(256 * kAgentQueues / 4 * 4 / 4 * 1);
@@ -509,11 +432,13 @@ int main(int argc, char** argv) {
       unsigned taken = 0, good = 0;
       for (auto x : g) taken += x != 0;
       for (auto x : r) good += (x & 0xFFFFFFFFu) == 1u;
-      std::printf("%s: not ended after 3 s: agent %s, echo %s; echo posted %u (progress %u), mismatches %u, "
-                  "timed out %u; taken %u, replies %u, shutdown %u; SQ tails",
-                  what, cudaStreamQuery(s_agent) == cudaSuccess ? "ended" : "running",
-                  cudaStreamQuery(s_echo) == cudaSuccess ? "ended" : "running", echo[0], echo[3],
-                  echo[1], echo[2], taken, good, sd);
+      std::printf(
+          "%s: not ended after 3 s: agent %s, echo %s; echo posted %u (progress %u), mismatches "
+          "%u, "
+          "timed out %u; taken %u, replies %u, shutdown %u; SQ tails",
+          what, cudaStreamQuery(s_agent) == cudaSuccess ? "ended" : "running",
+          cudaStreamQuery(s_echo) == cudaSuccess ? "ended" : "running", echo[0], echo[3], echo[1],
+          echo[2], taken, good, sd);
       for (std::uint32_t i = 0; i < kAgentQueues; ++i)
         std::printf(" %u/cq %u", bells[i * 64], bells[i * 64 + 32]);
       std::printf("\n");
@@ -584,17 +509,19 @@ int main(int argc, char** argv) {
     std::perror(out_path);
     return 1;
   }
-  std::fprintf(f,
-               "{\"schema\": \"gpunvme.agent_pass/1\", \"program\": \"tests/hardware/agent_pass.cu\", "
-               "\"device\": {\"name\": \"%s\", \"sm_count\": %d, \"compute_capability\": "
-               "\"%d.%d\"}, \"launches\": %d,\n",
-               prop.name, prop.multiProcessorCount, prop.major, prop.minor, kLaunches);
+  std::fprintf(
+      f,
+      "{\"schema\": \"gpunvme.agent_pass/1\", \"program\": \"tests/hardware/agent_pass.cu\", "
+      "\"device\": {\"name\": \"%s\", \"sm_count\": %d, \"compute_capability\": "
+      "\"%d.%d\"}, \"launches\": %d,\n",
+      prop.name, prop.multiProcessorCount, prop.major, prop.minor, kLaunches);
   std::fprintf(f,
                " \"intake\": {\"passes\": %u, \"queues\": %u, \"queue_entries\": %u, "
                "\"bare_ns_per_pass\": %.2f, \"ns_per_pass\": %.2f, \"ns_per_request\": %.2f},\n",
                kAgentPasses, kAgentQueues, kRingEntries, intake_bare, intake_pass,
                intake_pass / 32);
-  std::fprintf(f, " \"agent\": {\"requests\": %u, \"queues\": %u, \"queue_entries\": %u, \"rows\": [",
+  std::fprintf(f,
+               " \"agent\": {\"requests\": %u, \"queues\": %u, \"queue_entries\": %u, \"rows\": [",
                kLoopRequests, kAgentQueues, kLoopQueueEntries);
   std::fflush(f);
   const char* const kKernelNames[2] = {"k_agent_loop", "io_kernel"};
@@ -603,18 +530,21 @@ int main(int argc, char** argv) {
     for (int profiled = 0; profiled < 2; ++profiled) {
       const std::vector<Launch> v = run(kind, profiled != 0);
       const Launch& m = v[v.size() / 2];
-      std::printf("%-12s %-10s: %9.1f ns per 32 requests (events; launches %.1f..%.1f), %7.1f ns per request",
-                  kKernelNames[kind], profiled ? "profiled" : "unprofiled", m.event_ns_per_32,
-                  v.front().event_ns_per_32, v.back().event_ns_per_32, m.event_ns_per_32 / 32);
+      std::printf(
+          "%-12s %-10s: %9.1f ns per 32 requests (events; launches %.1f..%.1f), %7.1f ns per "
+          "request",
+          kKernelNames[kind], profiled ? "profiled" : "unprofiled", m.event_ns_per_32,
+          v.front().event_ns_per_32, v.back().event_ns_per_32, m.event_ns_per_32 / 32);
       if (kind == 0) std::printf("; in-kernel %.1f", m.kernel_ns_per_32);
-      std::fprintf(f,
-                   "%s\n  {\"kernel\": \"%s\", \"profiled\": %s, \"event_ns_per_32_requests\": %.2f, "
-                   "\"event_ns_per_request\": %.2f, \"launch_range_ns_per_32\": [%.2f, %.2f]",
-                   first ? "" : ",", kKernelNames[kind], profiled ? "true" : "false",
-                   m.event_ns_per_32, m.event_ns_per_32 / 32, v.front().event_ns_per_32,
-                   v.back().event_ns_per_32);
+      std::fprintf(
+          f,
+          "%s\n  {\"kernel\": \"%s\", \"profiled\": %s, \"event_ns_per_32_requests\": %.2f, "
+          "\"event_ns_per_request\": %.2f, \"launch_range_ns_per_32\": [%.2f, %.2f]",
+          first ? "" : ",", kKernelNames[kind], profiled ? "true" : "false", m.event_ns_per_32,
+          m.event_ns_per_32 / 32, v.front().event_ns_per_32, v.back().event_ns_per_32);
       first = false;
-      if (kind == 0) std::fprintf(f, ", \"in_kernel_ns_per_32_requests\": %.2f", m.kernel_ns_per_32);
+      if (kind == 0)
+        std::fprintf(f, ", \"in_kernel_ns_per_32_requests\": %.2f", m.kernel_ns_per_32);
       if (profiled) {
         std::printf("\n    warp %.1f ns per 32: other %.1f", m.warp_ns_per_32, m.other);
         for (int i = 0; i < k; ++i) std::printf(", %s %.1f", platform::kOpKindNames[i], m.kinds[i]);
