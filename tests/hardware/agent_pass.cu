@@ -25,7 +25,8 @@
 //   own %globaltimer around agent_loop beside it), per 32 requests and per request (the last
 //   completions' wait included: one echo round trip over kLoopPasses passes). Run unprofiled and
 //   with the op profile of gpunvme-hw --trace 3 (the same CudaOpProfile, role 1 = service warps),
-//   whose per-kind split (other, ballot, for_lanes, fence_system, ...) is the one the README quotes.
+//   whose per-kind split (other, ballot, for_lanes, fence_system, ...) is the one the README
+//   quotes.
 // - io_kernel: the same agent pass in gpunvme-hw's own io_kernel (this file
 //   includes sim/frontend/hardware/gpunvme_hw.cu, its main renamed), launched
 //   with no compute warps and one service warp (agents, the same 4 queues,
@@ -190,19 +191,10 @@ void* gpu_zeroed(std::size_t bytes) {
 }
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
+// The median of kLaunches timed launches, per `divisor` (hw_bench.cuh).
 template <class Launch>
 double median_ns(Launch&& launch, unsigned long long* d_ns, double divisor) {
-  std::vector<double> v;
-  for (int l = 0; l <= kLaunches; ++l) {
-    launch();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    unsigned long long ns = 0;
-    CK(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost));
-    if (l > 0) v.push_back(double(ns) / divisor);
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return median_launch_ns(launch, d_ns, divisor, kLaunches);
 }
 
 std::vector<algo::AgentRequest> descriptors(std::uint32_t n, std::uint64_t reply_base) {

@@ -5,8 +5,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 // A CUDA runtime call that must succeed: otherwise the program names the
 // call's place and error and exits 1.
@@ -37,4 +39,22 @@ inline cudaDeviceProp device_or_skip(const char* program) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   return prop;
+}
+
+// Runs a kernel launch `launches` + 1 times and returns the median over the
+// timed launches (the first warms up) of the time the kernel wrote to `d_ns`,
+// divided by `divisor` (iterations, requests).
+template <class Launch>
+double median_launch_ns(Launch&& launch, unsigned long long* d_ns, double divisor, int launches) {
+  std::vector<double> figures;
+  for (int l = 0; l <= launches; ++l) {
+    launch();
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    unsigned long long ns = 0;
+    CK(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost));
+    if (l > 0) figures.push_back(double(ns) / divisor);
+  }
+  std::sort(figures.begin(), figures.end());
+  return figures[figures.size() / 2];
 }

@@ -79,21 +79,10 @@ __device__ algo::IoRequest lane_request(unsigned lane) {
   return r;
 }
 
-// Runs a kernel launch kLaunches + 1 times and returns the median of the
-// timed launches' loop time per iteration (the first launch warms up).
+// The median of kLaunches timed launches, per iteration (hw_bench.cuh).
 template <class Launch>
 double median_ns_per_iteration(Launch&& launch, unsigned long long* d_ns, unsigned iterations) {
-  std::vector<double> per_iteration;
-  for (int l = 0; l <= kLaunches; ++l) {
-    launch();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    unsigned long long ns = 0;
-    CK(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost));
-    if (l > 0) per_iteration.push_back(double(ns) / iterations);
-  }
-  std::sort(per_iteration.begin(), per_iteration.end());
-  return per_iteration[per_iteration.size() / 2];
+  return median_launch_ns(launch, d_ns, iterations, kLaunches);
 }
 
 // ------------------------------------------------------------------ SQE store
