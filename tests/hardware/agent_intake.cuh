@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "hw_bench.cuh"
 #include "sim/core/algo/io_agents.h"
@@ -103,6 +105,23 @@ __global__ void k_agent_intake(bool intake, algo::AgentRing ring, const algo::Qu
     *out_ns = t1 - t0;
     *sink = x;
   }
+}
+
+// n ready-to-take 4 KiB read requests spread over the kAgentQueues queues in
+// turn; each one's reply word at reply_base + 8 x its index (none with 0).
+inline std::vector<algo::AgentRequest> descriptors(std::uint32_t n, std::uint64_t reply_base) {
+  std::vector<algo::AgentRequest> d(n);
+  for (std::uint32_t t = 0; t < n; ++t) {
+    std::memset(&d[t], 0, sizeof d[t]);
+    d[t].slba = std::uint64_t{t} * 8u;
+    d[t].buffer = 0x10000000ull + std::uint64_t{t % 32u} * 4096u;
+    d[t].bytes = 4096;
+    d[t].queue = t % kAgentQueues;
+    d[t].nlb_zero_based = 7;
+    d[t].opcode = static_cast<std::uint8_t>(nvme::NvmOpcode::Read);
+    d[t].reply = reply_base == 0 ? 0 : reply_base + std::uint64_t{t} * 8;
+  }
+  return d;
 }
 
 }  // namespace agent_intake_bench

@@ -197,21 +197,6 @@ double median_ns(Launch&& launch, unsigned long long* d_ns, double divisor) {
   return median_launch_ns(launch, d_ns, divisor, kLaunches);
 }
 
-std::vector<algo::AgentRequest> descriptors(std::uint32_t n, std::uint64_t reply_base) {
-  std::vector<algo::AgentRequest> d(n);
-  for (std::uint32_t t = 0; t < n; ++t) {
-    std::memset(&d[t], 0, sizeof d[t]);
-    d[t].slba = std::uint64_t{t} * 8u;
-    d[t].buffer = 0x10000000ull + std::uint64_t{t % 32u} * 4096u;
-    d[t].bytes = 4096;
-    d[t].queue = t % kAgentQueues;
-    d[t].nlb_zero_based = 7;
-    d[t].opcode = static_cast<std::uint8_t>(nvme::NvmOpcode::Read);
-    d[t].reply = reply_base == 0 ? 0 : reply_base + std::uint64_t{t} * 8;
-  }
-  return d;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,7 +221,7 @@ int main(int argc, char** argv) {
   // (a) intake alone, as submission_costs (SQs in GPU memory).
   double intake_bare = 0, intake_pass = 0;
   {
-    auto d = descriptors(kAgentRingEntries, 0);
+    auto d = agent_intake_bench::descriptors(kAgentRingEntries, 0);
     void* desc = gpu_zeroed(d.size() * sizeof d[0]);
     CK(cudaMemcpy(desc, d.data(), d.size() * sizeof d[0], cudaMemcpyHostToDevice));
     std::vector<std::uint32_t> marks(kAgentRingEntries, 1u);
@@ -276,7 +261,7 @@ int main(int argc, char** argv) {
 
   // (b) agent_loop with an echo warp, unprofiled and profiled.
   void* replies = gpu_zeroed(std::size_t{kLoopRequests} * 8);
-  auto d = descriptors(kLoopRequests, addr(replies));
+  auto d = agent_intake_bench::descriptors(kLoopRequests, addr(replies));
   void* desc = gpu_zeroed(d.size() * sizeof d[0]);
   CK(cudaMemcpy(desc, d.data(), d.size() * sizeof d[0], cudaMemcpyHostToDevice));
   std::vector<std::uint32_t> marks(kLoopRequests, 1u);

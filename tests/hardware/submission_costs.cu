@@ -464,17 +464,8 @@ int main(int argc, char** argv) {
         allocate(false, std::size_t{kAgentRingEntries} * sizeof(algo::AgentRequest));
     Buffer ready = allocate(false, std::size_t{kAgentRingEntries} * 4);
     Buffer gate = allocate(false, std::size_t{kAgentRingEntries} * 4);
-    std::vector<algo::AgentRequest> d(kAgentRingEntries);
+    const std::vector<algo::AgentRequest> d = agent_intake_bench::descriptors(kAgentRingEntries, 0);
     std::vector<std::uint32_t> ready_marks(kAgentRingEntries, 1u);  // lap 0 + 1
-    for (std::uint32_t t = 0; t < kAgentRingEntries; ++t) {
-      std::memset(&d[t], 0, sizeof d[t]);
-      d[t].slba = std::uint64_t{t} * 8u;
-      d[t].buffer = 0x10000000ull + std::uint64_t{t % 32u} * 4096u;
-      d[t].bytes = 4096;
-      d[t].queue = t % kAgentQueues;
-      d[t].nlb_zero_based = 7;
-      d[t].opcode = static_cast<std::uint8_t>(nvme::NvmOpcode::Read);
-    }
     fill(descriptors, d.data(), d.size() * sizeof d[0]);
     fill(ready, ready_marks.data(), ready_marks.size() * 4);
     algo::AgentRing ring;
