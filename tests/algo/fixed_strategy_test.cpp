@@ -77,9 +77,8 @@ TEST(FixedStrategy, TheReapingWaiterWatchesTheFixedStrategysMemory) {
 
   WaitSet by_context;
   detail::add_reap_ranges(by_context, w);
-  EXPECT_EQ(ranges(by_context),
-            (std::set<std::pair<std::uint64_t, std::uint64_t>>{
-                {0x1000, 128}, {0x2000, 4}, {0x3000, 64}}));
+  EXPECT_EQ(ranges(by_context), (std::set<std::pair<std::uint64_t, std::uint64_t>>{
+                                    {0x1000, 128}, {0x2000, 4}, {0x3000, 64}}));
 
   WaitSet fixed;
   detail::add_reap_ranges<FixedCqScanWarpBatch>(fixed, w);
