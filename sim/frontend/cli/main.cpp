@@ -329,6 +329,7 @@ int main(int argc, char** argv) {
   int hw_repeats = 5;
   std::string validate_seed_text = "1";
   double tolerance_pct = 10.0;
+  std::string calibration_scope = "pooled";
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
@@ -376,6 +377,18 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
+  validate_cmd
+      ->add_option("--calibrate", calibration_scope,
+                   "prediction mode: where the controller calibration comes from. pooled "
+                   "(default): one calibration from every machine instance's controller-only "
+                   "runs, each case predicted once against the median of its runs over all "
+                   "instances. per-instance: each instance calibrated from its own "
+                   "controller-only runs alone, each case predicted once per instance against "
+                   "that instance's runs; the verdict's figures (MAE, order check, Kendall tau) "
+                   "are on the median of the instances' predictions against the pooled median. "
+                   "Needs every strategy run tagged with its instance and controller-only runs "
+                   "of each such instance")
+      ->check(CLI::IsMember({"pooled", "per-instance"}));
   validate_cmd
       ->add_option("--tolerance-pct", tolerance_pct,
                    "largest error a calibrated metric may have (default 10)")
@@ -480,6 +493,9 @@ int main(int argc, char** argv) {
       options.strategies = validate_strategies;
       options.warps = validate_warps;
       options.tolerance = tolerance_pct / 100.0;
+      options.calibration = calibration_scope == "per-instance"
+                                ? validate::CalibrationScope::per_instance
+                                : validate::CalibrationScope::pooled;
       nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
       if (!microbench_file.empty()) {
