@@ -324,6 +324,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> measured_files, validate_overrides, validate_strategies;
   std::vector<std::uint32_t> validate_warps;
+  std::vector<std::string> validate_instances;
   std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
       hw_out_file, microbench_file;
   int hw_repeats = 5;
@@ -377,6 +378,12 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
+  validate_cmd
+      ->add_option("--instances", validate_instances,
+                   "prediction mode: only these machine instances' runs (their `instance` "
+                   "tags), strategy and controller-only runs alike, e.g. the instances that "
+                   "have controller-only runs for --calibrate per-instance")
+      ->delimiter(',');
   validate_cmd
       ->add_option("--calibrate", calibration_scope,
                    "prediction mode: where the controller calibration comes from. pooled "
@@ -492,6 +499,7 @@ int main(int argc, char** argv) {
       options.seed = parse_seed(validate_seed_text, "--seed");
       options.strategies = validate_strategies;
       options.warps = validate_warps;
+      options.instances = validate_instances;
       options.tolerance = tolerance_pct / 100.0;
       options.calibration = calibration_scope == "per-instance"
                                 ? validate::CalibrationScope::per_instance

@@ -295,10 +295,23 @@ std::pair<double, double> least_squares(const std::vector<double>& x,
   return {my - b * mx, b};
 }
 
-// `instance`: only that machine instance's runs (per-instance calibration);
-// null: every run, pooled over the instances.
+// A run's machine instance ("" when untagged).
+std::string instance_tag(const nlohmann::json& run, const std::string& file,
+                         const std::string& path) {
+  if (!run.is_object() || !run.contains("instance")) return "";
+  const nlohmann::json& tag = run.at("instance");
+  if (!tag.is_string()) {
+    throw ConfigError(file, path + ".instance", tag.dump(),
+                      "expected a string (the machine instance the run was measured on)");
+  }
+  return tag.get<std::string>();
+}
+
+// `only_instances`: only those machine instances' runs (one for per-instance
+// calibration, a selection for --instances); empty: every run, pooled over
+// the instances.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
-                      std::uint32_t queues, const std::string* instance = nullptr) {
+                      std::uint32_t queues, const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
            std::vector<const nlohmann::json*>>
@@ -308,7 +321,10 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const nlohmann::json& c = runs[i];
     const std::string path = fmt::format("$.controller_only[{}]", i);
-    if (instance != nullptr && c.value("instance", "") != *instance) continue;
+    if (!only_instances.empty() && std::find(only_instances.begin(), only_instances.end(),
+                                             instance_tag(c, file, path)) == only_instances.end()) {
+      continue;
+    }
     const auto t = static_cast<std::uint32_t>(number(c, file, path, "target_threads"));
     const auto depth = static_cast<std::uint32_t>(number(c, file, path, "depth"));
     // The calibration set is the controller alone, its copies merged as a
@@ -349,8 +365,16 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   }
   if (size.empty()) {
     throw ConfigError(
-        file, "$.controller_only", instance != nullptr ? *instance : "",
-        (instance != nullptr ? "machine instance " + *instance + ": " : "") +
+        file, "$.controller_only",
+        [&] {
+          std::string joined;
+          for (const std::string& i : only_instances) joined += (joined.empty() ? "" : ",") + i;
+          return joined;
+        }(),
+        (only_instances.size() == 1 ? "machine instance " + only_instances[0] + ": "
+         : !only_instances.empty()
+             ? "machine instances " + nlohmann::json(only_instances).dump() + ": "
+             : std::string()) +
             (any_with_threads ? fmt::format("no controller-only run with {} target threads and {} "
                                             "queues (the strategy runs' counts): nothing to "
                                             "calibrate the controller from",
@@ -489,18 +513,6 @@ std::vector<double> summarise_runs(MeasuredCase& m) {
   return iops;
 }
 
-// A run's machine instance ("" when untagged).
-std::string instance_tag(const nlohmann::json& run, const std::string& file,
-                         const std::string& path) {
-  if (!run.is_object() || !run.contains("instance")) return "";
-  const nlohmann::json& tag = run.at("instance");
-  if (!tag.is_string()) {
-    throw ConfigError(file, path + ".instance", tag.dump(),
-                      "expected a string (the machine instance the run was measured on)");
-  }
-  return tag.get<std::string>();
-}
-
 }  // namespace
 
 namespace {
@@ -517,7 +529,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   // Pooled: one calibration from every instance's controller-only runs.
   // Per instance: one per machine instance, from its own runs (below).
   std::optional<Calibration> pooled_cal;
-  if (!per_instance) pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues);
+  if (!per_instance) {
+    pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, options.instances);
+  }
 
   // The strategy cases: untraced runs only (records cost throughput).
   const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
@@ -531,6 +545,11 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     const nlohmann::json& c = cases[i];
     const std::string path = fmt::format("$.cases[{}]", i);
     if (c.contains("error") || c.value("trace", true)) continue;
+    if (!options.instances.empty() &&
+        std::find(options.instances.begin(), options.instances.end(),
+                  instance_tag(c, hw_file, path)) == options.instances.end()) {
+      continue;
+    }
     // An op-profile run (gpunvme-hw --trace 3) is reported beside the
     // simulator's op profile; its clock reads cost throughput, so its IOPS
     // are not predicted.
@@ -598,7 +617,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                               "or pass --calibrate pooled to calibrate every instance from the "
                               "pooled runs)");
       }
-      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, &instance));
+      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, {instance}));
     }
   }
 
@@ -934,6 +953,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
       {"cross_validation", cross},
       {"cases", rows},
       {"not_simulated", nlohmann::json::array()}};
+  if (!options.instances.empty()) report["instances_selected"] = options.instances;
   if (per_instance) {
     report["calibration_scope"] = "per_instance";
     nlohmann::json by_instance = nlohmann::json::object();
@@ -1437,6 +1457,12 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                          const Options& options) {
   nlohmann::json report;
   if (!hw.contains("controller_only")) {
+    if (!options.instances.empty()) {
+      throw ConfigError(hw_file, "$.controller_only", "",
+                        "a selection of machine instances (--instances) is for prediction "
+                        "mode, which needs controller-only runs (gpunvme-hw --controller-only); "
+                        "none were given");
+    }
     if (options.calibration == CalibrationScope::per_instance) {
       throw ConfigError(hw_file, "$.controller_only", "",
                         "per-instance calibration needs controller-only runs (gpunvme-hw "

@@ -33,6 +33,9 @@ struct Options {
   // Only these cases ("" = every one): strategy names, warp counts.
   std::vector<std::string> strategies;
   std::vector<std::uint32_t> warps;
+  // Prediction mode only: only these machine instances' runs, strategy and
+  // controller-only alike ("" = every instance).
+  std::vector<std::string> instances;
   // Relative error a calibrated metric may have (0.10 = 10 %).
   double tolerance = 0.10;
   // Prediction mode only: pooled (one calibration for all instances) or per
