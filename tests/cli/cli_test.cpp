@@ -71,6 +71,32 @@ TEST(Cli, ValidateNeedsHardwareResults) {
   std::filesystem::remove(bad);
 }
 
+// Per-instance calibration refuses, as bad input, a set where an instance
+// has strategy runs but no controller-only runs, naming the instance; an
+// unknown --calibrate value is bad input too.
+TEST(Cli, ValidatePerInstanceNamesAnInstanceWithoutCalibrationRuns) {
+  const std::string dir = std::string(GPUNVME_SOURCE_DIR) + "/configs/measurements/";
+  nlohmann::json controller =
+      nlohmann::json::parse(std::ifstream(dir + "hw-controller-h100-2026-11-27.json"));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const nlohmann::json& c : controller.at("cases")) {
+    if (c.at("instance") != "h100-j") kept.push_back(c);
+  }
+  controller["cases"] = kept;
+  const std::string partial = temp_path("controller-without-j.json");
+  std::ofstream(partial) << controller.dump();
+  const std::string measured =
+      "validate --measured " + dir + "hw-strategies-h100-2026-11-27.json --measured " + partial;
+  Outcome o =
+      gpunvme(measured + " --calibrate per-instance --warps 1 --out " + temp_path("v.json"));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("h100-j has strategy runs but no controller-only runs"),
+            std::string::npos)
+      << o.output;
+  EXPECT_EQ(gpunvme(measured + " --calibrate by-day").code, 2);
+  std::filesystem::remove(partial);
+}
+
 TEST(Cli, DescribeListsParametersWithSources) {
   Outcome all = gpunvme("describe");
   EXPECT_EQ(all.code, 0);

@@ -9,10 +9,12 @@
 // (its IQR over every run and instance).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -115,6 +117,180 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfEachDaysPrediction) {
     EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
     EXPECT_EQ(test::expect_as_committed(now, committed), 6u) << day.report;
   }
+}
+
+// Per-instance calibration on a synthetic calibration set (hand-computed):
+// the 2026-11-27 runs of warp_batch at 1 warp on instances h100-i (8 runs)
+// and h100-j (10), and controller-only runs of each instance whose batches
+// of 1, 2 and 4 commands take 12, 14, 18 us (h100-i: 10 us + 2 us per
+// command, gaps 300, 400, 900 ns: median 400) and 7, 10, 16 us (h100-j:
+// 4 us + 3 us per command, gaps 100, 200, 250: median 200). Each instance
+// must get its own line, its case must be simulated with it exactly as a
+// pooled prediction from that instance's runs alone is, and the pooled view
+// is the median of the two predictions against the median of all 18 runs.
+nlohmann::json one_instance_controller_run(const std::string& instance, unsigned depth,
+                                           double batch_ns, double gap_ns) {
+  return {{"strategy", "controller_only"},
+          {"depth", depth},
+          {"target_threads", 4},
+          {"iops", 1e6},
+          {"instance", instance},
+          {"target",
+           {{"batch_fixed_ns", batch_ns},
+            {"batch_per_command_ns", 0.0},
+            {"batch_commands", {{"mean", double(depth)}}},
+            {"service_ns", {{"mean", batch_ns}}},
+            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+}
+
+// The 2026-11-27 strategy runs of `instances` with the synthetic
+// controller-only runs of those instances.
+nlohmann::json synthetic_instances_day(const std::set<std::string>& instances) {
+  nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kDayDir + kHostTargetDays[0].strategy_runs)});
+  nlohmann::json cases = nlohmann::json::array();
+  for (const nlohmann::json& c : hw.at("cases")) {
+    if (instances.count(c.at("instance").get<std::string>()) != 0) cases.push_back(c);
+  }
+  hw["cases"] = cases;
+  hw["controller_only"] = nlohmann::json::array();
+  if (instances.count("h100-i") != 0) {
+    for (const auto& [depth, ns, gap] :
+         {std::tuple{1u, 12000.0, 300.0}, {2u, 14000.0, 400.0}, {4u, 18000.0, 900.0}}) {
+      hw["controller_only"].push_back(one_instance_controller_run("h100-i", depth, ns, gap));
+    }
+  }
+  if (instances.count("h100-j") != 0) {
+    for (const auto& [depth, ns, gap] :
+         {std::tuple{1u, 7000.0, 100.0}, {2u, 10000.0, 200.0}, {4u, 16000.0, 250.0}}) {
+      hw["controller_only"].push_back(one_instance_controller_run("h100-j", depth, ns, gap));
+    }
+  }
+  return hw;
+}
+
+TEST(PerInstanceCalibrationRun, EachInstanceIsCalibratedFromItsOwnRunsAlone) {
+  const std::string file = kDayDir + kHostTargetDays[0].strategy_runs;
+  validate::Options options;
+  options.warps = {1};
+  options.strategies = {"warp_batch"};
+  options.calibration = validate::CalibrationScope::per_instance;
+  const nlohmann::json report =
+      validate::correlate(synthetic_instances_day({"h100-i", "h100-j"}), file, options);
+  EXPECT_EQ(report.at("calibration_scope"), "per_instance");
+  const nlohmann::json& cal = report.at("calibration").at("instances");
+  ASSERT_EQ(cal.size(), 2u);
+  const std::map<std::string, std::tuple<double, double, double>> expected = {
+      {"h100-i", {10000, 2000, 400}}, {"h100-j", {4000, 3000, 200}}};
+  for (const auto& [instance, line] : expected) {
+    const nlohmann::json& p = cal.at(instance).at("parameters");
+    EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(),
+                std::get<0>(line), 1e-6)
+        << instance;
+    EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(),
+                std::get<1>(line), 1e-6)
+        << instance;
+    EXPECT_DOUBLE_EQ(p.at("topology.nodes.ssd0.batch_gap_ns").at("value").get<double>(),
+                     std::get<2>(line))
+        << instance;
+    EXPECT_NEAR(cal.at(instance).at("line_rms_relative_residual_pct").get<double>(), 0, 1e-9);
+    ASSERT_EQ(cal.at(instance).at("controller_only").size(), 3u) << instance;
+    for (const nlohmann::json& row : cal.at(instance).at("controller_only")) {
+      EXPECT_EQ(row.at("instances"), nlohmann::json::array({instance}));
+    }
+  }
+  ASSERT_EQ(report.at("cases").size(), 1u);
+  const nlohmann::json& row = report.at("cases")[0];
+  const nlohmann::json& view = row.at("instances_view").at("by_instance");
+  ASSERT_EQ(view.size(), 2u);
+  // Each instance's measured median, from the committed runs by hand: h100-i's
+  // 8 runs' middle two are 288,672 and 301,992; h100-j's 10 runs' 299,488
+  // and 315,084; all 18 runs' 299,488 and 301,992.
+  EXPECT_EQ(view[0].at("instance"), "h100-i");
+  EXPECT_DOUBLE_EQ(view[0].at("measured_iops").at("median").get<double>(), 295332);
+  EXPECT_EQ(view[0].at("measured_iops").at("runs"), 8);
+  EXPECT_EQ(view[1].at("instance"), "h100-j");
+  EXPECT_DOUBLE_EQ(view[1].at("measured_iops").at("median").get<double>(), 307286);
+  EXPECT_EQ(view[1].at("measured_iops").at("runs"), 10);
+  EXPECT_DOUBLE_EQ(row.at("measured_iops").at("median").get<double>(), 300740);
+  const double sim_i = view[0].at("simulated_iops").get<double>();
+  const double sim_j = view[1].at("simulated_iops").get<double>();
+  EXPECT_DOUBLE_EQ(row.at("simulated_iops").get<double>(), (sim_i + sim_j) / 2);
+  EXPECT_NE(sim_i, sim_j);  // the lines differ, so must the predictions
+  // Each instance's prediction is the pooled prediction from its runs alone,
+  // whether the set holds no other instance or --instances selects it.
+  options.calibration = validate::CalibrationScope::pooled;
+  for (std::size_t k = 0; k < view.size(); ++k) {
+    const std::string instance = view[k].at("instance").get<std::string>();
+    const double simulated = view[k].at("simulated_iops").get<double>();
+    const nlohmann::json alone =
+        validate::correlate(synthetic_instances_day({instance}), file, options);
+    EXPECT_EQ(alone.at("cases")[0].at("simulated_iops").get<double>(), simulated) << instance;
+    validate::Options selected = options;
+    selected.instances = {instance};
+    const nlohmann::json chosen =
+        validate::correlate(synthetic_instances_day({"h100-i", "h100-j"}), file, selected);
+    EXPECT_EQ(chosen.at("cases")[0].at("simulated_iops").get<double>(), simulated) << instance;
+    EXPECT_EQ(chosen.at("cases")[0].at("measured_iops").at("median"),
+              view[k].at("measured_iops").at("median"))
+        << instance;
+    EXPECT_EQ(chosen.at("instances_selected"), nlohmann::json::array({instance}));
+  }
+}
+
+// The committed per-instance prediction of 2026-11-27: each instance's
+// calibration from its own controller-only runs as committed, and every
+// re-run case, in the pooled view and per instance, no further from the
+// measured median than committed plus the measured IQR. The instances'
+// calibrations differ from one another and from the pooled one, so a split
+// that pooled the instances' runs would fail here.
+TEST(PerInstanceCalibrationRun, SimulatorStaysWithinMeasuredNoiseOfThePerInstancePrediction) {
+  const HostTargetDay& day = kHostTargetDays[0];
+  const std::string runs_file = kDayDir + day.strategy_runs;
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(runs_file), read_json_file(kDayDir + day.controller_runs)});
+  const nlohmann::json committed =
+      read_json_file(kDayDir + "validate-h100-2026-11-27-host-ijk-perinst.json");
+  const nlohmann::json pooled = read_json_file(kDayDir + day.report);
+  EXPECT_EQ(committed.at("calibration_scope"), "per_instance");
+  validate::Options options;
+  options.warps.push_back(1);
+  options.calibration = validate::CalibrationScope::per_instance;
+  const nlohmann::json now = validate::correlate(hw, runs_file, options);
+  const nlohmann::json& instances = now.at("calibration").at("instances");
+  ASSERT_EQ(instances.size(), 3u);
+  std::set<double> overheads;
+  for (const auto& [instance, cal] : instances.items()) {
+    EXPECT_EQ(cal.at("parameters"),
+              committed.at("calibration").at("instances").at(instance).at("parameters"))
+        << instance;
+    EXPECT_NE(cal.at("parameters"), pooled.at("calibration").at("parameters")) << instance;
+    overheads.insert(
+        cal.at("parameters").at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>());
+  }
+  EXPECT_EQ(overheads.size(), 3u);
+  EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+  std::size_t compared = 0;
+  for (const nlohmann::json& row : now.at("cases")) {
+    for (const nlohmann::json& r : committed.at("cases")) {
+      if (r.at("strategy") != row.at("strategy") || r.at("warps") != row.at("warps")) continue;
+      const nlohmann::json& fresh = row.at("instances_view").at("by_instance");
+      const nlohmann::json& before = r.at("instances_view").at("by_instance");
+      ASSERT_EQ(fresh.size(), before.size());
+      for (std::size_t i = 0; i < fresh.size(); ++i) {
+        EXPECT_EQ(fresh[i].at("instance"), before[i].at("instance"));
+        EXPECT_EQ(fresh[i].at("measured_iops"), before[i].at("measured_iops"));
+        const nlohmann::json& m = fresh[i].at("measured_iops");
+        const double median = m.at("median").get<double>();
+        const double noise = m.at("q3").get<double>() - m.at("q1").get<double>();
+        EXPECT_LE(std::fabs(fresh[i].at("simulated_iops").get<double>() - median),
+                  std::fabs(before[i].at("simulated_iops").get<double>() - median) + noise)
+            << row.at("strategy") << " " << fresh[i].at("instance");
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 18u);  // six strategies x three instances
 }
 
 }  // namespace

@@ -68,6 +68,26 @@ TEST(ValidateOutput, CorrelationNeedsThreeCases) {
   EXPECT_EQ(three.find("fewer than"), std::string::npos) << three;
 }
 
+// A per-instance report's table says that its figures are the pooled view's
+// and prints each instance's own MAE; a pooled report's table does not.
+TEST(ValidateOutput, PerInstanceTableNamesBothViews) {
+  nlohmann::json report = postdiction_report(3);
+  EXPECT_EQ(report_table(report).find("per-instance"), std::string::npos);
+  report["per_instance_summary"] = {
+      {"instances",
+       {{"h100-i", {{"cases", 2}, {"mean_abs_error_pct", 4.0}, {"max_abs_error_pct", 6.0}}},
+        {"h100-j", {{"cases", 2}, {"mean_abs_error_pct", 8.0}, {"max_abs_error_pct", 9.0}}}}},
+      {"case_instance_pairs", 4},
+      {"mean_abs_error_pct", 6.0}};
+  const std::string table = report_table(report);
+  EXPECT_NE(table.find("the median of the instances' predictions with the pooled measured median"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("IOPS MAE 6.0 % over 4 case-instance pairs (h100-i 4.0 %, h100-j 8.0 %)"),
+            std::string::npos)
+      << table;
+}
+
 TEST(ValidateOutput, PostdictionPlotShowsIopsBesideTheLatencies) {
   const std::string svg = correlation_svg(postdiction_report(3));
   EXPECT_EQ(svg.rfind("<svg ", 0), 0u);

@@ -324,11 +324,13 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> measured_files, validate_overrides, validate_strategies;
   std::vector<std::uint32_t> validate_warps;
+  std::vector<std::string> validate_instances;
   std::string hw_program, hw_args, validate_topology, gpu_profile, report_file, plot_file,
       hw_out_file, microbench_file;
   int hw_repeats = 5;
   std::string validate_seed_text = "1";
   double tolerance_pct = 10.0;
+  std::string calibration_scope = "pooled";
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
@@ -338,7 +340,9 @@ int main(int argc, char** argv) {
       "parameter is frozen and each strategy case is predicted (prediction mode: median and "
       "IQR per case, the order check, leave-one-strategy-out cross-validation); without them, "
       "each case's controller is fitted to its own measured service time (postdiction, a "
-      "diagnostic). Writes the report and an SVG plot; exit 1 when the verdict fails.\n"
+      "diagnostic). With --calibrate per-instance each machine instance's controller is "
+      "calibrated from that instance's own controller-only runs and each case is predicted "
+      "once per instance. Writes the report and an SVG plot; exit 1 when the verdict fails.\n"
       "Examples:\n"
       "  gpunvme validate                       measure on this GPU, then simulate\n"
       "  gpunvme validate --measured configs/measurements/hw-strategies-h100-2026-11-26.json "
@@ -376,6 +380,24 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
+  validate_cmd
+      ->add_option("--instances", validate_instances,
+                   "prediction mode: only these machine instances' runs (their `instance` "
+                   "tags), strategy and controller-only runs alike, e.g. the instances that "
+                   "have controller-only runs for --calibrate per-instance")
+      ->delimiter(',');
+  validate_cmd
+      ->add_option("--calibrate", calibration_scope,
+                   "prediction mode: where the controller calibration comes from. pooled "
+                   "(default): one calibration from every machine instance's controller-only "
+                   "runs, each case predicted once against the median of its runs over all "
+                   "instances. per-instance: each instance calibrated from its own "
+                   "controller-only runs alone, each case predicted once per instance against "
+                   "that instance's runs; the verdict's figures (MAE, order check, Kendall tau) "
+                   "are on the median of the instances' predictions against the pooled median. "
+                   "Needs every strategy run tagged with its instance and controller-only runs "
+                   "of each such instance")
+      ->check(CLI::IsMember({"pooled", "per-instance"}));
   validate_cmd
       ->add_option("--tolerance-pct", tolerance_pct,
                    "largest error a calibrated metric may have (default 10)")
@@ -479,7 +501,11 @@ int main(int argc, char** argv) {
       options.seed = parse_seed(validate_seed_text, "--seed");
       options.strategies = validate_strategies;
       options.warps = validate_warps;
+      options.instances = validate_instances;
       options.tolerance = tolerance_pct / 100.0;
+      options.calibration = calibration_scope == "per-instance"
+                                ? validate::CalibrationScope::per_instance
+                                : validate::CalibrationScope::pooled;
       nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
       if (!microbench_file.empty()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -294,8 +295,23 @@ std::pair<double, double> least_squares(const std::vector<double>& x,
   return {my - b * mx, b};
 }
 
+// A run's machine instance ("" when untagged).
+std::string instance_tag(const nlohmann::json& run, const std::string& file,
+                         const std::string& path) {
+  if (!run.is_object() || !run.contains("instance")) return "";
+  const nlohmann::json& tag = run.at("instance");
+  if (!tag.is_string()) {
+    throw ConfigError(file, path + ".instance", tag.dump(),
+                      "expected a string (the machine instance the run was measured on)");
+  }
+  return tag.get<std::string>();
+}
+
+// `only_instances`: only those machine instances' runs (one for per-instance
+// calibration, a selection for --instances); empty: every run, pooled over
+// the instances.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
-                      std::uint32_t queues) {
+                      std::uint32_t queues, const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
            std::vector<const nlohmann::json*>>
@@ -305,6 +321,10 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const nlohmann::json& c = runs[i];
     const std::string path = fmt::format("$.controller_only[{}]", i);
+    if (!only_instances.empty() && std::find(only_instances.begin(), only_instances.end(),
+                                             instance_tag(c, file, path)) == only_instances.end()) {
+      continue;
+    }
     const auto t = static_cast<std::uint32_t>(number(c, file, path, "target_threads"));
     const auto depth = static_cast<std::uint32_t>(number(c, file, path, "depth"));
     // The calibration set is the controller alone, its copies merged as a
@@ -344,16 +364,25 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     instances.insert(c.value("instance", ""));
   }
   if (size.empty()) {
-    throw ConfigError(file, "$.controller_only", "",
-                      any_with_threads
-                          ? fmt::format("no controller-only run with {} target threads and {} "
-                                        "queues (the strategy runs' counts): nothing to "
-                                        "calibrate the controller from",
-                                        threads, queues)
-                          : fmt::format("no controller-only run with {} target threads (the "
-                                        "strategy runs' count): nothing to calibrate the "
-                                        "controller from",
-                                        threads));
+    throw ConfigError(
+        file, "$.controller_only",
+        [&] {
+          std::string joined;
+          for (const std::string& i : only_instances) joined += (joined.empty() ? "" : ",") + i;
+          return joined;
+        }(),
+        (only_instances.size() == 1 ? "machine instance " + only_instances[0] + ": "
+         : !only_instances.empty()
+             ? "machine instances " + nlohmann::json(only_instances).dump() + ": "
+             : std::string()) +
+            (any_with_threads ? fmt::format("no controller-only run with {} target threads and {} "
+                                            "queues (the strategy runs' counts): nothing to "
+                                            "calibrate the controller from",
+                                            threads, queues)
+                              : fmt::format("no controller-only run with {} target threads (the "
+                                            "strategy runs' count): nothing to calibrate the "
+                                            "controller from",
+                                            threads)));
   }
   Calibration cal;
   const auto [intercept, slope] = least_squares(size, time);
@@ -468,6 +497,22 @@ struct MeasuredCase {
   std::size_t index = 0;  // of its median run in the merged cases
 };
 
+// The IOPS of a case's runs; sets its quartiles and the run nearest the
+// median, whose scenario is simulated (all runs of a case share it).
+std::vector<double> summarise_runs(MeasuredCase& m) {
+  std::vector<double> iops;
+  for (const nlohmann::json* r : m.runs) iops.push_back(r->at("iops").get<double>());
+  m.iops = quartiles(iops);
+  double nearest = INFINITY;
+  for (std::size_t r = 0; r < iops.size(); ++r) {
+    if (std::fabs(iops[r] - m.iops.median) < nearest) {
+      nearest = std::fabs(iops[r] - m.iops.median);
+      m.index = r;
+    }
+  }
+  return iops;
+}
+
 }  // namespace
 
 namespace {
@@ -479,19 +524,32 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
       static_cast<std::uint32_t>(number(target_doc, hw_file, "$.target", "threads"));
   const double file_bytes = number(target_doc, hw_file, "$.target", "file_bytes");
   const std::string queue_memory = rings_in_gpu_memory(target_doc) ? "gpu" : "host";
-  const Calibration cal =
-      calibrate(hw.at("controller_only"), hw_file, threads, strategy_queue_count(hw));
+  const std::uint32_t queues = strategy_queue_count(hw);
+  const bool per_instance = options.calibration == CalibrationScope::per_instance;
+  // Pooled: one calibration from every instance's controller-only runs.
+  // Per instance: one per machine instance, from its own runs (below).
+  std::optional<Calibration> pooled_cal;
+  if (!per_instance) {
+    pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, options.instances);
+  }
 
   // The strategy cases: untraced runs only (records cost throughput).
   const nlohmann::json& cases = field(hw, hw_file, "$", "cases");
   if (!cases.is_array()) throw ConfigError(hw_file, "$.cases", "", "expected an array");
   std::map<std::pair<std::string, std::uint32_t>, MeasuredCase> measured;
+  // Per-instance calibration: the same runs by (strategy, warps, instance).
+  std::map<std::tuple<std::string, std::uint32_t, std::string>, MeasuredCase> measured_by_instance;
   std::map<std::pair<std::string, std::uint32_t>, std::pair<const nlohmann::json*, std::string>>
       profile_runs;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& c = cases[i];
     const std::string path = fmt::format("$.cases[{}]", i);
     if (c.contains("error") || c.value("trace", true)) continue;
+    if (!options.instances.empty() &&
+        std::find(options.instances.begin(), options.instances.end(),
+                  instance_tag(c, hw_file, path)) == options.instances.end()) {
+      continue;
+    }
     // An op-profile run (gpunvme-hw --trace 3) is reported beside the
     // simulator's op profile; its clock reads cost throughput, so its IOPS
     // are not predicted.
@@ -522,12 +580,49 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     m.strategy = strategy;
     m.warps = warps;
     m.runs.push_back(&c);
+    if (per_instance) {
+      const std::string instance = instance_tag(c, hw_file, path);
+      if (instance.empty()) {
+        throw ConfigError(hw_file, path + ".instance", "",
+                          "per-instance calibration needs every strategy run tagged with the "
+                          "machine instance it was measured on (or pass --calibrate pooled)");
+      }
+      MeasuredCase& mi = measured_by_instance[{strategy, warps, instance}];
+      mi.strategy = strategy;
+      mi.warps = warps;
+      mi.runs.push_back(&c);
+    }
   }
   if (measured.empty()) {
     throw ConfigError(hw_file, "$.cases", "", "no untraced strategy run matches the selection");
   }
+  // Per-instance calibration: each instance that has selected strategy runs
+  // is calibrated from its own controller-only runs alone, by the same fit.
+  std::map<std::string, Calibration> instance_cals;
+  if (per_instance) {
+    const nlohmann::json& controller = hw.at("controller_only");
+    std::set<std::string> calibrated;
+    for (std::size_t i = 0; i < controller.size(); ++i) {
+      calibrated.insert(
+          instance_tag(controller[i], hw_file, fmt::format("$.controller_only[{}]", i)));
+    }
+    for (const auto& [key, mi] : measured_by_instance) {
+      const std::string& instance = std::get<2>(key);
+      if (instance_cals.count(instance) != 0) continue;
+      if (calibrated.count(instance) == 0) {
+        throw ConfigError(hw_file, "$.controller_only", instance,
+                          "machine instance " + instance +
+                              " has strategy runs but no controller-only runs: nothing to "
+                              "calibrate its controller from (measure them on that instance, "
+                              "or pass --calibrate pooled to calibrate every instance from the "
+                              "pooled runs)");
+      }
+      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, {instance}));
+    }
+  }
 
-  auto simulate = [&](const MeasuredCase& m, const std::vector<std::string>& extra) {
+  auto simulate = [&](const MeasuredCase& m, const Calibration& cal,
+                      const std::vector<std::string>& extra) {
     const nlohmann::json& c = *m.runs[m.index];
     RawConfig raw;
     raw.topology_file = topology_file;
@@ -557,56 +652,115 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   std::vector<OrderCase> order;
   std::map<std::string, std::vector<double>> errors_by_strategy;
   std::vector<double> abs_errors, sim_all, hw_all;
+  // Per-instance calibration: each instance's predictions against its own
+  // runs' medians, beside the pooled view.
+  std::map<std::string, std::vector<double>> instance_abs_errors;
+  // The machine instances of a case's runs, each with its measured runs.
+  auto instances_of_case = [&](const MeasuredCase& m) {
+    std::vector<std::pair<std::string, MeasuredCase*>> found;
+    for (auto& [key, mi] : measured_by_instance) {
+      if (std::get<0>(key) == m.strategy && std::get<1>(key) == m.warps) {
+        found.emplace_back(std::get<2>(key), &mi);
+      }
+    }
+    return found;
+  };
   for (auto& [key, m] : measured) {
-    std::vector<double> iops;
     std::set<std::string> instances;
     std::set<std::uint64_t> ios;
     for (const nlohmann::json* r : m.runs) {
-      iops.push_back(r->at("iops").get<double>());
       instances.insert(r->value("instance", ""));
       ios.insert(r->value("ios", std::uint64_t{0}));
     }
-    m.iops = quartiles(iops);
-    // The scenario of the run nearest the median (all runs of a case share it).
-    double nearest = INFINITY;
-    for (std::size_t r = 0; r < iops.size(); ++r) {
-      if (std::fabs(iops[r] - m.iops.median) < nearest) {
-        nearest = std::fabs(iops[r] - m.iops.median);
-        m.index = r;
+    const std::vector<double> iops = summarise_runs(m);
+    // The case's prediction. Pooled: one simulation with the one
+    // calibration. Per instance: one simulation per instance with that
+    // instance's calibration, each compared with that instance's runs; the
+    // case's prediction is their median.
+    nlohmann::json result;
+    double sim = 0;
+    double sim_service = 0;
+    std::optional<double> sim_batch;
+    nlohmann::json instance_rows = nlohmann::json::array();
+    std::map<std::string, nlohmann::json> instance_results;
+    auto commands_per_batch = [](const nlohmann::json& r) -> std::optional<double> {
+      double batches = 0, commands = 0;
+      for (const ThreadWork& core : simulated_processors(r)) {
+        batches += core.batches;
+        commands += core.commands;
       }
+      return batches > 0 ? std::optional<double>(commands / batches) : std::nullopt;
+    };
+    if (!per_instance) {
+      result = simulate(m, *pooled_cal, {});
+      sim = result.at("summary").at("iops").get<double>();
+      sim_service = result.at("stages").at("ssd_service").at("mean").get<double>();
+      sim_batch = commands_per_batch(result);
+    } else {
+      std::vector<double> sims, services, batches, medians;
+      for (const auto& [instance, mi] : instances_of_case(m)) {
+        const std::vector<double> own = summarise_runs(*mi);
+        nlohmann::json r = simulate(*mi, instance_cals.at(instance), {});
+        const double s = r.at("summary").at("iops").get<double>();
+        const double e = (s - mi->iops.median) / mi->iops.median;
+        instance_abs_errors[instance].push_back(std::fabs(e));
+        sims.push_back(s);
+        medians.push_back(mi->iops.median);
+        services.push_back(r.at("stages").at("ssd_service").at("mean").get<double>());
+        if (const auto b = commands_per_batch(r)) batches.push_back(*b);
+        instance_rows.push_back({{"instance", instance},
+                                 {"measured_iops",
+                                  {{"median", mi->iops.median},
+                                   {"q1", mi->iops.q1},
+                                   {"q3", mi->iops.q3},
+                                   {"runs", own.size()}}},
+                                 {"simulated_iops", s},
+                                 {"error_pct", 100.0 * e}});
+        instance_results.emplace(instance, std::move(r));
+      }
+      sim = median_of(sims);
+      sim_service = median_of(services);
+      if (!batches.empty()) sim_batch = median_of(batches);
+      auto spread_pct = [&](const std::vector<double>& v) {
+        return 100.0 *
+               (*std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end())) /
+               m.iops.median;
+      };
+      // How far apart the instances lie, measured (their medians) and
+      // predicted (their calibrations), as a share of the pooled median.
+      instance_rows = {{"by_instance", instance_rows},
+                       {"measured_spread_pct", spread_pct(medians)},
+                       {"simulated_spread_pct", spread_pct(sims)}};
     }
-    const nlohmann::json result = simulate(m, {});
-    const double sim = result.at("summary").at("iops").get<double>();
     const double err = (sim - m.iops.median) / m.iops.median;
     abs_errors.push_back(std::fabs(err));
     errors_by_strategy[m.strategy].push_back(err);
     sim_all.push_back(sim);
     hw_all.push_back(m.iops.median);
     order.push_back({m.strategy, m.warps, m.iops, sim});
-    rows.push_back(
-        {{"strategy", m.strategy},
-         {"warps", m.warps},
-         {"ios", ios},
-         {"measured_iops",
-          {{"median", m.iops.median},
-           {"q1", m.iops.q1},
-           {"q3", m.iops.q3},
-           {"iqr_pct", 100.0 * (m.iops.q3 - m.iops.q1) / m.iops.median},
-           {"min", *std::min_element(iops.begin(), iops.end())},
-           {"max", *std::max_element(iops.begin(), iops.end())},
-           {"runs", iops.size()},
-           {"instances", instances}}},
-         {"simulated_iops", sim},
-         {"error_pct", 100.0 * err},
-         {"inside_measured_iqr", sim >= m.iops.q1 && sim <= m.iops.q3},
-         {"simulated_service_ns", result.at("stages").at("ssd_service").at("mean").get<double>()},
-         {"measured_service_ns_median", [&] {
-            std::vector<double> s;
-            for (const nlohmann::json* r : m.runs) {
-              s.push_back(r->at("target").at("service_ns").value("mean", 0.0));
-            }
-            return median_of(s);
-          }()}});
+    rows.push_back({{"strategy", m.strategy},
+                    {"warps", m.warps},
+                    {"ios", ios},
+                    {"measured_iops",
+                     {{"median", m.iops.median},
+                      {"q1", m.iops.q1},
+                      {"q3", m.iops.q3},
+                      {"iqr_pct", 100.0 * (m.iops.q3 - m.iops.q1) / m.iops.median},
+                      {"min", *std::min_element(iops.begin(), iops.end())},
+                      {"max", *std::max_element(iops.begin(), iops.end())},
+                      {"runs", iops.size()},
+                      {"instances", instances}}},
+                    {"simulated_iops", sim},
+                    {"error_pct", 100.0 * err},
+                    {"inside_measured_iqr", sim >= m.iops.q1 && sim <= m.iops.q3},
+                    {"simulated_service_ns", sim_service},
+                    {"measured_service_ns_median", [&] {
+                       std::vector<double> s;
+                       for (const nlohmann::json* r : m.runs) {
+                         s.push_back(r->at("target").at("service_ns").value("mean", 0.0));
+                       }
+                       return median_of(s);
+                     }()}});
     // The target's batch size: how many commands one fetch found. Where the
     // GPU code sets the pace, it follows from the rate the doorbells move at
     // (the batch line and gap being calibrated), so a mismatch here points
@@ -619,21 +773,25 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
           s.push_back(target.at("batch_commands").value("mean", 0.0));
         }
       }
-      double batches = 0, commands = 0;
-      for (const ThreadWork& core : simulated_processors(result)) {
-        batches += core.batches;
-        commands += core.commands;
-      }
-      if (!s.empty() && batches > 0) {
+      if (!s.empty() && sim_batch) {
         rows.back()["batch_commands_mean"] = {{"measured_median", median_of(s)},
-                                              {"simulated", commands / batches}};
+                                              {"simulated", *sim_batch}};
       }
     }
+    if (per_instance) rows.back()["instances_view"] = instance_rows;
+    // The op profile beside the simulation of the profiled run's instance.
     const auto profile_run = profile_runs.find(key);
     if (profile_run != profile_runs.end()) {
       const auto& [run, run_path] = profile_run->second;
-      rows.back()["op_profile_ns_per_io"] =
-          op_profile_rows(run->at("op_profile"), result, hw_file, run_path);
+      const nlohmann::json* simulated = &result;
+      if (per_instance) {
+        const auto own = instance_results.find(instance_tag(*run, hw_file, run_path));
+        simulated = own != instance_results.end() ? &own->second : nullptr;
+      }
+      if (simulated != nullptr) {
+        rows.back()["op_profile_ns_per_io"] =
+            op_profile_rows(run->at("op_profile"), *simulated, hw_file, run_path);
+      }
     }
   }
 
@@ -674,9 +832,21 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
       }
       for (const auto& [key, m] : measured) {
         if (m.strategy != held_out) continue;
-        const nlohmann::json result =
-            simulate(m, {fmt::format("topology.nodes.gpu0.lane_loop_iteration_ns={:.2f}", value)});
-        const double sim = result.at("summary").at("iops").get<double>();
+        const std::vector<std::string> lane_loop = {
+            fmt::format("topology.nodes.gpu0.lane_loop_iteration_ns={:.2f}", value)};
+        double sim = 0;
+        if (!per_instance) {
+          sim = simulate(m, *pooled_cal, lane_loop).at("summary").at("iops").get<double>();
+        } else {
+          std::vector<double> sims;
+          for (const auto& [instance, mi] : instances_of_case(m)) {
+            sims.push_back(simulate(*mi, instance_cals.at(instance), lane_loop)
+                               .at("summary")
+                               .at("iops")
+                               .get<double>());
+          }
+          sim = median_of(sims);
+        }
         const double err = (sim - m.iops.median) / m.iops.median;
         cv_abs.push_back(std::fabs(err));
         fold["cases"].push_back({{"warps", m.warps},
@@ -747,7 +917,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
         {"aggregate_error_pct", finite_or_null(sum_h > 0 ? 100.0 * (sum_s - sum_h) / sum_h : NAN)},
         {"pearson_r", finite_or_null(pearson(hw_all, sim_all))},
         {"within_tolerance", within}}}};
-  return {
+  nlohmann::json report = {
       {"schema", "gpunvme.validate/1"},
       {"mode", "prediction"},
       {"measured_file", hw_file},
@@ -772,7 +942,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
        "interquartile range of the case's runs over all machine instances; "
        "batch_commands_mean: the target's commands per batch (median over the runs of "
        "target.batch_commands.mean) beside the controller model's (commands / batches)"},
-      {"calibration", cal.report},
+      {"calibration", per_instance ? nlohmann::json(nullptr) : pooled_cal->report},
       {"metrics", summary},
       {"strategies", strategies},
       {"order_check",
@@ -783,6 +953,54 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
       {"cross_validation", cross},
       {"cases", rows},
       {"not_simulated", nlohmann::json::array()}};
+  if (!options.instances.empty()) report["instances_selected"] = options.instances;
+  if (per_instance) {
+    report["calibration_scope"] = "per_instance";
+    nlohmann::json by_instance = nlohmann::json::object();
+    for (const auto& [instance, c] : instance_cals) by_instance[instance] = c.report;
+    report["calibration"] = {
+        {"scope", "per_instance"},
+        {"doc",
+         "each machine instance's controller calibrated from that instance's own "
+         "controller-only runs alone (the same fit as the pooled calibration); no strategy run "
+         "is used"},
+        {"instances", by_instance}};
+    report["method"] =
+        "calibrate per machine instance, freeze, predict: each instance's controller model "
+        "parameters come from that instance's own controller-only runs (calibration), then "
+        "every strategy case is simulated once per instance with that instance's parameters and "
+        "compared with the median of that instance's untraced runs of the case "
+        "(cases[].instances_view); nothing is fitted per case or per strategy. The pooled view, "
+        "on which the error, MAE, per-strategy errors, order check, Kendall tau and "
+        "cross-validation are computed: the case's prediction is the median of its instances' "
+        "predictions, against the median of its untraced runs over all instances. error = "
+        "(simulated - median) / median; the measured spread is the interquartile range of the "
+        "case's runs over all machine instances; batch_commands_mean and simulated_service_ns: "
+        "medians over the instances' simulations";
+    nlohmann::json summary_by_instance = nlohmann::json::object();
+    std::vector<double> all;
+    for (const auto& [instance, errs] : instance_abs_errors) {
+      double sum = 0, w = 0;
+      for (double e : errs) {
+        sum += e;
+        w = std::max(w, e);
+        all.push_back(e);
+      }
+      summary_by_instance[instance] = {{"cases", errs.size()},
+                                       {"mean_abs_error_pct", 100.0 * sum / double(errs.size())},
+                                       {"max_abs_error_pct", 100.0 * w}};
+    }
+    double sum = 0;
+    for (double e : all) sum += e;
+    report["per_instance_summary"] = {
+        {"doc",
+         "each instance's predictions against that instance's own measured medians (not the "
+         "verdict's figures, which are the pooled view's)"},
+        {"instances", summary_by_instance},
+        {"case_instance_pairs", all.size()},
+        {"mean_abs_error_pct", all.empty() ? 0.0 : 100.0 * sum / double(all.size())}};
+  }
+  return report;
 }
 
 }  // namespace
@@ -1239,6 +1457,17 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
                          const Options& options) {
   nlohmann::json report;
   if (!hw.contains("controller_only")) {
+    if (!options.instances.empty()) {
+      throw ConfigError(hw_file, "$.controller_only", "",
+                        "a selection of machine instances (--instances) is for prediction "
+                        "mode, which needs controller-only runs (gpunvme-hw --controller-only); "
+                        "none were given");
+    }
+    if (options.calibration == CalibrationScope::per_instance) {
+      throw ConfigError(hw_file, "$.controller_only", "",
+                        "per-instance calibration needs controller-only runs (gpunvme-hw "
+                        "--controller-only) of every machine instance; none were given");
+    }
     report = postdict(hw, hw_file, options);
   } else {
     const MeasuredSetup setup = measured_setup(hw, hw_file, options);
@@ -1353,7 +1582,8 @@ std::string prediction_svg(const nlohmann::json& report) {
   const nlohmann::json& iops = report.at("metrics").at("iops");
   svg_header(
       s, w, h, left,
-      fmt::format("gpunvme validate (prediction): IOPS, {} ({}); MAE {:.1f} %, order {}/{}",
+      fmt::format("gpunvme validate (prediction{}): IOPS, {} ({}); MAE {:.1f} %, order {}/{}",
+                  report.contains("calibration_scope") ? ", per-instance calibration" : "",
                   report.at("device").value("name", "?"), report.value("date_measured", ""),
                   iops.at("mean_abs_error_pct").get<double>(),
                   report.at("order_check").at("ordered_alike").get<std::size_t>(),
@@ -1499,6 +1729,22 @@ std::string report_table(const nlohmann::json& report) {
         "r (Pearson) is left out (-) for a metric with fewer than {} cases: two points always "
         "lie on a line\n",
         kMinCasesForCorrelation);
+  }
+  // Per-instance calibration: the figures above are the pooled view's; each
+  // instance's predictions against its own medians are printed beside them.
+  if (report.contains("per_instance_summary")) {
+    const nlohmann::json& per = report.at("per_instance_summary");
+    std::string by_instance;
+    for (const auto& [instance, figures] : per.at("instances").items()) {
+      by_instance += fmt::format("{}{} {:.1f} %", by_instance.empty() ? "" : ", ", instance,
+                                 figures.at("mean_abs_error_pct").get<double>());
+    }
+    s << fmt::format(
+        "per-instance calibration: the figures above compare the median of the instances' "
+        "predictions with the pooled measured median; each instance against its own medians: "
+        "IOPS MAE {:.1f} % over {} case-instance pairs ({})\n",
+        per.at("mean_abs_error_pct").get<double>(), per.at("case_instance_pairs").get<int>(),
+        by_instance);
   }
   if (report.contains("strategies")) {
     s << fmt::format("{:<26} {:>11} {:>14}  {}\n", "strategy", "gated cases", "max |error| %",

@@ -16,6 +16,11 @@
 
 namespace gpunvme::validate {
 
+// Where a prediction's controller calibration comes from: every machine
+// instance's controller-only runs pooled into one calibration, or each
+// instance's own runs for that instance's strategy runs.
+enum class CalibrationScope { pooled, per_instance };
+
 struct Options {
   // The simulated placement (default: configs/topologies/hw-soft-controller.json,
   // or hw-gpu-target.json when the runs' target is the GPU-resident one).
@@ -28,8 +33,16 @@ struct Options {
   // Only these cases ("" = every one): strategy names, warp counts.
   std::vector<std::string> strategies;
   std::vector<std::uint32_t> warps;
+  // Prediction mode only: only these machine instances' runs, strategy and
+  // controller-only alike ("" = every instance).
+  std::vector<std::string> instances;
   // Relative error a calibrated metric may have (0.10 = 10 %).
   double tolerance = 0.10;
+  // Prediction mode only: pooled (one calibration for all instances) or per
+  // machine instance (each case simulated once per instance with that
+  // instance's calibration; every strategy run must carry an instance and
+  // every such instance needs controller-only runs).
+  CalibrationScope calibration = CalibrationScope::pooled;
 };
 
 // The metrics compared per case. `calibrated` ones are held to the
