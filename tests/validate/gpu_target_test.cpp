@@ -4,7 +4,8 @@
 // runs with the strategy runs' queue count only, and the committed reports
 // (configs/measurements/validate-gpu-target-h100-2026-11-27t.json and the
 // H200's -h200-2026-11-27t.json) hold the simulator to where they put each
-// case, give or take the case's measured noise.
+// case, give or take the case's measured noise; the same for the runs made
+// with gpunvme-hw's per-role kernels (validate-gpu-target-perrole-h100-2026-11-27.json).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +38,16 @@ const std::string kH200ControllerRuns =
 const std::string kH200MoreControllerRuns =
     kMeasurementDir + "hw-gpu-target-controller-h200-2026-11-27-b.json";
 const std::string kH200Report = kMeasurementDir + "validate-gpu-target-h200-2026-11-27t.json";
+
+// The runs made with the per-role kernels (gpunvme-hw --kernel per-role:
+// each strategy's compute warps in a kernel compiled for it, service warps in
+// kernels of their own), instances m and n, their own calibration set, and
+// their prediction with the same model.
+const std::string kPerRoleRuns = kMeasurementDir + "hw-gpu-target-perrole-h100-2026-11-27.json";
+const std::string kPerRoleControllerRuns =
+    kMeasurementDir + "hw-gpu-target-controller-h100-2026-11-27-perrole.json";
+const std::string kPerRoleReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -141,6 +152,30 @@ TEST(GpuTargetPrediction, H200SimulatorStaysWithinMeasuredNoiseOfTheCommittedPre
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
   const std::size_t compared = test::expect_as_committed(now, committed);
   EXPECT_EQ(compared, 4u);
+}
+
+// The same hold on the per-role kernels' prediction, every strategy at one
+// warp (seconds). The runs say which kernels they ran in: a results file
+// without harness.kernel "per-role", or a case run otherwise, would be
+// measured with another harness than the report describes.
+TEST(GpuTargetPrediction, PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
+  const nlohmann::json runs = read_json_file(kPerRoleRuns);
+  EXPECT_EQ(runs.at("harness").at("kernel"), "per-role");
+  for (const nlohmann::json& c : runs.at("cases")) {
+    ASSERT_EQ(c.at("harness_kernel"), "per-role");
+    const std::string compute = c.at("kernels").at(0).get<std::string>();
+    EXPECT_EQ(compute, "compute_kernel<" + c.at("strategy").get<std::string>() + ">");
+  }
+  const nlohmann::json hw =
+      validate::merge_hardware_results({runs, read_json_file(kPerRoleControllerRuns)});
+  const nlohmann::json committed = read_json_file(kPerRoleReport);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  validate::Options options;
+  options.warps = {1};
+  const nlohmann::json now = validate::correlate(hw, kPerRoleRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  const std::size_t compared = test::expect_as_committed(now, committed);
+  EXPECT_EQ(compared, 6u);
 }
 
 // The target's batch size beside the controller model's. warp_batch at one

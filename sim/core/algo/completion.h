@@ -411,7 +411,7 @@ GPUNVME_HD LaneMask reap_slots(P& p, WarpContext& w, Lanes<Pending>& io, LaneMas
 template <class P>
 GPUNVME_HD bool reap(P& p, WarpContext& w) {
   bool moved = false;
-  switch (w.strategy.completion) {
+  switch (strategy_of<P>(w).completion) {
     case Completion::CidFlags:
     case Completion::PollingWarps: {
       for (std::uint32_t r = 0; r < w.round_count; ++r) {
@@ -422,7 +422,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
         });
         if (out != 0 && reap_flags(p, w, io, out) != 0) moved = true;
       }
-      if (moved || w.strategy.completion != Completion::CidFlags) return moved;
+      if (moved || strategy_of<P>(w).completion != Completion::CidFlags) return moved;
       // Nothing of ours is flagged: drain a queue of ours if nobody is. A
       // warp's lanes mostly share a queue: a run of lanes on one queue
       // checks it once (each check reads the CQ, maybe across PCIe).
@@ -500,7 +500,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
 // waiter.
 template <class P>
 GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
-  if (w.strategy.completion == Completion::OwnerDrain) {
+  if (strategy_of<P>(w).completion == Completion::OwnerDrain) {
     for (std::uint32_t i = 0; i < w.owned_count; ++i) {
       if (owner_entry_waiting(p, w, w.owned[i].queue)) return true;
     }
@@ -512,7 +512,7 @@ GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
     for (int lane = 0; lane < kWarpLanes; ++lane) {
       if (io[lane].state != kOutstanding) continue;
       const QueuePair& q = w.queue(io[lane].queue);
-      switch (w.strategy.completion) {
+      switch (strategy_of<P>(w).completion) {
         case Completion::CidFlags:
           if (drain_checked != io[lane].queue) {
             drain_checked = io[lane].queue;
@@ -538,11 +538,13 @@ GPUNVME_HD bool reap_possible(P& p, WarpContext& w) {
   return false;
 }
 
-// The memory a reaping waiter watches.
-GPUNVME_HD inline void add_reap_ranges(WaitSet& set, WarpContext& w) {
+// The memory a reaping waiter watches (P: the platform, where it fixes the
+// strategy; see strategy_of).
+template <class P = void>
+GPUNVME_HD void add_reap_ranges(WaitSet& set, WarpContext& w) {
   auto add_queue = [&](const QueuePair& q) {
     set.add(q.cq_base, std::uint64_t{q.entries} * nvme::kCqEntrySize);
-    switch (w.strategy.completion) {
+    switch (strategy_of<P>(w).completion) {
       case Completion::CidFlags:
         set.add(q.cq_lock, 4);
         set.add(q.done, std::uint64_t{q.cid_space} * 4);
@@ -561,7 +563,7 @@ GPUNVME_HD inline void add_reap_ranges(WaitSet& set, WarpContext& w) {
       default: break;
     }
   };
-  if (w.strategy.completion == Completion::OwnerDrain) {
+  if (strategy_of<P>(w).completion == Completion::OwnerDrain) {
     for (std::uint32_t i = 0; i < w.owned_count; ++i) add_queue(w.queue(w.owned[i].queue));
     return;
   }

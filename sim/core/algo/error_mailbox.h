@@ -107,7 +107,7 @@ GPUNVME_HD void release_held(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask 
   }
   detail::release_cids(p, w, io, lanes);
   // A queue its owner drains has no slot gates (its tickets are the warp's).
-  if (w.strategy.completion != Completion::OwnerDrain) {
+  if (strategy_of<P>(w).completion != Completion::OwnerDrain) {
     p.for_lanes(lanes, [&](int lane) {
       detail::release_slot(p, w.queue(io[lane].queue), io[lane].ticket);
     });

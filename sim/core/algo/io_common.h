@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "sim/core/algo/lanes.h"
 #include "sim/core/algo/policies.h"
@@ -102,6 +103,24 @@ struct WarpContext {
     return o;
   }
 };
+
+// The strategy a warp runs: its WarpContext's, or, where the platform fixes
+// one at compile time (a static constexpr P::fixed_strategy(), as a GPU
+// kernel built for one strategy does), that one, so that the compiler drops
+// the other strategies' code. The simulator's platforms fix none.
+template <class P, class = void>
+struct FixesStrategy : std::false_type {};
+template <class P>
+struct FixesStrategy<P, std::void_t<decltype(P::fixed_strategy())>> : std::true_type {};
+
+template <class P>
+GPUNVME_HD Strategy strategy_of(const WarpContext& w) {
+  if constexpr (FixesStrategy<P>::value) {
+    return P::fixed_strategy();
+  } else {
+    return w.strategy;
+  }
+}
 
 // Addresses a wait watches (address, length pairs). A waiter that would need
 // more falls back to timed re-checks.
@@ -264,7 +283,7 @@ GPUNVME_HD void allocate_cids(P& p, WarpContext& w, const QueuePair& q, LaneMask
                               const Lanes<std::uint32_t>& ticket, const Lanes<IoRequest>& request,
                               Lanes<std::uint32_t>& cid, bool aggregated) {
   const std::uint32_t space = q.cid_space;
-  switch (w.strategy.cid) {
+  switch (strategy_of<P>(w).cid) {
     case CidScheme::SqSlot:
       for_each_lane(p, group, [&](int lane) {
         cid[lane] = static_cast<std::uint16_t>(ticket[lane] % q.entries);
@@ -372,7 +391,7 @@ GPUNVME_HD void build_sqes(P& p, WarpContext& w, const QueuePair& q, LaneMask la
 // Gives the CIDs of consumed commands back: `io[lane]` for lanes of `done`.
 template <class P, class Records>
 GPUNVME_HD void release_cids(P& p, WarpContext& w, const Records& io, LaneMask done) {
-  switch (w.strategy.cid) {
+  switch (strategy_of<P>(w).cid) {
     case CidScheme::CounterLock:
       p.for_lanes(done, [&](int lane) {
         const std::uint32_t cid = io[lane].cid;

@@ -33,7 +33,7 @@ GPUNVME_HD void submit(P& p, WarpContext& w, LaneMask mask, const Lanes<IoReques
     const std::uint32_t queue = request[first_lane(left)].queue;
     const LaneMask group = p.ballot(left, [&](int lane) { return request[lane].queue == queue; });
     left &= ~group;
-    switch (w.strategy.submission) {
+    switch (strategy_of<P>(w).submission) {
       case Submission::PerCommand:
       case Submission::TicketReady:
         detail::submit_per_thread(p, w, queue, group, request, io, requested);
@@ -62,7 +62,7 @@ GPUNVME_HD void wait(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask mask) {
     if (all) return;
     if (detail::reap(p, w)) continue;
     WaitSet set;
-    detail::add_reap_ranges(set, w);
+    detail::add_reap_ranges<P>(set, w);
     detail::wait_on(p, set, [&] { return detail::reap_possible(p, w); });
   }
 }

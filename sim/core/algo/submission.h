@@ -62,7 +62,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
                                   const Lanes<IoRequest>& request, Lanes<Pending>& io,
                                   Timestamp requested) {
   const QueuePair& q = w.queue(queue_index);
-  const bool ticket_ready = w.strategy.submission == Submission::TicketReady;
+  const bool ticket_ready = strategy_of<P>(w).submission == Submission::TicketReady;
   Lanes<std::uint32_t> ticket;
   p.for_lanes(group, [&](int lane) { ticket[lane] = p.atomic_add_u32(q.ticket, 1u); });
   // CIDs are chosen once a lane holds its slot: then at most entries - 1
@@ -130,7 +130,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
     WaitSet set;
     set.add(q.slot_gate, std::uint64_t{q.entries} * 4);
     set.add(q.turn, 4);
-    add_reap_ranges(set, w);
+    add_reap_ranges<P>(set, w);
     wait_on(p, set, [&] {
       bool go = false;
       for_each_lane(p, need_slot, [&](int lane) { go = go || gate_open(p, q, ticket[lane]); });
@@ -175,7 +175,7 @@ GPUNVME_HD void submit_exclusive(P& p, WarpContext& w, std::uint32_t queue_index
     while (o.ticket + n - oldest_outstanding<P>(w, queue_index, o.ticket) > q.entries - 1u) {
       if (reap(p, w)) continue;
       WaitSet set;
-      add_reap_ranges(set, w);
+      add_reap_ranges<P>(set, w);
       wait_on(p, set, [&] { return reap_possible(p, w); });
     }
     const std::uint32_t first = o.ticket;

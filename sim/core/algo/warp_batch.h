@@ -28,7 +28,7 @@ GPUNVME_HD void wait_for_open_slots(P& p, WarpContext& w, const QueuePair& q, La
     if (reap(p, w)) continue;
     WaitSet set;
     set.add(q.slot_gate, std::uint64_t{q.entries} * 4);
-    add_reap_ranges(set, w);
+    add_reap_ranges<P>(set, w);
     wait_on(p, set, [&] {
       bool all = true;
       for_each_lane(p, chunk, [&](int lane) { all = all && gate_open(p, q, ticket[lane]); });
@@ -66,7 +66,7 @@ GPUNVME_HD void submit_warp_batch(P& p, WarpContext& w, std::uint32_t queue_inde
       if (reap(p, w)) continue;
       WaitSet set;
       set.add(q.turn, 4);
-      add_reap_ranges(set, w);
+      add_reap_ranges<P>(set, w);
       wait_on(p, set, [&] { return my_turn() || reap_possible(p, w); });
     }
     record_lanes(p, chunk, [&](int lane) { record(p, q, cid[lane], Stage::SqTailSynced); });

@@ -184,30 +184,108 @@ __device__ std::uint32_t sm_id() {
   return id;
 }
 
+// The strategy a compute warp's code is compiled for. The per-role compute
+// kernels (compute_kernel<S>) hold one named strategy as a compile-time
+// constant, as an application compiles only the strategy it uses: the other
+// strategies' code is not in the kernel. Runtime reads KernelArgs::strategy,
+// as the combined kernel does (and the per-role kernel for the extension
+// options, which have no kernel of their own).
+enum class CompiledStrategy : int {
+  Runtime,
+  AllThreads,
+  BamTicket,
+  WarpBatch,
+  WarpBatchPollingWarps,
+  PerWarpQueue,
+  IoAgents
+};
+
+// The named strategy of a compiled compute kernel (S other than Runtime).
+template <CompiledStrategy S>
+__host__ __device__ constexpr algo::Strategy compiled_strategy() {
+  using algo::NamedStrategy;
+  static_assert(S != CompiledStrategy::Runtime, "Runtime reads the strategy at run time");
+  if constexpr (S == CompiledStrategy::AllThreads) {
+    return algo::named_strategy(NamedStrategy::AllThreads);
+  } else if constexpr (S == CompiledStrategy::BamTicket) {
+    return algo::named_strategy(NamedStrategy::BamTicket);
+  } else if constexpr (S == CompiledStrategy::WarpBatch) {
+    return algo::named_strategy(NamedStrategy::WarpBatch);
+  } else if constexpr (S == CompiledStrategy::WarpBatchPollingWarps) {
+    algo::Strategy s = algo::named_strategy(NamedStrategy::WarpBatch);
+    s.completion = algo::Completion::PollingWarps;
+    return s;
+  } else if constexpr (S == CompiledStrategy::PerWarpQueue) {
+    return algo::named_strategy(NamedStrategy::PerWarpQueue);
+  } else {
+    return algo::named_strategy(NamedStrategy::IoAgents);
+  }
+}
+
+// The CUDA platform with the strategy fixed at compile time: the algorithm
+// library reads it through algo::strategy_of instead of the WarpContext, so
+// the switches over the strategy's policies fold and the other strategies'
+// code is not compiled into the kernel.
+template <CompiledStrategy S>
+class StrategyWarp : public platform::CudaWarp {
+ public:
+  using platform::CudaWarp::CudaWarp;
+  __host__ __device__ static constexpr algo::Strategy fixed_strategy() {
+    return compiled_strategy<S>();
+  }
+};
+
+template <CompiledStrategy S>
+struct WarpFor {
+  using type = StrategyWarp<S>;
+};
+template <>
+struct WarpFor<CompiledStrategy::Runtime> {
+  using type = platform::CudaWarp;
+};
+
+template <CompiledStrategy S>
+__device__ __forceinline__ algo::Strategy compute_strategy(const KernelArgs& a) {
+  if constexpr (S == CompiledStrategy::Runtime) {
+    return a.strategy;
+  } else {
+    return compiled_strategy<S>();
+  }
+}
+
+template <CompiledStrategy S>
+__device__ __forceinline__ bool compute_agents(const KernelArgs& a) {
+  if constexpr (S == CompiledStrategy::Runtime) {
+    return a.agents;
+  } else {
+    return S == CompiledStrategy::IoAgents;
+  }
+}
+
 // The queue a compute warp's I/O goes to: the simulator's mapping
 // (sim/system/workload/microbenchmark.cpp, Microbenchmark::map_queue) for one SSD.
-__device__ std::uint32_t map_queue(const KernelArgs& a, std::uint32_t w, std::uint32_t thread,
-                                   std::uint32_t round) {
+__device__ std::uint32_t map_queue(const KernelArgs& a, const algo::Strategy& strategy, bool agents,
+                                   std::uint32_t w, std::uint32_t thread, std::uint32_t round) {
   const std::uint32_t n = a.queue_count;
-  if (a.agents) {
-    const std::uint32_t agents = a.service_warps;
-    const std::uint32_t ag = w % agents;
-    const std::uint32_t owned = (n - ag + agents - 1) / agents;
-    return ag + agents * ((w / agents) % owned);
+  if (agents) {
+    const std::uint32_t agent_count = a.service_warps;
+    const std::uint32_t ag = w % agent_count;
+    const std::uint32_t owned = (n - ag + agent_count - 1) / agent_count;
+    return ag + agent_count * ((w / agent_count) % owned);
   }
-  if (a.strategy.submission == algo::Submission::Exclusive) return w;
-  switch (a.strategy.mapping) {
+  if (strategy.submission == algo::Submission::Exclusive) return w;
+  switch (strategy.mapping) {
     case algo::QueueMapping::PerSm: return sm_id() % n;
     case algo::QueueMapping::PerWarp: return w % n;
     default: return (thread + round) % n;
   }
 }
 
-__device__ algo::WarpContext base_context(const KernelArgs& a) {
+__device__ algo::WarpContext base_context(const KernelArgs& a, const algo::Strategy& strategy) {
   algo::WarpContext c;
   c.queues = a.queues;
   c.queue_count = a.queue_count;
-  c.strategy = a.strategy;
+  c.strategy = strategy;
   c.cq_doorbell_batch = a.cq_doorbell_batch;
   c.max_batch = a.max_batch;
   c.cid_local_bits = a.cid_local_bits;
@@ -215,44 +293,47 @@ __device__ algo::WarpContext base_context(const KernelArgs& a) {
   return c;
 }
 
-// Every thread of a warp runs this; the warp's private state (WarpContext,
-// AgentContext) is a per-thread copy that all lanes update identically, so
-// no lane ever reads state another lane is writing.
-__global__ void io_kernel(KernelArgs a) {
-  algo::init_warp_scratch();
-  const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
-  const std::uint32_t lane = threadIdx.x % 32u;
-  if (w >= a.warps + a.service_warps) return;
-  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, w >= a.warps ? 1 : 0);
+// Every thread of a warp runs the roles below; the warp's private state
+// (WarpContext, AgentContext) is a per-thread copy that all lanes update
+// identically, so no lane ever reads state another lane is writing.
 
-  if (w >= a.warps) {
-    const std::uint32_t i = w - a.warps;
-    if (a.pollers) {
-      const algo::WarpContext c = base_context(a);
-      algo::polling_warp(p, c, a.poller_queues + a.poller_first[i],
-                         a.poller_first[i + 1] - a.poller_first[i], a.shutdown);
-      p.flush_stage_means();
-      return;
-    }
-    algo::AgentContext c;
-    c.w = base_context(a);
-    c.ring = a.rings[i];
-    algo::AgentQueue owned[kMaxAgentQueues];
-    const std::uint32_t first = a.agent_first[i];
-    c.owned_count = a.agent_first[i + 1] - first;
-    for (std::uint32_t k = 0; k < c.owned_count; ++k) owned[k] = a.agent_queues[first + k];
-    c.owned = owned;
-    c.local_index = a.agent_local_index + std::uint64_t{i} * a.queue_count;
-    c.batch_size = a.batch_size;
-    c.batch_timeout = 0;
-    c.shutdown = a.shutdown;
-    algo::agent_loop(p, c);
-    p.flush_stage_means();
-    p.flush_op_profile();
-    return;
-  }
+// Polling warp i: completes the commands of its queues until shutdown.
+__device__ __forceinline__ void polling_role(const KernelArgs& a, std::uint32_t i,
+                                             platform::CudaWarp& p) {
+  const algo::WarpContext c = base_context(a, a.strategy);
+  algo::polling_warp(p, c, a.poller_queues + a.poller_first[i],
+                     a.poller_first[i + 1] - a.poller_first[i], a.shutdown);
+  p.flush_stage_means();
+}
 
-  algo::WarpContext c = base_context(a);
+// io_agents' agent warp i: serves its ring and its queues until shutdown.
+__device__ __forceinline__ void agent_role(const KernelArgs& a, std::uint32_t i,
+                                           platform::CudaWarp& p) {
+  algo::AgentContext c;
+  c.w = base_context(a, a.strategy);
+  c.ring = a.rings[i];
+  algo::AgentQueue owned[kMaxAgentQueues];
+  const std::uint32_t first = a.agent_first[i];
+  c.owned_count = a.agent_first[i + 1] - first;
+  for (std::uint32_t k = 0; k < c.owned_count; ++k) owned[k] = a.agent_queues[first + k];
+  c.owned = owned;
+  c.local_index = a.agent_local_index + std::uint64_t{i} * a.queue_count;
+  c.batch_size = a.batch_size;
+  c.batch_timeout = 0;
+  c.shutdown = a.shutdown;
+  algo::agent_loop(p, c);
+  p.flush_stage_means();
+  p.flush_op_profile();
+}
+
+// Compute warp w: a.rounds reads per lane, each checked; the last warp to
+// finish raises shutdown for the service warps.
+template <CompiledStrategy S, class P>
+__device__ __forceinline__ void compute_role(const KernelArgs& a, std::uint32_t w,
+                                             std::uint32_t lane, P& p) {
+  const algo::Strategy strategy = compute_strategy<S>(a);
+  const bool agents = compute_agents<S>(a);
+  algo::WarpContext c = base_context(a, strategy);
   // The warp's index among the warps of its queue (w % queues): its CID
   // partition (thread_wide); the other schemes do not read it.
   c.cid_partition = w / a.queue_count;
@@ -274,14 +355,14 @@ __global__ void io_kernel(KernelArgs a) {
     req.nlb_zero_based = a.nlb_zero_based;
     req.buffer = buffer;
     req.bytes = a.bytes;
-    req.queue = map_queue(a, w, thread, r);
+    req.queue = map_queue(a, strategy, agents, w, thread, r);
     req.pool_index = 0;
     // Clear the word the data check reads, so that only this read's data
     // can pass it.
     *first_word = 0;
     __threadfence_system();
     __syncwarp();
-    if (a.agents) {
+    if (agents) {
       algo::agent_post(p, a.rings, a.agent_of_queue, algo::kAllLanes, request, reply);
       algo::agent_wait(p, algo::kAllLanes, reply, status);
     } else {
@@ -307,6 +388,54 @@ __global__ void io_kernel(KernelArgs a) {
   }
   p.flush_stage_means();
   p.flush_op_profile();
+}
+
+// The combined kernel (--kernel combined): every role in one kernel, the
+// strategy read at run time; service warps are numbered after the compute
+// warps.
+__global__ void io_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  const std::uint32_t lane = threadIdx.x % 32u;
+  if (w >= a.warps + a.service_warps) return;
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, w >= a.warps ? 1 : 0);
+  if (w >= a.warps) {
+    if (a.pollers) {
+      polling_role(a, w - a.warps, p);
+    } else {
+      agent_role(a, w - a.warps, p);
+    }
+    return;
+  }
+  compute_role<CompiledStrategy::Runtime>(a, w, lane, p);
+}
+
+// The per-role kernels (--kernel per-role): the compute warps of one
+// strategy, io_agents' agent warps and the polling warps, each a kernel of
+// its own, launched side by side on streams of their own.
+template <CompiledStrategy S>
+__global__ void compute_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  const std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (w >= a.warps) return;
+  typename WarpFor<S>::type p(a.poll_backoff_ns, a.trace, a.profile, 0);
+  compute_role<S>(a, w, threadIdx.x % 32u, p);
+}
+
+__global__ void agent_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  const std::uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (i >= a.service_warps) return;
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, 1);
+  agent_role(a, i, p);
+}
+
+__global__ void polling_kernel(KernelArgs a) {
+  algo::init_warp_scratch();
+  const std::uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (i >= a.service_warps) return;
+  platform::CudaWarp p(a.poll_backoff_ns, a.trace, a.profile, 1);
+  polling_role(a, i, p);
 }
 
 __device__ __forceinline__ unsigned long long globaltimer_ns() {
@@ -530,6 +659,11 @@ struct Options {
   // The NVMe target: "host" (soft_controller.h) or "gpu" (gpu_target.h), and
   // the GPU one's SMs and serving warps.
   std::string target = "host";
+  // The GPU code's kernels: "per-role" (a compute kernel compiled for the
+  // case's strategy, the agent or polling warps in a kernel of their own,
+  // launched side by side) or "combined" (every role and strategy in one
+  // kernel, the strategy chosen at run time).
+  std::string kernel = "per-role";
   std::uint32_t gpu_target_sms = 8;
   std::uint32_t gpu_target_warps = 32;
   std::uint32_t dstrd = 0;            // CAP.DSTRD: doorbells 4 << dstrd bytes apart
@@ -610,6 +744,11 @@ void usage() {
       "  --target host|gpu        the NVMe target: host threads polling pinned host memory\n"
       "                           (default), or a persistent kernel on SMs of its own with\n"
       "                           rings, doorbells and the namespace image in GPU memory\n"
+      "  --kernel per-role|combined  the strategy cases' GPU code: a compute kernel compiled\n"
+      "                           for the case's strategy beside kernels of its agent or\n"
+      "                           polling warps, on streams of their own (default), or one\n"
+      "                           kernel of every role and strategy (the strategy chosen at\n"
+      "                           run time; the harness before per-role kernels)\n"
       "  --gpu-target-sms N       SMs the GPU target holds (default 8)\n"
       "  --gpu-target-warps N     its serving warps, spread over those SMs (default 32)\n"
       "  --dstrd N                doorbell stride 4 << N bytes (CAP.DSTRD, 0-9; default 0)\n"
@@ -678,6 +817,9 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--target") {
       if (v != "host" && v != "gpu") bad(arg, v, "expected host or gpu");
       o.target = v;
+    } else if (arg == "--kernel") {
+      if (v != "per-role" && v != "combined") bad(arg, v, "expected per-role or combined");
+      o.kernel = v;
     } else if (arg == "--gpu-target-sms") {
       o.gpu_target_sms = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 64));
     } else if (arg == "--gpu-target-warps") {
@@ -1074,6 +1216,68 @@ class Backend {
   std::unique_ptr<NvmeTarget> target_;
 };
 
+// A case's kernels: the compute warps' and, where the strategy has service
+// warps (io_agents' agents, polling warps) and the kernels are per role, the
+// service warps'. The combined kernel runs both roles.
+using KernelFunction = void (*)(KernelArgs);
+struct CaseKernels {
+  KernelFunction compute = nullptr;
+  std::string compute_name;
+  KernelFunction service = nullptr;  // nullptr: no service kernel
+  std::string service_name;
+};
+
+bool same_strategy(const algo::Strategy& x, const algo::Strategy& y) {
+  return x.mapping == y.mapping && x.cid == y.cid && x.submission == y.submission &&
+         x.completion == y.completion;
+}
+
+CaseKernels case_kernels(const StrategyCase& sc, bool per_role, bool has_service) {
+  CaseKernels k;
+  if (!per_role) {
+    k.compute = io_kernel;
+    k.compute_name = "io_kernel";
+    return k;
+  }
+  using algo::NamedStrategy;
+  // The six strategies of the validation each have a kernel compiled for
+  // them; a strategy with the proposed extensions' options runs the compute
+  // kernel that reads the strategy at run time.
+  algo::Strategy polling = algo::named_strategy(NamedStrategy::WarpBatch);
+  polling.completion = algo::Completion::PollingWarps;
+  const struct {
+    const char* name;
+    algo::Strategy strategy;
+    KernelFunction kernel;
+  } compiled[] = {
+      {"all_threads", algo::named_strategy(NamedStrategy::AllThreads),
+       compute_kernel<CompiledStrategy::AllThreads>},
+      {"bam_ticket", algo::named_strategy(NamedStrategy::BamTicket),
+       compute_kernel<CompiledStrategy::BamTicket>},
+      {"warp_batch", algo::named_strategy(NamedStrategy::WarpBatch),
+       compute_kernel<CompiledStrategy::WarpBatch>},
+      {"warp_batch+polling_warps", polling,
+       compute_kernel<CompiledStrategy::WarpBatchPollingWarps>},
+      {"per_warp_queue", algo::named_strategy(NamedStrategy::PerWarpQueue),
+       compute_kernel<CompiledStrategy::PerWarpQueue>},
+      {"io_agents", algo::named_strategy(NamedStrategy::IoAgents),
+       compute_kernel<CompiledStrategy::IoAgents>},
+  };
+  k.compute = compute_kernel<CompiledStrategy::Runtime>;
+  k.compute_name = "compute_kernel<runtime>";
+  for (const auto& c : compiled) {
+    if (sc.name == c.name && same_strategy(sc.strategy, c.strategy) && !sc.shadow_polled) {
+      k.compute = c.kernel;
+      k.compute_name = std::string("compute_kernel<") + c.name + ">";
+    }
+  }
+  if (has_service) {
+    k.service = sc.agents ? agent_kernel : polling_kernel;
+    k.service_name = sc.agents ? "agent_kernel" : "polling_kernel";
+  }
+  return k;
+}
+
 CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   CaseResult out;
   const std::uint32_t queues =
@@ -1087,8 +1291,17 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
                                 : sc.pollers ? std::min(o_.poller_warps, queues)
                                              : 0;
   const std::uint32_t tpb = std::min(o_.threads_per_block, threads);
-  const std::uint32_t blocks = ((warps + service) * 32u + tpb - 1) / tpb;
+  const bool per_role_kernels = o_.kernel == "per-role";
+  const CaseKernels kernels = case_kernels(sc, per_role_kernels, service != 0);
+  // Combined: the service warps in blocks after the compute warps'. Per
+  // role: the compute warps' blocks alone, and the service warps' in blocks
+  // of the same size (fewer threads where they are fewer).
+  const std::uint32_t blocks = ((warps + (per_role_kernels ? 0 : service)) * 32u + tpb - 1) / tpb;
   const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
+  const std::uint32_t service_tpb = kernels.service ? std::min(tpb, service * 32u) : 0;
+  const std::uint32_t service_blocks =
+      kernels.service ? (service * 32u + service_tpb - 1) / service_tpb : 0;
+  const std::size_t service_smem = std::size_t{service_tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
 
   std::ostringstream js;
   js << "{\"strategy\": \"" << sc.name << "\", \"warps\": " << warps << ", \"threads\": " << threads
@@ -1100,7 +1313,10 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
          : o_.trace == 1 ? "records"
          : o_.trace == 2 ? "means"
                          : "op_profile")
+     << "\", \"harness_kernel\": \"" << o_.kernel << "\", \"kernels\": [\"" << kernels.compute_name
      << "\"";
+  if (kernels.service) js << ", \"" << kernels.service_name << "\"";
+  js << "]";
   // The matching simulator scenario (gpunvme validate applies these).
   js << ", \"scenario\": {\"strategy\": \"" << sc.scenario << "\"";
   if (!sc.completion.empty()) js << ", \"completion\": \"" << sc.completion << "\"";
@@ -1123,21 +1339,43 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     return out;
   };
 
-  int per_sm = 0;
-  check(cudaFuncSetAttribute(io_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(smem)),
-        "cudaFuncSetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, io_kernel, static_cast<int>(tpb),
-                                                      smem),
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const auto blocks_per_sm = [](KernelFunction kernel, std::uint32_t block_threads,
+                                std::size_t shared) {
+    int per_sm = 0;
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shared)),
+          "cudaFuncSetAttribute");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
+                                                        static_cast<int>(block_threads), shared),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return static_cast<std::uint64_t>(per_sm);
+  };
   // Warps wait on each other (ticket order, agents, pollers): every block
-  // must be resident at once, on the SMs the target leaves free.
+  // must be resident at once, on the SMs the target leaves free. Per role,
+  // the two kernels are counted on SMs apart (an SM may hold blocks of both,
+  // so this asks for no less than they need).
   const std::uint64_t free_sms =
       static_cast<std::uint64_t>(prop_.multiProcessorCount) - target_->reserved_sms();
-  if (static_cast<std::uint64_t>(per_sm) * free_sms < blocks) {
-    return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
-                " threads; the GPU holds " + std::to_string(per_sm * free_sms) +
-                " beside the target");
+  const std::uint64_t per_sm = blocks_per_sm(kernels.compute, tpb, smem);
+  if (!kernels.service) {
+    if (per_sm * free_sms < blocks) {
+      return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
+                  " threads; the GPU holds " + std::to_string(per_sm * free_sms) +
+                  " beside the target");
+    }
+  } else {
+    const std::uint64_t service_per_sm = blocks_per_sm(kernels.service, service_tpb, service_smem);
+    const std::uint64_t sms_needed =
+        (per_sm == 0 ? free_sms + 1 : (blocks + per_sm - 1) / per_sm) +
+        (service_per_sm == 0 ? free_sms + 1
+                             : (service_blocks + service_per_sm - 1) / service_per_sm);
+    if (sms_needed > free_sms) {
+      return fail("needs " + std::to_string(blocks) + " resident blocks of " + std::to_string(tpb) +
+                  " threads (" + std::to_string(per_sm) + " per SM) and " +
+                  std::to_string(service_blocks) + " of " + std::to_string(service_tpb) + " (" +
+                  std::to_string(service_per_sm) + " per SM) at once; " + std::to_string(free_sms) +
+                  " SMs are free beside the target");
+    }
   }
   if (sc.agents && (queues + service - 1) / service > kMaxAgentQueues) {
     return fail("io_agents: more than " + std::to_string(kMaxAgentQueues) + " queues per agent");
@@ -1331,18 +1569,46 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
     // (no warps), before the target starts, so that its local memory is in
     // place (the pool is kept at its largest, see main_impl).
     KernelArgs none{};
-    io_kernel<<<1, 32, smem>>>(none);
+    kernels.compute<<<1, 32, smem>>>(none);
     check(cudaGetLastError(), "kernel launch (local memory)");
+    if (kernels.service) {
+      kernels.service<<<1, 32, service_smem>>>(none);
+      check(cudaGetLastError(), "kernel launch (local memory)");
+    }
     check(cudaDeviceSynchronize(), "kernel (local memory)");
   }
   target_->start();
   cudaEvent_t begin, end;
   check(cudaEventCreate(&begin), "cudaEventCreate");
   check(cudaEventCreate(&end), "cudaEventCreate");
-  check(cudaEventRecord(begin), "cudaEventRecord");
-  io_kernel<<<blocks, tpb, smem>>>(a);
-  check(cudaGetLastError(), "kernel launch");
-  check(cudaEventRecord(end), "cudaEventRecord");
+  cudaStream_t compute_stream = nullptr, service_stream = nullptr;
+  cudaEvent_t compute_done = nullptr;
+  if (!per_role_kernels) {
+    check(cudaEventRecord(begin), "cudaEventRecord");
+    io_kernel<<<blocks, tpb, smem>>>(a);
+    check(cudaGetLastError(), "kernel launch");
+    check(cudaEventRecord(end), "cudaEventRecord");
+  } else {
+    // Streams that do not wait for the legacy stream or each other; the
+    // service warps first, so that they are resident when compute warps
+    // post to them. The time runs from before the first launch to the end
+    // of both kernels (the service warps leave at shutdown), as the
+    // combined kernel's does.
+    check(cudaStreamCreateWithFlags(&compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamCreateWithFlags(&service_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreateWithFlags(&compute_done, cudaEventDisableTiming), "cudaEventCreate");
+    check(cudaEventRecord(begin, service_stream), "cudaEventRecord");
+    if (kernels.service) {
+      kernels.service<<<service_blocks, service_tpb, service_smem, service_stream>>>(a);
+      check(cudaGetLastError(), "kernel launch (service warps)");
+    }
+    check(cudaStreamWaitEvent(compute_stream, begin, 0), "cudaStreamWaitEvent");
+    kernels.compute<<<blocks, tpb, smem, compute_stream>>>(a);
+    check(cudaGetLastError(), "kernel launch");
+    check(cudaEventRecord(compute_done, compute_stream), "cudaEventRecord");
+    check(cudaStreamWaitEvent(service_stream, compute_done, 0), "cudaStreamWaitEvent");
+    check(cudaEventRecord(end, service_stream), "cudaEventRecord");
+  }
   const auto started = std::chrono::steady_clock::now();
   for (;;) {
     const cudaError_t q = cudaEventQuery(end);
@@ -1367,6 +1633,11 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
+  if (per_role_kernels) {
+    cudaEventDestroy(compute_done);
+    cudaStreamDestroy(compute_stream);
+    cudaStreamDestroy(service_stream);
+  }
   target_->stop();
 
   unsigned counters[4];
@@ -1856,8 +2127,18 @@ void write_results(const Options& o, const cudaDeviceProp& prop, Backend& backen
                backend.target().description().c_str());
   std::fprintf(f,
                "  \"program\": {\"name\": \"gpunvme-hw\", \"seed\": %llu, \"ios_per_case\": %llu, "
-               "\"clock\": \"%%globaltimer ns\"},\n  \"cases\": [\n",
+               "\"clock\": \"%%globaltimer ns\"},\n",
                static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.ios));
+  // The kernels the strategy cases ran in (controller-only runs use their
+  // feeder kernel whatever this names).
+  std::fprintf(f, "  \"harness\": {\"kernel\": \"%s\", \"doc\": \"%s\"},\n  \"cases\": [\n",
+               o.kernel.c_str(),
+               o.kernel == "per-role"
+                   ? "per-role: a compute kernel compiled for the case's strategy, its agent or "
+                     "polling warps in a kernel of their own, launched side by side on "
+                     "non-blocking streams (the case's kernels field names them)"
+                   : "combined: one kernel of every role and strategy, the strategy chosen at "
+                     "run time");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     std::fprintf(f, "    %s%s\n", cases[i].c_str(), i + 1 < cases.size() ? "," : "");
   }
