@@ -186,9 +186,15 @@ std::optional<SteadyState> RunLengthController::evaluate() const {
   if (measured_ios < rule_.min_ios || measured_ios < rule_.min_ios_per_thread * rule_.threads) {
     return std::nullopt;
   }
-  // Batches of k groups, ending with the last group; k doubles while the
-  // batch means are correlated.
-  std::size_t k = 1;
+  // Batches of k groups, ending with the last group: as many completions
+  // as there are threads where the run allows min_batches of them (in a
+  // closed loop every thread completes once per cycle of that length, and
+  // shorter batches see its bursts as variance), else the largest that
+  // gives min_batches (Schmeiser 1982: a fixed number of batches growing
+  // with the run); k doubles while the batch means are still correlated.
+  const std::size_t thread_groups = (rule_.threads + kGroupIos - 1) / kGroupIos;
+  std::size_t k =
+      std::max<std::size_t>(1, std::min(thread_groups, measured_groups / rule_.min_batches));
   std::vector<double> time_batches, latency_batches;
   for (;;) {
     if (measured_groups / k < rule_.min_batches) return std::nullopt;
