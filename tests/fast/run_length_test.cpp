@@ -118,6 +118,24 @@ TEST(RunLength, AStepInLatencyIsNotDeclaredConverged) {
   EXPECT_TRUE(flat.converged());
 }
 
+TEST(RunLength, AChangeInTheTailAloneIsNotDeclaredConverged) {
+  // After 200,000 completions the latency's spread doubles while its mean
+  // stays 55 us (45 us + an exponential of mean 10 us): the batch means see
+  // no change, the p99 of the two halves does (73 us against 91 us).
+  RunLengthRule rule = test_rule();
+  rule.min_ios = 300'000;
+  RunLengthController widened(rule, 0);
+  Uniform u{7};
+  double now = 0;
+  for (std::uint64_t i = 0; i < 390'000 && !widened.converged(); ++i) {
+    now += -std::log(u()) * kMeanGapPs;
+    const double latency = i < 200'000 ? kBaseLatencyPs - std::log(u()) * kJitterPs
+                                       : 45e6 - std::log(u()) * 2 * kJitterPs;
+    widened.record(static_cast<Picoseconds>(now), static_cast<Picoseconds>(latency));
+  }
+  EXPECT_FALSE(widened.converged());
+}
+
 TEST(RunLength, ATrendIsNotDeclaredConverged) {
   // Latency growing 10 % per 100,000 completions: never stationary.
   RunLengthController trending(test_rule(), 0);
