@@ -206,10 +206,9 @@ nlohmann::json apply_run_length(const Workload& workload, const RunConfig& confi
   const double rest_s = static_cast<double>(requested - steady.warmup_ios) / steady.ios_per_s;
   const double projected_io_ns =
       ps_to_ns(steady.warmup_end - std::min(steady.warmup_end, io_start)) + rest_s * 1e9;
+  const std::uint64_t succeeded = workload.completed() - workload.errors();
   const double bytes_per_io =
-      workload.completed() > 0 ? static_cast<double>(workload.bytes()) /
-                                     static_cast<double>(workload.completed() - workload.errors())
-                               : 0.0;
+      succeeded > 0 ? static_cast<double>(workload.bytes()) / static_cast<double>(succeeded) : 0.0;
   out["applied"] = true;
   out["completed_ios"] = workload.completed();
   out["observed_ios"] = steady.observed_ios;
