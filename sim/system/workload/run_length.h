@@ -13,9 +13,10 @@
 //     [0, n/2] that minimises the squared deviation of the rest from its
 //     mean over (n - d)^2); the later of the two truncation points;
 //   - batch means: after the warm-up, consecutive groups are merged into
-//     batches of k groups (k = 1, 2, 4, ...), doubled while the lag-1
-//     autocorrelation of either batch series exceeds max_lag1 and at least
-//     min_batches batches remain;
+//     batches of k groups: as many completions as there are threads where
+//     the run allows min_batches such batches, else the largest k that gives
+//     min_batches; k doubles while the lag-1 autocorrelation of either batch
+//     series exceeds max_lag1 and at least min_batches batches remain;
 //   - converged when, after the warm-up, at least min_batches batches hold
 //     at least min_ios completions and min_ios_per_thread per thread, the
 //     95 % confidence-interval half-width (Student t) of the mean time per
