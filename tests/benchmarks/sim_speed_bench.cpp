@@ -8,11 +8,15 @@
 //
 // --ios N      I/Os of the reference case (default 10,000,000, the reference scenario's own
 //              count); the scaling and strategy cases run N/10.
-// --cases LIST comma-separated subset of: reference, linear, queues, strategies, sweep
-//              (default: all).
+// --cases LIST comma-separated subset of: reference, linear, queues, strategies, sweep,
+//              run_length (default: all but run_length).
 // --fast       after each exact-mode run of the reference and strategy cases, the same case in
 //              fast mode (scenario fidelity = fast), back to back; its row and JSON entry say
 //              "fast".
+// The run_length case (not in the default list: exact mode at its size takes hours) runs the
+// reference and each strategy case at N I/Os in fast mode only, where run-length control
+// stops the run once its steady state has converged (README, Fast mode), and prints the I/Os
+// it answered for per second of wall time beside the I/Os it simulated.
 // --out FILE   also write the JSON document to FILE.
 //
 // Each case runs in a child process of its own, so its peak resident memory (wait4's ru_maxrss)
@@ -70,6 +74,9 @@ struct Measured {
   double wall_s = 0;
   double simulated_ns = 0;
   std::uint64_t peak_rss_kb = 0;
+  std::uint64_t requested_ios = 0;  // the scenario's count, which fast mode may answer for
+  json run_length;                  // summary.run_length of a fast run
+  double iops = 0;
 
   double ios_per_s() const { return wall_s > 0 ? ios / wall_s : 0; }
   // The kernel's and the models' cost per event, apart from how many events
@@ -125,6 +132,9 @@ Measured run_case(const Case& c) {
                {"events_by_kind", result["summary"]["events_by_kind"]},
                {"warp_instructions", instructions},
                {"simulated_ns", result["summary"]["simulated_time_ns"]},
+               {"requested_ios", result["config"]["scenario"]["ios"]},
+               {"run_length", result["summary"].value("run_length", json())},
+               {"iops", result["summary"]["iops"]},
                {"wall_s", wall}};
     } catch (const std::exception& e) {
       reply = {{"ok", false}, {"error", e.what()}};
@@ -150,6 +160,9 @@ Measured run_case(const Case& c) {
       m.warp_instructions = reply.at("warp_instructions").get<std::uint64_t>();
       m.simulated_ns = reply.at("simulated_ns").get<double>();
       m.wall_s = reply.at("wall_s").get<double>();
+      m.requested_ios = reply.at("requested_ios").get<std::uint64_t>();
+      m.run_length = reply.at("run_length");
+      m.iops = reply.at("iops").get<double>();
     } else {
       m.error = reply.at("error").get<std::string>();
     }
@@ -251,7 +264,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: sim_speed_bench [--ios N >= 10] [--cases "
-                   "reference,linear,queues,strategies,sweep] [--fast] [--out FILE]\n");
+                   "reference,linear,queues,strategies,sweep,run_length] [--fast] [--out FILE]\n");
       return 2;
     }
   }
@@ -317,22 +330,56 @@ int main(int argc, char** argv) {
     const Measured many = record(run_case({"queues=1024 (ios/10)", many_queues}));
     if (one.ok && many.ok) report["ratios"]["wall_1024_over_1_queue"] = many.wall_s / one.wall_s;
   }
-  if (cases.count("strategies")) {
-    std::vector<Case> strategy_cases;
+  // The strategy cases at `n` I/Os (`label` in their names).
+  const auto strategy_cases = [&](std::uint64_t n, const std::string& label) {
+    std::vector<Case> out;
     for (const char* strategy : {"warp_batch", "all_threads", "bam_ticket", "io_agents"}) {
-      strategy_cases.push_back({fmt::format("{} (ios/10)", strategy),
-                                {ios_set(small), fmt::format("scenario.strategy={}", strategy)}});
+      out.push_back({fmt::format("{} ({})", strategy, label),
+                     {ios_set(n), fmt::format("scenario.strategy={}", strategy)}});
     }
     // A warp owns a queue: as many warps as the SSDs have queues (4 x 128).
-    strategy_cases.push_back({fmt::format("per_warp_queue {} threads (ios/10)", kOwnedQueueThreads),
-                              {ios_set(small), "scenario.strategy=per_warp_queue",
-                               fmt::format("scenario.threads={}", kOwnedQueueThreads)}});
-    strategy_cases.push_back({fmt::format("all_threads {} threads", kWholeGpuThreads),
-                              {ios_set(small), "scenario.strategy=all_threads",
-                               fmt::format("scenario.threads={}", kWholeGpuThreads)}});
-    for (const Case& c : strategy_cases) {
+    out.push_back({fmt::format("per_warp_queue {} threads ({})", kOwnedQueueThreads, label),
+                   {ios_set(n), "scenario.strategy=per_warp_queue",
+                    fmt::format("scenario.threads={}", kOwnedQueueThreads)}});
+    out.push_back({fmt::format("all_threads {} threads ({})", kWholeGpuThreads, label),
+                   {ios_set(n), "scenario.strategy=all_threads",
+                    fmt::format("scenario.threads={}", kWholeGpuThreads)}});
+    return out;
+  };
+  if (cases.count("strategies")) {
+    for (const Case& c : strategy_cases(small, "ios/10")) {
       record(run_case(c));
       fast_too(c);
+    }
+  }
+  if (cases.count("run_length")) {
+    // Fast mode with run-length control, at the full count: what it simulated, and the
+    // requested I/Os it answered for per second of wall time.
+    fmt::print("{:<38} {:>11} {:>11} {:>9} {:>15} {:>12} {:>9}\n", "run length (fast)", "requested",
+               "simulated", "wall s", "answered per s", "KIOPS", "applied");
+    std::vector<Case> fast_cases = {{"reference (ios)", {ios_set(ios)}}};
+    for (const Case& c : strategy_cases(ios, "ios")) fast_cases.push_back(c);
+    for (Case c : fast_cases) {
+      c.name += " [fast]";
+      c.overrides.push_back("scenario.fidelity=fast");
+      const Measured m = run_case(c);
+      if (!m.ok) {
+        print_row(m);
+        continue;
+      }
+      const bool applied = m.run_length.value("applied", false);
+      const double answered = m.wall_s > 0 ? static_cast<double>(m.requested_ios) / m.wall_s : 0;
+      fmt::print("{:<38} {:>11} {:>11} {:>9.2f} {:>15.0f} {:>12.1f} {:>9}\n", m.name,
+                 m.requested_ios, m.ios, m.wall_s, answered, m.iops / 1000.0,
+                 applied ? "yes" : m.run_length.value("reason", std::string("-")));
+      std::fflush(stdout);
+      json entry = to_json(m);
+      entry["fidelity"] = "fast";
+      entry["requested_ios"] = m.requested_ios;
+      entry["answered_ios_per_s"] = answered;
+      entry["iops"] = m.iops;
+      entry["run_length"] = m.run_length;
+      report["cases"].push_back(entry);
     }
   }
   if (cases.count("sweep")) {

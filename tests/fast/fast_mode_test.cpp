@@ -1,7 +1,8 @@
 // Fast mode (scenario fidelity = fast) against exact mode, the reference: on a
 // matrix of shipped scenarios, strategies and two sizes, throughput within
 // 5 %, p50 and p99 of end-to-end latency within 10 %, and the strategies in
-// the same order; and what every fast result says about itself.
+// the same order; the same with run-length control stopping the run early;
+// and what every fast result says about itself.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "sim/system/run/run.h"
+#include "sim/system/workload/run_length.h"
 #include "tests/cli/run_cli.h"
 
 namespace gpunvme {
@@ -106,16 +108,108 @@ TEST(FastMode, AgreesWithExactModeOnTheValidationMatrix) {
   EXPECT_GE(separated_pairs, 4);
 }
 
+// Run-length control (README, Fast mode) against exact mode at the same
+// requested count: 256 threads, where the strategies' own costs set the
+// throughput and separate them, at 200,000 I/Os (each case converges after
+// 20,000 to 100,000); and the shipped randread-4k, bound by
+// its SSD, at 150,000. Fast mode must have stopped early in every case, or
+// the comparison would test nothing.
+TEST(FastMode, RunLengthControlAgreesWithExactMode) {
+  const std::vector<MatrixCase> cases = {
+      {"randread-4k.json",
+       {"scenario.threads=256"},
+       {"warp_batch", "bam_ticket", "io_agents", "all_threads", "per_warp_queue"}},
+      {"randread-4k.json", {}, {"warp_batch", "io_agents"}},
+  };
+  const std::vector<std::uint64_t> sizes = {200'000, 150'000};
+  int separated_pairs = 0;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const std::uint64_t ios = sizes[c];
+    std::vector<double> exact_iops, fast_iops;
+    for (const std::string& strategy : cases[c].strategies) {
+      const std::string where =
+          fmt::format("{} {} {} I/Os {}", cases[c].scenario,
+                      cases[c].sets.empty() ? "" : cases[c].sets[0], ios, strategy);
+      const nlohmann::json fast_result =
+          run_case(cases[c].scenario, strategy, ios, true, cases[c].sets);
+      const nlohmann::json& rl = fast_result["summary"]["run_length"];
+      ASSERT_TRUE(rl["applied"].get<bool>()) << where << ": " << rl.dump();
+      EXPECT_EQ(rl["requested_ios"].get<std::uint64_t>(), ios) << where;
+      EXPECT_LT(rl["simulated_ios"].get<std::uint64_t>(), ios) << where;
+      EXPECT_EQ(fast_result["summary"]["submitted"], rl["simulated_ios"]) << where;
+      EXPECT_LE(rl["ci_half_width"]["iops"].get<double>(), 0.01) << where;
+      const Figures exact =
+          figures(run_case(cases[c].scenario, strategy, ios, false, cases[c].sets));
+      const Figures fast = figures(fast_result);
+      EXPECT_LE(relative_error(fast.iops, exact.iops), kThroughputTolerance) << where;
+      EXPECT_LE(relative_error(fast.p50_ns, exact.p50_ns), kLatencyTolerance) << where;
+      EXPECT_LE(relative_error(fast.p99_ns, exact.p99_ns), kLatencyTolerance) << where;
+      exact_iops.push_back(exact.iops);
+      fast_iops.push_back(fast.iops);
+    }
+    expect_same_order(cases[c].strategies, exact_iops, fast_iops,
+                      fmt::format("{} {} I/Os", cases[c].scenario, ios));
+    for (const double a : exact_iops) {
+      for (const double b : exact_iops) separated_pairs += a > b * (1.0 + kThroughputTolerance);
+    }
+  }
+  EXPECT_GE(separated_pairs, 4);
+}
+
+// Where the rest of a run would not be the same as what was simulated,
+// fast mode runs every I/O and says why.
+TEST(FastMode, RunLengthControlDoesNotApplyWhereTheRunChangesOverTime) {
+  const std::string dir = std::string(GPUNVME_SOURCE_DIR) + "/scenarios/";
+  auto refusal = [&](const std::string& scenario, std::vector<std::string> sets) {
+    sets.push_back("scenario.fidelity=fast");
+    return run_length_refusal(load_config("", dir + scenario, sets, 1));
+  };
+  EXPECT_EQ(refusal("randread-4k.json", {}), "");
+  EXPECT_NE(refusal("randread-4k.json", {"scenario.rw=randwrite"}).find("writes"),
+            std::string::npos);
+  EXPECT_NE(refusal("randrw-zipf.json", {}).find("writes"), std::string::npos);
+  EXPECT_NE(refusal("randread-4k.json", {"topology.nodes.ssd0.fault_media_error_rate=0.001"})
+                .find("ssd0 injects faults"),
+            std::string::npos);
+  EXPECT_NE(refusal("randread-4k.json", {"scenario.runtime_us=1000"}).find("runtime_us"),
+            std::string::npos);
+  EXPECT_NE(refusal("kv-cache-gpu.json", {}).find("kv_cache"), std::string::npos);
+  EXPECT_EQ(refusal("randread-4k.json", {"scenario.fast_run_length=false"}),
+            "fast_run_length is false");
+  // A write run past the point where reads would have stopped: every I/O.
+  const nlohmann::json writes = run_case("randread-4k.json", "warp_batch", 60'000, true,
+                                         {"scenario.rw=randwrite", "scenario.threads=256"});
+  EXPECT_FALSE(writes["summary"]["run_length"]["applied"].get<bool>());
+  EXPECT_EQ(writes["summary"]["submitted"].get<std::uint64_t>(), 60'000u);
+  // The same run reading stops early.
+  const nlohmann::json reads =
+      run_case("randread-4k.json", "all_threads", 60'000, true, {"scenario.threads=256"});
+  EXPECT_TRUE(reads["summary"]["run_length"]["applied"].get<bool>())
+      << reads["summary"]["run_length"].dump();
+  EXPECT_LT(reads["summary"]["submitted"].get<std::uint64_t>(), 60'000u);
+  EXPECT_NE(summary_table(reads).find("run length: 60000 requested I/Os answered from"),
+            std::string::npos)
+      << summary_table(reads);
+  // Bad rule values are refused like every field.
+  const cli_test::Outcome bad = cli_test::gpunvme("check --fast --set scenario.fast_precision=0");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("$.fast_precision"), std::string::npos) << bad.output;
+}
+
 TEST(FastMode, EveryFastResultSaysSo) {
   const nlohmann::json fast = run_case("randread-4k.json", "warp_batch", 500, true);
   EXPECT_EQ(fast["summary"]["fidelity"], "fast");
   EXPECT_EQ(fast["summary"]["fast_quantum_ns"].get<double>(), 500.0);
   EXPECT_EQ(fast["config"]["scenario"]["fidelity"], "fast");
+  // Too short for run-length control's minimum share: every I/O, and why.
+  EXPECT_FALSE(fast["summary"]["run_length"]["applied"].get<bool>());
+  EXPECT_EQ(fast["summary"]["run_length"]["reason"], "not converged");
   EXPECT_NE(summary_table(fast).find("fidelity fast (quantum 500.0 ns)"), std::string::npos)
       << summary_table(fast);
   // Exact mode's summary is as it always was; its config names the mode.
   const nlohmann::json exact = run_case("randread-4k.json", "warp_batch", 500, false);
   EXPECT_FALSE(exact["summary"].contains("fidelity"));
+  EXPECT_FALSE(exact["summary"].contains("run_length"));
   EXPECT_EQ(exact["config"]["scenario"]["fidelity"], "exact");
   EXPECT_EQ(summary_table(exact).find("fidelity"), std::string::npos);
 }

@@ -68,9 +68,10 @@ TEST(ScenarioKinds, TheTableNamesOnlyKnownKinds) {
     if (!p.kinds.empty()) ++kind_specific;
   }
   EXPECT_EQ(scenario_spec().find("kind")->choices, kKinds);
-  // Hand count of scenario_params.def: 16 microbenchmark fields (two shared
-  // with gather), 47 kv_cache, 12 graph, 5 gather only.
-  EXPECT_EQ(kind_specific, 80u);
+  // Hand count of scenario_params.def: 23 microbenchmark fields (two shared
+  // with gather; 7 of them fast mode's run-length control), 47 kv_cache,
+  // 12 graph, 5 gather only.
+  EXPECT_EQ(kind_specific, 87u);
 }
 
 TEST(ScenarioKinds, DescribeShowsEveryKindSpecificFieldsKinds) {

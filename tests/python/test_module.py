@@ -68,6 +68,25 @@ def test_run_matches_the_cli_byte_for_byte(small_config, cli, tmp_path):
     assert "KIOPS" in result.table()
 
 
+def test_fast_mode_run_length_matches_the_cli(cli, tmp_path):
+    sets = {"scenario.fidelity": "fast", "scenario.ios": 60000, "scenario.threads": 256,
+            "scenario.strategy": "all_threads"}
+    result = gpunvme.run(gpunvme.load_config().with_(sets))
+    out = tmp_path / "fast.json"
+    args = ["run", "--out", str(out)]
+    for key, value in sets.items():
+        args += ["--set", "%s=%s" % (key, value)]
+    proc = cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    with open(out) as f:
+        from_cli = json.load(f)
+    assert strip_wall_clock(result) == strip_wall_clock(from_cli)
+    run_length = result["summary"]["run_length"]
+    assert run_length["applied"] and run_length["requested_ios"] == 60000
+    assert result["summary"]["submitted"] == run_length["simulated_ios"] < 60000
+    assert "run length: 60000 requested I/Os answered" in result.table()
+
+
 def test_runs_are_deterministic_and_seeds_matter(small_config):
     a = strip_wall_clock(gpunvme.run(small_config))
     b = strip_wall_clock(gpunvme.run(small_config.copy()))

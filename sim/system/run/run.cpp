@@ -164,6 +164,80 @@ nlohmann::json trace_metadata(const RunConfig& config, Picoseconds elapsed) {
 }
 }  // namespace
 
+namespace {
+// Fast mode's run-length control, as the result reports it: whether it
+// applied (and why not), the rule, and where it did, what the run answers
+// for the requested I/Os from the converged steady state. The summary's
+// iops, bandwidth_gbps and latency_ns become the steady state's; every
+// other count stays the simulated segment's (README, Fast mode).
+nlohmann::json apply_run_length(const Workload& workload, const RunConfig& config,
+                                nlohmann::json& summary, Picoseconds elapsed) {
+  const std::string refusal = run_length_refusal(config);
+  if (!refusal.empty()) return {{"applied", false}, {"reason", refusal}};
+  const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+  nlohmann::json out = {
+      {"requested_ios", workload.requested_ios()},
+      {"simulated_ios", workload.ios()},
+      {"rule",
+       {{"method", "batch means after MSER-5 warm-up truncation, 95 % Student t intervals"},
+        {"precision", s.fast_precision},
+        {"min_batches", s.fast_min_batches},
+        {"min_ios", s.fast_min_ios},
+        {"min_ios_per_thread", s.fast_min_ios_per_thread},
+        {"trend_tolerance", s.fast_trend_tolerance},
+        {"max_lag1", s.fast_max_lag1}}}};
+  const RunLengthController* controller = workload.run_length();
+  if (controller == nullptr || !controller->converged()) {
+    out["applied"] = false;
+    out["reason"] = "not converged";
+    return out;
+  }
+  const SteadyState& steady = *controller->steady_state();
+  if (workload.ios() >= workload.requested_ios()) {
+    out["applied"] = false;
+    out["reason"] = "converged only once every requested I/O was issued";
+    return out;
+  }
+  const std::uint64_t requested = workload.requested_ios();
+  const Picoseconds io_start = std::min(workload.started_at(), elapsed);
+  const Picoseconds io_end = std::clamp(workload.finished_at(), io_start, elapsed);
+  // The requested I/Os: the simulated warm-up, then the rest at the
+  // converged rate.
+  const double rest_s = static_cast<double>(requested - steady.warmup_ios) / steady.ios_per_s;
+  const double projected_io_ns =
+      ps_to_ns(steady.warmup_end - std::min(steady.warmup_end, io_start)) + rest_s * 1e9;
+  const std::uint64_t succeeded = workload.completed() - workload.errors();
+  const double bytes_per_io =
+      succeeded > 0 ? static_cast<double>(workload.bytes()) / static_cast<double>(succeeded) : 0.0;
+  out["applied"] = true;
+  out["completed_ios"] = workload.completed();
+  out["observed_ios"] = steady.observed_ios;
+  out["warmup_ios"] = steady.warmup_ios;
+  out["measured_ios"] = steady.observed_ios - steady.warmup_ios;
+  out["batches"] = steady.batches;
+  out["batch_ios"] = steady.batch_ios;
+  out["warmup_end_ns"] = round_to(ps_to_ns(steady.warmup_end), 0.001);
+  out["stop_time_ns"] = round_to(ps_to_ns(steady.stop_time), 0.001);
+  out["ci_half_width"] = {{"iops", round_to(steady.ios_per_s_half_width, 1e-6)},
+                          {"latency_mean", round_to(steady.latency_mean_half_width, 1e-6)}};
+  out["lag1"] = {{"time_per_io", round_to(steady.lag1_time, 1e-6)},
+                 {"latency_mean", round_to(steady.lag1_latency, 1e-6)}};
+  out["trend"] = {{"p50", round_to(steady.p50_drift, 1e-6)},
+                  {"p99", round_to(steady.p99_drift, 1e-6)}};
+  out["projected_io_time_ns"] = round_to(projected_io_ns, 0.001);
+  out["projected_simulated_time_ns"] =
+      round_to(ps_to_ns(elapsed - (io_end - io_start)) + projected_io_ns, 0.001);
+  out["segment"] =
+      "summary.iops, bandwidth_gbps and latency_ns are the steady state's (the post-warm-up "
+      "completions until the stop); every other count (submitted, ios, bytes, io_time_ns, "
+      "simulated_time_ns, events, stages, fio, ssds, gpus, pcie) is the simulated segment's";
+  summary["iops"] = round_to(steady.ios_per_s, 0.001);
+  summary["bandwidth_gbps"] = round_to(steady.ios_per_s * bytes_per_io / 1e9, 1e-6);
+  summary["latency_ns"] = steady.latency->summary_ns();
+  return out;
+}
+}  // namespace
+
 nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   if (config.tenants) return run_tenants(config, options);
   const auto wall_start = std::chrono::steady_clock::now();
@@ -208,6 +282,8 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
     // approximations of exact mode's (README, Fast mode).
     result["summary"]["fidelity"] = "fast";
     result["summary"]["fast_quantum_ns"] = ps_to_ns(scenario.fast_quantum_ns);
+    result["summary"]["run_length"] =
+        apply_run_length(*workload, config, result["summary"], elapsed);
   }
   nlohmann::json stage_json = figures["stages"];
   LatencyHistogram fetch, service;
@@ -344,6 +420,21 @@ std::string summary_table(const nlohmann::json& result) {
         "  fidelity fast (quantum {} ns): approximates exact mode, for sweeps (README, Fast "
         "mode)\n",
         s["fast_quantum_ns"].dump());
+    const nlohmann::json rl = s.value("run_length", nlohmann::json::object());
+    if (rl.value("applied", false)) {
+      out << fmt::format(
+          "  run length: {} requested I/Os answered from {} simulated ({} warm-up, stop at "
+          "{:.3f} us); steady-state IOPS +-{:.2f} %, mean latency +-{:.2f} % (95 %); projected "
+          "I/O time {:.3f} us; other counts are the simulated segment's\n",
+          rl["requested_ios"].get<std::uint64_t>(), rl["simulated_ios"].get<std::uint64_t>(),
+          rl["warmup_ios"].get<std::uint64_t>(), rl["stop_time_ns"].get<double>() / 1000.0,
+          rl["ci_half_width"]["iops"].get<double>() * 100.0,
+          rl["ci_half_width"]["latency_mean"].get<double>() * 100.0,
+          rl["projected_io_time_ns"].get<double>() / 1000.0);
+    } else if (rl.contains("reason")) {
+      out << fmt::format("  run length: every I/O simulated ({})\n",
+                         rl["reason"].get<std::string>());
+    }
   }
   if (s["failed"].get<std::uint64_t>() != 0) {
     out << fmt::format(

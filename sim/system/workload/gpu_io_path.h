@@ -164,6 +164,7 @@ class GpuIoPath : public Component, public IoPath {
   const platform::WarpCounters& counters() const override { return counters_; }
   nlohmann::json sections(Picoseconds) const override { return nlohmann::json::object(); }
   const StageRecorder& recorder() const { return recorder_; }
+  StageRecorder& recorder() { return recorder_; }
   // With error_policy fail or retry: what the error path did, as the result
   // reports it ({"summary": ..., "ssds": {id: ...}}); null otherwise.
   nlohmann::json error_handling() const;

@@ -385,6 +385,9 @@ bool FioWarpLoop::next_batch(platform::SimWarp& p, std::uint32_t w) {
   // fio's runtime: past the deadline a thread issues nothing more; what it
   // has in flight completes.
   if (deadline_ != 0 && p.clock() >= deadline_) warps_[w].remaining.fill(0);
+  // Run-length control: the steady state has converged; the rest of the
+  // requested I/Os are answered from it (README, Fast mode).
+  if (run_length_ != nullptr && run_length_->converged()) warps_[w].remaining.fill(0);
   return true;
 }
 
@@ -449,7 +452,28 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
                                Machine& machine)
     : loop_(config, machine),
       path_(name, config, machine, loop_.bytes_per_io(), loop_, loop_.queue_options()) {
-  path_.start([this] { loop_.started(Component::now()); });
+  if (run_length_refusal(config).empty()) {
+    const ScenarioParams s = ScenarioParams::from(config.scenario.params);
+    RunLengthRule rule;
+    rule.precision = s.fast_precision;
+    rule.min_batches = static_cast<std::uint64_t>(s.fast_min_batches);
+    rule.min_ios = static_cast<std::uint64_t>(s.fast_min_ios);
+    rule.min_ios_per_thread = static_cast<std::uint64_t>(s.fast_min_ios_per_thread);
+    rule.threads = static_cast<std::uint64_t>(s.threads);
+    rule.trend_tolerance = s.fast_trend_tolerance;
+    rule.max_lag1 = s.fast_max_lag1;
+    rule_ = rule;
+  }
+  path_.start([this] {
+    loop_.started(Component::now());
+    if (rule_) {
+      // Observations count from when the warps start, as the run's
+      // throughput does.
+      run_length_ = std::make_unique<RunLengthController>(*rule_, Component::now());
+      path_.recorder().observe_completions(run_length_.get());
+      loop_.stop_when_converged(run_length_.get());
+    }
+  });
 }
 
 }  // namespace gpunvme

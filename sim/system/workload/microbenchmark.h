@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "sim/system/machine/machine.h"
 #include "sim/system/machine/sim_warp.h"
 #include "sim/system/workload/gpu_io_path.h"
+#include "sim/system/workload/run_length.h"
 #include "sim/system/workload/stage_recorder.h"
 
 namespace gpunvme {
@@ -54,6 +57,12 @@ class FioWarpLoop : public GpuRequestSource {
                             algo::Lanes<algo::IoRequest>& request) override;
   void completed(std::uint32_t, std::uint32_t, int, std::uint16_t) override {}
   void warp_exits(platform::SimWarp& p, std::uint32_t w) override;
+  // Fast mode's run-length control: once `controller` has converged, a
+  // thread issues nothing more and what it has in flight completes (as at
+  // the runtime deadline).
+  void stop_when_converged(const RunLengthController* controller) { run_length_ = controller; }
+  // The I/Os the scenario asked for (ios, unless time_based).
+  std::uint64_t requested() const { return total_ios_; }
   // I/Os issued: `ios` unless runtime_us cut the run short (or, time_based,
   // as many as the runtime allowed).
   std::uint64_t submitted() const override { return issued_; }
@@ -102,6 +111,7 @@ class FioWarpLoop : public GpuRequestSource {
   Picoseconds started_at_ = 0;
   Picoseconds deadline_ = 0;  // when warps stop issuing (set as they start)
   std::uint64_t issued_ = 0;
+  const RunLengthController* run_length_ = nullptr;
 };
 
 // The microbenchmark on the GPU-initiated path: the GPU I/O path driven by
@@ -125,10 +135,15 @@ class Microbenchmark {
   std::pair<std::string, std::uint32_t> queue_name(std::uint32_t trace_id) const {
     return path_.queue_name(trace_id);
   }
+  std::uint64_t requested() const { return loop_.requested(); }
+  // Fast mode's run-length control (null where it does not apply).
+  const RunLengthController* run_length() const { return run_length_.get(); }
 
  private:
   FioWarpLoop loop_;
   GpuIoPath path_;
+  std::optional<RunLengthRule> rule_;  // set where run-length control applies
+  std::unique_ptr<RunLengthController> run_length_;
 };
 
 }  // namespace gpunvme

@@ -42,6 +42,9 @@ void StageRecorder::stage(std::uint16_t queue, std::uint32_t cid, algo::Stage st
   fio_.record(times[static_cast<int>(algo::Stage::Request)],
               times[static_cast<int>(algo::Stage::DoorbellRung)], when);
   last_delivered_ = std::max(last_delivered_, when);
+  if (run_length_ != nullptr) {
+    run_length_->record(when, when - times[static_cast<int>(algo::Stage::Request)]);
+  }
   times = Times{};  // the CID's next command starts a fresh record
 }
 

@@ -13,6 +13,7 @@
 #include "sim/kernel/latency_histogram.h"
 #include "sim/system/machine/sim_warp.h"
 #include "sim/system/workload/fio_latency.h"
+#include "sim/system/workload/run_length.h"
 
 namespace gpunvme {
 
@@ -31,6 +32,9 @@ class StageRecorder : public platform::StageSink {
   // slat, clat and lat (slat ends at the SQ tail doorbell write).
   const FioLatency& fio_latency() const { return fio_; }
   FioLatency& fio_latency() { return fio_; }
+  // Fast mode's run-length control, told of every I/O its requester saw
+  // complete.
+  void observe_completions(RunLengthController* controller) { run_length_ = controller; }
 
  private:
   static constexpr int kStages = static_cast<int>(algo::Stage::kCount);
@@ -46,6 +50,7 @@ class StageRecorder : public platform::StageSink {
   LatencyHistogram end_to_end_;
   FioLatency fio_;
   Picoseconds last_delivered_ = 0;
+  RunLengthController* run_length_ = nullptr;
 };
 
 }  // namespace gpunvme

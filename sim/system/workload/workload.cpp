@@ -189,6 +189,8 @@ class MicrobenchmarkWorkload : public Workload {
   Picoseconds started_at() const override { return bench_.started_at(); }
   Picoseconds finished_at() const override { return bench_.stages().last_delivered(); }
   nlohmann::json error_handling() const override { return bench_.error_handling(); }
+  const RunLengthController* run_length() const override { return bench_.run_length(); }
+  std::uint64_t requested_ios() const override { return bench_.requested(); }
 
  private:
   const RunConfig& config_;

@@ -23,6 +23,7 @@
 #include "sim/system/machine/sim_warp.h"
 #include "sim/system/workload/fio_depth.h"
 #include "sim/system/workload/io_path.h"
+#include "sim/system/workload/run_length.h"
 
 namespace gpunvme {
 
@@ -61,6 +62,11 @@ class Workload {
   // On the GPU path with an error policy: GpuIoPath::error_handling();
   // null otherwise.
   virtual nlohmann::json error_handling() const;
+  // Fast mode's run-length control where it applies (run_length_refusal),
+  // null otherwise; and the I/Os the scenario asked for, of which ios() were
+  // issued.
+  virtual const RunLengthController* run_length() const { return nullptr; }
+  virtual std::uint64_t requested_ios() const { return ios(); }
   // The time-average over `io_time` of the I/Os requested and not yet
   // delivered. The integral of that count over time is the sum of every
   // I/O's time in flight (end_to_end), so Little's law holds for it:
