@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,13 @@ const std::string kPerRoleControllerRuns =
     kMeasurementDir + "hw-gpu-target-controller-h100-2026-11-27-perrole.json";
 const std::string kPerRoleReport =
     kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27.json";
+// The lane-loop cost fitted per strategy on the per-role op profiles at one
+// warp, and its report: the whole set at the six strategies' median (a
+// what-if) and each strategy predicted with the median of the other five's.
+const std::string kPerRoleLaneLoopFit =
+    kMeasurementDir + "lane-loop-fit-perrole-h100-2026-11-27.json";
+const std::string kPerRoleRefitReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-refit.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -218,6 +226,72 @@ TEST(GpuTargetPrediction, ReportsTheTargetsBatchSizeBesideTheModels) {
       EXPECT_LT(batch.at("simulated").get<double>(), 32.0);
     }
   }
+}
+
+// The per-role lane-loop fit: each strategy's figure is the shipped cost
+// (101.5 ns) scaled by its measured over simulated own code at one warp in
+// the per-role report; sorted, the six are 51.78, 54.42, 54.67, 70.43, 79.28
+// and 97.03 ns, so the median is (54.67 + 70.43) / 2 = 62.55 ns and each
+// strategy held out is predicted with the middle one of the other five:
+// 54.67 ns where it is one of the upper three, 70.43 where one of the lower
+// three. Both the what-if at 62.55 ns and the held-out predictions stay
+// where the committed report puts them, give or take the measured noise.
+TEST(GpuTargetPrediction, PerRoleLaneLoopRefitCrossValidatesAsCommitted) {
+  const nlohmann::json fit = read_json_file(kPerRoleLaneLoopFit);
+  const nlohmann::json before = read_json_file(kPerRoleReport);
+  std::size_t fitted = 0;
+  for (const nlohmann::json& row : before.at("cases")) {
+    if (row.at("warps") != 1) continue;
+    const nlohmann::json& own = row.at("op_profile_ns_per_io").at("own_code");
+    const double expected =
+        101.5 * own.at("measured").get<double>() / own.at("simulated").get<double>();
+    EXPECT_NEAR(fit.at("per_strategy_ns").at(row.at("strategy").get<std::string>()).get<double>(),
+                expected, 0.005)
+        << row.at("strategy");
+    ++fitted;
+  }
+  EXPECT_EQ(fitted, 6u);
+
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kPerRoleRuns), read_json_file(kPerRoleControllerRuns), fit});
+  const nlohmann::json committed = read_json_file(kPerRoleRefitReport);
+  EXPECT_EQ(committed.at("what_if").at("set"), "topology.nodes.gpu0.lane_loop_iteration_ns=62.55");
+  validate::Options options;
+  options.warps = {1};
+  options.overrides = {committed.at("what_if").at("set").get<std::string>()};
+  const nlohmann::json now = validate::correlate(hw, kPerRoleRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+
+  const std::map<std::string, double> held_out_value = {
+      {"all_threads", 54.67}, {"io_agents", 54.67},  {"per_warp_queue", 54.67},
+      {"bam_ticket", 70.43},  {"warp_batch", 70.43}, {"warp_batch+polling_warps", 70.43}};
+  std::size_t folds = 0;
+  for (const nlohmann::json& fold : now.at("cross_validation").at("folds")) {
+    const std::string held_out = fold.at("held_out").get<std::string>();
+    EXPECT_DOUBLE_EQ(fold.at("value_ns").get<double>(), held_out_value.at(held_out)) << held_out;
+    const nlohmann::json* committed_fold = nullptr;
+    for (const nlohmann::json& f : committed.at("cross_validation").at("folds")) {
+      if (f.at("held_out") == held_out) committed_fold = &f;
+    }
+    ASSERT_NE(committed_fold, nullptr) << held_out;
+    const nlohmann::json* measured = nullptr;
+    for (const nlohmann::json& row : committed.at("cases")) {
+      if (row.at("strategy") == held_out && row.at("warps") == 1)
+        measured = &row.at("measured_iops");
+    }
+    ASSERT_NE(measured, nullptr) << held_out;
+    const double median = measured->at("median").get<double>();
+    const double noise = measured->at("q3").get<double>() - measured->at("q1").get<double>();
+    ASSERT_EQ(fold.at("cases").size(), 1u);
+    const double sim = fold.at("cases")[0].at("simulated").get<double>();
+    const double sim_before = committed_fold->at("cases")[0].at("simulated").get<double>();
+    EXPECT_EQ(committed_fold->at("cases")[0].at("warps"), 1);
+    EXPECT_LE(std::fabs(sim - median), std::fabs(sim_before - median) + noise)
+        << held_out << ": predicted " << sim << ", committed " << sim_before;
+    ++folds;
+  }
+  EXPECT_EQ(folds, 6u);
 }
 
 }  // namespace
