@@ -114,13 +114,24 @@ TEST(FastMode, AgreesWithExactModeOnTheValidationMatrix) {
 // 20,000 to 100,000); and the shipped randread-4k, bound by
 // its SSD, at 150,000. Fast mode must have stopped early in every case, or
 // the comparison would test nothing.
+// The sanitizer build, whose purpose is memory and undefined-behaviour
+// errors, runs the two strategies furthest apart of the first case (its exact
+// runs cost several times the release build's).
 TEST(FastMode, RunLengthControlAgreesWithExactMode) {
+#if defined(__SANITIZE_ADDRESS__)
+  const std::vector<MatrixCase> cases = {
+      {"randread-4k.json", {"scenario.threads=256"}, {"warp_batch", "all_threads"}},
+  };
+  constexpr int kSeparatedPairsWanted = 1;
+#else
   const std::vector<MatrixCase> cases = {
       {"randread-4k.json",
        {"scenario.threads=256"},
        {"warp_batch", "bam_ticket", "io_agents", "all_threads", "per_warp_queue"}},
       {"randread-4k.json", {}, {"warp_batch", "io_agents"}},
   };
+  constexpr int kSeparatedPairsWanted = 4;
+#endif
   const std::vector<std::uint64_t> sizes = {200'000, 150'000};
   int separated_pairs = 0;
   for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -153,7 +164,7 @@ TEST(FastMode, RunLengthControlAgreesWithExactMode) {
       for (const double b : exact_iops) separated_pairs += a > b * (1.0 + kThroughputTolerance);
     }
   }
-  EXPECT_GE(separated_pairs, 4);
+  EXPECT_GE(separated_pairs, kSeparatedPairsWanted);
 }
 
 // Where the rest of a run would not be the same as what was simulated,
