@@ -17,6 +17,7 @@
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/config/run_config.h"
 #include "tests/validate/committed_prediction.h"
+#include "tests/validate/synthetic_controller_run.h"
 
 namespace gpunvme {
 namespace {
@@ -36,17 +37,7 @@ const std::string kPrediction = kDir + "validate-h100-2026-11-27-host-scan-t.jso
 // A controller-only run as gpunvme-hw --controller-only writes it, reduced to
 // what calibration reads: every batch of `depth` commands taking `batch_ns`.
 nlohmann::json controller_run(unsigned threads, unsigned depth, double batch_ns, double gap_ns) {
-  return {{"strategy", "controller_only"},
-          {"depth", depth},
-          {"target_threads", threads},
-          {"iops", 1e6},
-          {"instance", "x"},
-          {"target",
-           {{"batch_fixed_ns", batch_ns},
-            {"batch_per_command_ns", 0.0},
-            {"batch_commands", {{"mean", double(depth)}}},
-            {"service_ns", {{"mean", batch_ns}}},
-            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+  return test::synthetic_controller_run("x", threads, depth, batch_ns, gap_ns);
 }
 
 // One committed case's runs of each kind (the last of a kind where there are

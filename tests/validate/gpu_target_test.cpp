@@ -17,6 +17,7 @@
 #include "sim/frontend/validate/validate.h"
 #include "sim/system/config/run_config.h"
 #include "tests/validate/committed_prediction.h"
+#include "tests/validate/synthetic_controller_run.h"
 
 namespace gpunvme {
 namespace {
@@ -60,19 +61,10 @@ const std::string kPerRoleRefitReport =
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
 nlohmann::json gpu_controller_run(unsigned queues, unsigned depth, double batch_ns, double gap_ns) {
-  return {{"strategy", "controller_only"},
-          {"feeder", "gpu_rounds"},
-          {"depth", depth},
-          {"queues", queues},
-          {"target_threads", 32},
-          {"iops", 1e6},
-          {"instance", "x"},
-          {"target",
-           {{"batch_fixed_ns", batch_ns},
-            {"batch_per_command_ns", 0.0},
-            {"batch_commands", {{"mean", double(depth)}}},
-            {"service_ns", {{"mean", batch_ns}}},
-            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+  nlohmann::json run = test::synthetic_controller_run("x", 32, depth, batch_ns, gap_ns);
+  run["feeder"] = "gpu_rounds";
+  run["queues"] = queues;
+  return run;
 }
 
 // Worked by hand: the 32-queue runs (the strategy runs' queue count) put

@@ -21,6 +21,7 @@
 #include "sim/frontend/validate/validate.h"
 #include "sim/system/config/run_config.h"
 #include "tests/validate/committed_prediction.h"
+#include "tests/validate/synthetic_controller_run.h"
 
 namespace gpunvme {
 namespace {
@@ -130,17 +131,7 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfEachDaysPrediction) {
 // is the median of the two predictions against the median of all 18 runs.
 nlohmann::json one_instance_controller_run(const std::string& instance, unsigned depth,
                                            double batch_ns, double gap_ns) {
-  return {{"strategy", "controller_only"},
-          {"depth", depth},
-          {"target_threads", 4},
-          {"iops", 1e6},
-          {"instance", instance},
-          {"target",
-           {{"batch_fixed_ns", batch_ns},
-            {"batch_per_command_ns", 0.0},
-            {"batch_commands", {{"mean", double(depth)}}},
-            {"service_ns", {{"mean", batch_ns}}},
-            {"batch_gap_ns", {{"count", 10}, {"mean", gap_ns}}}}}};
+  return test::synthetic_controller_run(instance, 4, depth, batch_ns, gap_ns);
 }
 
 // The 2026-11-27 strategy runs of `instances` with the synthetic
