@@ -110,17 +110,9 @@ __global__ void k_lane_loop(int pattern, unsigned long long* out_ns, unsigned* s
 }
 
 double run_lane_loop(int pattern, unsigned long long* d_ns, unsigned* d_sink) {
-  std::vector<double> per_iteration;
-  for (int launch = 0; launch <= kLaunches; ++launch) {
-    k_lane_loop<<<1, 32, GPUNVME_WARP_SCRATCH_BYTES>>>(pattern, d_ns, d_sink);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    unsigned long long ns = 0;
-    CK(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost));
-    if (launch > 0) per_iteration.push_back(double(ns) / kLoopIterations);
-  }
-  std::sort(per_iteration.begin(), per_iteration.end());
-  return per_iteration[per_iteration.size() / 2];
+  return median_launch_ns(
+      [&] { k_lane_loop<<<1, 32, GPUNVME_WARP_SCRATCH_BYTES>>>(pattern, d_ns, d_sink); }, d_ns,
+      kLoopIterations, kLaunches);
 }
 
 // ------------------------------------------------------------- one word, N warps
