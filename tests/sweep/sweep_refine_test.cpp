@@ -97,6 +97,10 @@ TEST(RefineSpec, BadSettingsAreRefusedWithTheirPathValueAndWhatIsAllowed) {
       {R"({"sweep": {"scenario.threads": [32, 64], "scenario.fidelity": ["fast", "exact"]},
            "refine": {"metric": "summary.iops", "goal": "max", "keep": 1}})",
        "$.sweep.scenario.fidelity", "", "sets the fidelity of each stage"},
+      {R"({"sweep": {"scenario.threads": [32, 64],
+                     "zip": [{"scenario.bs": [4096, 8192], "scenario.fidelity": ["fast", "exact"]}]},
+           "refine": {"metric": "summary.iops", "goal": "max", "keep": 1}})",
+       "$.sweep.zip[0].scenario.fidelity", "", "sets the fidelity of each stage"},
   };
   for (const Case& c : cases) {
     const ConfigError e = refusal(c.spec);

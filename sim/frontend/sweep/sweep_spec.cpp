@@ -327,9 +327,10 @@ std::string assigned_path(const std::string& assignment) {
 
 // "refine": {"metric": PATH, "goal": "max" | "min", "keep": K}, checked
 // against the parsed spec (its metrics, its point count, and that nothing
-// else sets the fidelity each stage sets).
-Refine parse_refine(const nlohmann::ordered_json& value, const SweepSpec& spec,
-                    std::uint64_t points, const std::string& file) {
+// else sets the fidelity each stage sets: its "set", or its "sweep" object,
+// whose paths the spec's parse accepted).
+Refine parse_refine(const nlohmann::ordered_json& value, const nlohmann::ordered_json& axes,
+                    const SweepSpec& spec, std::uint64_t points, const std::string& file) {
   const std::string where = "$.refine";
   if (!value.is_object()) {
     throw ConfigError(file, where, render(value),
@@ -390,10 +391,13 @@ Refine parse_refine(const nlohmann::ordered_json& value, const SweepSpec& spec,
                         stages_set_it);
     }
   }
-  for (const Group& group : spec.groups) {
-    for (const Axis& axis : group.axes) {
-      if (axis.path == kFidelity) {
-        throw ConfigError(file, std::string("$.sweep.") + kFidelity, "", stages_set_it);
+  if (axes.contains(kFidelity)) {
+    throw ConfigError(file, std::string("$.sweep.") + kFidelity, "", stages_set_it);
+  }
+  if (axes.contains("zip") && axes["zip"].is_array()) {
+    for (std::size_t i = 0; i < axes["zip"].size(); ++i) {
+      if (axes["zip"][i].is_object() && axes["zip"][i].contains(kFidelity)) {
+        throw ConfigError(file, index_path("$.sweep.zip", i) + "." + kFidelity, "", stages_set_it);
       }
     }
   }
@@ -507,7 +511,9 @@ SweepSpec parse_checked_spec(const nlohmann::ordered_json& doc, const std::strin
     }
   }
   const std::uint64_t points = checked_point_count(file, sizes);
-  if (doc.contains("refine")) spec.refine = parse_refine(doc["refine"], spec, points, file);
+  if (doc.contains("refine")) {
+    spec.refine = parse_refine(doc["refine"], doc["sweep"], spec, points, file);
+  }
   return spec;
 }
 
