@@ -64,7 +64,7 @@ def load_spec(spec):
     return base, parsed["points"], parsed["metrics"]
 
 
-def _plan(base, axes, metrics):
+def _plan(base, axes, metrics, refuse_refine=False):
     """(base Config, points, metrics, shared) for sweep()'s argument forms.
 
     ``shared`` holds what rows record of the base as ``gpunvme sweep`` does: ``set``
@@ -89,6 +89,14 @@ def _plan(base, axes, metrics):
         spec = base
     parsed = (_expanded(spec, PYTHON_ORIGIN) if isinstance(spec, dict)
               else _expanded(None, os.fspath(spec)))
+    if parsed.get("refine") is not None and refuse_refine:
+        # The two stages (fast, then the finalists exact) are gpunvme sweep's
+        # runner; running every point once here would give one stage silently.
+        raise ConfigError(parsed["file"], "$.refine", json.dumps(parsed["refine"]),
+                          "a refined sweep (fast stage, then the finalists in exact mode) runs "
+                          "with `gpunvme sweep SPEC.json`; gpunvme.sweep.sweep runs every point "
+                          "in one mode: remove refine, or set scenario.fidelity=fast in the "
+                          "spec's set and sweep the finalists yourself")
     config = load_config(parsed["topology_file"] or None, parsed["scenario_file"] or None,
                          parsed["seed"], parsed["set"])
     spec_metrics = parsed["metrics"]
@@ -615,6 +623,10 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
           progress=None, timeout=None, out=None, resume=False):
     """Run every point of a sweep; returns a pandas DataFrame, one row per point.
 
+    A spec with ``refine`` (fast mode for every point, then the best in exact mode) is
+    refused with a :class:`gpunvme.ConfigError` naming ``$.refine``: its two stages run with
+    ``gpunvme sweep SPEC.json``.
+
     Args:
         base: a :class:`Config` (then ``axes`` is required), a sweep spec dict or the
             path of a spec file (the JSON ``gpunvme sweep`` takes), or None for the
@@ -657,7 +669,7 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
     """
     import pandas as pd
 
-    config, plan, metric_paths, shared = _plan(base, axes, metrics)
+    config, plan, metric_paths, shared = _plan(base, axes, metrics, refuse_refine=True)
     base_dict = config.to_dict()
     to_json_text(base_dict)  # reject non-JSON values before shipping anything
     spec_id = _spec_id(base_dict)

@@ -214,6 +214,13 @@ std::string sweep_json(const sweep::SweepSpec& spec) {
   out["seed"] = spec.seed;
   out["set"] = spec.base_overrides;
   out["metrics"] = spec.metrics;
+  if (spec.refine.enabled()) {
+    out["refine"] = {{"metric", spec.refine.metric},
+                     {"goal", spec.refine.goal == sweep::RefineGoal::max ? "max" : "min"},
+                     {"keep", spec.refine.keep}};
+  } else {
+    out["refine"] = nullptr;
+  }
   out["points"] = nlohmann::ordered_json::array();
   for (const sweep::SweepPoint& p : sweep::expand(spec)) {
     out["points"].push_back(

@@ -97,3 +97,22 @@ def test_local_processes_give_the_same_rows(small_config):
 def test_a_config_needs_axes(small_config):
     with pytest.raises(gpunvme.ConfigError):
         gpunvme.sweep(small_config)
+
+
+def test_a_refined_spec_is_refused_rather_than_run_in_one_mode(tmp_path):
+    # The two stages of refine run in `gpunvme sweep`; the Python runner would
+    # run every point once, in one mode, so it refuses the spec.
+    spec = {"set": ["scenario.ios=%d" % SMALL_IOS],
+            "sweep": {"scenario.threads": [32, 64]},
+            "refine": {"metric": "summary.iops", "goal": "max", "keep": 1}}
+    with pytest.raises(gpunvme.ConfigError) as caught:
+        gpunvme.sweep(spec)
+    assert caught.value.path == "$.refine"
+    assert "gpunvme sweep" in caught.value.problem
+    # Its points are the plain spec's; a bad refine is the native parser's error.
+    assert [p["params"] for p in gpunvme.load_spec(spec)[1]] == [
+        {"scenario.threads": 32}, {"scenario.threads": 64}]
+    spec["refine"]["keep"] = 3
+    with pytest.raises(gpunvme.ConfigError) as caught:
+        gpunvme.sweep(spec)
+    assert caught.value.path == "$.refine.keep"

@@ -306,7 +306,9 @@ int main(int argc, char** argv) {
       "Run every point of a sweep spec in parallel processes, appending rows to PREFIX.jsonl "
       "and writing PREFIX.csv (PREFIX: --out, else the spec's file name without .json in the "
       "current directory); points already in PREFIX.jsonl are skipped, so a rerun resumes; "
-      "SIGINT or SIGTERM stops it with exit code 130.\n"
+      "SIGINT or SIGTERM stops it with exit code 130. A spec's \"refine\" {metric, goal, keep} "
+      "runs every point in fast mode, then the best keep again in exact mode, and writes "
+      "PREFIX.refine.json comparing the two rankings (README, Sweeps).\n"
       "Examples:\n  gpunvme sweep scenarios/sweeps/paths.json\n"
       "  gpunvme sweep my-sweep.json --out results/my-sweep --jobs 4");
   sweep_cmd->add_option("spec", sweep_file, "sweep spec JSON")->required();

@@ -15,10 +15,16 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include "sim/frontend/sweep/refine.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
 
 namespace gpunvme::sweep {
 
@@ -226,12 +232,14 @@ std::vector<nlohmann::ordered_json> read_rows(const std::string& jsonl) {
 namespace {
 
 // The CSV's columns, gathered from every row before any line is written (a
-// row may lack columns that others have): index, key, error; the swept
-// parameters (in the order the sweep names them); seed and files; the build
+// row may lack columns that others have): index, key, error; a refined
+// sweep's refine.* cells; the swept parameters (in the order the sweep names
+// them); seed and files; the build
 // (gpunvme.version, gpunvme.commit); the resolved scenario; then results.
 class CsvColumns {
  public:
   void add(const nlohmann::ordered_json& row) {
+    for (const auto& [k, v] : refine_of(row)) add_to(refine_, k);
     if (row.contains("params")) {
       for (const auto& [k, v] : row["params"].items()) add_to(params_, k);
     }
@@ -259,6 +267,7 @@ class CsvColumns {
     for (const char* c : {"index", "key", "error"}) {
       cells.emplace_back(c, row.value(c, nlohmann::ordered_json()));
     }
+    for (auto& cell : refine_of(row)) cells.push_back(std::move(cell));
     if (row.contains("params")) {
       for (const auto& [k, v] : row["params"].items()) cells.emplace_back(k, v);
     }
@@ -290,6 +299,16 @@ class CsvColumns {
     if (list.known.insert(name).second) list.names.push_back(name);
   }
 
+  // A refined sweep's stage and ranks (refine.stage, refine.fast_rank, ...);
+  // none for a plain sweep's rows.
+  static std::vector<std::pair<std::string, nlohmann::ordered_json>> refine_of(
+      const nlohmann::ordered_json& row) {
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> refine;
+    if (row.contains("refine") && row["refine"].is_object())
+      flatten(row["refine"], "refine", refine);
+    return refine;
+  }
+
   static std::vector<std::pair<std::string, nlohmann::ordered_json>> build_of(
       const nlohmann::ordered_json& row) {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> build;
@@ -317,6 +336,7 @@ class CsvColumns {
     if (!columns_.empty()) return;
     Ordered all;
     for (const char* c : {"index", "key", "error"}) add_to(all, c);
+    for (const auto& c : refine_.names) add_to(all, c);
     for (const auto& c : params_.names) add_to(all, c);
     for (const char* c : {"seed", "topology", "scenario_file"}) add_to(all, c);
     for (const auto& c : build_.names) add_to(all, c);
@@ -325,7 +345,7 @@ class CsvColumns {
     columns_ = std::move(all.names);
   }
 
-  Ordered params_, build_, config_, results_;
+  Ordered refine_, params_, build_, config_, results_;
   std::vector<std::string> columns_;  // set by the first header() or line()
 };
 
@@ -341,7 +361,8 @@ std::uint64_t row_index(const nlohmann::ordered_json& row) {
 // PREFIX.csv from PREFIX.jsonl, rows by index, in two passes over the rows
 // file (columns, then lines): one index and file offset a row in memory,
 // not the rows. Replaced as a whole, like the rows file.
-void write_csv(const std::string& jsonl, const std::string& csv) {
+void write_csv(const std::string& jsonl, const std::string& csv,
+               const std::function<void(nlohmann::ordered_json&)>& amend) {
   struct Entry {
     std::uint64_t index;
     std::uint64_t offset;
@@ -353,8 +374,9 @@ void write_csv(const std::string& jsonl, const std::string& csv) {
   std::string line;
   std::uint64_t offset = 0;
   while (std::getline(in, line)) {
-    const nlohmann::ordered_json row = row_of_line(line);
+    nlohmann::ordered_json row = row_of_line(line);
     if (!row.is_null()) {
+      amend(row);
       columns.add(row);
       entries.push_back(Entry{row_index(row), offset, line.size()});
     }
@@ -372,7 +394,9 @@ void write_csv(const std::string& jsonl, const std::string& csv) {
     if (!in.read(line.data(), static_cast<std::streamsize>(e.length))) {
       throw std::runtime_error("cannot read " + jsonl + " again to write " + csv);
     }
-    table.write(columns.line(row_of_line(line)));
+    nlohmann::ordered_json row = row_of_line(line);
+    amend(row);
+    table.write(columns.line(row));
   }
   table.commit();
 }
@@ -387,42 +411,268 @@ std::string rows_csv(const std::vector<nlohmann::ordered_json>& rows) {
   return text;
 }
 
+namespace {
+
+// A row's refine.* cells for the CSV: its stage, and where the sweep's
+// current ranking puts its point (computed at the end, so that the CSV
+// agrees with PREFIX.refine.json even when rows came from earlier runs).
+struct RankCells {
+  std::optional<std::size_t> fast_rank;  // nothing: the fast row failed or had no value
+  bool finalist = false;
+  std::optional<std::size_t> exact_rank;  // among the finalists' exact re-runs
+};
+
+// One stage's points: the sweep's points as the stage runs them, or (the
+// exact re-runs) a list of them.
+struct StagePlan {
+  Stage stage = Stage::plain;
+  std::size_t count = 0;
+  std::function<SweepPoint(std::size_t)> point;  // the stage's i-th point
+};
+
+// Runs the stages of one sweep, appending rows to one PREFIX.jsonl.
+class SweepRun {
+ public:
+  SweepRun(const SweepSpec& spec, const RunnerOptions& options, std::ostream& log,
+           RunnerReport& report, int out, std::string jsonl, std::set<std::string> done)
+      : spec_(spec),
+        options_(options),
+        log_(log),
+        report_(report),
+        out_(out),
+        jsonl_(std::move(jsonl)),
+        done_(std::move(done)) {}
+
+  // Runs the plan's points that have no row yet, as many as the point limit
+  // leaves. `check` sees each new row and returns a problem (stopping the
+  // sweep) or nothing. True when the stage has a row for every point.
+  bool run_stage(
+      const StagePlan& plan,
+      const std::function<std::optional<ConfigError>(const nlohmann::ordered_json&)>& check) {
+    std::vector<bool> skip(plan.count, false);
+    std::size_t skipped = 0;
+    if (!done_.empty()) {
+      for (std::size_t i = 0; i < plan.count; ++i) {
+        const SweepPoint point = plan.point(i);
+        if (done_.count(resume_key(point.key, point.spec_id)) != 0) {
+          skip[i] = true;
+          ++skipped;
+        }
+      }
+    }
+    report_.total += plan.count;
+    report_.skipped += skipped;
+    std::size_t todo = plan.count - skipped;
+    const std::size_t budget_left = options_.limit == 0 ? todo : options_.limit - new_points_;
+    todo = std::min(todo, budget_left);
+    new_points_ += todo;
+    std::size_t cursor = 0;   // the next index to consider
+    std::size_t started = 0;  // points started, at most todo
+    auto next_point = [&]() {
+      while (skip[cursor]) ++cursor;
+      ++started;
+      return cursor++;
+    };
+    const unsigned jobs =
+        std::max(1u, options_.jobs != 0 ? options_.jobs : std::thread::hardware_concurrency());
+    const std::string stage = plan.stage == Stage::plain
+                                  ? std::string()
+                                  : fmt::format(" ({} stage)", stage_name(plan.stage));
+    log_ << fmt::format("sweep {}{}: {} points, {} already done, running {} on {} processes\n",
+                        spec_.file, stage, plan.count, skipped, todo, jobs);
+    log_.flush();
+
+    std::size_t finished = 0;
+    std::size_t failed = 0;
+    const auto start_time = std::chrono::steady_clock::now();
+    auto progress = [&](const std::string& line) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+      const double eta =
+          finished == 0 ? 0.0 : elapsed / static_cast<double>(finished) * (todo - finished);
+      if (options_.terminal) {
+        constexpr int kWidth = 30;
+        const int filled = todo == 0 ? kWidth : static_cast<int>(kWidth * finished / todo);
+        log_ << fmt::format("\r[{}{}] {}/{} {}failed  elapsed {}  ETA {}   ",
+                            std::string(filled, '#'), std::string(kWidth - filled, '.'), finished,
+                            todo, failed ? fmt::format("{} ", failed) : "0 ",
+                            duration_text(elapsed), finished ? duration_text(eta) : "?");
+      } else {
+        log_ << fmt::format("[{}/{}] {} (elapsed {}, ETA {})\n", finished, todo, line,
+                            duration_text(elapsed), finished ? duration_text(eta) : "?");
+      }
+      log_.flush();
+    };
+    auto record = [&](const nlohmann::ordered_json& row) {
+      if (!write_all(out_, row.dump() + "\n")) fail("write", jsonl_);
+      sync_fd(out_, jsonl_);
+      ++finished;
+      ++report_.ran;
+      const bool point_failed = !row["error"].is_null();
+      if (point_failed) {
+        ++failed;
+        ++report_.failed;
+      }
+      progress(
+          fmt::format("{}{} {}{}", point_failed ? "FAILED" : "ok",
+                      plan.stage == Stage::plain ? "" : std::string(" ") + stage_name(plan.stage),
+                      row["key"].get<std::string>(),
+                      point_failed ? ": " + row["error"].get<std::string>() : ""));
+      if (!problem_ && check) problem_ = check(row);
+    };
+
+    std::vector<Child> children;
+    auto stopping = [&]() { return g_stop || problem_.has_value(); };
+    while ((started < todo || !children.empty()) && !stopping()) {
+      while (started < todo && children.size() < jobs && !stopping()) {
+        const std::size_t position = next_point();
+        const SweepPoint point = plan.point(position);
+        int fds[2];
+        if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+        std::fflush(nullptr);
+        log_.flush();
+        const pid_t sweep_pid = ::getpid();
+        const pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error("fork failed");
+        if (pid == 0) {
+          // A point process dies with the sweep, even one killed by SIGKILL
+          // (no handler runs to stop it), rather than run on unobserved. If the
+          // sweep died before prctl took effect, the parent is already another:
+          // end the same way the death signal would have ended it.
+          ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+          if (::getppid() != sweep_pid) ::raise(SIGKILL);
+          ::close(fds[0]);
+          ::close(out_);
+          signal(SIGINT, SIG_DFL);
+          signal(SIGTERM, SIG_DFL);
+          for (const Child& c : children) ::close(c.fd);
+          const std::string row = run_point(spec_, point).dump();
+          const bool sent = write_all(fds[1], row);
+          ::close(fds[1]);
+          _exit(sent ? 0 : 1);
+        }
+        ::close(fds[1]);
+        children.push_back(Child{pid, fds[0], position, {}});
+      }
+      std::vector<pollfd> waiting;
+      for (const Child& c : children) waiting.push_back(pollfd{c.fd, POLLIN, 0});
+      if (::poll(waiting.data(), waiting.size(), 200) < 0 && errno != EINTR) break;
+      for (std::size_t i = 0; i < waiting.size(); ++i) {
+        if ((waiting[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        Child& c = children[i];
+        char buffer[65536];
+        const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+        if (n > 0) {
+          c.data.append(buffer, static_cast<std::size_t>(n));
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        // End of the child's output: collect it.
+        ::close(c.fd);
+        c.fd = -1;
+        int status = 0;
+        while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (stopping()) continue;  // not recorded: runs again next time
+        const SweepPoint point = plan.point(c.point);
+        nlohmann::ordered_json row;
+        try {
+          row = nlohmann::ordered_json::parse(c.data);
+        } catch (const nlohmann::json::parse_error&) {
+          const std::string why =
+              WIFSIGNALED(status)
+                  ? fmt::format("point process killed by signal {}", WTERMSIG(status))
+                  : fmt::format("point process exited with code {} and no result",
+                                WEXITSTATUS(status));
+          row = failed_row(spec_, point, why);
+        }
+        record(row);
+      }
+      children.erase(
+          std::remove_if(children.begin(), children.end(), [](const Child& c) { return c.fd < 0; }),
+          children.end());
+    }
+    if (stopping()) {
+      if (g_stop) report_.interrupted = true;
+      for (Child& c : children) {
+        ::kill(c.pid, SIGTERM);
+        if (c.fd >= 0) ::close(c.fd);
+        int status = 0;
+        while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+      children.clear();
+    }
+    if (options_.terminal) log_ << "\n";
+    return !stopping() && skipped + finished == plan.count;
+  }
+
+  const std::optional<ConfigError>& problem() const { return problem_; }
+
+ private:
+  const SweepSpec& spec_;
+  const RunnerOptions& options_;
+  std::ostream& log_;
+  RunnerReport& report_;
+  int out_;
+  std::string jsonl_;
+  std::set<std::string> done_;
+  std::size_t new_points_ = 0;  // started by every stage so far, for the point limit
+  std::optional<ConfigError> problem_;
+};
+
+// The refine metric of a fast row that succeeded, or the spec's error when
+// it has none (an unknown path, or one that holds no number).
+std::optional<ConfigError> metric_problem(const SweepSpec& spec,
+                                          const nlohmann::ordered_json& row) {
+  if (!row["error"].is_null() || metric_value(row, spec.refine.metric)) return std::nullopt;
+  // Name the summary's numbers, the paths a metric can take.
+  std::vector<std::string> numbers;
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> cells;
+  if (row.contains("summary") && row["summary"].is_object()) {
+    flatten(row["summary"], "summary", cells);
+  }
+  for (const auto& [name, value] : cells) {
+    if (value.is_number()) numbers.push_back(name);
+  }
+  const std::string hint = nearest_name(spec.refine.metric, numbers);
+  return ConfigError(
+      spec.file, "$.refine.metric", "\"" + spec.refine.metric + "\"",
+      fmt::format("point {} ({}) holds no number at this path; a refine metric is a summary "
+                  "field that holds a number (such as summary.iops or summary.latency_ns.p99) "
+                  "or one of the spec's metrics{}",
+                  row.value("index", std::size_t{0}), row["key"].get<std::string>(),
+                  hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+}
+
+// The rows of one stage (by spec_id) in PREFIX.jsonl, by point key: the
+// metric's value, or nothing for a failed point.
+std::map<std::string, std::optional<double>> stage_values(const std::string& jsonl,
+                                                          const std::string& id,
+                                                          const SweepSpec& spec) {
+  std::map<std::string, std::optional<double>> values;
+  std::ifstream in(jsonl, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::ordered_json row = row_of_line(line);
+    if (row.is_null() || row.value("spec_id", std::string()) != id) continue;
+    if (const std::optional<ConfigError> problem = metric_problem(spec, row)) throw *problem;
+    values[row["key"].get<std::string>()] = metric_value(row, spec.refine.metric);
+  }
+  return values;
+}
+
+}  // namespace
+
 RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std::ostream& log) {
   RunnerReport report;
   const SweepPoints points(spec);
-  report.total = points.size();
   const std::string jsonl = options.out_prefix + ".jsonl";
   const std::string csv = options.out_prefix + ".csv";
+  const std::string refine_file = options.out_prefix + ".refine.json";
 
-  // Resume: skip the points of complete rows, drop a cut-off line.
-  const std::set<std::string> done = finished_keys(jsonl);
-  // One bit a point, not the points themselves.
-  std::vector<bool> skip(points.size(), false);
-  if (!done.empty()) {
-    for (std::size_t index = 0; index < points.size(); ++index) {
-      const SweepPoint point = points[index];
-      if (done.count(resume_key(point.key, point.spec_id)) != 0) {
-        skip[index] = true;
-        ++report.skipped;
-      }
-    }
-  }
-  std::size_t todo = report.total - report.skipped;
-  if (options.limit != 0 && todo > options.limit) todo = options.limit;
-  std::size_t cursor = 0;   // the next index to consider
-  std::size_t started = 0;  // points started, at most todo
-  // The next point to run (while started < todo, one is left).
-  auto next_point = [&]() {
-    while (skip[cursor]) ++cursor;
-    ++started;
-    return cursor++;
-  };
-
-  unsigned jobs = options.jobs != 0 ? options.jobs : std::thread::hardware_concurrency();
-  jobs = std::max(1u, jobs);
-  log << fmt::format("sweep {}: {} points, {} already done, running {} on {} processes\n",
-                     spec.file, report.total, report.skipped, todo, jobs);
-  log.flush();
+  // Resume: the resume keys of complete rows; a cut-off line is dropped.
+  std::set<std::string> done = finished_keys(jsonl);
 
   g_stop = 0;
   struct sigaction action {};
@@ -439,126 +689,108 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
   const int out = ::open(jsonl.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (out < 0) fail("write", jsonl);
   if (created) sync_folder_of(jsonl);
-  std::vector<Child> children;
-  const auto start_time = std::chrono::steady_clock::now();
-  auto progress = [&](const std::string& line) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
-    const std::size_t finished = report.ran;
-    const double eta =
-        finished == 0 ? 0.0 : elapsed / static_cast<double>(finished) * (todo - finished);
-    if (options.terminal) {
-      constexpr int kWidth = 30;
-      const int filled = todo == 0 ? kWidth : static_cast<int>(kWidth * finished / todo);
-      log << fmt::format("\r[{}{}] {}/{} {}failed  elapsed {}  ETA {}   ", std::string(filled, '#'),
-                         std::string(kWidth - filled, '.'), finished, todo,
-                         report.failed ? fmt::format("{} ", report.failed) : "0 ",
-                         duration_text(elapsed), finished ? duration_text(eta) : "?");
-    } else {
-      log << fmt::format("[{}/{}] {} (elapsed {}, ETA {})\n", finished, todo, line,
-                         duration_text(elapsed), finished ? duration_text(eta) : "?");
-    }
-    log.flush();
-  };
-  auto record = [&](const nlohmann::ordered_json& row) {
-    if (!write_all(out, row.dump() + "\n")) fail("write", jsonl);
-    sync_fd(out, jsonl);
-    ++report.ran;
-    const bool failed = !row["error"].is_null();
-    if (failed) ++report.failed;
-    progress(fmt::format("{} {}{}", failed ? "FAILED" : "ok", row["key"].get<std::string>(),
-                         failed ? ": " + row["error"].get<std::string>() : ""));
-  };
+  SweepRun sweep(spec, options, log, report, out, jsonl, std::move(done));
 
-  while ((started < todo || !children.empty()) && !g_stop) {
-    while (started < todo && children.size() < jobs && !g_stop) {
-      const SweepPoint point = points[next_point()];
-      int fds[2];
-      if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-      std::fflush(nullptr);
-      log.flush();
-      const pid_t sweep_pid = ::getpid();
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error("fork failed");
-      if (pid == 0) {
-        // A point process dies with the sweep, even one killed by SIGKILL
-        // (no handler runs to stop it), rather than run on unobserved. If the
-        // sweep died before prctl took effect, the parent is already another:
-        // end the same way the death signal would have ended it.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != sweep_pid) ::raise(SIGKILL);
-        ::close(fds[0]);
-        ::close(out);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        for (const Child& c : children) ::close(c.fd);
-        const std::string row = run_point(spec, point).dump();
-        const bool sent = write_all(fds[1], row);
-        ::close(fds[1]);
-        _exit(sent ? 0 : 1);
+  // The CSV's refine.* cells by resume key, and the comparison, once the
+  // ranking is known.
+  std::map<std::string, RankCells> rank_cells;
+  std::optional<nlohmann::ordered_json> comparison;
+  std::optional<ConfigError> problem;  // of the spec, found while it ran
+  try {
+    if (!spec.refine.enabled()) {
+      sweep.run_stage({Stage::plain, points.size(), [&](std::size_t i) { return points[i]; }},
+                      nullptr);
+    } else {
+      const std::string fast_id = stage_spec_id(spec, Stage::fast);
+      const std::string exact_id = stage_spec_id(spec, Stage::exact);
+      const bool fast_complete = sweep.run_stage(
+          {Stage::fast, points.size(),
+           [&](std::size_t i) { return stage_point(points[i], Stage::fast, fast_id); }},
+          [&](const nlohmann::ordered_json& row) { return metric_problem(spec, row); });
+      if (fast_complete) {
+        // Rank every point by its fast row (from this run or an earlier one).
+        const std::map<std::string, std::optional<double>> fast =
+            stage_values(jsonl, fast_id, spec);
+        std::vector<RankedPoint> ranked;
+        for (std::size_t i = 0; i < points.size(); ++i) {
+          const auto value = fast.find(points[i].key);
+          if (value != fast.end() && value->second) ranked.push_back({i, *value->second});
+        }
+        ranked = rank_points(std::move(ranked), spec.refine.goal);
+        const std::size_t kept = std::min(spec.refine.keep, ranked.size());
+        for (std::size_t r = 0; r < ranked.size(); ++r) {
+          const std::string key = points[ranked[r].index].key;
+          rank_cells[resume_key(key, fast_id)] = {r + 1, r < kept, std::nullopt};
+          if (r < kept) rank_cells[resume_key(key, exact_id)] = {r + 1, true, std::nullopt};
+        }
+        // The best `keep` again, in exact mode, best first.
+        const bool exact_complete =
+            sweep.run_stage({Stage::exact, kept,
+                             [&](std::size_t i) {
+                               return stage_point(points[ranked[i].index], Stage::exact, exact_id);
+                             }},
+                            nullptr);
+        if (exact_complete) {
+          const std::map<std::string, std::optional<double>> exact =
+              stage_values(jsonl, exact_id, spec);
+          std::vector<Finalist> finalists;
+          for (std::size_t r = 0; r < kept; ++r) {
+            const SweepPoint point = points[ranked[r].index];
+            const auto value = exact.find(point.key);
+            finalists.push_back({point.index, point.key, r + 1, ranked[r].value,
+                                 value == exact.end() ? std::nullopt : value->second});
+          }
+          std::optional<Finalist> first_pruned;
+          if (kept < ranked.size()) {
+            const SweepPoint point = points[ranked[kept].index];
+            first_pruned = Finalist{point.index, point.key, kept + 1, ranked[kept].value, {}};
+          }
+          comparison =
+              compare_finalists(spec.refine, points.size(), ranked.size(), finalists, first_pruned);
+          for (const auto& row : (*comparison)["finalists"]) {
+            if (!row["exact_rank"].is_number()) continue;
+            const std::size_t exact_rank = row["exact_rank"].get<std::size_t>();
+            const std::string key = row["key"].get<std::string>();
+            rank_cells[resume_key(key, fast_id)].exact_rank = exact_rank;
+            rank_cells[resume_key(key, exact_id)].exact_rank = exact_rank;
+          }
+        }
       }
-      ::close(fds[1]);
-      children.push_back(Child{pid, fds[0], point.index, {}});
     }
-    std::vector<pollfd> waiting;
-    for (const Child& c : children) waiting.push_back(pollfd{c.fd, POLLIN, 0});
-    if (::poll(waiting.data(), waiting.size(), 200) < 0 && errno != EINTR) break;
-    for (std::size_t i = 0; i < waiting.size(); ++i) {
-      if ((waiting[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      Child& c = children[i];
-      char buffer[65536];
-      const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
-      if (n > 0) {
-        c.data.append(buffer, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      // End of the child's output: collect it.
-      ::close(c.fd);
-      c.fd = -1;
-      int status = 0;
-      while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      if (g_stop) continue;  // interrupted: not recorded, runs again next time
-      const SweepPoint point = points[c.point];
-      nlohmann::ordered_json row;
-      try {
-        row = nlohmann::ordered_json::parse(c.data);
-      } catch (const nlohmann::json::parse_error&) {
-        const std::string why =
-            WIFSIGNALED(status) ? fmt::format("point process killed by signal {}", WTERMSIG(status))
-                                : fmt::format(
-                                      "point process exited with code {} and no "
-                                      "result",
-                                      WEXITSTATUS(status));
-        row = failed_row(spec, point, why);
-      }
-      record(row);
-    }
-    children.erase(
-        std::remove_if(children.begin(), children.end(), [](const Child& c) { return c.fd < 0; }),
-        children.end());
+  } catch (const ConfigError& e) {
+    problem = e;  // a row of an earlier run without the metric
   }
-  if (g_stop) {
-    report.interrupted = true;
-    for (Child& c : children) {
-      ::kill(c.pid, SIGTERM);
-      if (c.fd >= 0) ::close(c.fd);
-      int status = 0;
-      while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-    children.clear();
-  }
+  if (!problem) problem = sweep.problem();
   ::close(out);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  if (options.terminal) log << "\n";
 
-  write_csv(jsonl, csv);
-  log << fmt::format("{}: {} run, {} failed, {} skipped{}; wrote {} and {}\n", spec.file,
-                     report.ran, report.failed, report.skipped,
-                     report.interrupted ? ", interrupted" : "", jsonl, csv);
+  write_csv(jsonl, csv, [&](nlohmann::ordered_json& row) {
+    if (!row.contains("refine") || !row["refine"].is_object()) return;
+    const auto cells = rank_cells.find(
+        resume_key(row["key"].get<std::string>(), row.value("spec_id", std::string())));
+    if (cells == rank_cells.end()) return;
+    const RankCells& c = cells->second;
+    row["refine"]["fast_rank"] =
+        c.fast_rank ? nlohmann::ordered_json(*c.fast_rank) : nlohmann::ordered_json();
+    row["refine"]["finalist"] = c.finalist;
+    row["refine"]["exact_rank"] =
+        c.exact_rank ? nlohmann::ordered_json(*c.exact_rank) : nlohmann::ordered_json();
+  });
+  if (problem) throw *problem;
+  std::string written = jsonl + " and " + csv;
+  if (comparison) {
+    ReplacementFile file(refine_file);
+    file.write(comparison->dump(2) + "\n");
+    file.commit();
+    log << comparison_line(*comparison) << "\n";
+    written = jsonl + ", " + csv + " and " + refine_file;
+  } else if (spec.refine.enabled() && !report.interrupted) {
+    log << "refine: not compared yet: a stage has points left (rerun to complete it)\n";
+  }
+  log << fmt::format("{}: {} run, {} failed, {} skipped{}; wrote {}\n", spec.file, report.ran,
+                     report.failed, report.skipped, report.interrupted ? ", interrupted" : "",
+                     written);
   return report;
 }
 

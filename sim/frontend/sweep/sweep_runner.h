@@ -18,6 +18,18 @@
 //   is written from what is done, and the sweep returns interrupted.
 // - Progress: a bar with ETA when the log is a terminal, plain lines
 //   otherwise.
+// - Refine (a spec's "refine"): two stages appending to the same rows file,
+//   every point in fast mode, then the best `keep` by the metric again in
+//   exact mode, best first. Each stage's rows carry refine.stage and a
+//   spec_id of their own (stage_spec_id), so resuming skips the finished rows
+//   of either stage; the exact stage starts once every point has a fast row
+//   (a point limit or an interruption leaves it for the rerun). The ranking
+//   is computed from the rows file, so a resumed sweep ranks the fast rows of
+//   earlier runs too. The CSV gets refine.stage, refine.fast_rank,
+//   refine.finalist and refine.exact_rank; PREFIX.refine.json the comparison
+//   of the finalists (compare_finalists), and the log a line of it. A fast row
+//   that succeeded without a number at the metric's path stops the sweep
+//   with a ConfigError naming $.refine.metric.
 #pragma once
 
 #include <cstddef>
@@ -35,8 +47,10 @@ struct RunnerOptions {
   bool terminal = false;   // draw a progress bar
 };
 
+// Counts over every stage run (a refined sweep: its fast points, then the
+// finalists' exact re-runs).
 struct RunnerReport {
-  std::size_t total = 0;    // points in the sweep
+  std::size_t total = 0;    // points in the stages run
   std::size_t skipped = 0;  // already in the output
   std::size_t ran = 0;      // run now (failures included)
   std::size_t failed = 0;
@@ -47,10 +61,9 @@ RunnerReport run_sweep(const SweepSpec& spec, const RunnerOptions& options, std:
 
 // Rows of a JSON-lines file (unparsable lines dropped).
 std::vector<nlohmann::ordered_json> read_rows(const std::string& jsonl);
-// The CSV of rows: index, key, error, the swept parameters, seed, files,
-// the resolved scenario's fields (`scenario.FIELD`), then the summary's
-// fields flattened (nested keys joined with '.': `iops`, `latency_ns.p99`)
-// and the metrics by their result paths.
+// The CSV of rows: index, key, error, a refined sweep's refine.* cells, the swept parameters, seed,
+// files, the resolved scenario's fields (`scenario.FIELD`), then the summary's fields flattened
+// (nested keys joined with '.': `iops`, `latency_ns.p99`) and the metrics by their result paths.
 std::string rows_csv(const std::vector<nlohmann::ordered_json>& rows);
 
 }  // namespace gpunvme::sweep

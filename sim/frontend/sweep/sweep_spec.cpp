@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -319,6 +320,90 @@ std::string assignment(const std::string& path, const nlohmann::json& value) {
   return path + "=" + value.dump();
 }
 
+// The --set path of an assignment (what precedes its first '=').
+std::string assigned_path(const std::string& assignment) {
+  return assignment.substr(0, assignment.find('='));
+}
+
+// "refine": {"metric": PATH, "goal": "max" | "min", "keep": K}, checked
+// against the parsed spec (its metrics, its point count, and that nothing
+// else sets the fidelity each stage sets: its "set", or its "sweep" object,
+// whose paths the spec's parse accepted).
+Refine parse_refine(const nlohmann::ordered_json& value, const nlohmann::ordered_json& axes,
+                    const SweepSpec& spec, std::uint64_t points, const std::string& file) {
+  const std::string where = "$.refine";
+  if (!value.is_object()) {
+    throw ConfigError(file, where, render(value),
+                      "expected {\"metric\": PATH, \"goal\": \"max\" or \"min\", \"keep\": K}");
+  }
+  const std::vector<std::string> known{"metric", "goal", "keep"};
+  for (const auto& [key, item] : value.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      const std::string hint = nearest_name(key, known);
+      throw ConfigError(file, where + "." + key, render(item),
+                        "unknown field of refine (metric, goal, keep)" +
+                            (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+    }
+  }
+  for (const std::string& key : known) {
+    if (!value.contains(key))
+      throw ConfigError(file, where + "." + key, "", "missing required field");
+  }
+  Refine refine;
+  const nlohmann::ordered_json& metric = value["metric"];
+  const bool listed =
+      metric.is_string() && std::find(spec.metrics.begin(), spec.metrics.end(),
+                                      metric.get<std::string>()) != spec.metrics.end();
+  const bool summary_path =
+      metric.is_string() && metric.get<std::string>().rfind("summary.", 0) == 0 &&
+      metric.get<std::string>().size() > 8 && metric.get<std::string>().back() != '.';
+  if (!listed && !summary_path) {
+    throw ConfigError(file, where + ".metric", render(metric),
+                      "a result path holding a number: summary.FIELD (summary.iops, "
+                      "summary.latency_ns.p99) or one of the spec's metrics");
+  }
+  refine.metric = metric.get<std::string>();
+  const nlohmann::ordered_json& goal = value["goal"];
+  if (goal != "max" && goal != "min") {
+    throw ConfigError(file, where + ".goal", render(goal),
+                      "\"max\" (keep the largest values) or \"min\" (the smallest)");
+  }
+  refine.goal = goal == "max" ? RefineGoal::max : RefineGoal::min;
+  const nlohmann::ordered_json& keep = value["keep"];
+  const bool whole =
+      keep.is_number_unsigned() || (keep.is_number_integer() && keep.get<std::int64_t>() >= 1);
+  if (!whole || keep.get<std::uint64_t>() < 1 || keep.get<std::uint64_t>() > points) {
+    throw ConfigError(file, where + ".keep", render(keep),
+                      fmt::format("an integer from 1 to the sweep's {} points: how many of the "
+                                  "best fast-mode points run again in exact mode",
+                                  points));
+  }
+  refine.keep = static_cast<std::size_t>(keep.get<std::uint64_t>());
+  // Each stage sets the fidelity; a spec that sets it too would run both
+  // stages in one mode or be overridden unseen.
+  constexpr const char* kFidelity = "scenario.fidelity";
+  const char* const stages_set_it =
+      "a sweep with refine sets the fidelity of each stage (fast, then exact); remove this "
+      "assignment or the refine";
+  for (std::size_t i = 0; i < spec.base_overrides.size(); ++i) {
+    if (assigned_path(spec.base_overrides[i]) == kFidelity) {
+      throw ConfigError(file, index_path("$.set", i), render(spec.base_overrides[i]),
+                        stages_set_it);
+    }
+  }
+  if (axes.contains(kFidelity)) {
+    throw ConfigError(file, std::string("$.sweep.") + kFidelity, "", stages_set_it);
+  }
+  if (axes.contains("zip") && axes["zip"].is_array()) {
+    for (std::size_t i = 0; i < axes["zip"].size(); ++i) {
+      if (axes["zip"][i].is_object() && axes["zip"][i].contains(kFidelity)) {
+        throw ConfigError(file, index_path("$.sweep.zip", i) + "." + kFidelity, "", stages_set_it);
+      }
+    }
+  }
+  return refine;
+}
+
 }  // namespace
 
 namespace {
@@ -402,11 +487,13 @@ SweepSpec parse_checked_spec(const nlohmann::ordered_json& doc, const std::strin
         reject_repeats(group, values, file, where_path);
         spec.groups.push_back(std::move(group));
       }
+    } else if (key == "refine") {
+      continue;  // checked below, against the whole spec
     } else if (key == "name" || key == "doc") {
       continue;
     } else {
-      std::vector<std::string> known{"topology", "scenario", "seed", "set",
-                                     "sweep",    "metrics",  "name", "doc"};
+      std::vector<std::string> known{"topology", "scenario", "seed", "set", "sweep",
+                                     "metrics",  "refine",   "name", "doc"};
       const std::string hint = nearest_name(key, known);
       throw ConfigError(file, where, "",
                         "unknown field of a sweep spec" +
@@ -423,7 +510,10 @@ SweepSpec parse_checked_spec(const nlohmann::ordered_json& doc, const std::strin
       }
     }
   }
-  checked_point_count(file, sizes);
+  const std::uint64_t points = checked_point_count(file, sizes);
+  if (doc.contains("refine")) {
+    spec.refine = parse_refine(doc["refine"], doc["sweep"], spec, points, file);
+  }
   return spec;
 }
 
@@ -505,6 +595,31 @@ std::string spec_id(const SweepSpec& spec) {
   return fmt::format("{:016x}", fnv1a(spec_identity(spec).dump()));
 }
 
+const char* stage_name(Stage stage) {
+  switch (stage) {
+    case Stage::fast: return "fast";
+    case Stage::exact: return "exact";
+    case Stage::plain: break;
+  }
+  return "";
+}
+
+std::string stage_spec_id(const SweepSpec& spec, Stage stage) {
+  if (stage == Stage::plain) return spec_id(spec);
+  nlohmann::ordered_json id = spec_identity(spec);
+  id["refine_stage"] = stage_name(stage);
+  return fmt::format("{:016x}", fnv1a(id.dump()));
+}
+
+SweepPoint stage_point(SweepPoint point, Stage stage, const std::string& stage_id) {
+  if (stage == Stage::plain) return point;
+  // Last, so that it holds over the scenario file's own fidelity.
+  point.overrides.push_back(std::string("scenario.fidelity=") + stage_name(stage));
+  point.spec_id = stage_id;
+  point.stage = stage;
+  return point;
+}
+
 std::string resume_key(const std::string& key, const std::string& spec_id) {
   return spec_id + " " + key;
 }
@@ -555,6 +670,7 @@ nlohmann::ordered_json base_row(const SweepSpec& spec, const SweepPoint& point) 
   row["index"] = point.index;
   row["key"] = point.key;
   row["spec_id"] = point.spec_id;
+  if (point.stage != Stage::plain) row["refine"] = {{"stage", stage_name(point.stage)}};
   row["params"] = point.params;
   row["seed"] = point.seed;
   row["gpunvme"] = build_info_json();

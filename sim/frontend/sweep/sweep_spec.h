@@ -15,7 +15,8 @@
 //       "topology.nodes.cpu0.cores": {"start": 1, "stop": 16, "factor": 2},  // geometric
 //       "zip": [{"scenario.bs": [4096, 8192], "scenario.queues": [8, 16]}]   // advance together
 //     },
-//     "metrics": ["summary.iops", "cpu.max_utilization"]   // optional extra result paths
+//     "metrics": ["summary.iops", "cpu.max_utilization"],  // optional extra result paths
+//     "refine": {"metric": "summary.iops", "goal": "max", "keep": 3}   // optional
 //   }
 // Every key of "sweep" except "zip" is a group of its own; each object of
 // "zip" is one group whose lists have equal lengths. Points are the cartesian
@@ -27,6 +28,13 @@
 // are 64-bit signed integers, other ranges finite doubles), and when a group
 // gives the same value (a zip group: the same combination) twice, which
 // would run one point twice under two indices.
+//
+// "refine" makes the sweep two stages: every point runs in fast mode
+// (scenario.fidelity=fast), the points are ranked by the metric (a
+// summary.* path or one of the spec's metrics; goal max or min; ties by
+// index; a failed point does not rank), and the best `keep` run again in
+// exact mode. A refined spec may not set scenario.fidelity itself (in "set"
+// or "sweep"): each stage sets it.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +62,20 @@ struct Group {
 // key per finished row in memory (about 100 bytes), which this also bounds.
 constexpr std::uint64_t kMaxSweepPoints = 10'000'000;
 
+enum class RefineGoal { max, min };
+
+// The two-stage sweep of "refine"; `keep` == 0 means a plain sweep.
+struct Refine {
+  std::string metric;  // summary.PATH, or one of SweepSpec::metrics
+  RefineGoal goal = RefineGoal::max;
+  std::size_t keep = 0;
+  bool enabled() const { return keep != 0; }
+};
+
+// Which stage a row belongs to: a plain sweep's, or a refined sweep's fast
+// pass or exact re-run.
+enum class Stage { plain, fast, exact };
+
 struct SweepSpec {
   std::string file;
   std::string topology_file;  // "" = the shipped default
@@ -62,6 +84,7 @@ struct SweepSpec {
   std::vector<std::string> base_overrides;
   std::vector<Group> groups;
   std::vector<std::string> metrics;
+  Refine refine;
 };
 
 struct SweepPoint {
@@ -70,7 +93,8 @@ struct SweepPoint {
   std::string key;                     // params, compact JSON
   std::vector<std::string> overrides;  // base "set", then the point's assignments
   std::uint64_t seed = 1;
-  std::string spec_id;  // spec_id(spec): what every point of the spec shares
+  std::string spec_id;  // stage_spec_id(spec, stage): what every point of the stage shares
+  Stage stage = Stage::plain;
 };
 
 // What the points of a spec share besides their params: the scenario and
@@ -81,6 +105,19 @@ nlohmann::ordered_json spec_identity(const SweepSpec& spec);
 // A short hash (16 hex digits, FNV-1a 64) of spec_identity: rows carry it,
 // and resuming skips only points whose key and spec_id both match.
 std::string spec_id(const SweepSpec& spec);
+// The spec_id of a stage's rows: spec_id(spec) for a plain sweep; for the
+// fast and exact stages of a refined sweep, the hash of spec_identity with
+// the stage added, so that resuming tells a point's fast row from its exact
+// re-run (and neither from a plain sweep's row). The refine settings
+// themselves are left out: a changed metric, goal or keep reuses the rows
+// already computed.
+std::string stage_spec_id(const SweepSpec& spec, Stage stage);
+// "fast", "exact" ("" for plain): the row's refine.stage.
+const char* stage_name(Stage stage);
+// The point as the stage runs it: for fast and exact, scenario.fidelity set
+// after every other assignment, and the stage's spec_id (stage_spec_id,
+// passed in so that the spec's files are not read again for every point).
+SweepPoint stage_point(SweepPoint point, Stage stage, const std::string& stage_id);
 // The key resume matches on: a row's (or point's) key and spec_id.
 std::string resume_key(const std::string& key, const std::string& spec_id);
 
@@ -118,7 +155,8 @@ std::vector<SweepPoint> expand(const SweepSpec& spec);
 
 // Runs one point in this process. The row holds index, key, spec_id,
 // params, seed, files, the base "set" overrides, the topology overrides
-// (base and swept topology.* assignments), the resolved scenario, the result's summary (and the
+// (base and swept topology.* assignments), for a refined sweep's stages
+// refine: {"stage": "fast" or "exact"}, the resolved scenario, the result's summary (and the
 // spec's metrics), and error: null, or the message when the point failed (a bad value is an error
 // of that point, not of the sweep).
 nlohmann::ordered_json run_point(const SweepSpec& spec, const SweepPoint& point);

@@ -222,6 +222,12 @@ nlohmann::json apply_run_length(const Workload& workload, const RunConfig& confi
                           {"latency_mean", round_to(steady.latency_mean_half_width, 1e-6)}};
   out["lag1"] = {{"time_per_io", round_to(steady.lag1_time, 1e-6)},
                  {"latency_mean", round_to(steady.lag1_latency, 1e-6)}};
+  // How each half-width was computed: independent batch means, or (batch
+  // means correlated at every batch size the run allows) the bound that
+  // holds under any correlation, sqrt(batches) times wider.
+  out["ci_method"] = {
+      {"iops", steady.correlated_time ? "correlation bound" : "independent batches"},
+      {"latency_mean", steady.correlated_latency ? "correlation bound" : "independent batches"}};
   out["trend"] = {{"p50", round_to(steady.p50_drift, 1e-6)},
                   {"p99", round_to(steady.p99_drift, 1e-6)}};
   out["projected_io_time_ns"] = round_to(projected_io_ns, 0.001);

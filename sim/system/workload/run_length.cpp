@@ -102,6 +102,23 @@ double student_t_975(std::uint64_t dof) {
          (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * v * v);
 }
 
+double relative_half_width(const std::vector<double>& batches, bool correlated) {
+  const std::size_t m = batches.size();
+  if (m < 2) return std::numeric_limits<double>::infinity();
+  double mean = 0;
+  for (const double x : batches) mean += x;
+  mean /= static_cast<double>(m);
+  double variance = 0;
+  for (const double x : batches) variance += (x - mean) * (x - mean);
+  variance /= static_cast<double>(m - 1);
+  // Independent batches: the mean's variance is a batch's over m. Under any
+  // correlation: at most a batch's, since Var(sum_i B_i / m) = sum_ij
+  // Cov(B_i, B_j) / m^2 and |Cov(B_i, B_j)| <= Var(B) (Cauchy-Schwarz).
+  const double mean_variance = correlated ? variance : variance / static_cast<double>(m);
+  const double half = student_t_975(m - 1) * std::sqrt(mean_variance);
+  return mean > 0 ? half / mean : std::numeric_limits<double>::infinity();
+}
+
 namespace {
 
 // The value below which a fraction q of `values` lie (the ceil(q n)-th
@@ -124,16 +141,12 @@ struct MeanAndHalfWidth {
   double half_width = 0;  // relative to the mean
 };
 
-MeanAndHalfWidth confidence(const std::vector<double>& batches) {
+MeanAndHalfWidth confidence(const std::vector<double>& batches, bool correlated) {
   const auto n = static_cast<double>(batches.size());
   double mean = 0;
   for (const double x : batches) mean += x;
   mean /= n;
-  double variance = 0;
-  for (const double x : batches) variance += (x - mean) * (x - mean);
-  variance /= n - 1;
-  const double half = student_t_975(batches.size() - 1) * std::sqrt(variance / n);
-  return {mean, mean > 0 ? half / mean : std::numeric_limits<double>::infinity()};
+  return {mean, relative_half_width(batches, correlated)};
 }
 
 std::vector<double> merged(const std::vector<double>& groups, std::size_t first, std::size_t k) {
@@ -193,22 +206,38 @@ std::optional<SteadyState> RunLengthController::evaluate() const {
   // gives min_batches (Schmeiser 1982: a fixed number of batches growing
   // with the run); k doubles while the batch means are still correlated.
   const std::size_t thread_groups = (rule_.threads + kGroupIos - 1) / kGroupIos;
-  std::size_t k =
+  const std::size_t first_k =
       std::max<std::size_t>(1, std::min(thread_groups, measured_groups / rule_.min_batches));
+  std::size_t k = first_k;
   std::vector<double> time_batches, latency_batches;
+  auto batch = [&](std::size_t size) {
+    const std::size_t first = warmup + measured_groups % size;
+    time_batches = merged(group_time_, first, size);
+    latency_batches = merged(group_latency_, first, size);
+  };
+  // Batch means that still correlate at every batch size the run allows: the
+  // first size's batches (one closed-loop cycle where the run allows; the
+  // smallest, so the largest spread), and for each series whose lag-1 there
+  // exceeds max_lag1 the bound that needs no independence.
+  bool correlated_time = false;
+  bool correlated_latency = false;
   for (;;) {
-    if (measured_groups / k < rule_.min_batches) return std::nullopt;
-    const std::size_t first = warmup + measured_groups % k;
-    time_batches = merged(group_time_, first, k);
-    latency_batches = merged(group_latency_, first, k);
+    if (measured_groups / k < rule_.min_batches) {
+      k = first_k;
+      batch(k);
+      correlated_time = lag1_autocorrelation(time_batches) > rule_.max_lag1;
+      correlated_latency = lag1_autocorrelation(latency_batches) > rule_.max_lag1;
+      break;
+    }
+    batch(k);
     if (lag1_autocorrelation(time_batches) <= rule_.max_lag1 &&
         lag1_autocorrelation(latency_batches) <= rule_.max_lag1) {
       break;
     }
     k *= 2;
   }
-  const MeanAndHalfWidth time = confidence(time_batches);
-  const MeanAndHalfWidth latency = confidence(latency_batches);
+  const MeanAndHalfWidth time = confidence(time_batches, correlated_time);
+  const MeanAndHalfWidth latency = confidence(latency_batches, correlated_latency);
   if (time.half_width > rule_.precision || latency.half_width > rule_.precision) {
     return std::nullopt;
   }
@@ -239,6 +268,8 @@ std::optional<SteadyState> RunLengthController::evaluate() const {
   s.latency_mean_half_width = latency.half_width;
   s.lag1_time = lag1_autocorrelation(time_batches);
   s.lag1_latency = lag1_autocorrelation(latency_batches);
+  s.correlated_time = correlated_time;
+  s.correlated_latency = correlated_latency;
   s.latency = std::make_unique<LatencyHistogram>();
   for (std::size_t j = begin; j < end; ++j) s.latency->record(latencies_[j]);
   return s;

@@ -17,6 +17,11 @@
 //     the run allows min_batches such batches, else the largest k that gives
 //     min_batches; k doubles while the lag-1 autocorrelation of either batch
 //     series exceeds max_lag1 and at least min_batches batches remain;
+//     where no such k brings both below it, the batches are the first k's,
+//     and a series whose lag-1 exceeds max_lag1 there gets the half-width
+//     that holds under any correlation between the batches (the variance of
+//     a mean of m batches is at most one batch's, by Cauchy-Schwarz: sqrt(m)
+//     times the independent batches' half-width);
 //   - converged when, after the warm-up, at least min_batches batches hold
 //     at least min_ios completions and min_ios_per_thread per thread, the
 //     95 % confidence-interval half-width (Student t) of the mean time per
@@ -64,6 +69,12 @@ std::size_t mser_truncation(const std::vector<double>& series);
 double lag1_autocorrelation(const std::vector<double>& series);
 // Student's t quantile t_{0.975, dof} (dof >= 1).
 double student_t_975(std::uint64_t dof);
+// The 95 % confidence-interval half-width of the mean of `batches`,
+// relative to it (Student t, m - 1 degrees of freedom): t s / sqrt(m) for
+// independent batches; t s where they are `correlated`, the bound that
+// holds under any correlation (the variance of a mean of m batches is at
+// most one batch's). Infinite below two batches or for a mean <= 0.
+double relative_half_width(const std::vector<double>& batches, bool correlated);
 
 // What the controller concluded at the point it converged.
 struct SteadyState {
@@ -78,6 +89,12 @@ struct SteadyState {
   double latency_mean_half_width = 0;  // relative 95 % CI half-width of the mean latency
   double lag1_time = 0;                // lag-1 autocorrelation of the final batches
   double lag1_latency = 0;
+  // Where the batch means of a series stayed correlated (lag-1 above
+  // max_lag1) at every batch size the run allows: its half-width is the
+  // correlation bound's (sqrt(m) times the independent batches'), on the
+  // first size's batches.
+  bool correlated_time = false;
+  bool correlated_latency = false;
   double p50_drift = 0;  // |second half / first half - 1|
   double p99_drift = 0;
   // Post-warm-up end-to-end latencies; on the heap, as the controller runs on
