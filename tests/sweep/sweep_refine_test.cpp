@@ -25,6 +25,7 @@
 #include "sim/frontend/sweep/sweep_runner.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/system/run/run.h"  // wall_clock_fields
+#include "tests/sweep/stop_sweep_process.h"
 
 namespace gpunvme::sweep::refine_test {
 namespace {
@@ -413,27 +414,10 @@ TEST(RefineSweep, AKilledSweepCompletesBothStagesWhenRunAgain) {
     "set": ["scenario.ios=20000"],
     "sweep": {"scenario.path": ["gpu_initiated", "gds"], "scenario.threads": [32, 64, 96]},
     "refine": {"metric": "summary.iops", "goal": "max", "keep": 4}})";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    const std::string out = prefix + ".log";
-    if (freopen(out.c_str(), "w", stdout) == nullptr) _exit(126);
-    execl(GPUNVME_CLI, GPUNVME_CLI, "sweep", spec_file.c_str(), "--out", prefix.c_str(), "--jobs",
-          "1", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  setpgid(pid, pid);
   // Kill the sweep and its point processes once the exact stage has begun
   // (points of 20,000 I/Os take tens of milliseconds or more, so the kill
   // lands before the last exact re-run is written).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (read_rows(prefix + ".jsonl").size() < 7 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  kill(-pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  test::stop_sweep_after_rows(spec_file, prefix, 7, SIGKILL, std::chrono::seconds(120));
   const std::size_t before = read_rows(prefix + ".jsonl").size();
   EXPECT_GE(before, 7u);
   EXPECT_LT(before, 10u);

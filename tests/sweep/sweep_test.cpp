@@ -17,6 +17,7 @@
 
 #include "sim/frontend/sweep/sweep_runner.h"
 #include "sim/kernel/params/config_error.h"
+#include "tests/sweep/stop_sweep_process.h"
 
 namespace gpunvme::sweep {
 namespace {
@@ -175,25 +176,8 @@ void stop_then_resume(const std::string& name, int sig) {
     "set": ["scenario.ios=1500"],
     "sweep": {"scenario.path": ["gpu_initiated", "gds"],
               "scenario.threads": [32, 64, 96, 128]}})";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    const std::string out = prefix + ".log";
-    if (freopen(out.c_str(), "w", stdout) == nullptr) _exit(126);
-    execl(GPUNVME_CLI, GPUNVME_CLI, "sweep", spec.c_str(), "--out", prefix.c_str(), "--jobs", "1",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  setpgid(pid, pid);
   // Wait for the first rows, then stop the sweep and its point processes.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (read_rows(prefix + ".jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  kill(-pid, sig);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int status = test::stop_sweep_after_rows(spec, prefix, 2, sig, std::chrono::seconds(60));
   const std::size_t before = read_rows(prefix + ".jsonl").size();
   EXPECT_GE(before, 2u);
   EXPECT_LT(before, 8u);
