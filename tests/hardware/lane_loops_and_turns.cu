@@ -10,6 +10,10 @@
 //   a loop over the lanes below it). Each figure is per pass of the loop, as
 //   the simulator counts passes (for_each_lane's lane_loop(n)), after the
 //   bare loop's own time is taken off;
+// - the same loops run by 1, 8, 32, 132 and 528 warps at once, placed as
+//   gpunvme-hw places compute warps (256 threads a block: 8 warps share an
+//   SM), each warp on its own data: a pass's cost while the SM's warps share
+//   its issue slots;
 // - N warps (one per block, every warp resident) contending on one word:
 //   an atomic add each (atomics), a ticket then a turn each (take a ticket,
 //   wait until the turn word equals it, store a doorbell word, system fence,
@@ -59,16 +63,13 @@ const char* const kLoopDocs[kLoopPatterns] = {
     "for_each_lane(all 32) { for_each_lane(lanes below lane) count d[l].queue == d[lane].queue; "
     "ticket[lane] = base + count } (io_agents' request intake): 32 + 496 passes"};
 
-__global__ void k_lane_loop(int pattern, unsigned long long* out_ns, unsigned* sink) {
-  algo::init_warp_scratch();
-  CudaWarp p;
-  algo::Lanes<algo::Pending> io;
-  algo::Lanes<std::uint32_t> ticket;
-  algo::Lanes<std::uint32_t> queue_of;
-  queue_of[threadIdx.x % 32u] = (threadIdx.x % 32u) % 3u;
-  __syncwarp();
+// kLoopIterations iterations of one pattern, on the calling warp's own
+// Lanes (its slice of the block's shared scratch).
+__device__ __forceinline__ unsigned lane_loop_iterations(int pattern, CudaWarp& p,
+                                                         algo::Lanes<algo::Pending>& io,
+                                                         algo::Lanes<std::uint32_t>& ticket,
+                                                         algo::Lanes<std::uint32_t>& queue_of) {
   unsigned x = 0;
-  const unsigned long long t0 = globaltimer();
   for (unsigned i = 0; i < unsigned(kLoopIterations); ++i) {
     const unsigned v = i ^ (x & 0x80000000u);
     switch (pattern) {
@@ -101,12 +102,101 @@ __global__ void k_lane_loop(int pattern, unsigned long long* out_ns, unsigned* s
       default: break;
     }
   }
+  return x;
+}
+
+__global__ void k_lane_loop(int pattern, unsigned long long* out_ns, unsigned* sink) {
+  algo::init_warp_scratch();
+  CudaWarp p;
+  algo::Lanes<algo::Pending> io;
+  algo::Lanes<std::uint32_t> ticket;
+  algo::Lanes<std::uint32_t> queue_of;
+  queue_of[threadIdx.x % 32u] = (threadIdx.x % 32u) % 3u;
+  __syncwarp();
+  const unsigned long long t0 = globaltimer();
+  const unsigned x = lane_loop_iterations(pattern, p, io, ticket, queue_of);
   __syncwarp();
   const unsigned long long t1 = globaltimer();
   if (threadIdx.x == 0) {
     *out_ns = t1 - t0;
     *sink = x;
   }
+}
+
+// The same loops run by `warps` warps at once, placed as gpunvme-hw places
+// compute warps (blocks of kManyWarpsBlockThreads threads, so 8 warps share an
+// SM; the last block's surplus warps leave at once), each warp on its own
+// Lanes. Every warp starts once all have arrived, and records its own start
+// and end: the time per iteration a warp sees while the SM's other warps
+// compete for its issue slots.
+constexpr unsigned kManyWarpsBlockThreads = 256;
+
+__global__ void k_lane_loop_warps(int pattern, unsigned warps, unsigned* arrived,
+                                  unsigned long long* start_ns, unsigned long long* end_ns,
+                                  unsigned* sink) {
+  algo::init_warp_scratch();
+  const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (w >= warps) return;
+  CudaWarp p;
+  algo::Lanes<algo::Pending> io;
+  algo::Lanes<std::uint32_t> ticket;
+  algo::Lanes<std::uint32_t> queue_of;
+  queue_of[threadIdx.x % 32u] = (threadIdx.x % 32u) % 3u;
+  __syncwarp();
+  if (threadIdx.x % 32u == 0) {
+    atomicAdd(arrived, 1u);
+    while (*static_cast<volatile unsigned*>(arrived) < warps) {
+    }
+  }
+  __syncwarp();
+  const unsigned long long t0 = globaltimer();
+  const unsigned x = lane_loop_iterations(pattern, p, io, ticket, queue_of);
+  __syncwarp();
+  const unsigned long long t1 = globaltimer();
+  if (threadIdx.x % 32u == 0) {
+    start_ns[w] = t0;
+    end_ns[w] = t1;
+    sink[w] = x;
+  }
+}
+
+struct ManyWarpsFigure {
+  double mean_ns = 0;  // a warp's time per iteration, mean over the warps
+  double max_ns = 0;   // the slowest warp's
+};
+
+// Medians over kLaunches timed launches (after a warm-up) of the mean and the
+// largest of the warps' times per iteration.
+ManyWarpsFigure run_lane_loop_warps(int pattern, unsigned warps, unsigned* d_arrived,
+                                    unsigned long long* d_start, unsigned long long* d_end,
+                                    unsigned* d_sink) {
+  const unsigned tpb = std::min(kManyWarpsBlockThreads, warps * 32u);
+  const unsigned blocks = (warps * 32u + tpb - 1) / tpb;
+  std::vector<double> means;
+  std::vector<double> maxes;
+  for (int launch = 0; launch <= kLaunches; ++launch) {
+    CK(cudaMemset(d_arrived, 0, sizeof(unsigned)));
+    k_lane_loop_warps<<<blocks, tpb, std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES>>>(
+        pattern, warps, d_arrived, d_start, d_end, d_sink);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> starts(warps), ends(warps);
+    CK(cudaMemcpy(starts.data(), d_start, warps * sizeof starts[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ends.data(), d_end, warps * sizeof ends[0], cudaMemcpyDeviceToHost));
+    if (launch == 0) continue;  // warm-up
+    double sum = 0;
+    double largest = 0;
+    for (unsigned i = 0; i < warps; ++i) {
+      const double per_iteration = double(ends[i] - starts[i]) / kLoopIterations;
+      sum += per_iteration;
+      largest = std::max(largest, per_iteration);
+    }
+    means.push_back(sum / warps);
+    maxes.push_back(largest);
+  }
+  std::sort(means.begin(), means.end());
+  std::sort(maxes.begin(), maxes.end());
+  return {means[means.size() / 2], maxes[maxes.size() / 2]};
 }
 
 double run_lane_loop(int pattern, unsigned long long* d_ns, unsigned* d_sink) {
@@ -291,8 +381,35 @@ int main(int argc, char** argv) {
                  k + 1 < kLoopPatterns ? "," : "");
     std::printf("%-28s %9.1f ns/iteration %7.2f ns/pass\n", kLoopNames[k], loop_ns[k], per_pass);
   }
-  std::fprintf(f, " }},\n \"one_word\": [\n");
   const unsigned warp_counts[] = {1, 8, 32, 132, 528};
+  std::fprintf(f,
+               " }},\n \"lane_loops_many_warps\": {\"iterations\": %d, \"threads_per_block\": %u, "
+               "\"doc\": \"the lane loops above run by W warps at once in blocks of %u threads (8 "
+               "warps an SM, as gpunvme-hw places compute warps), each warp on its own Lanes, all "
+               "starting together: ns_per_iteration_mean and _max are the mean and the largest of "
+               "the warps' own times per iteration, ns_per_pass = (mean - the bare loop's mean at "
+               "the same W) / passes; medians over the launches\",\n  \"rows\": [\n",
+               kLoopIterations, kManyWarpsBlockThreads, kManyWarpsBlockThreads);
+  for (unsigned warps : warp_counts) {
+    ManyWarpsFigure figures[kLoopPatterns];
+    for (int k = 0; k < kLoopPatterns; ++k) {
+      figures[k] = run_lane_loop_warps(k, warps, &w->arrived, d_start, d_end, d_sink);
+    }
+    for (int k = 0; k < kLoopPatterns; ++k) {
+      const double per_pass =
+          kLoopPasses[k] == 0 ? 0.0
+                              : (figures[k].mean_ns - figures[kLoopBare].mean_ns) / kLoopPasses[k];
+      const bool last = warps == warp_counts[4] && k + 1 == kLoopPatterns;
+      std::fprintf(f,
+                   "   {\"pattern\": \"%s\", \"warps\": %u, \"ns_per_iteration_mean\": %.2f, "
+                   "\"ns_per_iteration_max\": %.2f, \"passes\": %d, \"ns_per_pass\": %.3f}%s\n",
+                   kLoopNames[k], warps, figures[k].mean_ns, figures[k].max_ns, kLoopPasses[k],
+                   per_pass, last ? "" : ",");
+      std::printf("%-28s %4u warps %9.1f ns/iteration (max %9.1f) %7.2f ns/pass\n", kLoopNames[k],
+                  warps, figures[k].mean_ns, figures[k].max_ns, per_pass);
+    }
+  }
+  std::fprintf(f, "  ]},\n \"one_word\": [\n");
   const unsigned backoffs[] = {0, 256};
   bool first_row = true;
   for (int k = 0; k < kWordPatterns; ++k) {

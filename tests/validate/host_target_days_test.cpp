@@ -35,10 +35,13 @@ struct HostTargetDay {
   std::string gpu_profile;
 };
 
-// 2026-11-27: three H100 instances (calls for an H200 that H100s served).
+// 2026-11-27: three H100 instances (calls for an H200 that H100s served),
+// the combined kernel. 2026-11-28: three H100 instances, the per-role kernels.
 const std::vector<HostTargetDay> kHostTargetDays = {
     {"hw-strategies-h100-2026-11-27.json", "hw-controller-h100-2026-11-27.json",
-     "validate-h100-2026-11-27-host-ijk.json", "h100-sxm"}};
+     "validate-h100-2026-11-27-host-ijk.json", "h100-sxm"},
+    {"hw-strategies-perrole-h100-2026-11-28.json", "hw-controller-h100-2026-11-28.json",
+     "validate-h100-2026-11-28-host-perrole.json", "h100-sxm"}};
 
 // Every case of a file tagged with one of the file's instances, each of
 // them the device the file names; returns the instances by id.

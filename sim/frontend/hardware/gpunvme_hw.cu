@@ -1562,12 +1562,15 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
   std::vector<platform::CudaOpProfile> profile_host = {profile};
   a.profile = o_.trace == 3 ? arena.put(profile_host) : nullptr;
 
-  if (target_->reserved_sms() != 0) {
+  if (target_->reserved_sms() != 0 || kernels.service != nullptr) {
     // A launch that needs more local memory than the pool holds waits until
     // every running kernel has ended (the driver resizes the pool), the
-    // target's persistent kernel included: launch the GPU code once, empty
-    // (no warps), before the target starts, so that its local memory is in
-    // place (the pool is kept at its largest, see main_impl).
+    // target's persistent kernel included, and the per-role service kernel,
+    // which is launched first and waits for the compute warps: launch the
+    // GPU code once, empty (no warps), before the target starts, so that its
+    // local memory is in place (the pool is kept at its largest, see
+    // main_impl). Without it the host-thread target's
+    // warp_batch+polling_warps case hung in the compute kernel's launch.
     KernelArgs none{};
     kernels.compute<<<1, 32, smem>>>(none);
     check(cudaGetLastError(), "kernel launch (local memory)");
@@ -1923,10 +1926,14 @@ int main_impl(int argc, char** argv) {
     return kNoDevice;
   }
   if (o.device >= count) bad("--device", std::to_string(o.device), "no such device");
-  // With the GPU target's kernel running, a launch that makes the driver
-  // grow or shrink the local-memory pool would wait for it for ever: keep the
-  // pool at its largest (see Backend::run_case).
-  if (o.target == "gpu") check(cudaSetDeviceFlags(cudaDeviceLmemResizeToMax), "cudaSetDeviceFlags");
+  // With a persistent kernel running (the GPU target's, or the per-role
+  // service warps' kernel, which leaves only when the compute kernel is
+  // done), a launch that makes the driver grow or shrink the local-memory
+  // pool would wait for it for ever: keep the pool at its largest (see
+  // Backend::run_case).
+  if (o.target == "gpu" || o.kernel == "per-role") {
+    check(cudaSetDeviceFlags(cudaDeviceLmemResizeToMax), "cudaSetDeviceFlags");
+  }
   check(cudaSetDevice(o.device), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
