@@ -5,12 +5,14 @@
 // (configs/measurements/validate-gpu-target-h100-2026-11-27t.json and the
 // H200's -h200-2026-11-27t.json) hold the simulator to where they put each
 // case, give or take the case's measured noise; the same for the runs made
-// with gpunvme-hw's per-role kernels (validate-gpu-target-perrole-h100-2026-11-27.json).
+// with gpunvme-hw's per-role kernels (validate-gpu-target-perrole-h100-2026-11-27.json
+// and the H200's validate-gpu-target-perrole-h200-2026-11-28.json).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,13 @@ const std::string kPerRoleControllerRuns =
     kMeasurementDir + "hw-gpu-target-controller-h100-2026-11-27-perrole.json";
 const std::string kPerRoleReport =
     kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27.json";
+// The per-role kernels' runs on two H200 instances (h200-c, h200-d), their
+// own calibration set, and their prediction with the H200 profile.
+const std::string kH200PerRoleRuns = kMeasurementDir + "hw-gpu-target-perrole-h200-2026-11-28.json";
+const std::string kH200PerRoleControllerRuns =
+    kMeasurementDir + "hw-gpu-target-controller-h200-2026-11-28-perrole.json";
+const std::string kH200PerRoleReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h200-2026-11-28.json";
 // The lane-loop cost fitted per strategy on the per-role op profiles at one
 // warp, and its report: the whole set at the six strategies' median (a
 // what-if) and each strategy predicted with the median of the other five's.
@@ -173,6 +182,33 @@ TEST(GpuTargetPrediction, PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommitted
   validate::Options options;
   options.warps = {1};
   const nlohmann::json now = validate::correlate(hw, kPerRoleRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  const std::size_t compared = test::expect_as_committed(now, committed);
+  EXPECT_EQ(compared, 6u);
+}
+
+// The same hold on the H200's per-role prediction, every strategy at one warp:
+// runs from two H200 machine instances, calibrated from their own
+// controller-only runs, simulated with the H200 profile.
+TEST(GpuTargetPrediction, H200PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
+  const nlohmann::json runs = read_json_file(kH200PerRoleRuns);
+  EXPECT_EQ(runs.at("harness").at("kernel"), "per-role");
+  EXPECT_NE(runs.at("device").at("name").get<std::string>().find("H200"), std::string::npos);
+  std::set<std::string> instances;
+  for (const nlohmann::json& c : runs.at("cases")) {
+    ASSERT_EQ(c.at("harness_kernel"), "per-role");
+    instances.insert(c.at("instance").get<std::string>());
+  }
+  EXPECT_EQ(instances.size(), 2u);
+  const nlohmann::json hw =
+      validate::merge_hardware_results({runs, read_json_file(kH200PerRoleControllerRuns)});
+  const nlohmann::json committed = read_json_file(kH200PerRoleReport);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  EXPECT_EQ(committed.at("gpu_profile"), "h200-sxm");
+  validate::Options options;
+  options.warps = {1};
+  const nlohmann::json now = validate::correlate(hw, kH200PerRoleRuns, options);
+  EXPECT_EQ(now.at("gpu_profile"), "h200-sxm");
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
   const std::size_t compared = test::expect_as_committed(now, committed);
   EXPECT_EQ(compared, 6u);
