@@ -642,9 +642,10 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
           progress=None, timeout=None, out=None, resume=False):
     """Run every point of a sweep; returns a pandas DataFrame, one row per point.
 
-    A spec with ``refine`` (fast mode for every point, then the best in exact mode) is
-    refused with a :class:`gpunvme.ConfigError` naming ``$.refine``: its two stages run with
-    ``gpunvme sweep SPEC.json``.
+    A spec with ``refine`` runs as ``gpunvme sweep`` runs it: every point in fast mode,
+    ranked by the metric (the command's C++ ranking), then the best ``keep`` again in
+    exact mode, each in a row of its own; a metric that a fast row does not hold stops the
+    sweep with a :class:`gpunvme.ConfigError` at ``$.refine.metric``.
 
     Args:
         base: a :class:`Config` (then ``axes`` is required), a sweep spec dict or the
@@ -674,7 +675,10 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
         resume: with ``out``, skip the points already in PREFIX.jsonl (a row cut short
             is dropped and its point runs again). Rows of another base configuration or
             another build are refused with a :class:`gpunvme.ConfigError`, as is an
-            existing PREFIX.jsonl without ``resume=True``.
+            existing PREFIX.jsonl without ``resume=True``. A refined sweep keeps the rows
+            of either stage (each stage has a ``spec_id`` of its own): stopped in the fast
+            stage, it runs the rest of it, then the finalists; stopped in the exact stage,
+            the finalists left.
 
     Returns:
         DataFrame sorted by ``index``, with the columns of ``gpunvme sweep``'s CSV in its
@@ -684,7 +688,12 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
         ``topology``, ``scenario_file``, every resolved scenario field
         (``scenario.FIELD``), the flattened summary (``iops``, ``latency_ns.p99``, ...)
         and the metrics (named by path); then ``worker`` for distributed sweeps and
-        ``result`` with ``keep_results``.
+        ``result`` with ``keep_results``. A refined sweep's frame has a fast row for every
+        point and an exact row for each finalist (after its fast one), the columns
+        ``refine.stage``, ``refine.fast_rank``, ``refine.finalist`` and
+        ``refine.exact_rank`` after ``error``, and in ``frame.attrs["refine"]`` the
+        comparison of the two rankings (what ``PREFIX.refine.json`` holds; None while a
+        stage has points left). Its ``refine:`` line goes to stderr with the progress.
     """
     import pandas as pd
 
@@ -803,13 +812,12 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
             rows_file.close()
             _replace_file(csv, _csv_text(_finished_rows(jsonl), amend=lambda row: _ranked(
                 row, ranks)))
-    if comparison is not None:
-        if refine_file is not None:
-            _replace_file(refine_file, comparison["text"])
-        if _Progress(0, progress).enabled:
-            print(comparison["line"], file=sys.stderr, flush=True)
-    elif refine is not None and progress:
-        print("refine: not compared yet: a stage has points left (rerun to complete it)",
+    if comparison is not None and refine_file is not None:
+        _replace_file(refine_file, comparison["text"])
+    if refine is not None and _Progress(0, progress).enabled:
+        # gpunvme sweep's refine: line, where the progress goes.
+        print(comparison["line"] if comparison is not None else
+              "refine: not compared yet: a stage has points left (rerun to complete it)",
               file=sys.stderr, flush=True)
     index_of = {p["key"]: p["index"] for p in plan}
     this_call = {(row["spec_id"], row["key"]) for row in rows}
