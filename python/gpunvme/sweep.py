@@ -64,12 +64,13 @@ def load_spec(spec):
     return base, parsed["points"], parsed["metrics"]
 
 
-def _plan(base, axes, metrics, refuse_refine=False):
-    """(base Config, points, metrics, shared) for sweep()'s argument forms.
+def _plan(base, axes, metrics):
+    """(base Config, points, metrics, shared, refine) for sweep()'s argument forms.
 
     ``shared`` holds what rows record of the base as ``gpunvme sweep`` does: ``set``
     (a spec's base assignments), ``topology`` and ``scenario_file`` (a spec's file
-    names, "" for the shipped defaults; a Config's origins).
+    names, "" for the shipped defaults; a Config's origins). ``refine`` is None, or a
+    spec's ``{"file", "metric", "goal", "keep"}``.
     """
     if base is None:
         base = load_config()
@@ -80,7 +81,7 @@ def _plan(base, axes, metrics, refuse_refine=False):
             raise ConfigError(PYTHON_ORIGIN, "$.sweep", "", "a Config needs axes to sweep")
         points = _expanded({"sweep": axes}, PYTHON_ORIGIN)["points"]
         shared = {"set": [], "topology": base.topology_file, "scenario_file": base.scenario_file}
-        return base, points, list(metrics or []), shared
+        return base, points, list(metrics or []), shared, None
     if axes is not None:
         spec = dict(base) if isinstance(base, dict) else _read_spec(base)
         spec["sweep"] = dict(spec.get("sweep", {}), **axes)
@@ -89,21 +90,16 @@ def _plan(base, axes, metrics, refuse_refine=False):
         spec = base
     parsed = (_expanded(spec, PYTHON_ORIGIN) if isinstance(spec, dict)
               else _expanded(None, os.fspath(spec)))
-    if parsed.get("refine") is not None and refuse_refine:
-        # The two stages (fast, then the finalists exact) are gpunvme sweep's
-        # runner; running every point once here would give one stage silently.
-        raise ConfigError(parsed["file"], "$.refine", json.dumps(parsed["refine"]),
-                          "a refined sweep (fast stage, then the finalists in exact mode) runs "
-                          "with `gpunvme sweep SPEC.json`; gpunvme.sweep.sweep runs every point "
-                          "in one mode: remove refine, or set scenario.fidelity=fast in the "
-                          "spec's set and sweep the finalists yourself")
     config = load_config(parsed["topology_file"] or None, parsed["scenario_file"] or None,
                          parsed["seed"], parsed["set"])
     spec_metrics = parsed["metrics"]
     shared = {"set": parsed["set"], "topology": parsed["topology_file"],
               "scenario_file": parsed["scenario_file"]}
+    refine = parsed.get("refine")
+    if refine is not None:
+        refine = dict(refine, file=parsed["file"])
     return (config, parsed["points"],
-            spec_metrics + [m for m in (metrics or []) if m not in spec_metrics], shared)
+            spec_metrics + [m for m in (metrics or []) if m not in spec_metrics], shared, refine)
 
 
 def _read_spec(file):
@@ -135,7 +131,7 @@ def points(base=None, axes=None):
     A point whose path is bad raises here; :func:`sweep` records such a point's error
     in its row and goes on.
     """
-    config, plan, _, _ = _plan(base, axes, None)
+    config, plan, _, _, _ = _plan(base, axes, None)
     return [(p["params"], config.with_(p["params"])) for p in plan]
 
 
@@ -173,15 +169,20 @@ def build_fingerprint():
     return "%s+%s" % (version, digest) if version else digest
 
 
-def _spec_id(base_dict):
+def _spec_id(base_dict, stage=None):
     """What every point of a sweep shares besides its params: the base configuration.
 
     16 hex digits of SHA-256 over the base topology and scenario documents, their
     files and the seed; two sweeps with the same spec_id give the same result for the
-    same params (of the same build).
+    same params (of the same build). A refined sweep's ``stage`` ("fast" or "exact") is
+    added, so that a point's fast row, its exact re-run and a plain sweep's row of it
+    have three spec_ids (the refine settings are left out: a changed metric, goal or
+    keep reuses the rows computed).
     """
     shared = {k: base_dict[k] for k in ("topology_file", "topology", "scenario_file",
                                         "scenario", "seed")}
+    if stage is not None:
+        shared["refine_stage"] = stage
     text = json.dumps(shared, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -205,11 +206,14 @@ def _base_row(task):
     topology_overrides += [_assignment(p, v) for p, v in task["params"].items()
                            if p.startswith("topology.")]
     seed = task["params"].get("seed", task["base"].get("seed", 1))
-    return {"index": task["index"], "key": task["key"], "spec_id": task["spec_id"],
+    row = {"index": task["index"], "key": task["key"], "spec_id": task["spec_id"]}
+    if task.get("stage"):
+        row["refine"] = {"stage": task["stage"]}
+    return dict(row, **{
             "params": dict(task["params"]), "seed": seed, "gpunvme": _build_info(),
             "topology": shared.get("topology"),
             "scenario_file": shared.get("scenario_file"), "set": list(shared.get("set", [])),
-            "topology_overrides": topology_overrides, "config": None, "summary": None}
+            "topology_overrides": topology_overrides, "config": None, "summary": None})
 
 
 def _failed_row(task, error):
@@ -222,12 +226,14 @@ def _failed_row(task, error):
 def run_point(task):
     """Run one sweep point (the function sweep workers and Dask workers call).
 
-    ``task`` holds ``index``, ``key``, ``spec_id``, ``base`` (a :meth:`Config.to_dict`),
+    ``task`` holds ``index``, ``key``, ``spec_id``, ``stage`` (a refined sweep's "fast"
+    or "exact", which sets ``scenario.fidelity``; absent otherwise), ``base`` (a :meth:`Config.to_dict`),
     ``shared`` (what rows record of the base: a spec's ``set``, already in ``base``,
     ``topology`` and ``scenario_file``), ``params`` (path →
     value), ``metrics`` (extra result paths), ``keep_result`` and ``build`` (the
     sweep's :func:`build_fingerprint`). Returns the row as ``gpunvme sweep`` writes it
-    to PREFIX.jsonl: ``index``, ``key``, ``spec_id``, ``params``, ``seed``,
+    to PREFIX.jsonl: ``index``, ``key``, ``spec_id``, ``refine`` (``{"stage"}``, a
+    refined sweep's only), ``params``, ``seed``,
     ``topology``, ``scenario_file``, ``set``, ``topology_overrides``, ``config`` (the
     resolved scenario; as written when the point failed, where the CLI's row has None),
     ``summary``, ``metrics`` (when
@@ -243,6 +249,9 @@ def run_point(task):
         config = Config.from_dict(task["base"])
         for path, value in task["params"].items():
             config.set(path, value)
+        if task.get("stage"):
+            # Last, so that it holds over the scenario file's own fidelity.
+            config.set("scenario.fidelity", task["stage"])
         # Until it runs, the row carries the scenario as written, so that a failed
         # point's row still has every scenario.FIELD column (the CLI's has none).
         row["config"] = dict(config.scenario)
@@ -282,6 +291,8 @@ def _flatten_into(value, name, cells):
 def _cells(row):
     """A row's (column, value) pairs in the CLI CSV's order; the first of a name wins."""
     cells = [(c, row.get(c)) for c in ("index", "key", "error")]
+    if isinstance(row.get("refine"), dict):
+        _flatten_into(row["refine"], "refine", cells)
     cells += list((row.get("params") or {}).items())
     cells += [(c, row.get(c)) for c in ("seed", "topology", "scenario_file")]
     _flatten_into(row.get("gpunvme") or {}, "gpunvme", cells)
@@ -294,9 +305,14 @@ def _cells(row):
 
 def _columns(rows):
     """The columns of rows as ``gpunvme sweep`` orders them in PREFIX.csv."""
-    groups = {"fixed": ["index", "key", "error"], "params": [], "files": ["seed", "topology",
-              "scenario_file"], "build": [], "config": [], "results": []}
+    groups = {"fixed": ["index", "key", "error"], "refine": [], "params": [],
+              "files": ["seed", "topology", "scenario_file"], "build": [], "config": [],
+              "results": []}
     for row in rows:
+        if isinstance(row.get("refine"), dict):
+            refine = []
+            _flatten_into(row["refine"], "refine", refine)
+            groups["refine"] += [name for name, _ in refine]
         groups["params"] += list((row.get("params") or {}))
         build = []
         _flatten_into(row.get("gpunvme") or {}, "gpunvme", build)
@@ -307,7 +323,7 @@ def _columns(rows):
             _flatten_into(value, key, results)
         groups["results"] += [name for name, _ in results] + list(row.get("metrics") or {})
     ordered = []
-    for group in ("fixed", "params", "files", "build", "config", "results"):
+    for group in ("fixed", "refine", "params", "files", "build", "config", "results"):
         ordered += groups[group]
     return list(dict.fromkeys(ordered))
 
@@ -322,9 +338,10 @@ def _csv_cell(value):
     return text
 
 
-def _csv_text(rows):
-    """PREFIX.csv as ``gpunvme sweep`` writes it: rows by index, file order within one."""
-    rows = sorted(rows, key=lambda r: r.get("index") or 0)
+def _csv_text(rows, amend=None):
+    """PREFIX.csv as ``gpunvme sweep`` writes it: rows by index, file order within one;
+    ``amend`` returns a row as its line shows it (a refined sweep's ranks added)."""
+    rows = sorted((amend(r) if amend else r for r in rows), key=lambda r: r.get("index") or 0)
     columns = _columns(rows)
     lines = [",".join(_csv_cell(c) for c in columns)]
     for row in rows:
@@ -379,15 +396,17 @@ def _finished_rows(jsonl):
     return rows
 
 
-def _check_resumable(jsonl, rows, spec_id, build):
+def _check_resumable(jsonl, rows, spec_ids, build):
     """ConfigError when a row of the file belongs to another sweep or another build:
-    resuming would mix results that do not belong together."""
+    resuming would mix results that do not belong together. ``spec_ids``: the sweep's
+    (a refined sweep's two stages have one each)."""
     for number, row in enumerate(rows):
-        if row.get("spec_id") != spec_id:
+        if row.get("spec_id") not in spec_ids:
             raise ConfigError(
                 jsonl, "$[%d].spec_id" % number, json.dumps(row.get("spec_id")),
                 "a row of another base configuration (this sweep's spec_id is %s): resuming "
-                "would mix their results; write to another out= or remove the file" % spec_id)
+                "would mix their results; write to another out= or remove the file"
+                % " or ".join(spec_ids))
         if row.get("build") != build:
             raise ConfigError(
                 jsonl, "$[%d].build" % number, json.dumps(row.get("build")),
@@ -623,9 +642,10 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
           progress=None, timeout=None, out=None, resume=False):
     """Run every point of a sweep; returns a pandas DataFrame, one row per point.
 
-    A spec with ``refine`` (fast mode for every point, then the best in exact mode) is
-    refused with a :class:`gpunvme.ConfigError` naming ``$.refine``: its two stages run with
-    ``gpunvme sweep SPEC.json``.
+    A spec with ``refine`` runs as ``gpunvme sweep`` runs it: every point in fast mode,
+    ranked by the metric (the command's C++ ranking), then the best ``keep`` again in
+    exact mode, each in a row of its own; a metric that a fast row does not hold stops the
+    sweep with a :class:`gpunvme.ConfigError` at ``$.refine.metric``.
 
     Args:
         base: a :class:`Config` (then ``axes`` is required), a sweep spec dict or the
@@ -655,7 +675,10 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
         resume: with ``out``, skip the points already in PREFIX.jsonl (a row cut short
             is dropped and its point runs again). Rows of another base configuration or
             another build are refused with a :class:`gpunvme.ConfigError`, as is an
-            existing PREFIX.jsonl without ``resume=True``.
+            existing PREFIX.jsonl without ``resume=True``. A refined sweep keeps the rows
+            of either stage (each stage has a ``spec_id`` of its own): stopped in the fast
+            stage, it runs the rest of it, then the finalists; stopped in the exact stage,
+            the finalists left.
 
     Returns:
         DataFrame sorted by ``index``, with the columns of ``gpunvme sweep``'s CSV in its
@@ -665,25 +688,36 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
         ``topology``, ``scenario_file``, every resolved scenario field
         (``scenario.FIELD``), the flattened summary (``iops``, ``latency_ns.p99``, ...)
         and the metrics (named by path); then ``worker`` for distributed sweeps and
-        ``result`` with ``keep_results``.
+        ``result`` with ``keep_results``. A refined sweep's frame has a fast row for every
+        point and an exact row for each finalist (after its fast one), the columns
+        ``refine.stage``, ``refine.fast_rank``, ``refine.finalist`` and
+        ``refine.exact_rank`` after ``error``, and in ``frame.attrs["refine"]`` the
+        comparison of the two rankings (what ``PREFIX.refine.json`` holds; None while a
+        stage has points left). Its ``refine:`` line goes to stderr with the progress.
     """
     import pandas as pd
 
-    config, plan, metric_paths, shared = _plan(base, axes, metrics, refuse_refine=True)
+    config, plan, metric_paths, shared, refine = _plan(base, axes, metrics)
     base_dict = config.to_dict()
     to_json_text(base_dict)  # reject non-JSON values before shipping anything
-    spec_id = _spec_id(base_dict)
+    stages = ("fast", "exact") if refine is not None else (None,)
+    spec_ids = {stage: _spec_id(base_dict, stage) for stage in stages}
     build = build_fingerprint()
-    tasks = [{"index": p["index"], "key": p["key"], "spec_id": spec_id, "base": base_dict,
-              "shared": shared, "params": p["params"], "metrics": metric_paths,
-              "keep_result": keep_results, "record_worker": scheduler is not None,
-              "build": build}
-             for p in plan]
-    done = {}
-    rows_file = None
+
+    def task_of(point, stage=None):
+        task = {"index": point["index"], "key": point["key"], "spec_id": spec_ids[stage],
+                "base": base_dict, "shared": shared, "params": point["params"],
+                "metrics": metric_paths, "keep_result": keep_results,
+                "record_worker": scheduler is not None, "build": build}
+        if stage is not None:
+            task["stage"] = stage
+        return task
+
+    done = {}  # (spec_id, key) -> row of an earlier run
+    rows_file = csv = refine_file = None
     if out is not None:
         prefix = os.fspath(out)
-        jsonl, csv = prefix + ".jsonl", prefix + ".csv"
+        jsonl, csv, refine_file = prefix + ".jsonl", prefix + ".csv", prefix + ".refine.json"
         if os.path.dirname(prefix):
             os.makedirs(os.path.dirname(prefix), exist_ok=True)
         stored = _finished_rows(jsonl)
@@ -691,32 +725,107 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
             raise ConfigError(jsonl, "", "", "holds %d rows of an earlier sweep: pass "
                               "resume=True to skip the points it has, or write to another out="
                               % len(stored))
-        _check_resumable(jsonl, stored, spec_id, build)
-        done = {row["key"]: row for row in stored}
+        _check_resumable(jsonl, stored, list(spec_ids.values()), build)
+        done = {(row["spec_id"], row["key"]): row for row in stored}
         rows_file = _RowFile(jsonl)
     elif resume:
         raise ConfigError(PYTHON_ORIGIN, "resume", "True", "resume needs out=PREFIX, the "
                           "rows file to resume")
-    todo = [t for t in tasks if t["key"] not in done]
-    tracker = _Progress(len(todo), progress)
-    rows = []
-    source = (_run_dask(todo, scheduler, tracker, timeout, build) if scheduler is not None
-              else _run_local(todo, jobs))
+    rows = []  # this call's
+    ranks = {}  # (spec_id, key) -> a refined sweep's {fast_rank, finalist, exact_rank}
+    comparison = None
+
+    def run_stage(tasks, check=None):
+        """Runs the tasks without a row yet; True when every task has one."""
+        todo = [t for t in tasks if (t["spec_id"], t["key"]) not in done]
+        tracker = _Progress(len(todo), progress)
+        source = (_run_dask(todo, scheduler, tracker, timeout, build) if scheduler is not None
+                  else _run_local(todo, jobs))
+        finished = 0
+        try:
+            for row in source:
+                if rows_file is not None:
+                    rows_file.append(row)
+                tracker.update(row)
+                rows.append(row)
+                done[(row["spec_id"], row["key"])] = row
+                finished += 1
+                if check is not None:
+                    check(row)  # raises: the sweep stops, its rows kept
+        finally:
+            source.close()  # stops the workers of an interrupted sweep at once
+            tracker.close()
+        return finished == len(todo)
+
+    def stage_rows(stage):
+        """The rows of one stage for the sweep's points, in point order."""
+        return [done[(spec_ids[stage], p["key"])] for p in plan
+                if (spec_ids[stage], p["key"]) in done]
+
     try:
-        for row in source:
-            if rows_file is not None:
-                rows_file.append(row)
-            tracker.update(row)
-            rows.append(row)
+        if refine is None:
+            run_stage([task_of(p) for p in plan])
+        else:
+            # Every point in fast mode, ranked by the metric (gpunvme sweep's code:
+            # sim/frontend/sweep/refine.cpp); the best `keep` again in exact mode.
+            settings = json.dumps({k: refine[k] for k in ("metric", "goal", "keep")})
+
+            def rank(stage_rows_):
+                return json.loads(_native.sweep_refine_rank(
+                    refine["file"], settings, json.dumps([dict(r, index=index_of[r["key"]])
+                                                          for r in stage_rows_])))
+
+            index_of = {p["key"]: p["index"] for p in plan}
+            if run_stage([task_of(p, "fast") for p in plan], check=lambda row: rank([row])):
+                ranked = rank(stage_rows("fast"))
+                kept = min(refine["keep"], len(ranked))
+                finalists = [plan[r["index"]] for r in ranked[:kept]]
+                for position, r in enumerate(ranked):
+                    key = plan[r["index"]]["key"]
+                    ranks[(spec_ids["fast"], key)] = {"fast_rank": position + 1,
+                                                      "finalist": position < kept,
+                                                      "exact_rank": None}
+                    if position < kept:
+                        ranks[(spec_ids["exact"], key)] = dict(ranks[(spec_ids["fast"], key)])
+                if run_stage([task_of(p, "exact") for p in finalists]):
+                    exact = {r["key"]: r for r in stage_rows("exact")}
+                    exact_values = {r["index"]: r["value"] for r in rank(exact.values())}
+                    described = [{"index": p["index"], "key": p["key"], "fast_rank": n + 1,
+                                  "fast": ranked[n]["value"],
+                                  "exact": exact_values.get(p["index"])}
+                                 for n, p in enumerate(finalists)]
+                    pruned = None
+                    if kept < len(ranked):
+                        point = plan[ranked[kept]["index"]]
+                        pruned = {"index": point["index"], "key": point["key"],
+                                  "fast_rank": kept + 1, "fast": ranked[kept]["value"]}
+                    text, line = _native.sweep_refine_compare(
+                        settings, len(plan), len(ranked), json.dumps(described),
+                        json.dumps(pruned))
+                    comparison = {"text": text, "line": line, "doc": json.loads(text)}
+                    for finalist in comparison["doc"]["finalists"]:
+                        for stage in stages:
+                            ranks[(spec_ids[stage], finalist["key"])]["exact_rank"] = (
+                                finalist["exact_rank"])
     finally:
-        source.close()  # stops the workers of an interrupted sweep at once, not when collected
-        tracker.close()
         if rows_file is not None:
             rows_file.close()
-            _replace_file(csv, _csv_text(_finished_rows(jsonl)))
-    index_of = {t["key"]: t["index"] for t in tasks}
-    rows += [dict(row, index=index_of[key]) for key, row in done.items() if key in index_of]
-    rows.sort(key=lambda r: r["index"])
+            _replace_file(csv, _csv_text(_finished_rows(jsonl), amend=lambda row: _ranked(
+                row, ranks)))
+    if comparison is not None and refine_file is not None:
+        _replace_file(refine_file, comparison["text"])
+    if refine is not None and _Progress(0, progress).enabled:
+        # gpunvme sweep's refine: line, where the progress goes.
+        print(comparison["line"] if comparison is not None else
+              "refine: not compared yet: a stage has points left (rerun to complete it)",
+              file=sys.stderr, flush=True)
+    index_of = {p["key"]: p["index"] for p in plan}
+    this_call = {(row["spec_id"], row["key"]) for row in rows}
+    rows += [dict(row, index=index_of[key]) for (sid, key), row in done.items()
+             if key in index_of and sid in spec_ids.values() and (sid, key) not in this_call]
+    stage_order = {None: 0, "fast": 0, "exact": 1}
+    rows = [_ranked(row, ranks) for row in rows]
+    rows.sort(key=lambda r: (r["index"], stage_order.get((r.get("refine") or {}).get("stage"))))
     columns = _columns(rows)
     extras = [c for c in ("worker", "result") if any(c in r for r in rows)]
     records = []
@@ -738,4 +847,17 @@ def sweep(base=None, axes=None, *, scheduler=None, jobs=1, metrics=None, keep_re
     frame = pd.DataFrame(records, columns=columns + extras)
     if keep_results and "result" in frame:
         frame["result"] = [Result(r) if isinstance(r, dict) else r for r in frame["result"]]
+    if refine is not None:
+        # The comparison PREFIX.refine.json holds (None until both stages are complete).
+        frame.attrs["refine"] = comparison["doc"] if comparison is not None else None
     return frame
+
+
+def _ranked(row, ranks):
+    """A refined sweep's row with where the sweep's ranking puts its point
+    (``refine.fast_rank``, ``refine.finalist``, ``refine.exact_rank``), as gpunvme sweep's
+    CSV shows it; other rows as they are."""
+    cells = ranks.get((row.get("spec_id"), row.get("key")))
+    if cells is None or not isinstance(row.get("refine"), dict):
+        return row
+    return dict(row, refine=dict(row["refine"], **cells))

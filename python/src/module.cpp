@@ -13,6 +13,7 @@
 
 #include "models/nvmf/nvmf.h"
 #include "sim/frontend/budgets/budgets.h"
+#include "sim/frontend/sweep/refine.h"
 #include "sim/frontend/sweep/sweep_spec.h"
 #include "sim/kernel/build_info.h"
 #include "sim/kernel/params/config_error.h"
@@ -229,6 +230,69 @@ std::string sweep_json(const sweep::SweepSpec& spec) {
   return out.dump();
 }
 
+// A refined sweep's settings as sweep_json gives them ({metric, goal, keep}),
+// for the ranking and comparison below: the CLI's code ranks Python's rows.
+sweep::SweepSpec refine_spec(const std::string& file, const std::string& refine_json) {
+  const nlohmann::ordered_json refine = nlohmann::ordered_json::parse(refine_json);
+  sweep::SweepSpec spec;
+  spec.file = file;
+  spec.refine.metric = refine.at("metric").get<std::string>();
+  spec.refine.goal = refine.at("goal").get<std::string>() == "min" ? sweep::RefineGoal::min
+                                                                   : sweep::RefineGoal::max;
+  spec.refine.keep = refine.at("keep").get<std::size_t>();
+  return spec;
+}
+
+// The fast stage's rows (a JSON array) ranked by the refine metric, best
+// first, as [{index, value}]; failed rows are left out. ConfigError (at
+// $.refine.metric) for a row that succeeded without a number there.
+std::string sweep_refine_rank(const std::string& file, const std::string& refine_json,
+                              const std::string& rows_json) {
+  const sweep::SweepSpec spec = refine_spec(file, refine_json);
+  std::vector<sweep::RankedPoint> points;
+  for (const auto& row : nlohmann::ordered_json::parse(rows_json)) {
+    if (const std::optional<ConfigError> problem = sweep::metric_problem(spec, row)) {
+      throw *problem;
+    }
+    if (const std::optional<double> value = sweep::metric_value(row, spec.refine.metric)) {
+      points.push_back({row.at("index").get<std::size_t>(), *value});
+    }
+  }
+  nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
+  for (const sweep::RankedPoint& p : sweep::rank_points(std::move(points), spec.refine.goal)) {
+    ranked.push_back({{"index", p.index}, {"value", p.value}});
+  }
+  return ranked.dump();
+}
+
+sweep::Finalist finalist_of(const nlohmann::ordered_json& f) {
+  sweep::Finalist finalist;
+  finalist.index = f.at("index").get<std::size_t>();
+  finalist.key = f.at("key").get<std::string>();
+  finalist.fast_rank = f.at("fast_rank").get<std::size_t>();
+  finalist.fast = f.at("fast").get<double>();
+  if (f.contains("exact") && f["exact"].is_number()) finalist.exact = f["exact"].get<double>();
+  return finalist;
+}
+
+// PREFIX.refine.json's text (as gpunvme sweep writes it) and the log line.
+std::pair<std::string, std::string> sweep_refine_compare(const std::string& refine_json,
+                                                         std::size_t points, std::size_t ranked,
+                                                         const std::string& finalists_json,
+                                                         const std::string& first_pruned_json) {
+  const sweep::SweepSpec spec = refine_spec(kPythonOrigin, refine_json);
+  std::vector<sweep::Finalist> finalists;
+  for (const auto& f : nlohmann::ordered_json::parse(finalists_json)) {
+    finalists.push_back(finalist_of(f));
+  }
+  const nlohmann::ordered_json pruned = nlohmann::ordered_json::parse(first_pruned_json);
+  std::optional<sweep::Finalist> first_pruned;
+  if (pruned.is_object()) first_pruned = finalist_of(pruned);
+  const nlohmann::ordered_json comparison =
+      sweep::compare_finalists(spec.refine, points, ranked, finalists, first_pruned);
+  return {comparison.dump(2) + "\n", sweep::comparison_line(comparison)};
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_gpunvme, m) {
@@ -332,6 +396,19 @@ PYBIND11_MODULE(_gpunvme, m) {
       [](const std::string& file) { return sweep_json(sweep::load_sweep_spec(file)); },
       "Reads a sweep spec file and expands it; returns JSON text as sweep_spec does.",
       py::arg("file"));
+  m.def("sweep_refine_rank", &sweep_refine_rank,
+        "Ranks a refined sweep's fast rows (JSON text, a list) by its refine settings (JSON "
+        "text {metric, goal, keep}) as gpunvme sweep does; returns JSON text [{index, value}], "
+        "best first. ConfigError at $.refine.metric (naming `file`) for a row that succeeded "
+        "without a number at the metric.",
+        py::arg("file"), py::arg("refine_json"), py::arg("rows_json"));
+  m.def("sweep_refine_compare", &sweep_refine_compare,
+        "A refined sweep's comparison of its finalists' fast and exact values: (the text of "
+        "PREFIX.refine.json as gpunvme sweep writes it, its refine: log line). Finalists are "
+        "JSON text [{index, key, fast_rank, fast, exact}] in fast order; first_pruned_json is "
+        "one such object (without exact) or null.",
+        py::arg("refine_json"), py::arg("points"), py::arg("ranked"), py::arg("finalists_json"),
+        py::arg("first_pruned_json"));
   m.def(
       "budget_files",
       [](const std::string& dir) {

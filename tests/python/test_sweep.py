@@ -1,5 +1,6 @@
 """Sweeps: the CLI's expansion, local runs, failing points, spec files."""
 
+import csv
 import json
 
 import pytest
@@ -99,20 +100,129 @@ def test_a_config_needs_axes(small_config):
         gpunvme.sweep(small_config)
 
 
-def test_a_refined_spec_is_refused_rather_than_run_in_one_mode(tmp_path):
-    # The two stages of refine run in `gpunvme sweep`; the Python runner would
-    # run every point once, in one mode, so it refuses the spec.
-    spec = {"set": ["scenario.ios=%d" % SMALL_IOS],
-            "sweep": {"scenario.threads": [32, 64]},
-            "refine": {"metric": "summary.iops", "goal": "max", "keep": 1}}
-    with pytest.raises(gpunvme.ConfigError) as caught:
-        gpunvme.sweep(spec)
-    assert caught.value.path == "$.refine"
-    assert "gpunvme sweep" in caught.value.problem
-    # Its points are the plain spec's; a bad refine is the native parser's error.
-    assert [p["params"] for p in gpunvme.load_spec(spec)[1]] == [
-        {"scenario.threads": 32}, {"scenario.threads": 64}]
-    spec["refine"]["keep"] = 3
+# A refined sweep: four points, fast mode for all, the best two by IOPS again in exact mode.
+REFINED = {"set": ["scenario.ios=2000"],
+           "sweep": {"scenario.strategy": ["warp_batch", "io_agents"],
+                     "scenario.threads": [128, 256]},
+           "refine": {"metric": "summary.iops", "goal": "max", "keep": 2}}
+
+
+def without_wall_clock(row, *also):
+    """A row without what depends on the host or the stage: the wall-clock summary
+    fields, the build's file hash and ``also``."""
+    row = {k: v for k, v in row.items() if k not in ("build",) + also}
+    row["summary"] = {k: v for k, v in row["summary"].items()
+                      if k not in gpunvme._native.wall_clock_fields()}
+    return row
+
+
+def rows_of(jsonl):
+    return [json.loads(line) for line in open(jsonl)]
+
+
+def test_a_refined_sweep_runs_as_gpunvme_sweep_does(tmp_path, cli):
+    spec_file = tmp_path / "refined.json"
+    spec_file.write_text(json.dumps(REFINED))
+    frame = gpunvme.sweep(str(spec_file), out=tmp_path / "py")
+    # Every point fast, the best two again exact: a row each, the stage and ranks shown.
+    assert list(frame["index"]) == [0, 1, 1, 2, 3, 3]
+    assert list(frame["refine.stage"]) == ["fast", "fast", "exact", "fast", "fast", "exact"]
+    fast = frame[frame["refine.stage"] == "fast"]
+    assert (fast["scenario.fidelity"] == "fast").all()
+    assert (frame[frame["refine.stage"] == "exact"]["scenario.fidelity"] == "exact").all()
+    assert sorted(fast["refine.fast_rank"]) == [1, 2, 3, 4]
+    best = fast.sort_values("iops", ascending=False)
+    assert list(best["refine.fast_rank"]) == [1, 2, 3, 4]  # ranked by fast IOPS, best first
+    assert list(frame["refine.finalist"]) == [False, True, True, False, True, True]
+    # The comparison and the CSV are gpunvme sweep's, byte for byte where no wall clock
+    # enters (the same C++ code ranks and compares both).
+    ran = cli("sweep", str(spec_file), "--out", str(tmp_path / "cli"), "--jobs", "1")
+    assert ran.returncode == 0, ran.stderr
+    ours = (tmp_path / "py.refine.json").read_text()
+    assert ours == (tmp_path / "cli.refine.json").read_text()
+    assert frame.attrs["refine"] == json.loads(ours)
+    assert frame.attrs["refine"]["agreement"]["same_best"] is not None
+    ours_csv = list(csv.reader(open(tmp_path / "py.csv")))
+    cli_csv = list(csv.reader(open(tmp_path / "cli.csv")))
+    assert ours_csv[0] == cli_csv[0] and len(ours_csv) == len(cli_csv) == 7
+    same = [n for n, c in enumerate(ours_csv[0])
+            if c in ("index", "key", "error", "scenario.fidelity") or c.startswith("refine.")]
+    assert len(same) == 8
+    assert [[line[n] for n in same] for line in ours_csv] == [
+        [line[n] for n in same] for line in cli_csv]
+    # Each exact row is the row a plain exact sweep gives for its point (rows of the
+    # Python runner), spec_id and the stage aside.
+    plain = dict(REFINED, sweep=REFINED["sweep"])
+    del plain["refine"]
+    gpunvme.sweep(plain, out=tmp_path / "plain")
+    reference = {row["key"]: row for row in rows_of(tmp_path / "plain.jsonl")}
+    exact = [row for row in rows_of(tmp_path / "py.jsonl") if row["refine"]["stage"] == "exact"]
+    assert len(exact) == 2
+    for row in exact:
+        assert "refine" not in reference[row["key"]]
+        assert without_wall_clock(row, "spec_id", "refine") == without_wall_clock(
+            reference[row["key"]], "spec_id")
+    # The CLI's rows of the same points hold the same results.
+    cli_rows = {(r["refine"]["stage"], r["key"]): r for r in rows_of(tmp_path / "cli.jsonl")}
+    for row in rows_of(tmp_path / "py.jsonl"):
+        theirs = cli_rows[(row["refine"]["stage"], row["key"])]
+        assert without_wall_clock(row, "spec_id")["summary"] == without_wall_clock(
+            theirs, "spec_id")["summary"]
+
+
+def test_a_bad_refine_is_refused_naming_its_path(tmp_path, cli):
+    spec = json.loads(json.dumps(REFINED))
+    spec["refine"]["keep"] = 5  # more than the points
     with pytest.raises(gpunvme.ConfigError) as caught:
         gpunvme.sweep(spec)
     assert caught.value.path == "$.refine.keep"
+    # A metric the rows do not hold stops the sweep at the first fast row, as the CLI's.
+    spec = json.loads(json.dumps(REFINED))
+    spec["refine"]["metric"] = "summary.iopz"
+    spec_file = tmp_path / "bad.json"
+    spec_file.write_text(json.dumps(spec))
+    with pytest.raises(gpunvme.ConfigError) as caught:
+        gpunvme.sweep(str(spec_file), out=tmp_path / "py")
+    assert caught.value.path == "$.refine.metric"
+    assert caught.value.file == str(spec_file)
+    assert "did you mean 'summary.iops'" in caught.value.problem
+    assert len(rows_of(tmp_path / "py.jsonl")) == 1  # stopped at the first fast row
+    ran = cli("sweep", str(spec_file), "--out", str(tmp_path / "cli"), "--jobs", "1")
+    assert ran.returncode == 2
+    assert str(caught.value) in ran.stderr
+    # The fidelity is the stages' to set.
+    spec = json.loads(json.dumps(REFINED))
+    spec["set"].append("scenario.fidelity=fast")
+    with pytest.raises(gpunvme.ConfigError) as caught:
+        gpunvme.sweep(spec)
+    assert caught.value.path == "$.set[1]"
+
+
+def test_a_refined_sweep_resumes_in_either_stage(tmp_path):
+    whole = gpunvme.sweep(REFINED, out=tmp_path / "whole")
+    lines = (tmp_path / "whole.jsonl").read_text().splitlines(keepends=True)
+    stages = [json.loads(line)["refine"]["stage"] for line in lines]
+    assert stages == ["fast"] * 4 + ["exact"] * 2
+    comparison = (tmp_path / "whole.refine.json").read_text()
+    # Stopped between the stages (a kill cutting the next row short), then after one
+    # exact re-run: the rows there are kept, only the missing ones run.
+    for kept in (4, 5):
+        prefix = tmp_path / ("stopped%d" % kept)
+        (tmp_path / ("stopped%d.jsonl" % kept)).write_text(
+            "".join(lines[:kept]) + lines[kept][:40])
+        with pytest.raises(gpunvme.ConfigError, match="resume=True"):
+            gpunvme.sweep(REFINED, out=prefix)
+        resumed = gpunvme.sweep(REFINED, out=prefix, resume=True)
+        now = (tmp_path / ("stopped%d.jsonl" % kept)).read_text().splitlines(keepends=True)
+        assert len(now) == 6 and now[:kept] == lines[:kept]  # nothing redone
+        assert [json.loads(line)["refine"]["stage"] for line in now] == stages
+        assert (tmp_path / ("stopped%d.refine.json" % kept)).read_text() == comparison
+        columns = ["index", "refine.stage", "refine.fast_rank", "refine.finalist",
+                   "refine.exact_rank", "iops"]
+        assert resumed[columns].equals(whole[columns])
+    # Stopped inside the fast stage: the rest of it runs, then the finalists.
+    (tmp_path / "early.jsonl").write_text("".join(lines[:2]))
+    resumed = gpunvme.sweep(REFINED, out=tmp_path / "early", resume=True)
+    now = (tmp_path / "early.jsonl").read_text().splitlines(keepends=True)
+    assert len(now) == 6 and now[:2] == lines[:2]
+    assert (tmp_path / "early.refine.json").read_text() == comparison

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/kernel/params/json_path.h"
+
 namespace gpunvme::sweep {
 
 std::optional<double> metric_value(const nlohmann::ordered_json& row, const std::string& metric) {
@@ -38,6 +40,36 @@ std::optional<double> metric_value(const nlohmann::ordered_json& row, const std:
   const double value = node->get<double>();
   if (!std::isfinite(value)) return std::nullopt;
   return value;
+}
+
+namespace {
+// The dotted paths of a document's numbers (the names a metric can take).
+void number_paths(const nlohmann::ordered_json& v, const std::string& prefix,
+                  std::vector<std::string>& out) {
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items()) number_paths(value, prefix + "." + key, out);
+  } else if (v.is_number()) {
+    out.push_back(prefix);
+  }
+}
+}  // namespace
+
+std::optional<ConfigError> metric_problem(const SweepSpec& spec,
+                                          const nlohmann::ordered_json& row) {
+  if (!row["error"].is_null() || metric_value(row, spec.refine.metric)) return std::nullopt;
+  // Name the summary's numbers, the paths a metric can take.
+  std::vector<std::string> numbers;
+  if (row.contains("summary") && row["summary"].is_object()) {
+    number_paths(row["summary"], "summary", numbers);
+  }
+  const std::string hint = nearest_name(spec.refine.metric, numbers);
+  return ConfigError(
+      spec.file, "$.refine.metric", "\"" + spec.refine.metric + "\"",
+      fmt::format("point {} ({}) holds no number at this path; a refine metric is a summary "
+                  "field that holds a number (such as summary.iops or summary.latency_ns.p99) "
+                  "or one of the spec's metrics{}",
+                  row.value("index", std::size_t{0}), row["key"].get<std::string>(),
+                  hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
 }
 
 std::vector<RankedPoint> rank_points(std::vector<RankedPoint> points, RefineGoal goal) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/frontend/sweep/sweep_spec.h"
+#include "sim/kernel/params/config_error.h"
 
 namespace gpunvme::sweep {
 
@@ -18,6 +19,12 @@ namespace gpunvme::sweep {
 // summary, any other path in its metrics. Nothing when the path is absent or
 // holds no finite number.
 std::optional<double> metric_value(const nlohmann::ordered_json& row, const std::string& metric);
+
+// Nothing when a fast row failed or holds a number at the spec's refine
+// metric; else the spec's error at $.refine.metric, naming the point and the
+// summary's number nearest the metric (an unknown path, or one that holds no
+// number, stops a refined sweep: nothing could be ranked by it).
+std::optional<ConfigError> metric_problem(const SweepSpec& spec, const nlohmann::ordered_json& row);
 
 struct RankedPoint {
   std::size_t index = 0;  // the point's index in the sweep

@@ -621,30 +621,6 @@ class SweepRun {
   std::optional<ConfigError> problem_;
 };
 
-// The refine metric of a fast row that succeeded, or the spec's error when
-// it has none (an unknown path, or one that holds no number).
-std::optional<ConfigError> metric_problem(const SweepSpec& spec,
-                                          const nlohmann::ordered_json& row) {
-  if (!row["error"].is_null() || metric_value(row, spec.refine.metric)) return std::nullopt;
-  // Name the summary's numbers, the paths a metric can take.
-  std::vector<std::string> numbers;
-  std::vector<std::pair<std::string, nlohmann::ordered_json>> cells;
-  if (row.contains("summary") && row["summary"].is_object()) {
-    flatten(row["summary"], "summary", cells);
-  }
-  for (const auto& [name, value] : cells) {
-    if (value.is_number()) numbers.push_back(name);
-  }
-  const std::string hint = nearest_name(spec.refine.metric, numbers);
-  return ConfigError(
-      spec.file, "$.refine.metric", "\"" + spec.refine.metric + "\"",
-      fmt::format("point {} ({}) holds no number at this path; a refine metric is a summary "
-                  "field that holds a number (such as summary.iops or summary.latency_ns.p99) "
-                  "or one of the spec's metrics{}",
-                  row.value("index", std::size_t{0}), row["key"].get<std::string>(),
-                  hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
-}
-
 // The rows of one stage (by spec_id) in PREFIX.jsonl, by point key: the
 // metric's value, or nothing for a failed point.
 std::map<std::string, std::optional<double>> stage_values(const std::string& jsonl,
