@@ -124,13 +124,16 @@ def report(path):
                   f" {fmt_us(meds.get(1, 0)):>10}  {fmt_us(meds.get(8, 0)):>10} |"
                   f" {fmt_us(first):>9}  {fmt_us(after):>9} | {clock} {smi_s}")
         summary[iid] = rows
-        if len(rows) >= 3 and 1 in rows:
+        for name, series in (("all runs", rows), ("depth 32 after 1,8", afters)):
+            if len(series) < 3 or 1 not in series:
+                continue
             # batch(k) / batch(1) = 1 + slope (k - 1), least squares through (1, 1)
-            xs = [(k - 1, rows[k] / rows[1] - 1) for k in rows]
+            xs = [(k - 1, series[k] / series[1] - 1) for k in series]
             slope = sum(x * y for x, y in xs) / sum(x * x for x, _ in xs)
             worst = max(abs(1 + slope * x - (1 + y)) for x, y in xs)
-            print(f"   batch(k) / batch(1) = 1 + {slope:.5f} (k - 1): {100 * slope:.3f} % per further"
-                  f" busy warp, worst residual {100 * worst:.2f} points")
+            ratios = ", ".join(f"{series[k] / series[1]:.3f}" for k in sorted(series))
+            print(f"   {name}: batch(k) / batch(1) = {ratios}; = 1 + {slope:.5f} (k - 1):"
+                  f" {100 * slope:.3f} % per further busy warp, worst residual {100 * worst:.2f} points")
         busy_share = [(c["queues"], c["target"]["busy_threads"] * c["target"]["busy_ns_median"]
                        / (c["wall_ms"] * 1e6)) for c in sweep if c["depth"] == 32]
         if busy_share:
@@ -158,13 +161,17 @@ def report(path):
                 ref = refs.get(k)
                 against = f"  8-SM spinning-feeder k sweep {fmt_us(ref)} us: x {m / ref:5.3f}" if ref else ""
                 x1 = f"  x k=1 {m / refs[1]:5.3f}" if 1 in refs else ""
-                gap = statistics.median(c["target"]["batch_gap_ns"]["mean"] for c in sel)
+                # The target records a gap only between back-to-back batches (no idle pass
+                # between them): with a think time there is none.
+                gaps = [c["target"]["batch_gap_ns"]["mean"] for c in sel
+                        if c["target"]["batch_gap_ns"].get("count", 1) > 0]
+                gap_s = f"{fmt_us(statistics.median(gaps))} us" if gaps else "    none back to back"
                 at_once = statistics.median(c["target"]["busy_threads"] * c["target"]["busy_ns_median"]
                                             / (c["wall_ms"] * 1e6) for c in sel)
                 clocks = [c["sm_clock_mhz"] for c in sel if c.get("sm_clock_mhz")]
                 clock = f"  SM clock {statistics.median(clocks):5.0f} MHz" if clocks else ""
                 print(f"     {label(value)} ({where}): {len(sel):3d} runs  {fmt_us(m)} us  IQR {iqr:4.1f} %"
-                      f"{against}{x1}  idle before a batch {fmt_us(gap)} us  busy at once {at_once:4.1f}{clock}")
+                      f"{against}{x1}  gap {gap_s}  busy at once {at_once:4.1f}{clock}")
 
         variant_rows("   one serving warp per SM (--gpu-target-sms 32), depth 32:",
                      [c for c in mine if c["variant"] == "one_warp_per_sm"],

@@ -45,5 +45,5 @@ def test_line_and_slope_from_a_hand_made_file(tmp_path):
     # k = 1: fixed 2.00 us, 1100.0 ns per command, batch of 32 = 37.20 us.
     k1 = next(line for line in out.splitlines() if line.strip().startswith("1 "))
     assert "37.20" in k1 and "2.00" in k1 and "1100.0" in k1
-    assert f"batch(k) / batch(1) = 1 + {SLOPE:.5f} (k - 1)" in out
+    assert f"all runs: batch(k) / batch(1) = 1.000, 1.004, 1.012, 1.028, 1.060, 1.124; = 1 + {SLOPE:.5f} (k - 1)" in out
     assert "worst residual 0.00 points" in out
