@@ -94,7 +94,7 @@ def report(path):
         sweep = [c for c in mine if c["variant"] == "k_sweep"]
         ks = sorted({c["queues"] for c in sweep})
         print("   k  runs  batch@32 us  IQR %   x k=1 | line fixed us  per cmd ns  x k=1 |"
-              " depth 1 us  depth 8 us | @32 first  after 1,8 | SM clock MHz (feeder, smi)")
+              " depth 1 us  depth 8 us | @32 first  after 1,8 (IQR %) | SM clock MHz (feeder, smi)")
         base = None
         rows, firsts, afters = {}, {}, {}
         for k in ks:
@@ -110,8 +110,8 @@ def report(path):
                    if s["variant"] == "k_sweep" and s["queues"] == k and (iid == "all" or s["instance"] == iid)]
             first = statistics.median(service(c) for c in sweep if c["queues"] == k and c["depth"] == 32
                                       and first_in_process(c))
-            after = statistics.median(service(c) for c in sweep if c["queues"] == k and c["depth"] == 32
-                                      and not first_in_process(c))
+            after, after_iqr = spread([service(c) for c in sweep if c["queues"] == k and c["depth"] == 32
+                                       and not first_in_process(c)])
             if base is None:
                 base = (m32, fixed, per)
             rows[k] = m32
@@ -122,7 +122,7 @@ def report(path):
             print(f"  {k:2d}  {len(at[32]):4d}  {fmt_us(m32):>11}  {iqr32:5.1f}  {m32 / base[0]:6.3f} |"
                   f" {fmt_us(fixed):>13}  {per:10.1f}  {(fixed + 32 * per) / (base[1] + 32 * base[2]):5.3f} |"
                   f" {fmt_us(meds.get(1, 0)):>10}  {fmt_us(meds.get(8, 0)):>10} |"
-                  f" {fmt_us(first):>9}  {fmt_us(after):>9} | {clock} {smi_s}")
+                  f" {fmt_us(first):>9}  {fmt_us(after):>9} ({after_iqr:3.1f}) | {clock} {smi_s}")
         summary[iid] = rows
         for name, series in (("all runs", rows), ("depth 32 after 1,8", afters)):
             if len(series) < 3 or 1 not in series:
