@@ -54,6 +54,12 @@ def line_fit(points):
     return my - slope * mx, slope
 
 
+def first_in_process(case):
+    """Whether the case was its process's first (runs list their depths 1,8,32 or 32,8,1 or
+    run depth 32 alone: the first case of a process ran slower at small k, see the README)."""
+    return case["depth_order"].split(",")[0] == str(case["depth"])
+
+
 def service(case):
     return case["target"]["service_ns"]["mean"]
 
@@ -88,9 +94,9 @@ def report(path):
         sweep = [c for c in mine if c["variant"] == "k_sweep"]
         ks = sorted({c["queues"] for c in sweep})
         print("   k  runs  batch@32 us  IQR %   x k=1 | line fixed us  per cmd ns  x k=1 |"
-              " depth 1 us  depth 8 us | SM clock MHz (feeder, smi)")
+              " depth 1 us  depth 8 us | @32 first  after 1,8 (IQR %) | SM clock MHz (feeder, smi)")
         base = None
-        rows = {}
+        rows, firsts, afters = {}, {}, {}
         for k in ks:
             at = {d: [service(c) for c in sweep if c["queues"] == k and c["depth"] == d]
                   for d in (1, 8, 32)}
@@ -102,37 +108,80 @@ def report(path):
             clocks = [c["sm_clock_mhz"] for c in sweep if c["queues"] == k and c.get("sm_clock_mhz")]
             smi = [s["sm_clock_mhz_median"] for s in data.get("smi_summary", [])
                    if s["variant"] == "k_sweep" and s["queues"] == k and (iid == "all" or s["instance"] == iid)]
+            first = statistics.median(service(c) for c in sweep if c["queues"] == k and c["depth"] == 32
+                                      and first_in_process(c))
+            after, after_iqr = spread([service(c) for c in sweep if c["queues"] == k and c["depth"] == 32
+                                       and not first_in_process(c)])
             if base is None:
                 base = (m32, fixed, per)
             rows[k] = m32
+            firsts[k] = first
+            afters[k] = after
             clock = f"{statistics.median(clocks):6.0f}" if clocks else "     -"
             smi_s = f"{statistics.median(smi):6.0f}" if smi else "     -"
             print(f"  {k:2d}  {len(at[32]):4d}  {fmt_us(m32):>11}  {iqr32:5.1f}  {m32 / base[0]:6.3f} |"
                   f" {fmt_us(fixed):>13}  {per:10.1f}  {(fixed + 32 * per) / (base[1] + 32 * base[2]):5.3f} |"
-                  f" {fmt_us(meds.get(1, 0)):>10}  {fmt_us(meds.get(8, 0)):>10} | {clock} {smi_s}")
+                  f" {fmt_us(meds.get(1, 0)):>10}  {fmt_us(meds.get(8, 0)):>10} |"
+                  f" {fmt_us(first):>9}  {fmt_us(after):>9} ({after_iqr:3.1f}) | {clock} {smi_s}")
         summary[iid] = rows
-        one = [c for c in mine if c["variant"] == "one_warp_per_sm"]
-        if one:
-            print("   one serving warp per SM (--gpu-target-sms 32), depth 32:")
-            for k in sorted({c["queues"] for c in one}):
-                v = [service(c) for c in one if c["queues"] == k]
-                m, iqr = spread(v)
-                ref = rows.get(k)
-                against = f"  8-SM runs {fmt_us(ref)} us: x {m / ref:5.3f}" if ref else ""
-                x1 = f"  x k=1 (8 SMs) {m / rows[1]:5.3f}" if 1 in rows else ""
-                print(f"     k {k:2d}: {len(v):3d} runs  {fmt_us(m)} us  IQR {iqr:4.1f} %{against}{x1}")
-        think = [c for c in mine if c["variant"] == "think_time"]
-        if think:
-            print("   feeder think time, k = 32, depth 32:")
-            for gap in sorted({c["feed_gap_ns"] for c in think}):
-                sel = [c for c in think if c["feed_gap_ns"] == gap]
+        for name, series in (("all runs", rows), ("depth 32 after 1,8", afters)):
+            if len(series) < 3 or 1 not in series:
+                continue
+            # batch(k) / batch(1) = 1 + slope (k - 1), least squares through (1, 1)
+            xs = [(k - 1, series[k] / series[1] - 1) for k in series]
+            slope = sum(x * y for x, y in xs) / sum(x * x for x, _ in xs)
+            worst = max(abs(1 + slope * x - (1 + y)) for x, y in xs)
+            ratios = ", ".join(f"{series[k] / series[1]:.3f}" for k in sorted(series))
+            print(f"   {name}: batch(k) / batch(1) = {ratios}; = 1 + {slope:.5f} (k - 1):"
+                  f" {100 * slope:.3f} % per further busy warp, worst residual {100 * worst:.2f} points")
+        busy_share = [(c["queues"], c["target"]["busy_threads"] * c["target"]["busy_ns_median"]
+                       / (c["wall_ms"] * 1e6)) for c in sweep if c["depth"] == 32]
+        if busy_share:
+            shares = ", ".join(f"k {k}: {statistics.median(v for kk, v in busy_share if kk == k):.1f}"
+                               for k in ks)
+            print(f"   serving warps busy at once, mean over a run (depth 32): {shares}")
+        def reference(case):
+            """The k sweep's depth-32 median in the same position in its process."""
+            return (firsts if first_in_process(case) else afters), \
+                ("first" if first_in_process(case) else "after 1,8")
+
+        def variant_rows(title, cases_of_variant, key, label):
+            if not cases_of_variant:
+                return
+            print(title)
+            groups = {}
+            for c in cases_of_variant:
+                if c["depth"] == 32:
+                    refs, where = reference(c)
+                    groups.setdefault((key(c), where), []).append(c)
+            for (value, where), sel in sorted(groups.items()):
+                refs, _ = reference(sel[0])
                 m, iqr = spread([service(c) for c in sel])
-                g = statistics.median(c["target"]["batch_gap_ns"]["mean"] for c in sel)
+                k = sel[0]["queues"]
+                ref = refs.get(k)
+                against = f"  8-SM spinning-feeder k sweep {fmt_us(ref)} us: x {m / ref:5.3f}" if ref else ""
+                x1 = f"  x k=1 {m / refs[1]:5.3f}" if 1 in refs else ""
+                # The target records a gap only between back-to-back batches (no idle pass
+                # between them): with a think time there is none.
+                gaps = [c["target"]["batch_gap_ns"]["mean"] for c in sel
+                        if c["target"]["batch_gap_ns"].get("count", 1) > 0]
+                gap_s = f"{fmt_us(statistics.median(gaps))} us" if gaps else "    none back to back"
+                at_once = statistics.median(c["target"]["busy_threads"] * c["target"]["busy_ns_median"]
+                                            / (c["wall_ms"] * 1e6) for c in sel)
                 clocks = [c["sm_clock_mhz"] for c in sel if c.get("sm_clock_mhz")]
                 clock = f"  SM clock {statistics.median(clocks):5.0f} MHz" if clocks else ""
-                x1 = f"  x k=1 {m / rows[1]:5.3f}" if 1 in rows else ""
-                print(f"     think {gap / 1e3:4.0f} us: {len(sel):3d} runs  batch {fmt_us(m)} us"
-                      f"  IQR {iqr:4.1f} %  idle before a batch {fmt_us(g)} us{x1}{clock}")
+                print(f"     {label(value)} ({where}): {len(sel):3d} runs  {fmt_us(m)} us  IQR {iqr:4.1f} %"
+                      f"{against}{x1}  gap {gap_s}  busy at once {at_once:4.1f}{clock}")
+
+        variant_rows("   one serving warp per SM (--gpu-target-sms 32), depth 32:",
+                     [c for c in mine if c["variant"] == "one_warp_per_sm"],
+                     lambda c: c["queues"], lambda v: f"k {v:2d}")
+        variant_rows("   feeder think time (--feed-gap-ns), k = 32, depth 32:",
+                     [c for c in mine if c["variant"] == "think_time"],
+                     lambda c: c["feed_gap_ns"], lambda v: f"think {v / 1e3:4.0f} us")
+        variant_rows("   feeders sleeping 2 us between CQ polls (--feed-poll-sleep-ns 2000), depth 32:",
+                     [c for c in mine if c["variant"] == "feeder_poll_sleep"],
+                     lambda c: c["queues"], lambda v: f"k {v:2d}")
         host = [c for c in mine if c["variant"] == "host_target"]
         if host:
             print("   host-thread target, 4 threads, depth 32 (batch line fitted per run on its own"

@@ -54,6 +54,7 @@ struct DeviceQueue {
 struct WarpRecord {
   unsigned long long fetched, completed, errors, sq_updates, batches;
   unsigned long long busy_ns, first_batch_ns, last_batch_end_ns;
+  unsigned long long sm_plus_one;  // the SM it ran on, plus one (0: the warp did not run)
 };
 
 // A protocol error by the host side: kind, queue and the two values.
@@ -379,6 +380,9 @@ __global__ void serve_queues(ServeArgs a) {
   const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= a.serving_warps) return;
   WarpRecord rec{};
+  std::uint32_t sm = 0;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  rec.sm_plus_one = sm + 1ull;
   bool idle_since_batch = true;
   for (;;) {
     std::uint32_t stop = 0;
@@ -731,6 +735,7 @@ TargetStats GpuTarget::stats() const {
       t.first_batch_ns = static_cast<double>(w.first_batch_ns - origin);
       t.last_batch_end_ns = static_cast<double>(w.last_batch_end_ns - origin);
     }
+    if (w.sm_plus_one != 0) t.sm = static_cast<int>(w.sm_plus_one - 1);
     out.threads.push_back(t);
   }
   static const char* const kinds[] = {"", "CQ head moved past the tail",

@@ -535,16 +535,30 @@ struct FeedArgs {
   std::uint32_t check_data;  // 0 where buffers of outstanding commands may coincide
   std::uint64_t seed;
   unsigned long long deadline_ns;  // %globaltimer: give up after this
+  // The feeder's think time: after releasing a round's CQ slots the warp
+  // waits this long before building the next round, so that the serving
+  // warp idles at least this long between its batches (0: no wait).
+  unsigned long long gap_ns;
+  // A feeder lane's sleep between two reads of a CQ entry it waits on (0:
+  // it spins), so that the feeders' polling load on the memory system can
+  // be taken away while the serving warps stay as busy.
+  std::uint32_t poll_sleep_ns;
   // errors, mismatches, timed-out warps, rounds, the rounds' summed ns
-  // (doorbell written to the last CQE seen) and the rounds' summed ns from
-  // the doorbell to the first CQE seen
+  // (doorbell written to the last CQE seen), the rounds' summed ns from
+  // the doorbell to the first CQE seen, and the feeder warps' summed SM
+  // cycles (clock64) and summed %globaltimer ns over their whole run: their
+  // ratio is the SM clock the case ran at
   unsigned long long* counters;
+  std::uint32_t* feeder_sm;  // the SM each feeder warp ran on, by queue
 };
 
 __global__ void feed_gpu_target(FeedArgs a) {
   const unsigned lane = threadIdx.x & 31u;
   const std::uint32_t q = blockIdx.x;
   if (q >= a.queues) return;
+  const long long cycles_at_start = clock64();
+  const unsigned long long ns_at_start = globaltimer_ns();
+  if (lane == 0) a.feeder_sm[q] = sm_id();
   const FeedRing r = a.rings[q];
   const std::uint32_t n = a.entries;
   std::uint32_t sq_tail = 0, cq_head = 0, phase = 1;
@@ -599,6 +613,7 @@ __global__ void feed_gpu_target(FeedArgs a) {
           timed_out = true;
           break;
         }
+        if (a.poll_sleep_ns != 0) __nanosleep(a.poll_sleep_ns);
       }
       if (timed_out) break;
       if (j == 0) first_seen = globaltimer_ns();
@@ -627,6 +642,11 @@ __global__ void feed_gpu_target(FeedArgs a) {
     if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.cq_doorbell) = cq_head;
     submitted += count;
     ++rounds;
+    if (a.gap_ns != 0) {
+      // Sleeping, not spinning: the feeder's SM stays as quiet as it can.
+      const unsigned long long until = globaltimer_ns() + a.gap_ns;
+      while (globaltimer_ns() < until) __nanosleep(256);
+    }
   }
   for (int off = 16; off > 0; off /= 2) {
     errors += __shfl_down_sync(kFullMaskFeed, errors, off);
@@ -639,6 +659,8 @@ __global__ void feed_gpu_target(FeedArgs a) {
     atomicAdd(a.counters + 3, rounds);
     atomicAdd(a.counters + 4, round_ns);
     atomicAdd(a.counters + 5, first_ns);
+    atomicAdd(a.counters + 6, static_cast<unsigned long long>(clock64() - cycles_at_start));
+    atomicAdd(a.counters + 7, globaltimer_ns() - ns_at_start);
   }
 }
 
@@ -686,6 +708,11 @@ struct Options {
   // statistics are reported. Empty: the strategy cases.
   std::vector<std::uint32_t> controller_depths;
   std::uint32_t feeders = 4;  // host threads that feed the queues in that mode
+  // Controller-only mode with the GPU target: each feeder warp's think time
+  // after each round (ns), so that serving warps idle between batches.
+  std::uint64_t feed_gap_ns = 0;
+  // ... and each feeder lane's sleep between two polls of a CQ entry (ns).
+  std::uint32_t feed_poll_sleep_ns = 0;
   // Controller-only mode: this many GPU warps poll the queues' CQ rings
   // meanwhile, as CQ-scanning waiters do (the target under GPU reads of
   // host memory, with no strategy); 0: the GPU runs nothing.
@@ -770,6 +797,11 @@ void usage() {
       "                           with --target gpu one feeder warp per queue submits DEPTH\n"
       "                           commands with one doorbell and waits for all of them\n"
       "  --feeders N              feeder threads in that mode (default 4)\n"
+      "  --feed-gap-ns N          with --target gpu in that mode, each feeder warp waits N ns\n"
+      "                           after each round, so serving warps idle between batches\n"
+      "                           (default 0)\n"
+      "  --feed-poll-sleep-ns N   with --target gpu in that mode, each feeder lane sleeps N ns\n"
+      "                           between two reads of a CQ entry it waits on (default 0: spins)\n"
       "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
       "                           CQ-scanning waiters do (default 0: the GPU runs nothing)\n"
       "  --host-poll next|sweep   what those warps read: each ring's next CQ entry until it\n"
@@ -863,6 +895,10 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--host-poll") {
       if (v != "next" && v != "sweep") bad(arg, v, "expected next or sweep");
       o.host_pollers_next = v == "next";
+    } else if (arg == "--feed-gap-ns") {
+      o.feed_gap_ns = parse_u64(arg, v, 0, 1000000000);
+    } else if (arg == "--feed-poll-sleep-ns") {
+      o.feed_poll_sleep_ns = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 1000000));
     } else if (arg == "--feeders") {
       o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
@@ -875,6 +911,14 @@ Options parse(int argc, char** argv) {
   if (o.target == "gpu" && !o.controller_depths.empty() && o.host_pollers != 0) {
     bad("--host-pollers", std::to_string(o.host_pollers),
         "needs --target host: the GPU target's feeder warps poll its CQs themselves");
+  }
+  if (o.feed_gap_ns != 0 && (o.target != "gpu" || o.controller_depths.empty())) {
+    bad("--feed-gap-ns", std::to_string(o.feed_gap_ns),
+        "needs --target gpu and --controller-only: only the GPU target's feeder warps think");
+  }
+  if (o.feed_poll_sleep_ns != 0 && (o.target != "gpu" || o.controller_depths.empty())) {
+    bad("--feed-poll-sleep-ns", std::to_string(o.feed_poll_sleep_ns),
+        "needs --target gpu and --controller-only: only the GPU target's feeder warps poll");
   }
   for (std::uint32_t d : o.controller_depths) {
     if (d >= o.entries) {
@@ -1124,7 +1168,9 @@ std::string target_json(const TargetStats& ts) {
     const TargetStats::Thread& t = ts.threads[i];
     js << (i ? ", " : "") << "{\"completed\": " << t.completed << ", \"batches\": " << t.batches
        << ", \"busy_ns\": " << t.busy_ns << ", \"first_batch_ns\": " << t.first_batch_ns
-       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns << "}";
+       << ", \"last_batch_end_ns\": " << t.last_batch_end_ns;
+    if (t.sm >= 0) js << ", \"sm\": " << t.sm;
+    js << "}";
   }
   js << "], \"violations\": [";
   for (std::size_t i = 0; i < ts.violations.size(); ++i) {
@@ -1993,8 +2039,14 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
     rings[i].quota = ios / queues + (i < ios % queues ? 1 : 0);
   }
   FeedArgs a{};
-  check(cudaMalloc(&a.counters, 6 * sizeof(unsigned long long)), "cudaMalloc (feed counters)");
-  check(cudaMemset(a.counters, 0, 6 * sizeof(unsigned long long)), "cudaMemset (feed counters)");
+  constexpr int kFeedCounters = 8;
+  check(cudaMalloc(&a.counters, kFeedCounters * sizeof(unsigned long long)),
+        "cudaMalloc (feed counters)");
+  check(cudaMemset(a.counters, 0, kFeedCounters * sizeof(unsigned long long)),
+        "cudaMemset (feed counters)");
+  check(cudaMalloc(&a.feeder_sm, queues * sizeof(std::uint32_t)), "cudaMalloc (feeder SMs)");
+  a.gap_ns = o_.feed_gap_ns;
+  a.poll_sleep_ns = o_.feed_poll_sleep_ns;
   FeedRing* ring_table = nullptr;
   check(cudaMalloc(&ring_table, queues * sizeof(FeedRing)), "cudaMalloc (feed rings)");
   check(cudaMemcpy(ring_table, rings.data(), queues * sizeof(FeedRing), cudaMemcpyHostToDevice),
@@ -2053,17 +2105,45 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   cudaEventDestroy(end);
   target_->stop();
   const TargetStats ts = target_->stats();
-  unsigned long long counters[6] = {0, 0, 0, 0, 0, 0};
+  unsigned long long counters[kFeedCounters] = {};
   check(cudaMemcpy(counters, a.counters, sizeof counters, cudaMemcpyDeviceToHost),
         "cudaMemcpy (feed counters)");
+  std::vector<std::uint32_t> feeder_sm(queues);
+  check(cudaMemcpy(feeder_sm.data(), a.feeder_sm, queues * sizeof(std::uint32_t),
+                   cudaMemcpyDeviceToHost),
+        "cudaMemcpy (feeder SMs)");
   cudaFree(a.counters);
+  cudaFree(a.feeder_sm);
   cudaFree(ring_table);
+  // Feeder warps that shared an SM with a serving warp (the target's blocks
+  // keep other blocks that use shared memory off their SMs; the feeder uses
+  // none, so the block scheduler may place it there).
+  std::uint32_t feeders_on_target_sms = 0;
+  for (std::uint32_t sm : feeder_sm) {
+    for (const TargetStats::Thread& t : ts.threads) {
+      if (t.sm >= 0 && static_cast<std::uint32_t>(t.sm) == sm) {
+        ++feeders_on_target_sms;
+        break;
+      }
+    }
+  }
+  std::ostringstream sms;
+  for (std::uint32_t i = 0; i < queues; ++i) sms << (i ? ", " : "") << feeder_sm[i];
+  // The SM clock over the case: the feeder warps' SM cycles over their
+  // %globaltimer time (one clock domain for all SMs).
+  const double sm_clock_mhz =
+      counters[7] > 0 ? 1e3 * static_cast<double>(counters[6]) / counters[7] : 0.0;
   const double seconds = static_cast<double>(ms) / 1e3;
   std::ostringstream js;
   js << "{\"strategy\": \"controller_only\", \"feeder\": \"gpu_rounds\", \"depth\": " << depth
      << ", \"queues\": " << queues << ", \"queue_entries\": " << entries
      << ", \"feeders\": " << queues << ", \"target_threads\": " << o_.gpu_target_warps
      << ", \"target_sms\": " << o_.gpu_target_sms << ", \"host_pollers\": 0"
+     << ", \"feed_gap_ns\": " << o_.feed_gap_ns
+     << ", \"feed_poll_sleep_ns\": " << o_.feed_poll_sleep_ns << ", \"feeder_sms\": [" << sms.str()
+     << "]"
+     << ", \"feeders_on_target_sms\": " << feeders_on_target_sms
+     << ", \"sm_clock_mhz\": " << sm_clock_mhz
      << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
      << ", \"bs\": " << o_.bs << ", \"ios\": " << ios << ", \"wall_ms\": " << seconds * 1e3
      << ", \"iops\": " << static_cast<double>(ios) / seconds << ", \"errors\": " << counters[0]
@@ -2081,13 +2161,14 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   std::printf(
       "controller_only depth %4u  %3u queues  %2u target warps  %8llu I/Os %10.0f IOPS  svc mean "
       "%7.0f ns  batch %.1f cmds, line %.0f + %.0f ns/cmd, gap %.0f ns  round %.0f ns (first "
-      "CQE %.0f)  errors %llu mismatches %llu timed out %llu violations %zu\n",
+      "CQE %.0f)  SM clock %.0f MHz  feeders on target SMs %u  errors %llu mismatches %llu timed "
+      "out %llu violations %zu\n",
       depth, queues, o_.gpu_target_warps, static_cast<unsigned long long>(ios),
       static_cast<double>(ios) / seconds, ts.service_ns.mean, ts.batch_commands.mean,
       ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean,
       counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0,
-      counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0, counters[0],
-      counters[1], counters[2], ts.violations.size());
+      counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0, sm_clock_mhz,
+      feeders_on_target_sms, counters[0], counters[1], counters[2], ts.violations.size());
   std::fflush(stdout);
   return out;
 }

@@ -91,6 +91,7 @@ struct TargetStats {
     double busy_ns = 0;           // time in those passes (fetch to last CQE posted)
     double first_batch_ns = 0;    // its first batch's start
     double last_batch_end_ns = 0;
+    int sm = -1;  // the SM a GPU target's serving warp ran on; -1: a host thread
   };
   std::vector<Thread> threads;
   std::vector<std::string> violations;  // protocol errors by the host side
