@@ -447,7 +447,7 @@ TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
                            controller_run(1, 4, 13500, 500),  controller_run(2, 2, 12600, 1400),
                            controller_run(2, 4, 16200, 1800), controller_run(2, 8, 30000, 100)};
   validate::Options options;
-  options.warps = {1};
+  options.warps.push_back(1);
   options.strategies = {"warp_batch"};
   options.busy_scale = true;
   const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
@@ -485,6 +485,53 @@ TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
   const double unscaled = line_only.at("cases")[0].at("simulated_service_ns").get<double>();
   EXPECT_LT(scaled, 0.85 * unscaled) << scaled << " vs " << unscaled;
   EXPECT_GT(scaled, 0.70 * unscaled) << scaled << " vs " << unscaled;
+}
+
+// A concurrency study's runs (with a `variant`) give points, never the line,
+// and only where they ran as the strategy runs did. Beside the runs above: a
+// study run with 1 of 4 threads' queues active at depth 2 (second in its
+// process) takes 11.2 us against the 14 us of the full count (the line's run
+// and a study run at 32 queues, both 14 us): 0.8, so the 1-busy point is the
+// median of 0.75, 0.75, 0.8 = 0.75 (q3 0.775). A study run at 32 queues and
+// depth 8 far off the line (50 us) leaves the line at 10 us + 2 us per
+// command. Not used: a study run that is the first depth of its process, one
+// with 2 target threads, one whose feeders pause between rounds.
+TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
+  auto study = [](unsigned queues, unsigned depth, double batch_ns, const std::string& order) {
+    nlohmann::json run = controller_run(4, depth, batch_ns, 400);
+    run["queues"] = queues;
+    run["variant"] = "k_sweep";
+    run["depth_order"] = order;
+    return run;
+  };
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(4, 1, 12000, 300), controller_run(4, 2, 14000, 400),
+                           controller_run(4, 4, 18000, 900), controller_run(1, 1, 9000, 1000),
+                           controller_run(1, 4, 13500, 500), study(1, 2, 11200, "1,2"),
+                           study(32, 2, 14000, "1,2"),       study(32, 8, 50000, "1,8"),
+                           study(1, 1, 5000, "1,2")};
+  nlohmann::json two_threads = study(1, 2, 5000, "1,2");
+  two_threads["target_threads"] = 2;
+  hw["controller_only"].push_back(two_threads);
+  nlohmann::json pausing = study(1, 2, 5000, "1,2");
+  pausing["feed_gap_ns"] = 20000;
+  hw["controller_only"].push_back(pausing);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies = {"warp_batch"};
+  options.busy_scale = true;
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(), 2000,
+              1e-6);
+  const nlohmann::json& first = p.at("topology.nodes.ssd0.batch_time_scale").at("points")[0];
+  EXPECT_EQ(first.at("processors_at_work"), 1);
+  EXPECT_NEAR(first.at("scale").get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(first.at("q1").get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(first.at("q3").get<double>(), 0.775, 1e-9);
+  EXPECT_EQ(first.at("runs"), 3);
+  EXPECT_EQ(report.at("calibration").at("concurrency_study_not_used").size(), 3u);
 }
 
 // The committed prediction: the simulator, re-run with the committed
