@@ -68,13 +68,18 @@ const std::string kPerRoleRefitReport =
     kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-refit.json";
 
 // The controller-only runs with k = 1 to 32 of the target's 32 serving warps
-// busy (a concurrency study, instance h100-s), and the per-role prediction
+// busy (a concurrency study, instances h100-s and h100-t; the H200's h200-e),
+// and the per-role predictions
 // made with the batch time scaled by the serving warps busy
 // (gpunvme validate --busy-scale) fitted on them.
 const std::string kH100ConcurrencyRuns =
     kMeasurementDir + "hw-gpu-target-concurrency-h100-2026-11-28.json";
 const std::string kPerRoleBusyReport =
     kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-busy.json";
+const std::string kH200ConcurrencyRuns =
+    kMeasurementDir + "hw-gpu-target-concurrency-h200-2026-11-28.json";
+const std::string kH200PerRoleBusyReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h200-2026-11-28-busy.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -218,11 +223,36 @@ TEST(GpuTargetPrediction,
   const std::vector<double> scale = fitted.at("topology.nodes.ssd0.batch_time_scale").at("value");
   ASSERT_EQ(scale.size(), 6u);  // k = 1, 2, 4, 8, 16 and the full 32
   EXPECT_DOUBLE_EQ(scale.back(), 1.0);
-  EXPECT_EQ(committed.at("calibration").at("concurrency_study_not_used").size(), 2u);
+  // The study's runs of another placement or load are named, not used.
+  std::set<std::string> not_used;
+  for (const nlohmann::json& n : committed.at("calibration").at("concurrency_study_not_used")) {
+    not_used.insert(
+        n.at("why").get<std::string>().substr(0, n.at("why").get<std::string>().find(' ')));
+  }
+  EXPECT_EQ(not_used, (std::set<std::string>{"feeder_poll_sleep", "host_target", "k_sweep",
+                                             "one_warp_per_sm", "think_time"}));
   validate::Options options;
-  options.warps = {1};
+  options.warps.push_back(1);
   options.busy_scale = true;
   const nlohmann::json now = validate::correlate(hw, kPerRoleRuns, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
+  EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+}
+
+// The same hold on the H200's per-role prediction with the busy scale fitted
+// on the H200's own concurrency study (instance h200-e).
+TEST(GpuTargetPrediction, H200PerRoleBusyScaleSimulatorStaysWithinMeasuredNoise) {
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(kH200PerRoleRuns), read_json_file(kH200PerRoleControllerRuns),
+       read_json_file(kH200ConcurrencyRuns)});
+  const nlohmann::json committed = read_json_file(kH200PerRoleBusyReport);
+  EXPECT_EQ(committed.at("gpu_profile"), "h200-sxm");
+  const nlohmann::json& fitted = committed.at("calibration").at("parameters");
+  EXPECT_EQ(fitted.at("topology.nodes.ssd0.batch_time_scale").at("value").size(), 6u);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.busy_scale = true;
+  const nlohmann::json now = validate::correlate(hw, kH200PerRoleRuns, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
 }
