@@ -179,6 +179,9 @@ def report(path):
         variant_rows("   feeder think time (--feed-gap-ns), k = 32, depth 32:",
                      [c for c in mine if c["variant"] == "think_time"],
                      lambda c: c["feed_gap_ns"], lambda v: f"think {v / 1e3:4.0f} us")
+        variant_rows("   feeder think time drawn from [0, 2 x mean] (--feed-gap-random 1), k = 32, depth 32:",
+                     [c for c in mine if c["variant"] == "think_time_random"],
+                     lambda c: c["feed_gap_ns"], lambda v: f"think {v / 1e3:4.0f} us mean")
         variant_rows("   feeders sleeping 2 us between CQ polls (--feed-poll-sleep-ns 2000), depth 32:",
                      [c for c in mine if c["variant"] == "feeder_poll_sleep"],
                      lambda c: c["queues"], lambda v: f"k {v:2d}")
