@@ -67,7 +67,7 @@ def service(case):
 def ok(case):
     return not case.get("failed") and case["errors"] == 0 and case.get("data_mismatches", 0) == 0 \
         and case.get("timed_out_warps", 0) == 0 and not case["target"].get("violations") \
-        and case["target"]["errors"] == 0
+        and case["target"].get("errors", 0) == 0
 
 
 def fmt_us(ns):
@@ -178,10 +178,29 @@ def report(path):
                      lambda c: c["queues"], lambda v: f"k {v:2d}")
         variant_rows("   feeder think time (--feed-gap-ns), k = 32, depth 32:",
                      [c for c in mine if c["variant"] == "think_time"],
-                     lambda c: c["feed_gap_ns"], lambda v: f"think {v / 1e3:4.0f} us")
+                     lambda c: c.get("feed_gap_ns", 0), lambda v: f"think {v / 1e3:4.0f} us")
+        variant_rows("   feeder think time drawn from [0, 2 x mean] (--feed-gap-random 1), k = 32, depth 32:",
+                     [c for c in mine if c["variant"] == "think_time_random"],
+                     lambda c: c.get("feed_gap_ns", 0), lambda v: f"think {v / 1e3:4.0f} us mean")
         variant_rows("   feeders sleeping 2 us between CQ polls (--feed-poll-sleep-ns 2000), depth 32:",
                      [c for c in mine if c["variant"] == "feeder_poll_sleep"],
                      lambda c: c["queues"], lambda v: f"k {v:2d}")
+        foot = [c for c in mine if c["variant"] == "footprint" and c["depth"] == 32]
+        if foot:
+            print("   footprint against concurrency, depth 32 after 1,8 (buffers = queues x entries x 4 KiB;"
+                  " the namespace image random-read):")
+            groups = {}
+            for c in foot:
+                groups.setdefault((c["namespace_mib"], c["queues"] * c["queue_entries"], c["queues"],
+                                   c["ios"]), []).append(c)
+            for (ns, slots, k, ios), sel in sorted(groups.items(), key=lambda x: (x[0][0], x[0][1], x[0][3], x[0][2])):
+                m, iqr = spread([service(c) for c in sel])
+                same = groups.get((ns, slots, 1, ios)) if k != 1 else None
+                vs = ""
+                if same:
+                    vs = f"  x k=1 at the same footprint {m / statistics.median(service(c) for c in same):5.3f}"
+                print(f"     namespace {ns:5d} MiB  buffers {slots * 4 / 1024:6.2f} MiB  k {k:2d}  ios {ios:5d}:"
+                      f" {len(sel):3d} runs  {fmt_us(m)} us  IQR {iqr:4.1f} %{vs}")
         host = [c for c in mine if c["variant"] == "host_target"]
         if host:
             print("   host-thread target, 4 threads, depth 32 (batch line fitted per run on its own"
@@ -189,7 +208,7 @@ def report(path):
             hbase = None
             for k in sorted({c["queues"] for c in host}):
                 sel = [c for c in host if c["queues"] == k]
-                at32 = [c["target"]["batch_fixed_ns"] + 32 * c["target"]["batch_per_command_ns"]
+                at32 = [c["target"]["batch_fixed_ns"] + 32 * c["target"].get("batch_per_command_ns", 0)
                         for c in sel]
                 m, iqr = spread(at32)
                 sm, siqr = spread([service(c) for c in sel])
@@ -199,7 +218,7 @@ def report(path):
                 print(f"     k {k:2d}: {len(sel):3d} runs  line at 32 {fmt_us(m)} us  IQR {iqr:4.1f} %"
                       f"  x k=1 {m / hbase:5.3f}  service {fmt_us(sm)} us  IQR {siqr:4.1f} %"
                       f"  batch {size:4.1f} commands  busy threads {busy:.0f}")
-        colocated = [c.get("feeders_on_target_sms") for c in mine if "feeders_on_target_sms" in c]
+        colocated = [c.get("feeders_on_target_sms", 0) for c in mine if "sm_clock_mhz" in c]
         if colocated:
             print(f"   feeder warps on a serving SM: max {max(colocated)} per case, "
                   f"{sum(1 for x in colocated if x)} of {len(colocated)} cases")

@@ -920,6 +920,27 @@ void Controller::check_drained() const {
   }
 }
 
+Controller::Undrained Controller::undrained() const {
+  Undrained out;
+  for (std::size_t qid = 0; qid < queues_.count(); ++qid) {
+    const SubmissionQueue& sq = queues_.sq(qid);
+    if (!sq.exists) continue;
+    if (qid == kAdminQueueId) {
+      sq.cids.for_each([&](std::uint16_t cid) {
+        const bool held = std::any_of(held_aers_.begin(), held_aers_.end(),
+                                      [&](const CommandPtr& c) { return c->sqe.cid() == cid; });
+        if (!held) ++out.admin;
+      });
+      out.admin += ring_occupied(sq.head, sq.tail, sq.entries);
+      continue;
+    }
+    out.fetched += sq.wide_outstanding.size();
+    sq.cids.for_each([&](std::uint16_t) { ++out.fetched; });
+    out.unfetched += ring_occupied(sq.head, sq.tail, sq.entries);
+  }
+  return out;
+}
+
 nlohmann::json Controller::statistics(Picoseconds elapsed) const {
   const flash::FlashStats& f = flash_.stats();
   nlohmann::json statuses = nlohmann::json::object();

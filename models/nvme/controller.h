@@ -165,6 +165,16 @@ class Controller : public Component, public pcie::RegisterTarget {
 
   // End-of-run check: every command fetched was completed.
   void check_drained() const;
+  // What check_drained() would report, counted instead, for a run ended
+  // before its I/Os drained (fast mode's run-length stop): I/O commands
+  // fetched and not completed, entries rung on I/O SQs and not fetched, and
+  // admin commands outstanding (held Asynchronous Event Requests aside).
+  struct Undrained {
+    std::uint64_t fetched = 0;
+    std::uint64_t unfetched = 0;
+    std::uint64_t admin = 0;
+  };
+  Undrained undrained() const;
   nlohmann::json statistics(Picoseconds elapsed) const;
   const pcie::DmaEngine& dma_engine() const { return *dma_; }
 

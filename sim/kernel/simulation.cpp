@@ -50,6 +50,10 @@ void Simulation::run(Picoseconds limit) {
 
 void Simulation::stop() {
   Calendar::current().stop();
+  // SystemC reports the stop ("Simulation stopped by user.") on stdout,
+  // where a run's summary or JSON result goes.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
   sc_core::sc_stop();
 }
 

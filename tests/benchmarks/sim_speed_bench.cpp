@@ -16,7 +16,8 @@
 // The run_length case (not in the default list: exact mode at its size takes hours) runs the
 // reference and each strategy case at N I/Os in fast mode only, where run-length control
 // stops the run once its steady state has converged (README, Fast mode), and prints the I/Os
-// it answered for per second of wall time beside the I/Os it simulated.
+// it answered for per second of wall time beside the I/Os it issued and those of them in flight
+// at the stop (not simulated to completion).
 // --out FILE   also write the JSON document to FILE.
 //
 // Each case runs in a child process of its own, so its peak resident memory (wait4's ru_maxrss)
@@ -355,8 +356,9 @@ int main(int argc, char** argv) {
   if (cases.count("run_length")) {
     // Fast mode with run-length control, at the full count: what it simulated, and the
     // requested I/Os it answered for per second of wall time.
-    fmt::print("{:<38} {:>11} {:>11} {:>9} {:>15} {:>12} {:>9}\n", "run length (fast)", "requested",
-               "simulated", "wall s", "answered per s", "KIOPS", "applied");
+    fmt::print("{:<38} {:>11} {:>11} {:>11} {:>9} {:>15} {:>12} {:>9}\n", "run length (fast)",
+               "requested", "simulated", "in flight", "wall s", "answered per s", "KIOPS",
+               "applied");
     std::vector<Case> fast_cases = {{"reference (ios)", {ios_set(ios)}}};
     for (const Case& c : strategy_cases(ios, "ios")) fast_cases.push_back(c);
     for (Case c : fast_cases) {
@@ -369,8 +371,12 @@ int main(int argc, char** argv) {
       }
       const bool applied = m.run_length.value("applied", false);
       const double answered = m.wall_s > 0 ? static_cast<double>(m.requested_ios) / m.wall_s : 0;
-      fmt::print("{:<38} {:>11} {:>11} {:>9.2f} {:>15.0f} {:>12.1f} {:>9}\n", m.name,
-                 m.requested_ios, m.ios, m.wall_s, answered, m.iops / 1000.0,
+      // The I/Os in flight at the run-length stop, issued and not simulated to completion.
+      const std::uint64_t in_flight = m.run_length.value("in_flight_at_stop", std::uint64_t{0});
+      // Issued: those completed before the stop and those in flight at it.
+      const std::uint64_t simulated = m.run_length.value("simulated_ios", m.ios);
+      fmt::print("{:<38} {:>11} {:>11} {:>11} {:>9.2f} {:>15.0f} {:>12.1f} {:>9}\n", m.name,
+                 m.requested_ios, simulated, in_flight, m.wall_s, answered, m.iops / 1000.0,
                  applied ? "yes" : m.run_length.value("reason", std::string("-")));
       std::fflush(stdout);
       json entry = to_json(m);

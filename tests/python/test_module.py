@@ -84,6 +84,12 @@ def test_fast_mode_run_length_matches_the_cli(cli, tmp_path):
     run_length = result["summary"]["run_length"]
     assert run_length["applied"] and run_length["requested_ios"] == 60000
     assert result["summary"]["submitted"] == run_length["simulated_ios"] < 60000
+    # The run ends at the stop: the I/Os then in flight are counted, not completed.
+    summary = result["summary"]
+    assert run_length["drain"] == "not simulated"
+    completed = summary["ios"] + summary["errors"]
+    assert run_length["in_flight_at_stop"] == summary["submitted"] - completed
+    assert run_length["in_flight_at_stop"] > 0
     assert "run length: 60000 requested I/Os answered" in result.table()
 
 

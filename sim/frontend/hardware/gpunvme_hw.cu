@@ -539,6 +539,10 @@ struct FeedArgs {
   // waits this long before building the next round, so that the serving
   // warp idles at least this long between its batches (0: no wait).
   unsigned long long gap_ns;
+  // 1: each round's think time is drawn uniformly from [0, 2 gap_ns] (its
+  // mean gap_ns), so that the feeders' rounds drift apart and the serving
+  // warps' batches stop lining up; 0: every round waits gap_ns.
+  std::uint32_t gap_random;
   // A feeder lane's sleep between two reads of a CQ entry it waits on (0:
   // it spins), so that the feeders' polling load on the memory system can
   // be taken away while the serving warps stay as busy.
@@ -644,7 +648,15 @@ __global__ void feed_gpu_target(FeedArgs a) {
     ++rounds;
     if (a.gap_ns != 0) {
       // Sleeping, not spinning: the feeder's SM stays as quiet as it can.
-      const unsigned long long until = globaltimer_ns() + a.gap_ns;
+      unsigned long long wait = a.gap_ns;
+      if (a.gap_random != 0) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // Lane 0's draw for the whole warp.
+        wait = __shfl_sync(kFullMaskFeed, rng, 0) % (2 * a.gap_ns + 1);
+      }
+      const unsigned long long until = globaltimer_ns() + wait;
       while (globaltimer_ns() < until) __nanosleep(256);
     }
   }
@@ -711,6 +723,7 @@ struct Options {
   // Controller-only mode with the GPU target: each feeder warp's think time
   // after each round (ns), so that serving warps idle between batches.
   std::uint64_t feed_gap_ns = 0;
+  bool feed_gap_random = false;  // each think time drawn from [0, 2 feed_gap_ns]
   // ... and each feeder lane's sleep between two polls of a CQ entry (ns).
   std::uint32_t feed_poll_sleep_ns = 0;
   // Controller-only mode: this many GPU warps poll the queues' CQ rings
@@ -800,6 +813,8 @@ void usage() {
       "  --feed-gap-ns N          with --target gpu in that mode, each feeder warp waits N ns\n"
       "                           after each round, so serving warps idle between batches\n"
       "                           (default 0)\n"
+      "  --feed-gap-random 0|1    1: each think time drawn uniformly from [0, 2N] instead, so\n"
+      "                           the feeders' rounds drift apart (default 0)\n"
       "  --feed-poll-sleep-ns N   with --target gpu in that mode, each feeder lane sleeps N ns\n"
       "                           between two reads of a CQ entry it waits on (default 0: spins)\n"
       "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
@@ -899,6 +914,8 @@ Options parse(int argc, char** argv) {
       o.feed_gap_ns = parse_u64(arg, v, 0, 1000000000);
     } else if (arg == "--feed-poll-sleep-ns") {
       o.feed_poll_sleep_ns = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 1000000));
+    } else if (arg == "--feed-gap-random") {
+      o.feed_gap_random = parse_u64(arg, v, 0, 1) != 0;
     } else if (arg == "--feeders") {
       o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
@@ -915,6 +932,9 @@ Options parse(int argc, char** argv) {
   if (o.feed_gap_ns != 0 && (o.target != "gpu" || o.controller_depths.empty())) {
     bad("--feed-gap-ns", std::to_string(o.feed_gap_ns),
         "needs --target gpu and --controller-only: only the GPU target's feeder warps think");
+  }
+  if (o.feed_gap_random && o.feed_gap_ns == 0) {
+    bad("--feed-gap-random", "1", "needs --feed-gap-ns above 0: the mean think time");
   }
   if (o.feed_poll_sleep_ns != 0 && (o.target != "gpu" || o.controller_depths.empty())) {
     bad("--feed-poll-sleep-ns", std::to_string(o.feed_poll_sleep_ns),
@@ -2046,6 +2066,7 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
         "cudaMemset (feed counters)");
   check(cudaMalloc(&a.feeder_sm, queues * sizeof(std::uint32_t)), "cudaMalloc (feeder SMs)");
   a.gap_ns = o_.feed_gap_ns;
+  a.gap_random = o_.feed_gap_random ? 1 : 0;
   a.poll_sleep_ns = o_.feed_poll_sleep_ns;
   FeedRing* ring_table = nullptr;
   check(cudaMalloc(&ring_table, queues * sizeof(FeedRing)), "cudaMalloc (feed rings)");
@@ -2140,6 +2161,7 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
      << ", \"feeders\": " << queues << ", \"target_threads\": " << o_.gpu_target_warps
      << ", \"target_sms\": " << o_.gpu_target_sms << ", \"host_pollers\": 0"
      << ", \"feed_gap_ns\": " << o_.feed_gap_ns
+     << ", \"feed_gap_random\": " << (o_.feed_gap_random ? "true" : "false")
      << ", \"feed_poll_sleep_ns\": " << o_.feed_poll_sleep_ns << ", \"feeder_sms\": [" << sms.str()
      << "]"
      << ", \"feeders_on_target_sms\": " << feeders_on_target_sms

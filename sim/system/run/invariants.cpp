@@ -69,10 +69,23 @@ void check_io_accounting(const json& result, std::vector<Violation>& out) {
   const bool have_errors = count_at(summary, "$.summary", "errors", name, out, errors);
   const bool have_submitted = count_at(summary, "$.summary", "submitted", name, out, submitted);
   if (!have_ios || !have_errors || !have_submitted) return;
-  if (submitted != ios + errors) {
-    out.push_back({name, "$.summary.submitted",
-                   fmt::format("{} submitted, but {} completed + {} failed = {}", submitted, ios,
-                               errors, ios + errors)});
+  // A fast run that run-length control ended at its stop: the I/Os in
+  // flight there were issued and never completed, and say so.
+  const json& run_length = member(summary, "run_length");
+  std::uint64_t in_flight = 0;
+  if (member(run_length, "drain") == "not simulated" &&
+      !count_at(run_length, "$.summary.run_length", "in_flight_at_stop", name, out, in_flight)) {
+    return;
+  }
+  if (submitted != ios + errors + in_flight) {
+    out.push_back(
+        {name, "$.summary.submitted",
+         in_flight == 0
+             ? fmt::format("{} submitted, but {} completed + {} failed = {}", submitted, ios,
+                           errors, ios + errors)
+             : fmt::format("{} submitted, but {} completed + {} failed + {} in flight at the "
+                           "run-length stop = {}",
+                           submitted, ios, errors, in_flight, ios + errors + in_flight)});
   }
   const json& scenario = member(member(result, "config"), "scenario");
   if (member(scenario, "kind") != "microbenchmark") return;
@@ -81,6 +94,20 @@ void check_io_accounting(const json& result, std::vector<Violation>& out) {
   if (!runtime.is_number() || runtime.get<double>() != 0) return;
   std::uint64_t configured = 0;
   if (!count_at(scenario, "$.config.scenario", "ios", name, out, configured)) return;
+  // Run-length control answers for the configured count from fewer issued.
+  if (member(run_length, "applied") == true) {
+    std::uint64_t requested = 0;
+    if (!count_at(run_length, "$.summary.run_length", "requested_ios", name, out, requested)) {
+      return;
+    }
+    if (configured != requested || submitted > requested) {
+      out.push_back({name, "$.summary.run_length.requested_ios",
+                     fmt::format("the scenario asks for {} I/Os, run-length control answers for "
+                                 "{} from {} submitted",
+                                 configured, requested, submitted)});
+    }
+    return;
+  }
   if (configured != submitted) {
     out.push_back({name, "$.summary.submitted",
                    fmt::format("the scenario asks for {} I/Os, but {} were submitted", configured,
@@ -138,6 +165,26 @@ void check_bytes_delivered_once(const json& result, std::vector<Violation>& out)
     out.push_back({name, "$.pcie.dma_engines", "no ssd_data_dma engine"});
     return;
   }
+  // At a run-length stop, an in-flight read may have moved its data and not
+  // completed: up to its share of bytes more.
+  std::uint64_t in_flight = 0, ios = 0;
+  const json& run_length = member(summary, "run_length");
+  if (member(run_length, "drain") == "not simulated" &&
+      (!count_at(run_length, "$.summary.run_length", "in_flight_at_stop", name, out, in_flight) ||
+       !count_at(summary, "$.summary", "ios", name, out, ios))) {
+    return;
+  }
+  if (in_flight != 0 && errors == 0) {
+    const std::uint64_t in_flight_bytes = ios == 0 ? 0 : bytes / ios * in_flight;
+    if (moved < bytes || moved > bytes + in_flight_bytes) {
+      out.push_back({name, "$.pcie.dma_engines",
+                     fmt::format("the SSDs' data DMA moved {} B, the workload's completed I/Os "
+                                 "{} B and its {} I/Os in flight at the run-length stop at most "
+                                 "{} B",
+                                 moved, bytes, in_flight, in_flight_bytes)});
+    }
+    return;
+  }
   if (errors == 0) {
     if (moved != bytes) {
       out.push_back(
@@ -176,8 +223,13 @@ void check_littles_law(const json& result, std::vector<Violation>& out) {
   if (!number_at(summary, "$.summary", "io_time_ns", name, out, io_time_ns)) return;
   if (!count_at(summary, "$.summary", "ios", name, out, ios)) return;
   if (!count_at(summary, "$.summary", "errors", name, out, errors)) return;
-  if (!number_at(member(summary, "latency_ns"), "$.summary.latency_ns", "mean", name, out,
-                 mean_ns)) {
+  // Where run-length control applied, summary.latency_ns is the steady
+  // state's; the segment's own latencies are stages.end_to_end.
+  const bool steady = member(member(summary, "run_length"), "applied") == true;
+  const json& latency =
+      steady ? member(member(result, "stages"), "end_to_end") : member(summary, "latency_ns");
+  if (!number_at(latency, steady ? "$.stages.end_to_end" : "$.summary.latency_ns", "mean", name,
+                 out, mean_ns)) {
     return;
   }
   const double completed = static_cast<double>(ios + errors);
@@ -218,6 +270,14 @@ void walk(const json& value, const std::string& path, bool fraction,
 void check_numbers(const json& result, std::vector<Violation>& out) {
   walk(result, "$", false, [&](const json& v, const std::string& path, bool fraction) {
     if (!v.is_number()) return;
+    // Run-length control's lag-1 autocorrelations are correlations, in [-1, 1].
+    if (path.rfind("$.summary.run_length.lag1.", 0) == 0) {
+      const double d = v.get<double>();
+      if (!(d >= -1.0 && d <= 1.0)) {
+        out.push_back({"finite_non_negative", path, fmt::format("{} is not in [-1, 1]", d)});
+      }
+      return;
+    }
     const bool figure = path.rfind("$.config.", 0) != 0;
     if (v.is_number_float()) {
       const double d = v.get<double>();

@@ -105,6 +105,19 @@ nlohmann::json run(const RunConfig& config) { return run(config, RunOptions{}); 
 
 void require_complete(const Workload& workload, const std::string& who) {
   const std::uint64_t done = workload.completed();
+  if (workload.stopped_before_drain()) {
+    // Fast mode's run-length stop: the I/Os in flight there are accounted
+    // for (summary.run_length.in_flight_at_stop), not completed; only a
+    // converged controller may have ended the run.
+    const RunLengthController* controller = workload.run_length();
+    if (controller == nullptr || !controller->converged() || done > workload.ios()) {
+      throw std::runtime_error(fmt::format(
+          "{}run stopped before its I/Os drained with {} of {} I/Os complete, but run-length "
+          "control had not converged",
+          who, done, workload.ios()));
+    }
+    return;
+  }
   if (done != workload.ios() || !workload.finished()) {
     throw std::runtime_error(fmt::format("{}run ended with {} of {} I/Os complete{}", who, done,
                                          workload.ios(),
@@ -193,7 +206,7 @@ nlohmann::json apply_run_length(const Workload& workload, const RunConfig& confi
     return out;
   }
   const SteadyState& steady = *controller->steady_state();
-  if (workload.ios() >= workload.requested_ios()) {
+  if (!workload.stopped_before_drain() && workload.ios() >= workload.requested_ios()) {
     out["applied"] = false;
     out["reason"] = "converged only once every requested I/O was issued";
     return out;
@@ -233,10 +246,20 @@ nlohmann::json apply_run_length(const Workload& workload, const RunConfig& confi
   out["projected_io_time_ns"] = round_to(projected_io_ns, 0.001);
   out["projected_simulated_time_ns"] =
       round_to(ps_to_ns(elapsed - (io_end - io_start)) + projected_io_ns, 0.001);
+  // The run ended at the stop: the I/Os issued and not completed there were
+  // not simulated further (stopped_before_drain), and each SSD says how
+  // many of them it held (ssds.<id>.undrained_at_stop).
+  out["drain"] = workload.stopped_before_drain() ? "not simulated" : "simulated";
+  out["in_flight_at_stop"] = workload.ios() - workload.completed();
+  out["stopped_at_ns"] = round_to(ps_to_ns(elapsed), 0.001);
   out["segment"] =
       "summary.iops, bandwidth_gbps and latency_ns are the steady state's (the post-warm-up "
-      "completions until the stop); every other count (submitted, ios, bytes, io_time_ns, "
-      "simulated_time_ns, events, stages, fio, ssds, gpus, pcie) is the simulated segment's";
+      "completions until the stop); every other count is the simulated segment's, which ends "
+      "at the stop (stopped_at_ns): submitted counts the I/Os issued, ios and errors those "
+      "that completed before the stop, in_flight_at_stop the rest (submitted - ios - errors), "
+      "never simulated to completion; bytes, io_time_ns, mean_in_flight, stages, fio and the "
+      "gpus' counts cover the completed I/Os; simulated_time_ns, events, ssds and pcie cover "
+      "the simulated time, in which the in-flight I/Os did part of their work";
   summary["iops"] = round_to(steady.ios_per_s, 0.001);
   summary["bandwidth_gbps"] = round_to(steady.ios_per_s * bytes_per_io / 1e9, 1e-6);
   summary["latency_ns"] = steady.latency->summary_ns();
@@ -268,9 +291,39 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   std::unique_ptr<Workload> workload = make_workload(config, machine);
   simulation.run();
   const Picoseconds elapsed = Simulation::now();
-  for (const auto& [id, ssd] : machine.ssds()) ssd->check_drained();
+  // Every command an SSD fetched completed, unless run-length control ended
+  // the run at its stop: then what each SSD holds is counted and reported.
+  const bool undrained = workload->stopped_before_drain();
+  nlohmann::json undrained_ssds = nlohmann::json::object();
+  for (const auto& [id, ssd] : machine.ssds()) {
+    if (!undrained) {
+      ssd->check_drained();
+      continue;
+    }
+    const nvme::Controller::Undrained held = ssd->undrained();
+    if (held.admin != 0) {
+      throw std::runtime_error(
+          fmt::format("{}: {} admin commands outstanding at the run-length stop", id, held.admin));
+    }
+    undrained_ssds[id] = {{"fetched", held.fetched}, {"rung_not_fetched", held.unfetched}};
+  }
 
   require_complete(*workload, "");
+  if (undrained) {
+    // An SSD's undrained commands are issued I/Os that did not complete.
+    std::uint64_t held = 0;
+    for (const auto& [id, counts] : undrained_ssds.items()) {
+      held +=
+          counts["fetched"].get<std::uint64_t>() + counts["rung_not_fetched"].get<std::uint64_t>();
+    }
+    const std::uint64_t in_flight = workload->ios() - workload->completed();
+    if (held > in_flight) {
+      throw std::runtime_error(
+          fmt::format("the SSDs hold {} commands at the run-length stop, but only {} I/Os were "
+                      "in flight",
+                      held, in_flight));
+    }
+  }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -298,6 +351,7 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
     fetch.merge(ssd->fetch_wait());
     service.merge(ssd->service());
     ssds[id] = ssd->statistics(elapsed);
+    if (undrained) ssds[id]["undrained_at_stop"] = undrained_ssds[id];
   }
   // The GPU path's error handling through the host (error_policy).
   const nlohmann::json error_handling = workload->error_handling();
@@ -349,7 +403,11 @@ nlohmann::json run(const RunConfig& config, const RunOptions& options) {
   result["paths"] = paths_json(machine, config);
   result.update(workload->sections(elapsed));
   if (trace_writer) {
-    trace_writer->finish(trace_metadata(config, elapsed));
+    nlohmann::json metadata = trace_metadata(config, elapsed);
+    // The trace holds the I/Os that completed; those in flight at a
+    // run-length stop have no end in it.
+    if (undrained) metadata["in_flight_at_stop"] = workload->ios() - workload->completed();
+    trace_writer->finish(metadata);
   }
   return result;
 }
@@ -431,12 +489,14 @@ std::string summary_table(const nlohmann::json& result) {
       out << fmt::format(
           "  run length: {} requested I/Os answered from {} simulated ({} warm-up, stop at "
           "{:.3f} us); steady-state IOPS +-{:.2f} %, mean latency +-{:.2f} % (95 %); projected "
-          "I/O time {:.3f} us; other counts are the simulated segment's\n",
+          "I/O time {:.3f} us; other counts are the simulated segment's, {} I/Os in flight at "
+          "the stop not simulated to completion\n",
           rl["requested_ios"].get<std::uint64_t>(), rl["simulated_ios"].get<std::uint64_t>(),
           rl["warmup_ios"].get<std::uint64_t>(), rl["stop_time_ns"].get<double>() / 1000.0,
           rl["ci_half_width"]["iops"].get<double>() * 100.0,
           rl["ci_half_width"]["latency_mean"].get<double>() * 100.0,
-          rl["projected_io_time_ns"].get<double>() / 1000.0);
+          rl["projected_io_time_ns"].get<double>() / 1000.0,
+          rl["in_flight_at_stop"].get<std::uint64_t>());
     } else if (rl.contains("reason")) {
       out << fmt::format("  run length: every I/O simulated ({})\n",
                          rl["reason"].get<std::string>());

@@ -53,7 +53,9 @@ void check_resolved(const RunConfig& config);
 
 class Workload;
 // std::runtime_error unless every I/O `workload` issued completed and it
-// finished (`who` starts the message: "" or "tenant db: ").
+// finished (`who` starts the message: "" or "tenant db: "); where fast mode's
+// run-length control ended the run at its stop (stopped_before_drain), unless
+// that control converged and no more I/Os completed than were issued.
 void require_complete(const Workload& workload, const std::string& who);
 // One workload's figures after a run that ended at `elapsed`: "summary"
 // (I/Os, throughput over its own I/O window, latency, the kind's own keys),

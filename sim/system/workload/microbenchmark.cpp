@@ -12,6 +12,7 @@
 #include "sim/core/algo/strategy_names.h"
 #include "sim/core/protocol/nvme_commands.h"
 #include "sim/kernel/params/config_error.h"
+#include "sim/kernel/simulation.h"
 #include "sim/system/workload/scenario_spec.h"
 
 namespace gpunvme {
@@ -472,6 +473,16 @@ Microbenchmark::Microbenchmark(const sc_core::sc_module_name& name, const RunCon
       run_length_ = std::make_unique<RunLengthController>(*rule_, Component::now());
       path_.recorder().observe_completions(run_length_.get());
       loop_.stop_when_converged(run_length_.get());
+      // The steady state answers for the rest: the run ends here, and what
+      // is in flight is not simulated to completion (its completions would
+      // come after the stop and feed no figure the result reports from the
+      // steady state). A run that issued every requested I/O before it
+      // converged drains as in exact mode.
+      run_length_->on_converged([this] {
+        if (loop_.submitted() >= loop_.requested()) return;
+        stopped_before_drain_ = true;
+        Simulation::stop();
+      });
     }
   });
 }

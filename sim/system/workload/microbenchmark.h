@@ -138,12 +138,17 @@ class Microbenchmark {
   std::uint64_t requested() const { return loop_.requested(); }
   // Fast mode's run-length control (null where it does not apply).
   const RunLengthController* run_length() const { return run_length_.get(); }
+  // Whether run-length control ended the run where it converged, with fewer
+  // I/Os issued than requested: the I/Os then in flight were not simulated
+  // to completion (ios() - completed of them).
+  bool stopped_before_drain() const { return stopped_before_drain_; }
 
  private:
   FioWarpLoop loop_;
   GpuIoPath path_;
   std::optional<RunLengthRule> rule_;  // set where run-length control applies
   std::unique_ptr<RunLengthController> run_length_;
+  bool stopped_before_drain_ = false;
 };
 
 }  // namespace gpunvme

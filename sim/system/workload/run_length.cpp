@@ -184,6 +184,7 @@ void RunLengthController::record(Picoseconds completed_at, Picoseconds latency) 
   if (latencies_.size() < least || group_end_.size() < next_check_groups_) return;
   next_check_groups_ = group_end_.size() + std::max<std::size_t>(1, group_end_.size() / 20);
   steady_ = evaluate();
+  if (steady_ && on_converged_) on_converged_();
 }
 
 std::optional<SteadyState> RunLengthController::evaluate() const {

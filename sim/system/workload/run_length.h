@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +112,9 @@ class RunLengthController {
   // Every completed I/O, in the order the workload sees them complete;
   // ignored once converged.
   void record(Picoseconds completed_at, Picoseconds latency);
+  // Called once, from the record() that meets the rule (the workload ends
+  // the run there: README, Fast mode).
+  void on_converged(std::function<void()> callback) { on_converged_ = std::move(callback); }
   // The steady state, once the rule is met.
   bool converged() const { return steady_.has_value(); }
   const std::optional<SteadyState>& steady_state() const { return steady_; }
@@ -131,6 +135,7 @@ class RunLengthController {
   Picoseconds group_latency_sum_ = 0;
   std::size_t next_check_groups_ = 0;
   std::optional<SteadyState> steady_;
+  std::function<void()> on_converged_;
 };
 
 }  // namespace gpunvme

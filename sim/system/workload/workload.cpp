@@ -191,6 +191,7 @@ class MicrobenchmarkWorkload : public Workload {
   nlohmann::json error_handling() const override { return bench_.error_handling(); }
   const RunLengthController* run_length() const override { return bench_.run_length(); }
   std::uint64_t requested_ios() const override { return bench_.requested(); }
+  bool stopped_before_drain() const override { return bench_.stopped_before_drain(); }
 
  private:
   const RunConfig& config_;

@@ -67,6 +67,9 @@ class Workload {
   // issued.
   virtual const RunLengthController* run_length() const { return nullptr; }
   virtual std::uint64_t requested_ios() const { return ios(); }
+  // Whether run-length control ended the run at its stop, before the I/Os
+  // then in flight (ios() - completed()) completed (README, Fast mode).
+  virtual bool stopped_before_drain() const { return false; }
   // The time-average over `io_time` of the I/Os requested and not yet
   // delivered. The integral of that count over time is the sum of every
   // I/O's time in flight (end_to_end), so Little's law holds for it:
