@@ -301,7 +301,7 @@ double mean_batch_commands(const nlohmann::json& target) {
 double run_batch_time(const nlohmann::json& run) {
   const nlohmann::json& t = run.at("target");
   return t.at("batch_fixed_ns").get<double>() +
-         t.at("batch_per_command_ns").get<double>() * mean_batch_commands(t);
+         t.value("batch_per_command_ns", 0.0) * mean_batch_commands(t);
 }
 
 // The batch time's scale by the processors busy, from the controller-only
@@ -465,18 +465,29 @@ std::string instance_tag(const nlohmann::json& run, const std::string& file,
 // A concurrency study's run (one with a `variant`, as in
 // hw-gpu-target-concurrency-*.json) gives the busy scale only, not the line:
 // the line stays on the calibration set's own runs. Such a run counts only
-// where it ran the strategy runs' target as they did (their target threads,
-// their `target_sms` where they name one, feeders that neither pause between
-// rounds nor sleep between polls) and not as the first depth of its process
+// where it belongs to the sweep of the busy count (variant k_sweep), ran the
+// strategy runs' target as they did (their target threads,
+// their `target_sms` where they name one, their namespace image, the
+// calibration set's queue sizes, feeders that neither pause between rounds
+// nor sleep between polls) and not as the first depth of its process
 // (`depth_order`); the others are listed as not used, with why.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
-                      std::uint32_t queues, std::uint32_t target_sms, bool busy_scale,
-                      const std::vector<std::string>& only_instances = {}) {
+                      std::uint32_t queues, std::uint32_t target_sms, double namespace_bytes,
+                      bool busy_scale, const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
   RunGroups groups;
   std::map<std::string, std::size_t> study_not_used;
   std::set<std::string> instances;
   bool any_with_threads = false;
+  // The calibration set's own queue sizes: a study run with another (whose
+  // buffers take another memory footprint) measures something else.
+  std::set<double> calibration_entries;
+  for (const nlohmann::json& c : runs) {
+    if (c.is_object() && !c.contains("variant") && c.contains("queue_entries") &&
+        c.at("queue_entries").is_number()) {
+      calibration_entries.insert(c.at("queue_entries").get<double>());
+    }
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const nlohmann::json& c = runs[i];
     const std::string path = fmt::format("$.controller_only[{}]", i);
@@ -503,7 +514,11 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     const nlohmann::json& target = field(c, file, path, "target");
     number(c, file, path, "iops");
     const double fixed = number(target, file, tp, "batch_fixed_ns");
-    const double slope = number(target, file, tp, "batch_per_command_ns");
+    // A concurrency study's file keeps batch_per_command_ns only where it is
+    // not 0 (the GPU-resident target times a batch whole, batch_fixed_ns).
+    const double slope = c.contains("variant") && !target.contains("batch_per_command_ns")
+                             ? 0.0
+                             : number(target, file, tp, "batch_per_command_ns");
     const double mean_size = target.contains("batch_commands_mean")
                                  ? number(target, file, tp, "batch_commands_mean")
                                  : number(field(target, file, tp, "batch_commands"), file,
@@ -520,15 +535,32 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
                             (target_sms > 0 && number(c, file, path, "target_sms") == target_sms);
       const bool paused = c.value("feed_gap_ns", 0.0) > 0;
       const bool sleeping = c.value("feed_poll_sleep_ns", 0.0) > 0;
+      // The copies' memory footprint moves the batch time too: a study run
+      // with another namespace image or other queue sizes than the
+      // calibration set's is not a point of this scale.
+      const bool other_image =
+          namespace_bytes > 0 && c.contains("namespace_mib") &&
+          number(c, file, path, "namespace_mib") * double(1ull << 20) != namespace_bytes;
+      const bool other_entries =
+          !calibration_entries.empty() && c.contains("queue_entries") &&
+          calibration_entries.count(number(c, file, path, "queue_entries")) == 0;
       // The first depth a process runs is slower at small k (up to 4 %,
       // cause not found): only later positions, as the calibration set's
       // runs of every depth but the first are.
       const std::string order = c.value("depth_order", std::string());
       const bool first_in_process =
           !order.empty() && order.substr(0, order.find(',')) == std::to_string(depth);
-      if (t != threads || !same_sms || paused || sleeping || first_in_process) {
+      // Only the sweep of the busy count itself: the study's other variants
+      // change something besides it (placement, think time, polling, memory
+      // footprint, I/Os per case).
+      const bool sweep = variant == "k_sweep";
+      if (!sweep || t != threads || !same_sms || paused || sleeping || other_image ||
+          other_entries || first_in_process) {
         std::string what, why;
-        if (t != threads) {
+        if (!sweep) {
+          what = "not the k sweep";
+          why = "it varies something besides the busy count";
+        } else if (t != threads) {
           what = fmt::format("{} target threads", t);
           why = fmt::format("not the strategy runs' {}", threads);
         } else if (!same_sms) {
@@ -540,6 +572,12 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
         } else if (sleeping) {
           what = "feeders sleep between CQ polls";
           why = "not the calibration's polling load";
+        } else if (other_image) {
+          what = "namespace_mib " + c.at("namespace_mib").dump();
+          why = "not the strategy runs' namespace image";
+        } else if (other_entries) {
+          what = "queue_entries " + c.at("queue_entries").dump();
+          why = "not the calibration set's queue size";
         } else {
           what = "the first depth of its process";
           why = "runs slower at small k than later depths";
@@ -776,7 +814,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   std::optional<Calibration> pooled_cal;
   if (!per_instance) {
     pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, target_sms,
-                           options.busy_scale, options.instances);
+                           file_bytes, options.busy_scale, options.instances);
   }
 
   // The strategy cases: untraced runs only (records cost throughput).
@@ -864,7 +902,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                               "pooled runs)");
       }
       instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, target_sms,
-                                                options.busy_scale, {instance}));
+                                                file_bytes, options.busy_scale, {instance}));
     }
   }
 
