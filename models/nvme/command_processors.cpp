@@ -42,14 +42,30 @@ Picoseconds ProcessorCores::book(std::size_t core, Picoseconds ready, Picosecond
   return servers_[core].book(ready, scaled(work, core)).end;
 }
 
+BusyScale::BusyScale(std::vector<double> busy, std::vector<double> scale)
+    : busy_(std::move(busy)), scale_(std::move(scale)) {}
+
+double BusyScale::at(double busy) const {
+  if (busy_.empty()) return 1.0;
+  if (busy <= busy_.front()) return scale_.front();
+  if (busy >= busy_.back()) return scale_.back();
+  const auto upper = std::upper_bound(busy_.begin(), busy_.end(), busy);
+  const std::size_t hi = static_cast<std::size_t>(upper - busy_.begin());
+  const std::size_t lo = hi - 1;
+  const double t = (busy - busy_[lo]) / (busy_[hi] - busy_[lo]);
+  return scale_[lo] + t * (scale_[hi] - scale_[lo]);
+}
+
 BatchServiceProcessing::BatchServiceProcessing(ProcessorCores& cores, CommandCost cost,
                                                Picoseconds batch_overhead, Picoseconds batch_gap,
-                                               std::size_t max_qid, ProcessorHooks hooks)
+                                               std::size_t max_qid, ProcessorHooks hooks,
+                                               BusyScale busy_scale)
     : cores_(cores),
       cost_(cost),
       batch_overhead_(batch_overhead),
       batch_gap_(batch_gap),
       hooks_(std::move(hooks)),
+      busy_scale_(std::move(busy_scale)),
       pollers_(cores.count()),
       waiting_(max_qid + 1, false) {}
 
@@ -127,6 +143,13 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
     }
   }
   const std::size_t processor = processor_of(qid);
+  if (!busy_scale_.empty()) {
+    // The batch's own time, longer or shorter by how many processors work
+    // beside it as it starts (its copies on the GPU's engine are not
+    // processor time).
+    const double scale = busy_scale_.at(static_cast<double>(busy_with(processor)));
+    work = static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
+  }
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);
   if (hooks_.copy_op_delay) {
@@ -173,6 +196,17 @@ std::optional<std::vector<CoreStats>> BatchServiceProcessing::per_core() const {
   std::vector<CoreStats> stats;
   for (const Poller& poller : pollers_) stats.push_back(poller.stats);
   return stats;
+}
+
+// A processor is busy from the start of its batch's fetch until the batch's
+// last completion is posted; its gap before the next batch (its pass to the
+// next queue) is not counted.
+std::size_t BatchServiceProcessing::busy_with(std::size_t processor) const {
+  std::size_t busy = 1;
+  for (std::size_t p = 0; p < pollers_.size(); ++p) {
+    if (p != processor && (pollers_[p].fetching || pollers_[p].batches_held > 0)) ++busy;
+  }
+  return busy;
 }
 
 // The queue waits until its core is free; the core then offers its waiting

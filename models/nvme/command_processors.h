@@ -111,6 +111,29 @@ struct ProcessorHooks {
   Picoseconds copy_op_ring_sweeper = 0;
 };
 
+// How a batch's processor time depends on how many processors are busy
+// when it starts: points (busy processors, scale), the scale interpolated
+// linearly between them and flat beyond the ends. A software target's
+// batch costs more while its other serving threads or warps work beside it
+// (they share the machine it runs on); a controller calibrated with every
+// processor busy charges a batch that starts alone too much. No points: no
+// effect.
+class BusyScale {
+ public:
+  BusyScale() = default;
+  // `busy` ascending, each >= 1; `scale` as many, each > 0 (the controller
+  // checks them against its configuration).
+  BusyScale(std::vector<double> busy, std::vector<double> scale);
+
+  bool empty() const { return busy_.empty(); }
+  // The scale at `busy` processors (1 when there are no points).
+  double at(double busy) const;
+
+ private:
+  std::vector<double> busy_;
+  std::vector<double> scale_;
+};
+
 // The copy operations a batch's data takes: a command's data continues the
 // previous operation when it goes the same way and its GPU buffer starts
 // where that one's ended, as the software controller merges them. Returns
@@ -181,9 +204,11 @@ class PerCommandProcessing : public ProcessorPolicy {
 class BatchServiceProcessing : public ProcessorPolicy {
  public:
   // `batch_overhead`: processor time per batch on top of its commands';
-  // `batch_gap`: idle time of a core between two batches.
+  // `batch_gap`: idle time of a core between two batches; `busy_scale`: a
+  // batch's processor time by the processors busy when it starts.
   BatchServiceProcessing(ProcessorCores& cores, CommandCost cost, Picoseconds batch_overhead,
-                         Picoseconds batch_gap, std::size_t max_qid, ProcessorHooks hooks);
+                         Picoseconds batch_gap, std::size_t max_qid, ProcessorHooks hooks,
+                         BusyScale busy_scale = {});
 
   // The core that polls I/O queue `qid`.
   std::size_t processor_of(std::uint16_t qid) const { return (qid - 1u) % cores_.count(); }
@@ -215,12 +240,15 @@ class BatchServiceProcessing : public ProcessorPolicy {
   void wait_for_processor(std::size_t processor, std::uint16_t qid, Picoseconds now);
   void wake_when_free(std::size_t processor, Picoseconds now);
   void release(const BatchHold& batch, Picoseconds now);
+  // Processors fetching or holding a batch, `processor` counted as busy.
+  std::size_t busy_with(std::size_t processor) const;
 
   ProcessorCores& cores_;
   CommandCost cost_;
   Picoseconds batch_overhead_;
   Picoseconds batch_gap_;
   ProcessorHooks hooks_;
+  BusyScale busy_scale_;
   NextFreeServer copy_engine_;  // the GPU's copy operations, one after another
   std::vector<Poller> pollers_;
   std::vector<bool> waiting_;  // per SQ: listed in its poller's waiting

@@ -95,6 +95,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                       "a batch's copy operations are a batch_service controller's: set "
                       "batch_service = true, or copy_op_ring_sweeper_ns = 0");
   }
+  check_batch_time_scale(ssd, p, "", fmt::format("$.nodes[{}]", node));
+  const BusyScale busy_scale(ssd.batch_time_busy_cores, ssd.batch_time_scale);
   if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
@@ -121,8 +123,9 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
       hooks.copy_op_ring_sweeper = ssd.copy_op_ring_sweeper_ns;
       sweeps_counted_ = true;
     }
-    processors_ = std::make_unique<BatchServiceProcessing>(
-        *cores_, cost_, ssd.batch_overhead_ns, ssd.batch_gap_ns, max_io_queues_, std::move(hooks));
+    processors_ = std::make_unique<BatchServiceProcessing>(*cores_, cost_, ssd.batch_overhead_ns,
+                                                           ssd.batch_gap_ns, max_io_queues_,
+                                                           std::move(hooks), busy_scale);
   } else {
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }

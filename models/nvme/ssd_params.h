@@ -26,6 +26,13 @@ struct SsdParams {
   static SsdParams from(const ParamValues& values);
 };
 
+// batch_time_busy_cores and batch_time_scale checked against each other and
+// the controller (ConfigError naming `file` and `node_path`.FIELD): as many
+// scales as counts, counts strictly ascending, and only on a batch_service
+// controller (the only one whose processors take batches).
+void check_batch_time_scale(const SsdParams& ssd, const ParamValues& values,
+                            const std::string& file, const std::string& node_path);
+
 // The controller's declared parameters (ssd_params.def), in `describe` order.
 std::vector<ParamSpec> controller_param_specs();
 

@@ -1,18 +1,51 @@
 // The declared parameters of an NVMe SSD: the controller's, then the flash
 // back end's (models/flash/flash_params.cpp).
+#include <fmt/format.h>
+
 #include "models/flash/flash_params.h"
 #include "models/nvme/controller.h"
 #include "models/nvme/ssd_params.h"
 #include "models/pcie/dma_engine.h"
 #include "models/pcie/pcie_specs.h"
+#include "sim/kernel/params/config_error.h"
+#include "sim/kernel/params/json_path.h"
 
 namespace gpunvme::nvme {
+
+void check_batch_time_scale(const SsdParams& ssd, const ParamValues& values,
+                            const std::string& file, const std::string& node_path) {
+  const std::vector<double>& busy = ssd.batch_time_busy_cores;
+  const std::vector<double>& scale = ssd.batch_time_scale;
+  if (busy.empty() && scale.empty()) return;
+  const auto shown = [&values](const char* name) { return render_value(values.json().at(name)); };
+  if (!ssd.batch_service) {
+    const char* set = busy.empty() ? "batch_time_scale" : "batch_time_busy_cores";
+    throw ConfigError(file, node_path + "." + set, shown(set),
+                      "a batch's time by the processors busy is a batch_service controller's: set "
+                      "batch_service = true, or leave batch_time_busy_cores and batch_time_scale "
+                      "empty");
+  }
+  if (busy.size() != scale.size()) {
+    throw ConfigError(file, node_path + ".batch_time_scale", shown("batch_time_scale"),
+                      fmt::format("expected one scale per count of batch_time_busy_cores ({}), "
+                                  "each > 0",
+                                  busy.size()));
+  }
+  for (std::size_t i = 1; i < busy.size(); ++i) {
+    if (!(busy[i] > busy[i - 1])) {
+      throw ConfigError(file, node_path + ".batch_time_busy_cores", shown("batch_time_busy_cores"),
+                        fmt::format("expected busy-processor counts >= 1 in ascending order, each "
+                                    "above the one before (entry {} is {}, after {})",
+                                    i, busy[i], busy[i - 1]));
+    }
+  }
+}
 
 SsdParams SsdParams::from(const ParamValues& values) {
   SsdParams out;
 #define GPUNVME_PARAM GPUNVME_PARAM_READ
-#include "models/nvme/ssd_params.def"
 #include "models/flash/flash_params.def"
+#include "models/nvme/ssd_params.def"
 #undef GPUNVME_PARAM
   out.credits = pcie::PortCredits::from(values);
   return out;

@@ -322,6 +322,33 @@ std::vector<SetupCase> setup_cases() {
          t["nodes"][5]["processor_time_scale"] = {1.0, 2.0};
        },
        false, "$.nodes[5].processor_time_scale"},
+      {"batch time scale on a controller without batch_service",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+       },
+       false, "$.nodes[5].batch_time_busy_cores"},
+      {"batch time scales fewer than the busy counts",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8};
+       },
+       false, "$.nodes[5].batch_time_scale"},
+      {"batch time busy counts out of order",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {2.0, 2.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+       },
+       false, "$.nodes[5].batch_time_busy_cores"},
+      {"batch time scale on batch_service",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+       },
+       true, ""},
       {"flash write buffer below one program chunk",
        [](json& t, json&) {
          t["nodes"][5]["page_bytes"] = 65536;

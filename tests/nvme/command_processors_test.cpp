@@ -144,6 +144,65 @@ TEST(BatchServiceProcessing, OneBatchPerCoreUntilItsCompletionsArePosted) {
   EXPECT_EQ((*stats)[1].batches, 0u);
 }
 
+TEST(BusyScale, LinearBetweenPointsFlatBeyondTheEnds) {
+  const BusyScale scale({1, 2, 4}, {0.8, 0.9, 1.0});
+  EXPECT_DOUBLE_EQ(scale.at(1), 0.8);
+  EXPECT_DOUBLE_EQ(scale.at(2), 0.9);
+  EXPECT_DOUBLE_EQ(scale.at(4), 1.0);
+  // 3 busy: half way from (2, 0.9) to (4, 1.0): 0.95; 1.5: 0.85.
+  EXPECT_DOUBLE_EQ(scale.at(3), 0.95);
+  EXPECT_DOUBLE_EQ(scale.at(1.5), 0.85);
+  // Beyond the ends: the end points' scales.
+  EXPECT_DOUBLE_EQ(scale.at(0.5), 0.8);
+  EXPECT_DOUBLE_EQ(scale.at(32), 1.0);
+  EXPECT_DOUBLE_EQ(BusyScale({3}, {1.25}).at(1), 1.25);
+  EXPECT_TRUE(BusyScale().empty());
+  EXPECT_DOUBLE_EQ(BusyScale().at(7), 1.0);
+}
+
+// Three cores, a batch of 4 costing 500 + 4 x 100 = 900 ps on the line; the
+// scale is 1.0 with one processor busy, 1.2 with two, 1.5 with three.
+TEST(BatchServiceProcessing, ABatchsTimeScalesByTheProcessorsBusyAsItStarts) {
+  ScriptedController controller;
+  ProcessorCores cores(3, {});
+  BatchServiceProcessing policy(cores, CommandCost{100, 0.0, 512}, 500, 50, 6, controller.hooks(),
+                                BusyScale({1, 2, 3}, {1.0, 1.2, 1.5}));
+  const std::vector<std::uint8_t> entries = reads(4);
+  // Core 0 alone: 1.0 x 900, done at 900.
+  ASSERT_EQ(policy.fetch_turn(1, 4, 4, 0), 4u);
+  policy.read_arrived(1);
+  const FetchedWork alone = policy.fetched(1, entries.data(), 4, 0);
+  EXPECT_EQ(*alone.processed, 900u);
+  // Core 1 starts while core 0 holds its batch: 2 busy, 1.2 x 900 = 1080
+  // ps, done at 100 + 1080.
+  ASSERT_EQ(policy.fetch_turn(2, 4, 4, 100), 4u);
+  policy.read_arrived(2);
+  const FetchedWork second = policy.fetched(2, entries.data(), 4, 100);
+  EXPECT_EQ(*second.processed, 1180u);
+  // Core 2 starts while core 0's batch is still held (its completions not
+  // all posted) and core 1's too: 3 busy, 1.5 x 900 = 1350, done at 1550.
+  ASSERT_EQ(policy.fetch_turn(3, 4, 4, 200), 4u);
+  policy.read_arrived(3);
+  const FetchedWork third = policy.fetched(3, entries.data(), 4, 200);
+  EXPECT_EQ(*third.processed, 1550u);
+  // Core 0's batch completes at 1000 and core 1's at 1200: core 0 rests
+  // until 1050, core 1 until 1250; at 1300 core 0's next batch starts with
+  // core 2 alone busy beside it: 2 busy, 1080 ps, done at 2380.
+  for (int i = 0; i < 4; ++i) policy.command_done(alone.batch.get(), 1000);
+  for (int i = 0; i < 4; ++i) policy.command_done(second.batch.get(), 1200);
+  ASSERT_EQ(policy.fetch_turn(4, 4, 4, 1300), 4u);
+  policy.read_arrived(4);
+  EXPECT_EQ(*policy.fetched(4, entries.data(), 4, 1300).processed, 2380u);
+  // The scale composes with a core's own speed (processor_time_scale).
+  ScriptedController other;
+  ProcessorCores slow(1, {2.0});
+  BatchServiceProcessing one(slow, CommandCost{100, 0.0, 512}, 500, 0, 2, other.hooks(),
+                             BusyScale({1}, {0.5}));
+  ASSERT_EQ(one.fetch_turn(1, 4, 4, 0), 4u);
+  one.read_arrived(1);
+  EXPECT_EQ(*one.fetched(1, entries.data(), 4, 0).processed, 900u);  // 900 x 0.5 x 2
+}
+
 // Entries given as (read?, GPU address, blocks of 512 B), in queue order.
 std::vector<std::uint8_t> entries_of(
     const std::vector<std::tuple<bool, std::uint64_t, std::uint16_t>>& commands) {

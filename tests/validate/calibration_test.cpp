@@ -430,6 +430,110 @@ TEST(PredictionRun, ControllerParametersComeFromTheCalibrationSetOnly) {
                    validate::quartiles(runs).median);
 }
 
+// The batch time's scale by the processors busy (--busy-scale), by hand.
+// Four threads, depths 1, 2, 4: 12, 14, 18 us, gaps 300, 400, 900 ns (the
+// line as above). One thread: 9 us at depth 1, 13.5 us at depth 4 (0.75 of
+// the four threads' at both). Two threads: 12.6 us at depth 2 and 16.2 us at
+// depth 4 (0.9 of both), gaps 1.4 and 1.8 us: duty 0.9 at both, busy count
+// 1 + 1 x 0.9 = 1.9. One thread is busy 1 processor whatever its duty. The
+// full count's point: the four threads' duty at depths 1, 2, 4 (the depths
+// the points used) is 12/12.3, 14/14.4, 18/18.9, median 14/14.4, busy
+// 1 + 3 x 14/14.4 = 3.916667, scale 1. The line is fitted on the four
+// threads' runs alone, as without the scale.
+TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(4, 1, 12000, 300),  controller_run(4, 2, 14000, 400),
+                           controller_run(4, 4, 18000, 900),  controller_run(1, 1, 9000, 1000),
+                           controller_run(1, 4, 13500, 500),  controller_run(2, 2, 12600, 1400),
+                           controller_run(2, 4, 16200, 1800), controller_run(2, 8, 30000, 100)};
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies = {"warp_batch"};
+  options.busy_scale = true;
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(), 2000,
+              1e-6);
+  const std::vector<double> busy = p.at("topology.nodes.ssd0.batch_time_busy_cores").at("value");
+  const std::vector<double> scale = p.at("topology.nodes.ssd0.batch_time_scale").at("value");
+  ASSERT_EQ(busy.size(), 3u);
+  ASSERT_EQ(scale.size(), 3u);
+  EXPECT_NEAR(busy[0], 1.0, 1e-9);
+  EXPECT_NEAR(scale[0], 0.75, 1e-9);
+  EXPECT_NEAR(busy[1], 1.9, 1e-9);
+  EXPECT_NEAR(scale[1], 0.9, 1e-9);
+  EXPECT_NEAR(busy[2], 1.0 + 3.0 * 14000.0 / 14400.0, 1e-9);
+  EXPECT_DOUBLE_EQ(scale[2], 1.0);
+  // The two-thread run at depth 8 has no four-thread run to compare with.
+  const nlohmann::json& points = p.at("topology.nodes.ssd0.batch_time_scale").at("points");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1].at("processors_at_work"), 2);
+  EXPECT_EQ(points[1].at("depths").size(), 2u);
+  EXPECT_EQ(points[1].at("runs"), 2);
+
+  // The prediction simulates with the scale: warp_batch's one warp keeps
+  // one thread busy, so its batches take 0.75 of the line's time. Without
+  // --busy-scale the same calibration set gives the line alone and no
+  // scale entries.
+  options.busy_scale = false;
+  const nlohmann::json line_only = validate::correlate(hw, kPredictedRuns, options);
+  EXPECT_FALSE(line_only.at("calibration")
+                   .at("parameters")
+                   .contains("topology.nodes.ssd0.batch_time_scale"));
+  const double scaled = report.at("cases")[0].at("simulated_service_ns").get<double>();
+  const double unscaled = line_only.at("cases")[0].at("simulated_service_ns").get<double>();
+  EXPECT_LT(scaled, 0.85 * unscaled) << scaled << " vs " << unscaled;
+  EXPECT_GT(scaled, 0.70 * unscaled) << scaled << " vs " << unscaled;
+}
+
+// A concurrency study's runs (with a `variant`) give points, never the line,
+// and only where they ran as the strategy runs did. Beside the runs above: a
+// study run with 1 of 4 threads' queues active at depth 2 (second in its
+// process) takes 11.2 us against the 14 us of the full count (the line's run
+// and a study run at 32 queues, both 14 us): 0.8, so the 1-busy point is the
+// median of 0.75, 0.75, 0.8 = 0.75 (q3 0.775). A study run at 32 queues and
+// depth 8 far off the line (50 us) leaves the line at 10 us + 2 us per
+// command. Not used: a study run that is the first depth of its process, one
+// with 2 target threads, one whose feeders pause between rounds.
+TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
+  auto study = [](unsigned queues, unsigned depth, double batch_ns, const std::string& order) {
+    nlohmann::json run = controller_run(4, depth, batch_ns, 400);
+    run["queues"] = queues;
+    run["variant"] = "k_sweep";
+    run["depth_order"] = order;
+    return run;
+  };
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(4, 1, 12000, 300), controller_run(4, 2, 14000, 400),
+                           controller_run(4, 4, 18000, 900), controller_run(1, 1, 9000, 1000),
+                           controller_run(1, 4, 13500, 500), study(1, 2, 11200, "1,2"),
+                           study(32, 2, 14000, "1,2"),       study(32, 8, 50000, "1,8"),
+                           study(1, 1, 5000, "1,2")};
+  nlohmann::json two_threads = study(1, 2, 5000, "1,2");
+  two_threads["target_threads"] = 2;
+  hw["controller_only"].push_back(two_threads);
+  nlohmann::json pausing = study(1, 2, 5000, "1,2");
+  pausing["feed_gap_ns"] = 20000;
+  hw["controller_only"].push_back(pausing);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies = {"warp_batch"};
+  options.busy_scale = true;
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.command_overhead_ns").at("value").get<double>(), 2000,
+              1e-6);
+  const nlohmann::json& first = p.at("topology.nodes.ssd0.batch_time_scale").at("points")[0];
+  EXPECT_EQ(first.at("processors_at_work"), 1);
+  EXPECT_NEAR(first.at("scale").get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(first.at("q1").get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(first.at("q3").get<double>(), 0.775, 1e-9);
+  EXPECT_EQ(first.at("runs"), 3);
+  EXPECT_EQ(report.at("calibration").at("concurrency_study_not_used").size(), 3u);
+}
+
 // The committed prediction: the simulator, re-run with the committed
 // calibration, must stay where the committed report puts it relative to the
 // measured median, give or take the case's measured noise (its IQR over

@@ -123,6 +123,30 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfEachDaysPrediction) {
   }
 }
 
+// The 2026-11-28 prediction with the target's batch time scaled by the
+// threads busy (gpunvme validate --busy-scale), fitted on the same file's
+// controller-only runs at 1 and 2 target threads: the calibration equals the
+// committed one and each 1-warp case stays where the committed report puts
+// it, give or take its IQR. With the scale left out (the batch line alone)
+// five of the six move beyond that.
+TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheBusyScalePrediction) {
+  const HostTargetDay& day = kHostTargetDays[1];
+  const std::string runs_file = kDayDir + day.strategy_runs;
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(runs_file), read_json_file(kDayDir + day.controller_runs)});
+  const nlohmann::json committed =
+      read_json_file(kDayDir + "validate-h100-2026-11-28-host-perrole-busy.json");
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  const nlohmann::json& fitted = committed.at("calibration").at("parameters");
+  EXPECT_EQ(fitted.at("topology.nodes.ssd0.batch_time_busy_cores").at("value").size(), 3u);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.busy_scale = true;
+  const nlohmann::json now = validate::correlate(hw, runs_file, options);
+  EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
+  EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+}
+
 // Per-instance calibration on a synthetic calibration set (hand-computed):
 // the 2026-11-27 runs of warp_batch at 1 warp on instances h100-i (8 runs)
 // and h100-j (10), and controller-only runs of each instance whose batches

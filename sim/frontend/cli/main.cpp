@@ -333,6 +333,7 @@ int main(int argc, char** argv) {
   std::string validate_seed_text = "1";
   double tolerance_pct = 10.0;
   std::string calibration_scope = "pooled";
+  bool validate_busy_scale = false;
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
@@ -400,6 +401,13 @@ int main(int argc, char** argv) {
                    "Needs every strategy run tagged with its instance and controller-only runs "
                    "of each such instance")
       ->check(CLI::IsMember({"pooled", "per-instance"}));
+  validate_cmd->add_flag(
+      "--busy-scale", validate_busy_scale,
+      "prediction mode: also calibrate how the target's batch time depends on how many of its "
+      "serving threads or warps are busy as a batch starts (nvme_ssd batch_time_busy_cores, "
+      "batch_time_scale), from the controller-only runs with fewer of them at work than the "
+      "strategy runs (fewer target threads, or fewer active queues); without it the batch line "
+      "alone, fitted with all of them at work, as reports before 2026-11-28 were made");
   validate_cmd
       ->add_option("--tolerance-pct", tolerance_pct,
                    "largest error a calibrated metric may have (default 10)")
@@ -508,6 +516,7 @@ int main(int argc, char** argv) {
       options.calibration = calibration_scope == "per-instance"
                                 ? validate::CalibrationScope::per_instance
                                 : validate::CalibrationScope::pooled;
+      options.busy_scale = validate_busy_scale;
       nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
       if (!microbench_file.empty()) {

@@ -270,12 +270,163 @@ double median_of(std::vector<double> v) { return quartiles(std::move(v)).median;
 // overhead, its slope the per-command cost; the gap between back-to-back
 // batches is the median of the runs' mean gaps. Nothing here has seen a
 // strategy.
+//
+// Runs with fewer of the target's processors at work than the strategy
+// runs' full count (fewer target threads, or fewer active queues than
+// serving threads or warps) give the batch time's scale by the processors
+// busy (batch_time_busy_cores, batch_time_scale): per such count k and per
+// depth also measured at full count, the runs' median batch time over the
+// full-count runs' at that depth (the full-count runs of the same machine
+// instances where there are some), at the busy count 1 + (k - 1) x the runs'
+// duty cycle (batch time over batch time plus gap: the share of time each
+// other processor holds a batch, so the mean count busy when a batch starts);
+// the full count's own point is scale 1, where the line is fitted.
 struct Calibration {
   double batch_overhead_ns = 0;    // the line's intercept
   double command_overhead_ns = 0;  // its slope
   double batch_gap_ns = 0;         // between back-to-back batches
+  std::vector<double> busy_cores;  // batch_time_busy_cores (empty: no scale)
+  std::vector<double> busy_scale;  // batch_time_scale
   nlohmann::json report;
 };
+
+// A run's mean batch size: target.batch_commands.mean as gpunvme-hw writes
+// it, or target.batch_commands_mean where a measurement file keeps only that.
+double mean_batch_commands(const nlohmann::json& target) {
+  if (target.contains("batch_commands_mean")) return target.at("batch_commands_mean").get<double>();
+  return target.at("batch_commands").value("mean", 0.0);
+}
+
+// A run's batch time at its mean batch size (the target's own line).
+double run_batch_time(const nlohmann::json& run) {
+  const nlohmann::json& t = run.at("target");
+  return t.at("batch_fixed_ns").get<double>() +
+         t.value("batch_per_command_ns", 0.0) * mean_batch_commands(t);
+}
+
+// The batch time's scale by the processors busy, from the controller-only
+// runs grouped by (target threads, queues, depth, whether a concurrency
+// study's run); see Calibration. Sets `cal`'s points and returns their
+// report entries.
+using RunGroups = std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>,
+                           std::vector<const nlohmann::json*>>;
+nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, std::uint32_t queues,
+                              Calibration& cal) {
+  const std::uint32_t full = std::min(threads, queues);
+  std::map<std::uint32_t, std::vector<const nlohmann::json*>> full_by_depth;
+  std::map<std::uint32_t,
+           std::vector<std::pair<std::uint32_t, const std::vector<const nlohmann::json*>*>>>
+      partial;  // processors at work -> (depth, runs)
+  for (const auto& [key, group] : groups) {
+    const auto [t, q, depth, study] = key;
+    (void)study;
+    if (t == threads && q == queues) {
+      full_by_depth[depth].insert(full_by_depth[depth].end(), group.begin(), group.end());
+    } else if (std::min(t, q) < full) {
+      partial[std::min(t, q)].emplace_back(depth, &group);
+    }
+  }
+  auto instance_of = [](const nlohmann::json* r) { return r->value("instance", std::string()); };
+  auto duty = [](double batch, double gap) {
+    return batch + gap > 0 ? batch / (batch + gap) : 1.0;
+  };
+  struct Point {
+    double busy = 0, scale = 1, q1 = 1, q3 = 1;
+    std::uint32_t at_work = 0;
+    std::size_t runs = 0;
+    nlohmann::json depths = nlohmann::json::array();
+  };
+  std::vector<Point> points;
+  std::set<std::uint32_t> depths_used;
+  std::vector<double> full_busy;
+  for (const auto& [k, by_depth] : partial) {
+    Point point;
+    point.at_work = k;
+    std::vector<double> ratios, busy;
+    for (const auto& [depth, group] : by_depth) {
+      const auto reference = full_by_depth.find(depth);
+      if (reference == full_by_depth.end()) continue;
+      std::set<std::string> instances;
+      std::vector<double> time, gap;
+      for (const nlohmann::json* r : *group) {
+        instances.insert(instance_of(r));
+        time.push_back(run_batch_time(*r));
+        gap.push_back(r->at("target").at("batch_gap_ns").value("mean", 0.0));
+      }
+      std::vector<double> ref_time;
+      for (bool same_instances : {true, false}) {
+        for (const nlohmann::json* r : reference->second) {
+          if (same_instances && instances.count(instance_of(r)) == 0) continue;
+          ref_time.push_back(run_batch_time(*r));
+        }
+        if (!ref_time.empty()) break;
+      }
+      const double t_k = median_of(time);
+      const double t_full = median_of(ref_time);
+      if (t_full <= 0) continue;
+      const double ratio = t_k / t_full;
+      const double busy_k = 1.0 + (k - 1.0) * duty(t_k, median_of(gap));
+      ratios.push_back(ratio);
+      busy.push_back(busy_k);
+      depths_used.insert(depth);
+      point.runs += group->size();
+      point.depths.push_back({{"depth", depth},
+                              {"runs", group->size()},
+                              {"full_count_runs", ref_time.size()},
+                              {"batch_time_ns_median", t_k},
+                              {"full_count_batch_time_ns_median", t_full},
+                              {"batch_gap_ns_median", median_of(gap)},
+                              {"scale", ratio},
+                              {"busy", busy_k}});
+    }
+    if (ratios.empty()) continue;
+    const Quartiles r = quartiles(ratios);
+    point.busy = median_of(busy);
+    point.scale = r.median;
+    point.q1 = r.q1;
+    point.q3 = r.q3;
+    points.push_back(std::move(point));
+  }
+  if (points.empty()) return nullptr;
+  // The full count's busy count: its runs' duty cycle at each depth the
+  // points used, median over those depths.
+  for (std::uint32_t depth : depths_used) {
+    std::vector<double> time, gap;
+    for (const nlohmann::json* r : full_by_depth.at(depth)) {
+      time.push_back(run_batch_time(*r));
+      gap.push_back(r->at("target").at("batch_gap_ns").value("mean", 0.0));
+    }
+    full_busy.push_back(1.0 + (full - 1.0) * duty(median_of(time), median_of(gap)));
+  }
+  Point reference;
+  reference.at_work = full;
+  reference.busy = median_of(full_busy);
+  points.push_back(reference);
+  std::sort(points.begin(), points.end(),
+            [](const Point& a, const Point& b) { return a.busy < b.busy; });
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Point& p : points) {
+    // Counts must rise: a point no busier than the one before is reported,
+    // not used.
+    const bool used = cal.busy_cores.empty() || p.busy > cal.busy_cores.back();
+    if (used) {
+      cal.busy_cores.push_back(p.busy);
+      cal.busy_scale.push_back(p.scale);
+    }
+    nlohmann::json row = {
+        {"processors_at_work", p.at_work}, {"busy", p.busy}, {"scale", p.scale}, {"used", used}};
+    if (p.at_work == full) {
+      row["fitted_to"] = "the full count: the line's own runs, scale 1 by definition";
+    } else {
+      row["q1"] = p.q1;
+      row["q3"] = p.q3;
+      row["runs"] = p.runs;
+      row["depths"] = p.depths;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
 
 // Least-squares line y = a + b x; {a, b} (b = 0 when x does not vary).
 std::pair<double, double> least_squares(const std::vector<double>& x,
@@ -310,14 +461,33 @@ std::string instance_tag(const nlohmann::json& run, const std::string& file,
 // `only_instances`: only those machine instances' runs (one for per-instance
 // calibration, a selection for --instances); empty: every run, pooled over
 // the instances.
+//
+// A concurrency study's run (one with a `variant`, as in
+// hw-gpu-target-concurrency-*.json) gives the busy scale only, not the line:
+// the line stays on the calibration set's own runs. Such a run counts only
+// where it belongs to the sweep of the busy count (variant k_sweep), ran the
+// strategy runs' target as they did (their target threads,
+// their `target_sms` where they name one, their namespace image, the
+// calibration set's queue sizes, feeders that neither pause between rounds
+// nor sleep between polls) and not as the first depth of its process
+// (`depth_order`); the others are listed as not used, with why.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
-                      std::uint32_t queues, const std::vector<std::string>& only_instances = {}) {
+                      std::uint32_t queues, std::uint32_t target_sms, double namespace_bytes,
+                      bool busy_scale, const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
-           std::vector<const nlohmann::json*>>
-      groups;
+  RunGroups groups;
+  std::map<std::string, std::size_t> study_not_used;
   std::set<std::string> instances;
   bool any_with_threads = false;
+  // The calibration set's own queue sizes: a study run with another (whose
+  // buffers take another memory footprint) measures something else.
+  std::set<double> calibration_entries;
+  for (const nlohmann::json& c : runs) {
+    if (c.is_object() && !c.contains("variant") && c.contains("queue_entries") &&
+        c.at("queue_entries").is_number()) {
+      calibration_entries.insert(c.at("queue_entries").get<double>());
+    }
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const nlohmann::json& c = runs[i];
     const std::string path = fmt::format("$.controller_only[{}]", i);
@@ -344,15 +514,82 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     const nlohmann::json& target = field(c, file, path, "target");
     number(c, file, path, "iops");
     const double fixed = number(target, file, tp, "batch_fixed_ns");
-    const double slope = number(target, file, tp, "batch_per_command_ns");
-    const double mean_size =
-        number(field(target, file, tp, "batch_commands"), file, tp + ".batch_commands", "mean");
+    // A concurrency study's file keeps batch_per_command_ns only where it is
+    // not 0 (the GPU-resident target times a batch whole, batch_fixed_ns).
+    const double slope = c.contains("variant") && !target.contains("batch_per_command_ns")
+                             ? 0.0
+                             : number(target, file, tp, "batch_per_command_ns");
+    const double mean_size = target.contains("batch_commands_mean")
+                                 ? number(target, file, tp, "batch_commands_mean")
+                                 : number(field(target, file, tp, "batch_commands"), file,
+                                          tp + ".batch_commands", "mean");
     number(field(target, file, tp, "service_ns"), file, tp + ".service_ns", "mean");
     // Runs with another queue count than the strategy runs' are reported,
     // not fitted: how many queues a serving thread passes over changes its
     // gap between batches (the GPU target's 528-queue runs).
     const auto run_queues = static_cast<std::uint32_t>(c.value("queues", queues));
-    groups[{t, run_queues, depth}].push_back(&c);
+    if (c.contains("variant")) {
+      const std::string variant =
+          c.at("variant").is_string() ? c.at("variant").get<std::string>() : c.at("variant").dump();
+      const bool same_sms = !c.contains("target_sms") ||
+                            (target_sms > 0 && number(c, file, path, "target_sms") == target_sms);
+      const bool paused = c.value("feed_gap_ns", 0.0) > 0;
+      const bool sleeping = c.value("feed_poll_sleep_ns", 0.0) > 0;
+      // The copies' memory footprint moves the batch time too: a study run
+      // with another namespace image or other queue sizes than the
+      // calibration set's is not a point of this scale.
+      const bool other_image =
+          namespace_bytes > 0 && c.contains("namespace_mib") &&
+          number(c, file, path, "namespace_mib") * double(1ull << 20) != namespace_bytes;
+      const bool other_entries =
+          !calibration_entries.empty() && c.contains("queue_entries") &&
+          calibration_entries.count(number(c, file, path, "queue_entries")) == 0;
+      // The first depth a process runs is slower at small k (up to 4 %,
+      // cause not found): only later positions, as the calibration set's
+      // runs of every depth but the first are.
+      const std::string order = c.value("depth_order", std::string());
+      const bool first_in_process =
+          !order.empty() && order.substr(0, order.find(',')) == std::to_string(depth);
+      // Only the sweep of the busy count itself: the study's other variants
+      // change something besides it (placement, think time, polling, memory
+      // footprint, I/Os per case).
+      const bool sweep = variant == "k_sweep";
+      if (!sweep || t != threads || !same_sms || paused || sleeping || other_image ||
+          other_entries || first_in_process) {
+        std::string what, why;
+        if (!sweep) {
+          what = "not the k sweep";
+          why = "it varies something besides the busy count";
+        } else if (t != threads) {
+          what = fmt::format("{} target threads", t);
+          why = fmt::format("not the strategy runs' {}", threads);
+        } else if (!same_sms) {
+          what = "target_sms " + c.at("target_sms").dump();
+          why = "not the strategy runs' placement";
+        } else if (paused) {
+          what = "feeders pause between rounds";
+          why = "a serving warp idles longer than in the calibration";
+        } else if (sleeping) {
+          what = "feeders sleep between CQ polls";
+          why = "not the calibration's polling load";
+        } else if (other_image) {
+          what = "namespace_mib " + c.at("namespace_mib").dump();
+          why = "not the strategy runs' namespace image";
+        } else if (other_entries) {
+          what = "queue_entries " + c.at("queue_entries").dump();
+          why = "not the calibration set's queue size";
+        } else {
+          what = "the first depth of its process";
+          why = "runs slower at small k than later depths";
+        }
+        ++study_not_used[fmt::format("{} ({}): {}", variant, what, why)];
+        continue;
+      }
+      number(field(target, file, tp, "batch_gap_ns"), file, tp + ".batch_gap_ns", "mean");
+      groups[{t, run_queues, depth, true}].push_back(&c);
+      continue;
+    }
+    groups[{t, run_queues, depth, false}].push_back(&c);
     if (t == threads) any_with_threads = true;
     if (t != threads || run_queues != queues) continue;
     size.push_back(mean_size);
@@ -421,6 +658,42 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
        {{"value", 1.0},
         {"fitted_to",
          "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
+  const nlohmann::json busy_points =
+      busy_scale ? fit_busy_scale(groups, threads, queues, cal) : nlohmann::json();
+  const std::uint32_t full = std::min(threads, queues);
+  if (!busy_scale) {
+    // Not asked for (gpunvme validate --busy-scale): the line alone.
+  } else if (busy_points.is_null()) {
+    const std::string none = fmt::format(
+        "not fitted: no controller-only run with fewer than {} processors at work (fewer target "
+        "threads, or fewer queues than threads) at a depth also measured with all {}",
+        full, full);
+    cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
+        {"value", nlohmann::json::array()}, {"fitted_to", none}};
+    cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"] = {
+        {"value", nlohmann::json::array()}, {"fitted_to", none}};
+  } else {
+    cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
+        {"value", cal.busy_cores},
+        {"fitted_to",
+         fmt::format(
+             "per count k of processors at work in controller-only runs (min(target_threads, "
+             "queues)) below the strategy runs' {}: the mean count busy when a batch starts, "
+             "1 + (k - 1) x duty, duty = the runs' median batch time / (batch time + median gap "
+             "between batches) (each other processor holds a batch that share of the time); "
+             "median over the depths also measured at {}; the last point is the full count's, "
+             "from the line's own runs",
+             full, full)}};
+    cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"] = {
+        {"value", cal.busy_scale},
+        {"fitted_to",
+         fmt::format("per count k: the k runs' median batch time over the median batch time of "
+                     "the runs with {} at work (the line's runs, of the same machine instances "
+                     "where they have some) at the same depth, median over the depths (q1, q3 "
+                     "across the depths in points); 1 at the full count; no strategy run",
+                     full)},
+        {"points", busy_points}};
+  }
   cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
   cal.report["queues"] = queues;
   nlohmann::json rows = nlohmann::json::array();
@@ -431,15 +704,13 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
       const nlohmann::json& t = c->at("target");
       iops.push_back(c->at("iops").get<double>());
       service.push_back(t.at("service_ns").value("mean", 0.0));
-      batch.push_back(t.at("batch_commands").value("mean", 0.0));
-      batch_time.push_back(t.at("batch_fixed_ns").get<double>() +
-                           t.at("batch_per_command_ns").get<double>() *
-                               t.at("batch_commands").value("mean", 0.0));
+      batch.push_back(mean_batch_commands(t));
+      batch_time.push_back(run_batch_time(*c));
       gp.push_back(t.at("batch_gap_ns").value("mean", 0.0));
       inst.insert(c->value("instance", ""));
     }
     const Quartiles qi = quartiles(iops);
-    const auto [key_threads, key_queues, key_depth] = key;
+    const auto [key_threads, key_queues, key_depth, key_study] = key;
     rows.push_back({{"target_threads", key_threads},
                     {"queues", key_queues},
                     {"depth", key_depth},
@@ -450,9 +721,18 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
                     {"batch_commands_mean_median", median_of(batch)},
                     {"batch_time_ns_median", median_of(batch_time)},
                     {"batch_gap_ns_median", median_of(gp)},
-                    {"used", key_threads == threads && key_queues == queues}});
+                    {"processors_at_work", std::min(key_threads, key_queues)},
+                    {"used", !key_study && key_threads == threads && key_queues == queues}});
+    if (key_study) rows.back()["concurrency_study"] = true;
   }
   cal.report["controller_only"] = rows;
+  if (!study_not_used.empty()) {
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& [why, count] : study_not_used) {
+      skipped.push_back({{"runs", count}, {"why", why}});
+    }
+    cal.report["concurrency_study_not_used"] = skipped;
+  }
   cal.report["gpu"] =
       "the GPU profile's figures as committed (configs/gpu/*.json): atomic, fence and load "
       "latencies and turn_pass_ns (the own code of a lane's turn, from lane_loops_and_turns) "
@@ -525,12 +805,16 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   const double file_bytes = number(target_doc, hw_file, "$.target", "file_bytes");
   const std::string queue_memory = rings_in_gpu_memory(target_doc) ? "gpu" : "host";
   const std::uint32_t queues = strategy_queue_count(hw);
+  // The target's SMs (the GPU-resident target; 0 for the host threads).
+  const auto target_sms = static_cast<std::uint32_t>(
+      target_doc.contains("sms") ? number(target_doc, hw_file, "$.target", "sms") : 0.0);
   const bool per_instance = options.calibration == CalibrationScope::per_instance;
   // Pooled: one calibration from every instance's controller-only runs.
   // Per instance: one per machine instance, from its own runs (below).
   std::optional<Calibration> pooled_cal;
   if (!per_instance) {
-    pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, options.instances);
+    pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, target_sms,
+                           file_bytes, options.busy_scale, options.instances);
   }
 
   // The strategy cases: untraced runs only (records cost throughput).
@@ -617,7 +901,8 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                               "or pass --calibrate pooled to calibrate every instance from the "
                               "pooled runs)");
       }
-      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, {instance}));
+      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, target_sms,
+                                                file_bytes, options.busy_scale, {instance}));
     }
   }
 
@@ -643,6 +928,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     apply_set(raw, fmt::format("topology.nodes.ssd0.command_overhead_ns={:.1f}",
                                cal.command_overhead_ns));
     apply_set(raw, fmt::format("topology.nodes.ssd0.batch_gap_ns={:.1f}", cal.batch_gap_ns));
+    if (!cal.busy_cores.empty()) {
+      apply_set(raw, "topology.nodes.ssd0.batch_time_busy_cores=" +
+                         nlohmann::json(cal.busy_cores).dump());
+      apply_set(raw,
+                "topology.nodes.ssd0.batch_time_scale=" + nlohmann::json(cal.busy_scale).dump());
+    }
     for (const std::string& o : options.overrides) apply_set(raw, o);
     for (const std::string& o : extra) apply_set(raw, o);
     return run(resolve_config(raw));
@@ -814,6 +1105,11 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     cross = {{"parameter", "topology.nodes.gpu0.lane_loop_iteration_ns"},
              {"source", fit.value("source", "")},
              {"folds", nlohmann::json::array()}};
+    if (options.busy_scale) {
+      cross["frozen"] =
+          "every controller parameter, batch_time_busy_cores and batch_time_scale included: "
+          "fitted on controller-only runs, no strategy, so no fold re-fits them";
+    }
     std::vector<double> cv_abs;
     for (const auto& [held_out, unused] : errors_by_strategy) {
       (void)unused;

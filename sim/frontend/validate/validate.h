@@ -43,6 +43,12 @@ struct Options {
   // instance's calibration; every strategy run must carry an instance and
   // every such instance needs controller-only runs).
   CalibrationScope calibration = CalibrationScope::pooled;
+  // Prediction mode only: also calibrate the target's batch time by the
+  // processors busy as a batch starts (nvme_ssd batch_time_busy_cores and
+  // batch_time_scale) from the controller-only runs with fewer of the
+  // target's processors at work than the strategy runs' (fewer target
+  // threads, or fewer active queues); off: the batch line alone.
+  bool busy_scale = false;
 };
 
 // The metrics compared per case. `calibrated` ones are held to the

@@ -117,6 +117,7 @@ void check_devices(const TopologyConfig& topo) {
             render_value(p.json().at("processor_time_scale")),
             fmt::format("expected one entry per controller core ({}), or none", cores));
       }
+      nvme::check_batch_time_scale(ssd, p, topo.file, path);
       if (ssd.shadow_doorbell_polling && !ssd.shadow_doorbells) {
         throw ConfigError(topo.file, path + ".shadow_doorbell_polling", "true",
                           "needs shadow_doorbells true: the controller polls the shadow "
