@@ -14,35 +14,10 @@
 # (configs/measurements/hw-gpu-target-concurrency-*) keep the fields
 # scripts/target-concurrency.py reads.
 set -uo pipefail
-id="${1:?instance id}"
-hw="${HW:?set HW to the gpunvme-hw program}"
-OUT="${OUT:-.}"
-w="${TMPDIR:-/tmp}/target-runs-$id"; mkdir -p "$w"
-t0=$(date +%s)
-el() { echo $(( $(date +%s) - t0 )); }
-{
-echo "started_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-echo "boot_id $(cat /proc/sys/kernel/random/boot_id)"
-echo "hostname $(hostname)"; echo "nproc $(nproc)"
-echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-nvidia-smi --query-gpu=name,uuid,driver_version,pci.bus_id,clocks.max.sm,clocks.max.memory,power.limit,persistence_mode,compute_mode --format=csv,noheader
-echo "clocks_now $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
-echo "binary $hw $(md5sum < $hw | cut -c1-12)"
-} > "$w/instance.txt" 2>&1
-cat "$w/instance.txt"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > "$w/smi.csv" 2>&1 &
-smi=$!
+. "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
+target_runs_begin "${1:-}"
 gap=0; $hw --help 2>&1 | grep -q feed-gap-ns && gap=1
 psleep=0; $hw --help 2>&1 | grep -q feed-poll-sleep-ns && psleep=1
-log="$w/run.log"; man="$w/manifest.txt"
-# tag, then the arguments; the manifest keeps start and end (ms since epoch) and rc
-one() {
-  local tag="$1"; shift
-  local s=$(date +%s%3N)
-  timeout 60 $hw --out "$w/$tag.json" "$@" >>"$log" 2>&1; local rc=$?
-  echo "$tag $s $(date +%s%3N) $rc $*" >> "$man"
-  [ $rc = 0 ] || echo "FAIL $tag rc=$rc"
-}
 ios_for() { local n=$(( 2048 * $1 )); [ $n -lt 8192 ] && n=8192; echo $n; }
 ks=(1 2 4 8 16 32)
 # The variants' depths: 1,8,32 (depth 32 after two cases in the same process, as the k sweep's
@@ -83,9 +58,6 @@ if [ "${TRACE:-0}" = 1 ]; then
     done
   done
 fi
-kill $smi
-echo "finished_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$w/instance.txt"
-grep -c . "$man"; grep -iE 'error:|fail' "$log" | head -5
+target_runs_end
 grep 'controller_only' "$log" | head -12
-tar czf "$OUT/target-runs-$id.tar.gz" -C "${TMPDIR:-/tmp}" "target-runs-$id"
-ls -la "$OUT"; echo "total $(el)s"
+target_runs_pack

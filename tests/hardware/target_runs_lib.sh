@@ -1,0 +1,49 @@
+# Sourced by the run_target_*.sh scripts (one machine instance each, run from
+# the repository root with HW=path/to/gpunvme-hw): what every such run
+# records and how it runs and packs its cases.
+#
+# target_runs_begin ID: the instance record (boot id, host, CPU, GPU, driver,
+# clocks, the program's checksum) in $w/instance.txt, nvidia-smi's clocks every
+# 200 ms in $w/smi.csv, and the functions el (seconds since the start) and
+# one TAG ARGS... (a case of the program into $w/TAG.json; the manifest keeps
+# its start and end, ms since epoch, and its exit status).
+# target_runs_end: stops the clock log and packs $w into
+# $OUT/target-runs-ID.tar.gz.
+target_runs_begin() {
+  id="${1:?instance id}"
+  hw="${HW:?set HW to the gpunvme-hw program}"
+  OUT="${OUT:-.}"
+  w="${TMPDIR:-/tmp}/target-runs-$id"
+  mkdir -p "$w"
+  t0=$(date +%s)
+  {
+    echo "started_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "boot_id $(cat /proc/sys/kernel/random/boot_id)"
+    echo "hostname $(hostname)"; echo "nproc $(nproc)"
+    echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+    nvidia-smi --query-gpu=name,uuid,driver_version,pci.bus_id,clocks.max.sm,clocks.max.memory,power.limit,persistence_mode,compute_mode --format=csv,noheader
+    echo "clocks_now $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
+    echo "binary $hw $(md5sum < "$hw" | cut -c1-12)"
+  } > "$w/instance.txt" 2>&1
+  cat "$w/instance.txt"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > "$w/smi.csv" 2>&1 &
+  smi=$!
+  log="$w/run.log"; man="$w/manifest.txt"
+}
+el() { echo $(( $(date +%s) - t0 )); }
+one() {
+  local tag="$1"; shift
+  local s=$(date +%s%3N)
+  timeout 60 $hw --out "$w/$tag.json" "$@" >>"$log" 2>&1; local rc=$?
+  echo "$tag $s $(date +%s%3N) $rc $*" >> "$man"
+  [ $rc = 0 ] || echo "FAIL $tag rc=$rc"
+}
+target_runs_end() {
+  kill $smi
+  echo "finished_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$w/instance.txt"
+  grep -c . "$man"; grep -iE 'error:|fail' "$log" | head -5
+}
+target_runs_pack() {
+  tar czf "$OUT/target-runs-$id.tar.gz" -C "${TMPDIR:-/tmp}" "target-runs-$id"
+  ls -la "$OUT"; echo "total $(el)s"
+}
