@@ -24,10 +24,11 @@ Usage: scripts/gpu-target-many-warps.py [STRATEGY_RUNS.json [VALIDATE_REPORT.jso
 """
 
 import collections
-import json
 import os
 import statistics
 import sys
+
+import measurement_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "configs", "measurements")
@@ -44,16 +45,14 @@ def main(argv):
         MEASUREMENTS, "hw-gpu-target-perrole-h100-2026-11-27.json")
     report_path = argv[2] if len(argv) > 2 else os.path.join(
         MEASUREMENTS, "validate-gpu-target-perrole-h100-2026-11-27.json")
-    with open(runs_path) as f:
-        runs = json.load(f)
+    runs = measurement_files.load_json(runs_path)
     simulated = {}
-    if os.path.exists(report_path):
-        with open(report_path) as f:
-            for case in json.load(f)["cases"]:
-                profile = case.get("op_profile_ns_per_io") or {}
-                simulated[(case["strategy"], case["warps"])] = {
-                    kind: profile.get(REPORT_KIND.get(kind, kind), {}).get("simulated")
-                    for kind in KINDS}
+    if measurement_files.exists(report_path):
+        for case in measurement_files.load_json(report_path)["cases"]:
+            profile = case.get("op_profile_ns_per_io") or {}
+            simulated[(case["strategy"], case["warps"])] = {
+                kind: profile.get(REPORT_KIND.get(kind, kind), {}).get("simulated")
+                for kind in KINDS}
 
     untraced = collections.defaultdict(list)
     profiles = collections.defaultdict(list)

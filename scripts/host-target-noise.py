@@ -18,12 +18,13 @@ Usage: scripts/host-target-noise.py [STRATEGY_RUNS.json CONTROLLER_RUNS.json]
 """
 
 import collections
-import json
 import math
 import os
 import re
 import statistics
 import sys
+
+import measurement_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "configs", "measurements")
@@ -82,10 +83,8 @@ def instance_spread_percent(runs, values):
 
 
 def load(strategy_file, controller_file):
-    with open(strategy_file) as f:
-        strategy_doc = json.load(f)
-    with open(controller_file) as f:
-        controller_doc = json.load(f)
+    strategy_doc = measurement_files.load_json(strategy_file)
+    controller_doc = measurement_files.load_json(controller_file)
     cases = collections.defaultdict(list)
     for case in strategy_doc["cases"]:
         if case["trace"] or case["stage_timing"] != "none":

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libsystemc-dev libboost-graph-dev libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev pybind11-dev
+  libgtest-dev pybind11-dev zlib1g-dev
   python3-dev python3-pytest python3-pandas python3-matplotlib python3-nbclient
   python3-nbconvert python3-nbformat python3-ipykernel python3-distributed
   python3-jsonschema python3-venv python3-pip python3-setuptools git

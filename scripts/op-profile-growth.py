@@ -15,10 +15,11 @@ Usage: scripts/op-profile-growth.py [REPORT.json RUNS.json ...]
 """
 
 import collections
-import json
 import os
 import statistics
 import sys
+
+import measurement_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "configs", "measurements")
@@ -50,11 +51,11 @@ def main(argv):
         run_files = [os.path.join(MEASUREMENTS, f) for f in (
             "hw-gpu-target-perrole-h100-2026-11-27.json",
             "hw-gpu-target-perrole-oppro-h100-2026-11-28.json")]
-    report = json.load(open(report_file))
+    report = measurement_files.load_json(report_file)
     simulated = {(c["strategy"], c["warps"]): c["op_profile_ns_per_io"] for c in report["cases"]}
     measured = collections.defaultdict(list)
     for f in run_files:
-        for c in json.load(open(f))["cases"]:
+        for c in measurement_files.load_json(f)["cases"]:
             if c.get("stage_timing") != "op_profile":
                 continue
             totals = collections.Counter()

@@ -19,12 +19,12 @@ configs/measurements/hw-gpu-target-concurrency-*.json) and prints, per GPU and m
 Usage: scripts/target-concurrency.py [FILE.json ...]
 """
 
-import glob
-import json
 import math
 import os
 import statistics
 import sys
+
+import measurement_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "configs", "measurements")
@@ -75,7 +75,7 @@ def fmt_us(ns):
 
 
 def report(path):
-    data = json.load(open(path))
+    data = measurement_files.load_json(path)
     cases = [c for c in data["cases"] if ok(c)]
     failed = len(data["cases"]) - len(cases)
     print(f"== {os.path.basename(path)}: {data['device']['name']}, "
@@ -226,7 +226,8 @@ def report(path):
 
 
 def main():
-    paths = sys.argv[1:] or sorted(glob.glob(os.path.join(MEASUREMENTS, "hw-gpu-target-concurrency-*.json")))
+    paths = sys.argv[1:] or measurement_files.glob_json(
+        os.path.join(MEASUREMENTS, "hw-gpu-target-concurrency-*.json"))
     if not paths:
         sys.exit("no hw-gpu-target-concurrency-*.json files")
     for p in paths:

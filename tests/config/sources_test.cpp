@@ -15,6 +15,7 @@
 
 #include "models/nvmf/nvmf.h"
 #include "sim/kernel/params/param_spec.h"
+#include "sim/system/config/input_file.h"
 #include "sim/system/run/catalog.h"
 #include "sim/system/run/tenants.h"
 
@@ -26,6 +27,11 @@ namespace fs = std::filesystem;
 const fs::path kRepository = GPUNVME_SOURCE_DIR;
 const char* const kDocument = "configs/SOURCES.md";
 const char* const kEntryHeader = "| key | reference | what the simulator takes from it |";
+
+bool has_suffix(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -136,7 +142,8 @@ std::vector<std::string> source_problems(const std::string& source,
        it != std::sregex_iterator(); ++it) {
     std::string file = (*it)[1];
     while (!file.empty() && (file.back() == '.' || file.back() == '/')) file.pop_back();
-    if (fs::exists(kRepository / file)) {
+    // A measurement file stored compressed is cited by its uncompressed name.
+    if (input_file_exists((kRepository / file).string())) {
       ++citations;
     } else {
       problems.push_back("names " + file + ", which is not a file of the repository");
@@ -214,14 +221,16 @@ std::vector<std::string> shipped_file_problems(const std::set<std::string>& keys
   std::vector<std::string> problems;
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(kRepository / "configs")) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && (has_suffix(name, ".json") || has_suffix(name, ".json.gz"))) {
       files.push_back(entry.path());
     }
   }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
     std::vector<std::pair<std::string, std::string>> sources;
-    collect_file_sources(nlohmann::json::parse(read_text(file)), "$", sources);
+    collect_file_sources(nlohmann::json::parse(read_input_file(file.string(), "JSON file")), "$",
+                         sources);
     const std::string name = fs::relative(file, kRepository).string();
     for (const auto& [where, source] : sources) {
       for (const std::string& problem : source_problems(source, keys, cited)) {
@@ -286,7 +295,9 @@ TEST(Sources, EveryDocumentEntryIsCited) {
 TEST(Sources, EveryMeasurementFileIsDescribed) {
   const std::string text = read_text(kRepository / kDocument);
   for (const auto& entry : fs::directory_iterator(kRepository / "configs" / "measurements")) {
-    const std::string name = entry.path().filename().string();
+    std::string name = entry.path().filename().string();
+    // A file stored compressed is described by the name everything cites it by.
+    if (has_suffix(name, ".json.gz")) name.resize(name.size() - std::string(".gz").size());
     EXPECT_NE(text.find(name), std::string::npos) << name << " is not described in " << kDocument;
   }
 }

@@ -16,6 +16,7 @@
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/params/json_path.h"
 #include "sim/kernel/params/resolve.h"
+#include "sim/system/config/input_file.h"
 
 namespace gpunvme {
 
@@ -143,13 +144,8 @@ void require_readable_input(const std::string& path, const std::string& what) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  require_readable_input(path, "JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "", "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, "", "", "cannot read file");
-  return parse_json_text(buffer.str(), path);
+  const std::string text = read_input_file(path, "JSON file");
+  return parse_json_text(text, stored_file_of(path));
 }
 
 RawConfig load_raw_config(const std::string& topology_file, const std::string& scenario_file) {

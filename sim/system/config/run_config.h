@@ -79,7 +79,8 @@ std::string shipped_configs_dir();
 // kind of file expected ("JSON file", "graph file").
 void require_readable_input(const std::string& path, const std::string& what);
 
-// Reads and parses a JSON file; ConfigError on I/O or syntax errors.
+// Reads and parses a JSON file, or its gzip-compressed copy `path`.gz when
+// only that exists (read_input_file); ConfigError on I/O or syntax errors.
 nlohmann::json read_json_file(const std::string& path);
 
 // Raw documents plus their origin, before validation; overrides are applied
