@@ -515,7 +515,9 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     number(c, file, path, "iops");
     const double fixed = number(target, file, tp, "batch_fixed_ns");
     // A concurrency study's file keeps batch_per_command_ns only where it is
-    // not 0 (the GPU-resident target times a batch whole, batch_fixed_ns).
+    // not 0, and 0 means batch_fixed_ns holds the whole batch: the
+    // GPU-resident target times a batch whole, and a host-target run whose
+    // batches all had one size has no slope to fit (the h100-s k = 32 runs).
     const double slope = c.contains("variant") && !target.contains("batch_per_command_ns")
                              ? 0.0
                              : number(target, file, tp, "batch_per_command_ns");

@@ -110,10 +110,15 @@ void require_complete(const Workload& workload, const std::string& who) {
     // for (summary.run_length.in_flight_at_stop), not completed; only a
     // converged controller may have ended the run.
     const RunLengthController* controller = workload.run_length();
-    if (controller == nullptr || !controller->converged() || done > workload.ios()) {
+    if (controller == nullptr || !controller->converged()) {
       throw std::runtime_error(fmt::format(
           "{}run stopped before its I/Os drained with {} of {} I/Os complete, but run-length "
           "control had not converged",
+          who, done, workload.ios()));
+    }
+    if (done > workload.ios()) {
+      throw std::runtime_error(fmt::format(
+          "{}run stopped at its run-length stop with {} I/Os complete, more than the {} issued",
           who, done, workload.ios()));
     }
     return;
