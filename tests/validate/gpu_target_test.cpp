@@ -238,6 +238,7 @@ TEST(GpuTargetPrediction,
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;
+  options.busy_count = validate::BusyCount::duty_weighted;  // as the report was fitted
   const nlohmann::json now = validate::correlate(hw, kPerRoleRuns, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
@@ -256,6 +257,7 @@ TEST(GpuTargetPrediction, H200PerRoleBusyScaleSimulatorStaysWithinMeasuredNoise)
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;
+  options.busy_count = validate::BusyCount::duty_weighted;  // as the report was fitted
   const nlohmann::json now = validate::correlate(hw, kH200PerRoleRuns, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);

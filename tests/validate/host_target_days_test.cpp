@@ -142,6 +142,7 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheBusyScalePrediction) 
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;
+  options.busy_count = validate::BusyCount::duty_weighted;  // as the report was fitted
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
