@@ -450,11 +450,13 @@ nlohmann::json busy_scale_calibration_set() {
 // above (four threads, 32 queues, 12, 14, 18 us at depths 1, 2, 4). A sweep
 // of active queues with all four threads started (variant host_target, the
 // host-thread target's own study; no depth first in its process): one queue
-// active 9 us at depth 1 and 13.5 us at depth 4 (0.75 of the full count's at
-// both), two queues 12.6 us at depth 2 and 16.2 us at depth 4 (0.9), gaps
-// long enough to make the duty cycle 0.5 (which the count ignores). A run with
-// k queues active is a point at k busy: (1, 0.75), (2, 0.9) and the full
-// count's (4, 1). The fewer-thread runs of the set (one and two threads
+// active 9 us at depth 1 (0.75 of the full count's 12 us) and 13.5 us at
+// depth 4 for batches of 3 commands (against the full count's 18 us at 4
+// commands moved along the line's 2 us per command to 16 us at 3: 0.84375),
+// two queues 12.6 us at depth 2 and 16.2 us at depth 4 (0.9 of both), gaps
+// long enough to make the duty cycle 0.5 (which the count ignores). A run
+// with k queues active is a point at k busy: (1, median 0.796875), (2, 0.9)
+// and the full count's (4, 1). The fewer-thread runs of the set (one and two threads
 // started, 6 us at every depth) are not points: the strategy runs start all
 // four threads, and the report says so.
 TEST(PredictionRun, BusyScalePointsSitAtTheCountOfProcessorsAtWork) {
@@ -469,8 +471,10 @@ TEST(PredictionRun, BusyScalePointsSitAtTheCountOfProcessorsAtWork) {
   for (nlohmann::json& run : hw["controller_only"]) {
     if (run.at("target_threads") != 4) run["target"]["batch_fixed_ns"] = 6000.0;
   }
+  nlohmann::json short_batches = swept(1, 4, 13500);
+  short_batches["target"]["batch_commands"]["mean"] = 3.0;
   for (const nlohmann::json& run :
-       {swept(1, 1, 9000), swept(1, 4, 13500), swept(2, 2, 12600), swept(2, 4, 16200)}) {
+       {swept(1, 1, 9000), short_batches, swept(2, 2, 12600), swept(2, 4, 16200)}) {
     hw["controller_only"].push_back(run);
   }
   validate::Options options;
@@ -488,10 +492,13 @@ TEST(PredictionRun, BusyScalePointsSitAtTheCountOfProcessorsAtWork) {
   const std::vector<double> scale = scales.at("value");
   EXPECT_EQ(busy, (std::vector<double>{1.0, 2.0, 4.0}));
   ASSERT_EQ(scale.size(), 3u);
-  EXPECT_NEAR(scale[0], 0.75, 1e-9);
+  EXPECT_NEAR(scale[0], (0.75 + 0.84375) / 2, 1e-9);
   EXPECT_NEAR(scale[1], 0.9, 1e-9);
   EXPECT_DOUBLE_EQ(scale[2], 1.0);
   EXPECT_EQ(scales.at("points")[0].at("runs"), 2);
+  EXPECT_NEAR(
+      scales.at("points")[0].at("depths")[1].at("full_count_batch_time_ns_median").get<double>(),
+      16000, 1e-6);
   for (const nlohmann::json& depth : scales.at("points")[1].at("depths")) {
     EXPECT_DOUBLE_EQ(depth.at("busy").get<double>(), 2.0);
   }
