@@ -19,21 +19,25 @@ shift || true
 which=("$@")
 [ ${#which[@]} -eq 0 ] && which=(host h100 h200)
 jobs=${JOBS:-2}
+failed=0
 m=configs/measurements
 gpunvme="$build/gpunvme"
 
 run() {
   local name=$1
   shift
-  local start
+  local start status=0
   start=$(date +%s)
+  # validate exits 1 when a prediction is outside the tolerance (the report
+  # is still written) and 2 on bad input (no report).
   nice "$gpunvme" validate "$@" --busy-scale --busy-count at-work \
-    --out "$m/$name.json" --plot "$m/$name.svg" >"/tmp/remake-$name.log" 2>&1
-  echo "$name: $(($(date +%s) - start)) s of wall time (log /tmp/remake-$name.log)"
+    --out "$m/$name.json" --plot "$m/$name.svg" >"/tmp/remake-$name.log" 2>&1 || status=$?
+  echo "$name: exit $status, $(($(date +%s) - start)) s of wall time (log /tmp/remake-$name.log)"
+  [ "$status" -le 1 ]
 }
 
 for report in "${which[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
   case $report in
     host)
       run validate-h100-2026-11-28-host-perrole-load \
@@ -62,4 +66,5 @@ for report in "${which[@]}"; do
       ;;
   esac
 done
-wait
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+exit $failed
