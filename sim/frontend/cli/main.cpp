@@ -407,8 +407,9 @@ int main(int argc, char** argv) {
       "prediction mode: also calibrate how the target's batch time depends on how many of its "
       "serving threads or warps are busy as a batch starts (nvme_ssd batch_time_busy_cores, "
       "batch_time_scale), from the controller-only runs with fewer of them at work than the "
-      "strategy runs (fewer target threads, or fewer active queues); without it the batch line "
-      "alone, fitted with all of them at work, as reports before 2026-11-28 were made");
+      "strategy runs (with --busy-count at-work: every one started and fewer queues active; "
+      "with duty: also fewer target threads started); without it the batch line alone, fitted "
+      "with all of them at work, as reports before 2026-11-28 were made");
   validate_cmd
       ->add_option(
           "--busy-count", validate_busy_count,

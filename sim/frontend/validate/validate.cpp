@@ -709,10 +709,11 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
   if (!busy_scale) {
     // Not asked for (gpunvme validate --busy-scale): the line alone.
   } else if (busy_points.is_null()) {
-    const std::string none = fmt::format(
+    std::string none = fmt::format(
         "not fitted: no controller-only run with fewer than {} processors at work (fewer target "
         "threads, or fewer queues than threads) at a depth also measured with all {}",
         full, full);
+    if (!cal.busy_not_used.empty()) none += "; not used: " + cal.busy_not_used;
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
         {"value", nlohmann::json::array()}, {"fitted_to", none}};
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"] = {

@@ -50,8 +50,9 @@ struct Options {
   // Prediction mode only: also calibrate the target's batch time by the
   // processors busy as a batch starts (nvme_ssd batch_time_busy_cores and
   // batch_time_scale) from the controller-only runs with fewer of the
-  // target's processors at work than the strategy runs' (fewer target
-  // threads, or fewer active queues); off: the batch line alone.
+  // target's processors at work than the strategy runs' (fewer active
+  // queues with every thread started; with the duty-weighted count also
+  // fewer target threads started); off: the batch line alone.
   bool busy_scale = false;
   // With busy_scale: the busy count a run with k processors at work stands
   // for. at_work (default): k, as the controller-only runs' batches overlap
