@@ -13,6 +13,9 @@ configs/measurements/hw-gpu-target-concurrency-*.json) and prints, per GPU and m
   after each round, so that every serving warp idles that long before its next batch;
 - the SM clock each case ran at: the feeder warps' clock64 cycles over %globaltimer ns (runs that
   record it) and the median nvidia-smi sample (every 200 ms) over the runs of each case;
+- the footprint runs: per namespace image and k, the batch against the buffers written fitted
+  linear in MiB and linear in log2 MiB (worst residual of each), and k = 32 over k = 1 split into a
+  part at no buffers and a part per MiB;
 - the host-thread target at 4 threads with k = 1, 2, 4, 32 active queues (queue q served by thread
   (q - 1) % 4: k = 1, 2, 4 keep k threads busy, 32 keeps four busy with eight queues each).
 
@@ -72,6 +75,37 @@ def ok(case):
 
 def fmt_us(ns):
     return f"{ns / 1e3:6.2f}"
+
+
+def footprint_forms(groups):
+    """Which form of the batch time against the buffers' footprint the footprint runs support:
+    per namespace image, k and I/O count with three or more buffer sizes, the least-squares line
+    through (MiB, batch) and through (log2 MiB, batch), each with its worst residual; and, where
+    k = 1 and k = 32 share two footprints, the k = 32 over k = 1 difference extrapolated to no
+    buffers (what the busy count adds without the footprint)."""
+    series = {}
+    for (ns, slots, k, ios), sel in groups.items():
+        series.setdefault((ns, k, ios), []).append((slots * 4 / 1024,
+                                                    statistics.median(service(c) for c in sel)))
+    lines = {}
+    for (ns, k, ios), points in sorted(series.items()):
+        points.sort()
+        if len(points) >= 2:
+            lines[(ns, k, ios)] = line_fit(points)
+        if len(points) < 3:
+            continue
+        for name, tx in (("MiB", lambda x: x), ("log2 MiB", math.log2)):
+            fixed, per = line_fit([(tx(x), y) for x, y in points])
+            worst = max(abs(fixed + per * tx(x) - y) for x, y in points)
+            print(f"     footprint form, namespace {ns} MiB, k {k}, ios {ios}: batch = {fmt_us(fixed)} us"
+                  f" + {per:6.1f} ns per {name}, worst residual {worst:5.0f} ns")
+    for (ns, k, ios), (fixed, per) in sorted(lines.items()):
+        one = lines.get((ns, 1, ios))
+        if k == 1 or one is None:
+            continue
+        print(f"     namespace {ns} MiB, ios {ios}: k {k} over k 1 = {fmt_us(fixed - one[0])} us at no"
+              f" buffers + {per - one[1]:5.1f} ns per MiB of buffers ({per:5.1f} against {one[1]:5.1f}"
+              f" ns per MiB)")
 
 
 def report(path):
@@ -201,6 +235,7 @@ def report(path):
                     vs = f"  x k=1 at the same footprint {m / statistics.median(service(c) for c in same):5.3f}"
                 print(f"     namespace {ns:5d} MiB  buffers {slots * 4 / 1024:6.2f} MiB  k {k:2d}  ios {ios:5d}:"
                       f" {len(sel):3d} runs  {fmt_us(m)} us  IQR {iqr:4.1f} %{vs}")
+            footprint_forms(groups)
         host = [c for c in mine if c["variant"] == "host_target"]
         if host:
             print("   host-thread target, 4 threads, depth 32 (batch line fitted per run on its own"

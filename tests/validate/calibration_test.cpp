@@ -430,26 +430,99 @@ TEST(PredictionRun, ControllerParametersComeFromTheCalibrationSetOnly) {
                    validate::quartiles(runs).median);
 }
 
-// The batch time's scale by the processors busy (--busy-scale), by hand.
-// Four threads, depths 1, 2, 4: 12, 14, 18 us, gaps 300, 400, 900 ns (the
-// line as above). One thread: 9 us at depth 1, 13.5 us at depth 4 (0.75 of
-// the four threads' at both). Two threads: 12.6 us at depth 2 and 16.2 us at
-// depth 4 (0.9 of both), gaps 1.4 and 1.8 us: duty 0.9 at both, busy count
-// 1 + 1 x 0.9 = 1.9. One thread is busy 1 processor whatever its duty. The
-// full count's point: the four threads' duty at depths 1, 2, 4 (the depths
-// the points used) is 12/12.3, 14/14.4, 18/18.9, median 14/14.4, busy
-// 1 + 3 x 14/14.4 = 3.916667, scale 1. The line is fitted on the four
-// threads' runs alone, as without the scale.
-TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
+// The calibration set of the two busy-scale tests below. Four threads,
+// depths 1, 2, 4: 12, 14, 18 us, gaps 300, 400, 900 ns (the line as above).
+// One thread: 9 us at depth 1, 13.5 us at depth 4 (0.75 of the four
+// threads' at both). Two threads: 12.6 us at depth 2 and 16.2 us at depth 4
+// (0.9 of both), gaps 1.4 and 1.8 us. A two-thread run at depth 8 has no
+// four-thread run to compare with.
+nlohmann::json busy_scale_calibration_set() {
   nlohmann::json hw = read_json_file(kPredictedRuns);
   hw["controller_only"] = {controller_run(4, 1, 12000, 300),  controller_run(4, 2, 14000, 400),
                            controller_run(4, 4, 18000, 900),  controller_run(1, 1, 9000, 1000),
                            controller_run(1, 4, 13500, 500),  controller_run(2, 2, 12600, 1400),
                            controller_run(2, 4, 16200, 1800), controller_run(2, 8, 30000, 100)};
+  return hw;
+}
+
+// The batch time's scale by the processors busy (--busy-scale), by hand,
+// with the default busy count (--busy-count at-work). The line's runs as
+// above (four threads, 32 queues, 12, 14, 18 us at depths 1, 2, 4). A sweep
+// of active queues with all four threads started (variant host_target, the
+// host-thread target's own study; no depth first in its process): one queue
+// active 9 us at depth 1 (0.75 of the full count's 12 us) and 13.5 us at
+// depth 4 for batches of 3 commands (against the full count's 18 us at 4
+// commands moved along the line's 2 us per command to 16 us at 3: 0.84375),
+// two queues 12.6 us at depth 2 and 16.2 us at depth 4 (0.9 of both), gaps
+// long enough to make the duty cycle 0.5 (which the count ignores). A run
+// with k queues active is a point at k busy: (1, median 0.796875), (2, 0.9)
+// and the full count's (4, 1). The fewer-thread runs of the set (one and two threads
+// started, 6 us at every depth) are not points: the strategy runs start all
+// four threads, and the report says so.
+TEST(PredictionRun, BusyScalePointsSitAtTheCountOfProcessorsAtWork) {
+  nlohmann::json hw = busy_scale_calibration_set();
+  auto swept = [](unsigned queues, unsigned depth, double batch_ns) {
+    nlohmann::json run = controller_run(4, depth, batch_ns, batch_ns);
+    run["queues"] = queues;
+    run["variant"] = "host_target";
+    run["depth_order"] = "8,1,2,4";
+    return run;
+  };
+  for (nlohmann::json& run : hw["controller_only"]) {
+    if (run.at("target_threads") != 4) run["target"]["batch_fixed_ns"] = 6000.0;
+  }
+  nlohmann::json short_batches = swept(1, 4, 13500);
+  short_batches["target"]["batch_commands"]["mean"] = 3.0;
+  for (const nlohmann::json& run :
+       {swept(1, 1, 9000), short_batches, swept(2, 2, 12600), swept(2, 4, 16200)}) {
+    hw["controller_only"].push_back(run);
+  }
   validate::Options options;
   options.warps.push_back(1);
   options.strategies = {"warp_batch"};
   options.busy_scale = true;
+  ASSERT_EQ(options.busy_count, validate::BusyCount::at_work);  // the default
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  const nlohmann::json& cores = p.at("topology.nodes.ssd0.batch_time_busy_cores");
+  EXPECT_EQ(cores.at("busy_count"), "at_work");
+  const std::vector<double> busy = cores.at("value");
+  const nlohmann::json& scales = p.at("topology.nodes.ssd0.batch_time_scale");
+  const std::vector<double> scale = scales.at("value");
+  EXPECT_EQ(busy, (std::vector<double>{1.0, 2.0, 4.0}));
+  ASSERT_EQ(scale.size(), 3u);
+  EXPECT_NEAR(scale[0], (0.75 + 0.84375) / 2, 1e-9);
+  EXPECT_NEAR(scale[1], 0.9, 1e-9);
+  EXPECT_DOUBLE_EQ(scale[2], 1.0);
+  EXPECT_EQ(scales.at("points")[0].at("runs"), 2);
+  EXPECT_NEAR(
+      scales.at("points")[0].at("depths")[1].at("full_count_batch_time_ns_median").get<double>(),
+      16000, 1e-6);
+  for (const nlohmann::json& depth : scales.at("points")[1].at("depths")) {
+    EXPECT_DOUBLE_EQ(depth.at("busy").get<double>(), 2.0);
+  }
+  // The five fewer-thread runs (two at one thread, three at two) are named.
+  EXPECT_EQ(scales.at("not_used").get<std::string>().rfind("5 controller-only runs with fewer", 0),
+            0u)
+      << scales.at("not_used");
+}
+
+// The same set with the duty-weighted busy count (--busy-count duty, as the
+// -busy reports of 2026-11-27/28 were fitted). Two threads: gaps 1.4 and
+// 1.8 us give duty 0.9 at both depths, busy count 1 + 1 x 0.9 = 1.9. One
+// thread is busy 1 processor whatever its duty. The full count's point: the
+// four threads' duty at depths 1, 2, 4 (the depths the points used) is
+// 12/12.3, 14/14.4, 18/18.9, median 14/14.4, busy 1 + 3 x 14/14.4 =
+// 3.916667, scale 1. The line is fitted on the four threads' runs alone, as
+// without the scale.
+TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
+  const nlohmann::json hw = busy_scale_calibration_set();
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies = {"warp_batch"};
+  options.busy_scale = true;
+  options.busy_count = validate::BusyCount::duty_weighted;
   const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
   const nlohmann::json& p = report.at("calibration").at("parameters");
   EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
@@ -465,7 +538,7 @@ TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
   EXPECT_NEAR(scale[1], 0.9, 1e-9);
   EXPECT_NEAR(busy[2], 1.0 + 3.0 * 14000.0 / 14400.0, 1e-9);
   EXPECT_DOUBLE_EQ(scale[2], 1.0);
-  // The two-thread run at depth 8 has no four-thread run to compare with.
+  EXPECT_FALSE(p.at("topology.nodes.ssd0.batch_time_busy_cores").contains("busy_count"));
   const nlohmann::json& points = p.at("topology.nodes.ssd0.batch_time_scale").at("points");
   ASSERT_EQ(points.size(), 3u);
   EXPECT_EQ(points[1].at("processors_at_work"), 2);
@@ -492,10 +565,13 @@ TEST(PredictionRun, BusyScaleComesFromRunsWithFewerThreadsAtWork) {
 // study run with 1 of 4 threads' queues active at depth 2 (second in its
 // process) takes 11.2 us against the 14 us of the full count (the line's run
 // and a study run at 32 queues, both 14 us): 0.8, so the 1-busy point is the
-// median of 0.75, 0.75, 0.8 = 0.75 (q3 0.775). A study run at 32 queues and
-// depth 8 far off the line (50 us) leaves the line at 10 us + 2 us per
-// command. Not used: a study run that is the first depth of its process, one
-// with 2 target threads, one whose feeders pause between rounds.
+// median of 0.75, 0.75, 0.8 = 0.75 (q3 0.775) with the duty-weighted count,
+// which takes the one-thread runs as points too; with the at-work count
+// (default) those are not points, and the 1-busy point is the study run's
+// 0.8 alone. A study run at 32 queues and depth 8 far off the line (50 us)
+// leaves the line at 10 us + 2 us per command. Not used: a study run that is
+// the first depth of its process, one with 2 target threads, one whose
+// feeders pause between rounds.
 TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
   auto study = [](unsigned queues, unsigned depth, double batch_ns, const std::string& order) {
     nlohmann::json run = controller_run(4, depth, batch_ns, 400);
@@ -520,6 +596,7 @@ TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
   options.warps.push_back(1);
   options.strategies = {"warp_batch"};
   options.busy_scale = true;
+  options.busy_count = validate::BusyCount::duty_weighted;
   const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
   const nlohmann::json& p = report.at("calibration").at("parameters");
   EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
@@ -532,6 +609,17 @@ TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
   EXPECT_NEAR(first.at("q3").get<double>(), 0.775, 1e-9);
   EXPECT_EQ(first.at("runs"), 3);
   EXPECT_EQ(report.at("calibration").at("concurrency_study_not_used").size(), 3u);
+
+  options.busy_count = validate::BusyCount::at_work;
+  const nlohmann::json at_work = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& q = at_work.at("calibration").at("parameters");
+  EXPECT_NEAR(q.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  const nlohmann::json& one = q.at("topology.nodes.ssd0.batch_time_scale").at("points")[0];
+  EXPECT_EQ(one.at("processors_at_work"), 1);
+  EXPECT_DOUBLE_EQ(one.at("busy").get<double>(), 1.0);
+  EXPECT_NEAR(one.at("scale").get<double>(), 0.8, 1e-9);
+  EXPECT_EQ(one.at("runs"), 1);
+  EXPECT_EQ(at_work.at("calibration").at("concurrency_study_not_used").size(), 3u);
 }
 
 // The committed prediction: the simulator, re-run with the committed

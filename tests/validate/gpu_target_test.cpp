@@ -68,18 +68,19 @@ const std::string kPerRoleRefitReport =
     kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-refit.json";
 
 // The controller-only runs with k = 1 to 32 of the target's 32 serving warps
-// busy (a concurrency study's k sweep, H100 and H200 instances),
-// and the per-role predictions
-// made with the batch time scaled by the serving warps busy
-// (gpunvme validate --busy-scale) fitted on them.
+// busy (a concurrency study's k sweep, H100 and H200 instances), and the
+// per-role predictions made with the batch time scaled by the serving warps
+// busy (gpunvme validate --busy-scale) fitted on them, the busy count of a
+// run with k queues active being k (--busy-count at-work, the -load reports;
+// scripts/remake-perrole-reports.sh).
 const std::string kH100ConcurrencyRuns =
     kMeasurementDir + "hw-gpu-target-concurrency-h100-2026-11-28.json";
-const std::string kPerRoleBusyReport =
-    kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-busy.json";
+const std::string kPerRoleLoadReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-load.json";
 const std::string kH200ConcurrencyRuns =
     kMeasurementDir + "hw-gpu-target-concurrency-h200-2026-11-28.json";
-const std::string kH200PerRoleBusyReport =
-    kMeasurementDir + "validate-gpu-target-perrole-h200-2026-11-28-busy.json";
+const std::string kH200PerRoleLoadReport =
+    kMeasurementDir + "validate-gpu-target-perrole-h200-2026-11-28-load.json";
 
 // A GPU-target controller-only run reduced to what calibration reads: every
 // batch of `depth` commands taking `batch_ns`, `queues` queues.
@@ -203,15 +204,18 @@ TEST(GpuTargetPrediction, PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommitted
 
 // The same hold on the per-role prediction with the busy scale: its points
 // come from the concurrency study alone (the line from the per-role
-// calibration set, as without it), the study's runs of another placement
-// (one serving warp per SM, the host-thread target) are not used, and each
-// 1-warp case stays where the committed report puts it, give or take its IQR.
+// calibration set, as without it), each at the count of serving warps at
+// work (1, 2, 4, 8, 16, 24 and the full 32), the study's runs of another
+// placement (one serving warp per SM, the host-thread target) are not used,
+// and each 1-warp case stays where the committed report puts it, give or take
+// its IQR. The points and the cases fail with the scale off and with the
+// duty-weighted count (--busy-count duty).
 TEST(GpuTargetPrediction,
      PerRoleBusyScaleSimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
   const nlohmann::json hw = validate::merge_hardware_results(
       {read_json_file(kPerRoleRuns), read_json_file(kPerRoleControllerRuns),
        read_json_file(kH100ConcurrencyRuns)});
-  const nlohmann::json committed = read_json_file(kPerRoleBusyReport);
+  const nlohmann::json committed = read_json_file(kPerRoleLoadReport);
   const nlohmann::json without = read_json_file(kPerRoleReport);
   EXPECT_EQ(committed.at("mode"), "prediction");
   const nlohmann::json& fitted = committed.at("calibration").at("parameters");
@@ -221,8 +225,11 @@ TEST(GpuTargetPrediction,
     EXPECT_EQ(fitted.at(line), without.at("calibration").at("parameters").at(line)) << line;
   }
   const std::vector<double> scale = fitted.at("topology.nodes.ssd0.batch_time_scale").at("value");
-  ASSERT_EQ(scale.size(), 7u);  // k = 1, 2, 4, 8, 16, 24 and the full 32
+  ASSERT_EQ(scale.size(), 7u);
   EXPECT_DOUBLE_EQ(scale.back(), 1.0);
+  const std::vector<double> busy =
+      fitted.at("topology.nodes.ssd0.batch_time_busy_cores").at("value");
+  EXPECT_EQ(busy, (std::vector<double>{1, 2, 4, 8, 16, 24, 32}));
   // The study's other variants (one serving warp per SM, the host-thread
   // target, think times, sleeping feeders, footprints) and each process's
   // first depth are named, not used.
@@ -231,8 +238,9 @@ TEST(GpuTargetPrediction,
     const std::string why = n.at("why").get<std::string>();
     not_used.insert(why.substr(0, why.find(')') + 1));
   }
-  for (const char* expected : {"one_warp_per_sm (not the k sweep)", "host_target (not the k sweep)",
-                               "k_sweep (the first depth of its process)"}) {
+  for (const char* expected :
+       {"one_warp_per_sm (not the k sweep)", "host_target (4 target threads)",
+        "k_sweep (the first depth of its process)"}) {
     EXPECT_EQ(not_used.count(expected), 1u) << expected;
   }
   validate::Options options;
@@ -244,15 +252,19 @@ TEST(GpuTargetPrediction,
 }
 
 // The same hold on the H200's per-role prediction with the busy scale fitted
-// on the H200's own concurrency study (instance h200-e).
+// on the H200's own concurrency study (instances h200-e and h200-g), each
+// point at the count of serving warps at work (1, 2, 4, 8, 16, 32).
 TEST(GpuTargetPrediction, H200PerRoleBusyScaleSimulatorStaysWithinMeasuredNoise) {
   const nlohmann::json hw = validate::merge_hardware_results(
       {read_json_file(kH200PerRoleRuns), read_json_file(kH200PerRoleControllerRuns),
        read_json_file(kH200ConcurrencyRuns)});
-  const nlohmann::json committed = read_json_file(kH200PerRoleBusyReport);
+  const nlohmann::json committed = read_json_file(kH200PerRoleLoadReport);
   EXPECT_EQ(committed.at("gpu_profile"), "h200-sxm");
   const nlohmann::json& fitted = committed.at("calibration").at("parameters");
   EXPECT_EQ(fitted.at("topology.nodes.ssd0.batch_time_scale").at("value").size(), 6u);
+  const std::vector<double> busy =
+      fitted.at("topology.nodes.ssd0.batch_time_busy_cores").at("value");
+  EXPECT_EQ(busy, (std::vector<double>{1, 2, 4, 8, 16, 32}));
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;

@@ -334,6 +334,7 @@ int main(int argc, char** argv) {
   double tolerance_pct = 10.0;
   std::string calibration_scope = "pooled";
   bool validate_busy_scale = false;
+  std::string validate_busy_count = "at-work";
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
@@ -401,13 +402,24 @@ int main(int argc, char** argv) {
                    "Needs every strategy run tagged with its instance and controller-only runs "
                    "of each such instance")
       ->check(CLI::IsMember({"pooled", "per-instance"}));
-  validate_cmd->add_flag(
+  CLI::Option* busy_scale_flag = validate_cmd->add_flag(
       "--busy-scale", validate_busy_scale,
       "prediction mode: also calibrate how the target's batch time depends on how many of its "
       "serving threads or warps are busy as a batch starts (nvme_ssd batch_time_busy_cores, "
       "batch_time_scale), from the controller-only runs with fewer of them at work than the "
-      "strategy runs (fewer target threads, or fewer active queues); without it the batch line "
-      "alone, fitted with all of them at work, as reports before 2026-11-28 were made");
+      "strategy runs (with --busy-count at-work: every one started and fewer queues active; "
+      "with duty: also fewer target threads started); without it the batch line alone, fitted "
+      "with all of them at work, as reports before 2026-11-28 were made");
+  validate_cmd
+      ->add_option(
+          "--busy-count", validate_busy_count,
+          "with --busy-scale: the busy count a controller-only run with k serving threads or "
+          "warps at work stands for. at-work (default): k, as those runs' batches overlap. "
+          "duty: 1 + (k - 1) x the runs' duty cycle (batch time over batch time plus gap), the "
+          "mean count busy if the batches were independent, as the -busy reports of "
+          "2026-11-27/28 were fitted")
+      ->check(CLI::IsMember({"at-work", "duty"}))
+      ->needs(busy_scale_flag);
   validate_cmd
       ->add_option("--tolerance-pct", tolerance_pct,
                    "largest error a calibrated metric may have (default 10)")
@@ -517,6 +529,8 @@ int main(int argc, char** argv) {
                                 ? validate::CalibrationScope::per_instance
                                 : validate::CalibrationScope::pooled;
       options.busy_scale = validate_busy_scale;
+      options.busy_count = validate_busy_count == "duty" ? validate::BusyCount::duty_weighted
+                                                         : validate::BusyCount::at_work;
       nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
       if (!microbench_file.empty()) {

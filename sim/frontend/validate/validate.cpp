@@ -277,16 +277,19 @@ double median_of(std::vector<double> v) { return quartiles(std::move(v)).median;
 // busy (batch_time_busy_cores, batch_time_scale): per such count k and per
 // depth also measured at full count, the runs' median batch time over the
 // full-count runs' at that depth (the full-count runs of the same machine
-// instances where there are some), at the busy count 1 + (k - 1) x the runs'
-// duty cycle (batch time over batch time plus gap: the share of time each
-// other processor holds a batch, so the mean count busy when a batch starts);
-// the full count's own point is scale 1, where the line is fitted.
+// instances where there are some), at the busy count k (BusyCount::at_work:
+// the k processors' batches overlap, so all k hold one while any does) or
+// 1 + (k - 1) x the runs' duty cycle (BusyCount::duty_weighted: batch time
+// over batch time plus gap, the share of time each other processor would
+// hold a batch if the batches were independent); the full count's own point
+// is scale 1, where the line is fitted.
 struct Calibration {
   double batch_overhead_ns = 0;    // the line's intercept
   double command_overhead_ns = 0;  // its slope
   double batch_gap_ns = 0;         // between back-to-back batches
   std::vector<double> busy_cores;  // batch_time_busy_cores (empty: no scale)
   std::vector<double> busy_scale;  // batch_time_scale
+  std::string busy_not_used;       // runs left out of the busy scale, and why
   nlohmann::json report;
 };
 
@@ -311,17 +314,24 @@ double run_batch_time(const nlohmann::json& run) {
 using RunGroups = std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>,
                            std::vector<const nlohmann::json*>>;
 nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, std::uint32_t queues,
-                              Calibration& cal) {
+                              BusyCount rule, Calibration& cal) {
   const std::uint32_t full = std::min(threads, queues);
   std::map<std::uint32_t, std::vector<const nlohmann::json*>> full_by_depth;
   std::map<std::uint32_t,
            std::vector<std::pair<std::uint32_t, const std::vector<const nlohmann::json*>*>>>
       partial;  // processors at work -> (depth, runs)
+  std::size_t fewer_threads = 0;
   for (const auto& [key, group] : groups) {
     const auto [t, q, depth, study] = key;
     (void)study;
     if (t == threads && q == queues) {
       full_by_depth[depth].insert(full_by_depth[depth].end(), group.begin(), group.end());
+    } else if (rule == BusyCount::at_work && t < threads) {
+      // The strategy runs start every serving thread, and an idle one polls
+      // its queues: a run with fewer threads started is not the strategy
+      // runs' condition at any busy count (its points come from runs with
+      // every thread started and fewer queues active).
+      fewer_threads += group.size();
     } else if (std::min(t, q) < full) {
       partial[std::min(t, q)].emplace_back(depth, &group);
     }
@@ -329,6 +339,9 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
   auto instance_of = [](const nlohmann::json* r) { return r->value("instance", std::string()); };
   auto duty = [](double batch, double gap) {
     return batch + gap > 0 ? batch / (batch + gap) : 1.0;
+  };
+  auto busy_count = [&](std::uint32_t at_work, double batch, double gap) {
+    return rule == BusyCount::at_work ? double(at_work) : 1.0 + (at_work - 1.0) * duty(batch, gap);
   };
   struct Point {
     double busy = 0, scale = 1, q1 = 1, q3 = 1;
@@ -347,25 +360,35 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
       const auto reference = full_by_depth.find(depth);
       if (reference == full_by_depth.end()) continue;
       std::set<std::string> instances;
-      std::vector<double> time, gap;
+      std::vector<double> time, gap, size;
       for (const nlohmann::json* r : *group) {
         instances.insert(instance_of(r));
         time.push_back(run_batch_time(*r));
         gap.push_back(r->at("target").at("batch_gap_ns").value("mean", 0.0));
+        size.push_back(mean_batch_commands(r->at("target")));
       }
-      std::vector<double> ref_time;
+      std::vector<double> ref_time, ref_size;
       for (bool same_instances : {true, false}) {
         for (const nlohmann::json* r : reference->second) {
           if (same_instances && instances.count(instance_of(r)) == 0) continue;
           ref_time.push_back(run_batch_time(*r));
+          ref_size.push_back(mean_batch_commands(r->at("target")));
         }
         if (!ref_time.empty()) break;
       }
       const double t_k = median_of(time);
-      const double t_full = median_of(ref_time);
+      // At the at-work count the full count's batch is taken at the k runs'
+      // batch size, along the line's slope: a run whose batches come out
+      // smaller than its depth (the host-thread target with one queue
+      // active) is compared with batches of its own size.
+      const double size_k = median_of(size);
+      const double size_full = median_of(ref_size);
+      const double t_full =
+          median_of(ref_time) +
+          (rule == BusyCount::at_work ? cal.command_overhead_ns * (size_k - size_full) : 0.0);
       if (t_full <= 0) continue;
       const double ratio = t_k / t_full;
-      const double busy_k = 1.0 + (k - 1.0) * duty(t_k, median_of(gap));
+      const double busy_k = busy_count(k, t_k, median_of(gap));
       ratios.push_back(ratio);
       busy.push_back(busy_k);
       depths_used.insert(depth);
@@ -378,6 +401,10 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
                               {"batch_gap_ns_median", median_of(gap)},
                               {"scale", ratio},
                               {"busy", busy_k}});
+      if (rule == BusyCount::at_work) {
+        point.depths.back()["batch_commands_median"] = size_k;
+        point.depths.back()["full_count_batch_commands_median"] = size_full;
+      }
     }
     if (ratios.empty()) continue;
     const Quartiles r = quartiles(ratios);
@@ -386,6 +413,13 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
     point.q1 = r.q1;
     point.q3 = r.q3;
     points.push_back(std::move(point));
+  }
+  if (fewer_threads > 0) {
+    cal.busy_not_used = fmt::format(
+        "{} controller-only runs with fewer than the strategy runs' {} target threads: the "
+        "strategy runs start all {} and the idle ones poll, so the points come from runs with "
+        "all {} started and fewer queues active",
+        fewer_threads, threads, threads, threads);
   }
   if (points.empty()) return nullptr;
   // The full count's busy count: its runs' duty cycle at each depth the
@@ -396,7 +430,7 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
       time.push_back(run_batch_time(*r));
       gap.push_back(r->at("target").at("batch_gap_ns").value("mean", 0.0));
     }
-    full_busy.push_back(1.0 + (full - 1.0) * duty(median_of(time), median_of(gap)));
+    full_busy.push_back(busy_count(full, median_of(time), median_of(gap)));
   }
   Point reference;
   reference.at_work = full;
@@ -473,7 +507,8 @@ std::string instance_tag(const nlohmann::json& run, const std::string& file,
 // (`depth_order`); the others are listed as not used, with why.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
                       std::uint32_t queues, std::uint32_t target_sms, double namespace_bytes,
-                      bool busy_scale, const std::vector<std::string>& only_instances = {}) {
+                      bool busy_scale, BusyCount busy_count,
+                      const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
   RunGroups groups;
   std::map<std::string, std::size_t> study_not_used;
@@ -548,14 +583,22 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
           calibration_entries.count(number(c, file, path, "queue_entries")) == 0;
       // The first depth a process runs is slower at small k (up to 4 %,
       // cause not found): only later positions, as the calibration set's
-      // runs of every depth but the first are.
+      // runs of every depth but the first are. That was seen on the
+      // GPU-resident target's sweep; the host-thread target's sweep runs one
+      // depth per process at every k, its full count's runs included, so its
+      // ratios compare runs in the same position.
       const std::string order = c.value("depth_order", std::string());
-      const bool first_in_process =
-          !order.empty() && order.substr(0, order.find(',')) == std::to_string(depth);
+      const bool one_depth_sweep = busy_count == BusyCount::at_work && variant == "host_target";
+      const bool first_in_process = !one_depth_sweep && !order.empty() &&
+                                    order.substr(0, order.find(',')) == std::to_string(depth);
       // Only the sweep of the busy count itself: the study's other variants
       // change something besides it (placement, think time, polling, memory
       // footprint, I/Os per case).
-      const bool sweep = variant == "k_sweep";
+      // Under the at-work count the host-thread target's own sweep of active
+      // queues (variant host_target: every thread started, k queues active)
+      // is a sweep of the busy count too.
+      const bool sweep =
+          variant == "k_sweep" || (busy_count == BusyCount::at_work && variant == "host_target");
       if (!sweep || t != threads || !same_sms || paused || sleeping || other_image ||
           other_entries || first_in_process) {
         std::string what, why;
@@ -661,19 +704,34 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
         {"fitted_to",
          "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
   const nlohmann::json busy_points =
-      busy_scale ? fit_busy_scale(groups, threads, queues, cal) : nlohmann::json();
+      busy_scale ? fit_busy_scale(groups, threads, queues, busy_count, cal) : nlohmann::json();
   const std::uint32_t full = std::min(threads, queues);
   if (!busy_scale) {
     // Not asked for (gpunvme validate --busy-scale): the line alone.
   } else if (busy_points.is_null()) {
-    const std::string none = fmt::format(
+    std::string none = fmt::format(
         "not fitted: no controller-only run with fewer than {} processors at work (fewer target "
         "threads, or fewer queues than threads) at a depth also measured with all {}",
         full, full);
+    if (!cal.busy_not_used.empty()) none += "; not used: " + cal.busy_not_used;
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
         {"value", nlohmann::json::array()}, {"fitted_to", none}};
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"] = {
         {"value", nlohmann::json::array()}, {"fitted_to", none}};
+  } else if (busy_count == BusyCount::at_work) {
+    cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
+        {"value", cal.busy_cores},
+        {"busy_count", "at_work"},
+        {"fitted_to",
+         fmt::format(
+             "per count k of processors at work below the strategy runs' {}, from "
+             "controller-only runs with all {} target threads or warps started and k queues "
+             "active (a concurrency study's k sweep, the GPU-resident target's k_sweep or the "
+             "host-thread target's host_target): busy count k, as those runs' batches overlap "
+             "(their per-command slowdown is alike at every depth while a processor's duty "
+             "cycle is not); median over the depths also measured at {}; the last point is the "
+             "full count's, from the line's own runs",
+             full, threads, full)}};
   } else {
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_busy_cores"] = {
         {"value", cal.busy_cores},
@@ -686,15 +744,25 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
              "median over the depths also measured at {}; the last point is the full count's, "
              "from the line's own runs",
              full, full)}};
+  }
+  if (busy_scale && !busy_points.is_null()) {
     cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"] = {
         {"value", cal.busy_scale},
         {"fitted_to",
          fmt::format("per count k: the k runs' median batch time over the median batch time of "
                      "the runs with {} at work (the line's runs, of the same machine instances "
-                     "where they have some) at the same depth, median over the depths (q1, q3 "
+                     "where they have some) at the same depth{}, median over the depths (q1, q3 "
                      "across the depths in points); 1 at the full count; no strategy run",
-                     full)},
+                     full,
+                     busy_count == BusyCount::at_work
+                         ? ", the latter moved to the k runs' median batch size along the line's "
+                           "slope (full_count_batch_time_ns_median)"
+                         : "")},
         {"points", busy_points}};
+    if (!cal.busy_not_used.empty()) {
+      cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"]["not_used"] =
+          cal.busy_not_used;
+    }
   }
   cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
   cal.report["queues"] = queues;
@@ -816,7 +884,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   std::optional<Calibration> pooled_cal;
   if (!per_instance) {
     pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, target_sms,
-                           file_bytes, options.busy_scale, options.instances);
+                           file_bytes, options.busy_scale, options.busy_count, options.instances);
   }
 
   // The strategy cases: untraced runs only (records cost throughput).
@@ -903,8 +971,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                               "or pass --calibrate pooled to calibrate every instance from the "
                               "pooled runs)");
       }
-      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, target_sms,
-                                                file_bytes, options.busy_scale, {instance}));
+      instance_cals.emplace(instance,
+                            calibrate(controller, hw_file, threads, queues, target_sms, file_bytes,
+                                      options.busy_scale, options.busy_count, {instance}));
     }
   }
 

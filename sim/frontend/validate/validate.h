@@ -21,6 +21,10 @@ namespace gpunvme::validate {
 // instance's own runs for that instance's strategy runs.
 enum class CalibrationScope { pooled, per_instance };
 
+// How a controller-only run with k of the target's processors at work counts
+// in the busy-scale calibration (Options::busy_count).
+enum class BusyCount { at_work, duty_weighted };
+
 struct Options {
   // The simulated placement (default: configs/topologies/hw-soft-controller.json,
   // or hw-gpu-target.json when the runs' target is the GPU-resident one).
@@ -46,9 +50,17 @@ struct Options {
   // Prediction mode only: also calibrate the target's batch time by the
   // processors busy as a batch starts (nvme_ssd batch_time_busy_cores and
   // batch_time_scale) from the controller-only runs with fewer of the
-  // target's processors at work than the strategy runs' (fewer target
-  // threads, or fewer active queues); off: the batch line alone.
+  // target's processors at work than the strategy runs' (fewer active
+  // queues with every thread started; with the duty-weighted count also
+  // fewer target threads started); off: the batch line alone.
   bool busy_scale = false;
+  // With busy_scale: the busy count a run with k processors at work stands
+  // for. at_work (default): k, as the controller-only runs' batches overlap
+  // (every one of the k processors holds a batch while any does, at every
+  // depth measured). duty_weighted: 1 + (k - 1) x duty, the mean count busy
+  // if the processors' batches were independent of each other (how reports
+  // made before 2026-11-28's -load reports were fitted; kept to re-make them).
+  BusyCount busy_count = BusyCount::at_work;
 };
 
 // The metrics compared per case. `calibrated` ones are held to the

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Re-makes the three per-role predictions with the load-dependent batch time
+# (validate --busy-scale, busy count = the processors at work):
+#   configs/measurements/validate-h100-2026-11-28-host-perrole-load.json   (host-thread target, H100)
+#   configs/measurements/validate-gpu-target-perrole-h100-2026-11-27-load.json (GPU-resident target, H100)
+#   configs/measurements/validate-gpu-target-perrole-h200-2026-11-28-load.json (GPU-resident target, H200)
+# each with its .svg. Calibration from controller-only runs only; nothing is
+# fitted per case. One gpunvme validate process per report, all warp counts,
+# at most JOBS (default 2) at once, under nice.
+#
+# Usage: scripts/remake-perrole-reports.sh [BUILD_DIR] [host|h100|h200 ...]
+# (default build, every report). Run it after a model change to the GPU or
+# the controller, then the tests of tests/validate hold the simulator to the
+# new reports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+which=("$@")
+[ ${#which[@]} -eq 0 ] && which=(host h100 h200)
+jobs=${JOBS:-2}
+failed=0
+m=configs/measurements
+gpunvme="$build/gpunvme"
+
+run() {
+  local name=$1
+  shift
+  local start status=0
+  start=$(date +%s)
+  # validate exits 1 when a prediction is outside the tolerance (the report
+  # is still written) and 2 on bad input (no report).
+  nice "$gpunvme" validate "$@" --busy-scale --busy-count at-work \
+    --out "$m/$name.json" --plot "$m/$name.svg" >"/tmp/remake-$name.log" 2>&1 || status=$?
+  echo "$name: exit $status, $(($(date +%s) - start)) s of wall time (log /tmp/remake-$name.log)"
+  [ "$status" -le 1 ]
+}
+
+for report in "${which[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
+  case $report in
+    host)
+      run validate-h100-2026-11-28-host-perrole-load \
+        --measured $m/hw-strategies-perrole-h100-2026-11-28.json \
+        --measured $m/hw-controller-h100-2026-11-28.json \
+        --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
+        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+      ;;
+    h100)
+      run validate-gpu-target-perrole-h100-2026-11-27-load \
+        --measured $m/hw-gpu-target-perrole-h100-2026-11-27.json \
+        --measured $m/hw-gpu-target-controller-h100-2026-11-27-perrole.json \
+        --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
+        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+      ;;
+    h200)
+      run validate-gpu-target-perrole-h200-2026-11-28-load \
+        --measured $m/hw-gpu-target-perrole-h200-2026-11-28.json \
+        --measured $m/hw-gpu-target-controller-h200-2026-11-28-perrole.json \
+        --measured $m/hw-gpu-target-concurrency-h200-2026-11-28.json \
+        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+      ;;
+    *)
+      echo "unknown report '$report': expected host, h100 or h200" >&2
+      exit 2
+      ;;
+  esac
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+exit $failed
