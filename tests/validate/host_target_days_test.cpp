@@ -35,6 +35,20 @@ struct HostTargetDay {
   std::string gpu_profile;
 };
 
+// The older days' predictions hold all six strategies' 1-warp cases in the
+// release build. Under ASan they hold two, one for each way a shared queue
+// is submitted to (a warp's batch, BaM's ready marks and lock): the sanitizer
+// run is there for memory errors, which the other four strategies' code meets
+// in this file's newest prediction and in tests/algo, and all six take over
+// three minutes there.
+#if defined(__SANITIZE_ADDRESS__)
+const std::vector<std::string> kSanitizerStrategies = {"warp_batch", "bam_ticket"};
+constexpr std::size_t kStrategiesHeld = 2;
+#else
+const std::vector<std::string> kSanitizerStrategies;  // every strategy
+constexpr std::size_t kStrategiesHeld = 6;
+#endif
+
 // 2026-11-27: three H100 instances (calls for an H200 that H100s served),
 // the combined kernel. 2026-11-28: three H100 instances, the per-role kernels.
 const std::vector<HostTargetDay> kHostTargetDays = {
@@ -115,11 +129,12 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfEachDaysPrediction) {
     EXPECT_EQ(committed.at("mode"), "prediction");
     EXPECT_EQ(committed.at("gpu_profile"), day.gpu_profile);
     validate::Options options;
-    options.warps.push_back(1);  // the six 1-warp cases: the whole set takes minutes
+    options.warps.push_back(1);  // the 1-warp cases: the whole set takes minutes
+    options.strategies = kSanitizerStrategies;
     const nlohmann::json now = validate::correlate(hw, runs_file, options);
     EXPECT_EQ(now.at("gpu_profile"), day.gpu_profile);
     EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
-    EXPECT_EQ(test::expect_as_committed(now, committed), 6u) << day.report;
+    EXPECT_EQ(test::expect_as_committed(now, committed), kStrategiesHeld) << day.report;
   }
 }
 
@@ -279,6 +294,7 @@ TEST(PerInstanceCalibrationRun, SimulatorStaysWithinMeasuredNoiseOfThePerInstanc
   EXPECT_EQ(committed.at("calibration_scope"), "per_instance");
   validate::Options options;
   options.warps.push_back(1);
+  options.strategies = kSanitizerStrategies;
   options.calibration = validate::CalibrationScope::per_instance;
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
   const nlohmann::json& instances = now.at("calibration").at("instances");
@@ -293,7 +309,7 @@ TEST(PerInstanceCalibrationRun, SimulatorStaysWithinMeasuredNoiseOfThePerInstanc
         cal.at("parameters").at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>());
   }
   EXPECT_EQ(overheads.size(), 3u);
-  EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+  EXPECT_EQ(test::expect_as_committed(now, committed), kStrategiesHeld);
   std::size_t compared = 0;
   for (const nlohmann::json& row : now.at("cases")) {
     for (const nlohmann::json& r : committed.at("cases")) {
@@ -314,7 +330,7 @@ TEST(PerInstanceCalibrationRun, SimulatorStaysWithinMeasuredNoiseOfThePerInstanc
       }
     }
   }
-  EXPECT_EQ(compared, 18u);  // six strategies x three instances
+  EXPECT_EQ(compared, kStrategiesHeld * 3);  // the strategies held x three instances
 }
 
 }  // namespace
