@@ -389,8 +389,8 @@ struct QueueWords {
 
 __global__ void k_queue_turns(int pattern, unsigned warps, unsigned rounds, unsigned backoff_ns,
                               unsigned* arrived, QueueWords* queues, unsigned char* sqs,
-                              const algo::QueuePair* descriptors, unsigned long long* start_ns, unsigned long long* end_ns,
-                              unsigned* follows, unsigned* sink) {
+                              const algo::QueuePair* descriptors, unsigned long long* start_ns,
+                              unsigned long long* end_ns, unsigned* follows, unsigned* sink) {
   algo::init_warp_scratch();
   const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
   if (w >= warps) return;
@@ -467,8 +467,7 @@ __global__ void k_queue_turns(int pattern, unsigned warps, unsigned rounds, unsi
     if (pattern == kQueueTurnsSqe) {
       p.for_lanes(algo::kAllLanes, [&](int lane) {
         request.slba = ticket[lane];
-        algo::detail::write_sqe(p, q, ticket[lane] % kQueueEntries, ticket[lane] % 65536u,
-                                request);
+        algo::detail::write_sqe(p, q, ticket[lane] % kQueueEntries, ticket[lane] % 65536u, request);
       });
       p.fence_system();
     }
@@ -508,8 +507,8 @@ struct QueueFigure {
 
 QueueFigure run_queue_turns(int pattern, unsigned warps, unsigned backoff_ns, unsigned* d_arrived,
                             QueueWords* d_queues, unsigned char* d_sqs,
-                            algo::QueuePair* d_descriptors, unsigned long long* d_start, unsigned long long* d_end,
-                            unsigned* d_follows, unsigned* d_sink) {
+                            algo::QueuePair* d_descriptors, unsigned long long* d_start,
+                            unsigned long long* d_end, unsigned* d_follows, unsigned* d_sink) {
   const unsigned tpb = std::min(kQueueBlockThreads, warps * 32u);
   const unsigned warps_per_block = tpb / 32u;
   const unsigned blocks = (warps * 32u + tpb - 1) / tpb;
@@ -692,10 +691,11 @@ int main(int argc, char** argv) {
                      first_row ? "" : ",\n", kQueueNames[k], warps, per_queue, b, r.ns_per_turn,
                      r.ns_per_turn_max, r.after_own_share);
         first_row = false;
-        std::printf("%-22s %4u warps (%u a queue) backoff %3u ns: %8.1f ns/turn (max %8.1f), "
-                    "%.3f after own turn\n",
-                    kQueueNames[k], warps, per_queue, b, r.ns_per_turn, r.ns_per_turn_max,
-                    r.after_own_share);
+        std::printf(
+            "%-22s %4u warps (%u a queue) backoff %3u ns: %8.1f ns/turn (max %8.1f), "
+            "%.3f after own turn\n",
+            kQueueNames[k], warps, per_queue, b, r.ns_per_turn, r.ns_per_turn_max,
+            r.after_own_share);
       }
     }
   }
