@@ -63,6 +63,7 @@ struct GpuCosts {
   Picoseconds fence_l1_reload;                // descriptors read again after a GPU or system fence
   Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
   Picoseconds turn_pass;                      // own code around a lane's PerCommand turn
+  Picoseconds turn_descriptor;                // the turn's reads of its queue descriptor
   Picoseconds host_poll_read;                 // one poll of host memory, few pollers
   Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
   Picoseconds host_line_read_interval;        // a read's hold on its 64 B line of host memory

@@ -23,7 +23,17 @@
 //   it is takes it), with and without __nanosleep back-off between a warp's
 //   polls. Figures: the span from the last warp's start to the last warp's
 //   end over the operations done (the word's throughput), and for turns the
-//   share of turns that follow the same warp's previous turn.
+//   share of turns that follow the same warp's previous turn;
+// - all_threads' lane turns as its queues are shared (queue_turns): warps in
+//   blocks of 256 threads as gpunvme-hw places compute warps (8 warps an SM),
+//   each block with its own ticket, turn and doorbell words and its own SQ
+//   (all_threads maps queues PerSm, so the 8 warps of an SM share one), at 1,
+//   8, 32, 132 and 528 warps: every lane a ticket, then (variant sqe) each
+//   lane's SQE built into its slot by algo::detail::write_sqe and a system
+//   fence (build_sqes), then the lane turns as above. Figures per queue: a
+//   block's span from its last warp's start to its last warp's end over the
+//   turns its warps took (the queue's time per command on its serial chain),
+//   the median and the largest over the full blocks.
 //
 //   lane_loops_and_turns OUT.json
 //
@@ -31,6 +41,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -339,6 +350,223 @@ WordFigure run_one_word(int pattern, unsigned warps, unsigned backoff_ns, Words*
   return {ns[ns.size() / 2], share[share.size() / 2]};
 }
 
+// ----------------------------------------------------- all_threads' queues
+
+// Turns on a queue shared by the warps of one block (one SM), as all_threads
+// shares its PerSm queues: kQueueTurnsBare takes the lane turns alone,
+// kQueueTurnsSqe builds each lane's SQE and fences (build_sqes) first.
+enum QueuePattern : int { kQueueTurnsBare, kQueueTurnsSqe, kQueueTurnsDescriptor, kQueuePatterns };
+const char* const kQueueNames[kQueuePatterns] = {"queue_lane_turns", "queue_lane_turns_sqe",
+                                                 "queue_lane_turns_descriptor"};
+const char* const kQueueDocs[kQueuePatterns] = {
+    "per round: p.for_lanes(all, ticket[lane] = atomic_add_u32(T, 1)); then lane_ticket_turns' "
+    "loop (ballot of the waiting lanes against the turn word; the matching lane stores D, "
+    "p.fence_system(), stores turn + 1; with no match the warp polls again after the "
+    "back-off); T, turn and D the block's own (one queue per SM, all_threads' PerSm mapping)",
+    "the same, with each lane's SQE written between the tickets and the turns: "
+    "p.for_lanes(all, algo::detail::write_sqe(p, q, ticket[lane] % 256, ticket[lane] % 65536, "
+    "4 KiB read)) into the block's 256-entry SQ in GPU memory, then p.fence_system() "
+    "(build_sqes)",
+    "submit_per_thread's own code (submission.h) for a group of all 32 lanes with every slot "
+    "open: the queue named by an algo::QueuePair in GPU memory (the block's, as WarpContext's "
+    "queue table is), tickets from q.ticket, the SQEs built as in _sqe, then the turn loop as "
+    "submission.h writes it: ballot(load(q.turn) == ticket[lane]); turn_pass; first_lane; "
+    "record; detail::ring_sq(p, q, t % q.entries, (t + 1) % q.entries) (the doorbell a GPU "
+    "word); p.fence_system(); p.store_u32(q.turn, t + 1); record; io[lane].state = "
+    "kOutstanding (a Lanes<Pending> in shared scratch)"};
+constexpr unsigned kQueueEntries = 256;
+constexpr unsigned kQueueBlockThreads = 256;
+
+// One queue's words, a line each, and its SQ.
+struct QueueWords {
+  unsigned ticket;
+  unsigned pad0[31];
+  unsigned turn;
+  unsigned pad1[31];
+  unsigned doorbell;
+  unsigned pad2[31];
+};
+
+__global__ void k_queue_turns(int pattern, unsigned warps, unsigned rounds, unsigned backoff_ns,
+                              unsigned* arrived, QueueWords* queues, unsigned char* sqs,
+                              const algo::QueuePair* descriptors, unsigned long long* start_ns,
+                              unsigned long long* end_ns, unsigned* follows, unsigned* sink) {
+  algo::init_warp_scratch();
+  const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (w >= warps) return;
+  CudaWarp p(backoff_ns);
+  QueueWords* qw = queues + blockIdx.x;
+  const auto ticket_word = reinterpret_cast<std::uint64_t>(&qw->ticket);
+  const auto turn = reinterpret_cast<std::uint64_t>(&qw->turn);
+  const auto doorbell = reinterpret_cast<std::uint64_t>(&qw->doorbell);
+  algo::QueuePair q;
+  q.sq_base = reinterpret_cast<std::uint64_t>(sqs) +
+              std::uint64_t{blockIdx.x} * kQueueEntries * gpunvme::nvme::kSqEntrySize;
+  q.entries = kQueueEntries;
+  algo::IoRequest request;
+  request.bytes = 4096;
+  request.buffer = 0x100000000ull + std::uint64_t{threadIdx.x} * 4096u;
+  // Every warp starts once all are resident and have arrived.
+  if (threadIdx.x % 32u == 0) {
+    atomicAdd(arrived, 1u);
+    while (*static_cast<volatile unsigned*>(arrived) < warps) {
+    }
+  }
+  __syncwarp();
+  const unsigned long long t0 = globaltimer();
+  unsigned x = 0;
+  unsigned after_own = 0;
+  unsigned previous = ~0u;
+  if (pattern == kQueueTurnsDescriptor) {
+    // As submission.h: the descriptor is read through a reference to GPU
+    // memory, so its words are loaded again after every fence.
+    const algo::QueuePair& dq = descriptors[blockIdx.x];
+    algo::Lanes<algo::Pending> io;
+    for (unsigned r = 0; r < rounds; ++r) {
+      algo::Lanes<std::uint32_t> ticket;
+      p.for_lanes(algo::kAllLanes,
+                  [&](int lane) { ticket[lane] = p.atomic_add_u32(dq.ticket, 1u); });
+      algo::Lanes<std::uint32_t> cid;
+      algo::for_each_lane(p, algo::kAllLanes, [&](int lane) {
+        io[lane] = algo::Pending{blockIdx.x, ticket[lane], 0, 0, algo::kClaimed};
+        cid[lane] = ticket[lane] % 65536u;
+      });
+      p.for_lanes(algo::kAllLanes, [&](int lane) {
+        request.slba = ticket[lane];
+        algo::detail::write_sqe(p, dq, ticket[lane] % dq.entries, cid[lane], request);
+      });
+      p.fence_system();
+      algo::LaneMask need_turn = algo::kAllLanes;
+      while (need_turn != 0) {
+        const algo::LaneMask mine =
+            p.ballot(need_turn, [&](int lane) { return p.load_u32(dq.turn) == ticket[lane]; });
+        if (mine == 0) {
+          if (backoff_ns != 0) p.nanosleep(backoff_ns);
+          continue;
+        }
+        p.turn_pass();
+        const int lane = algo::first_lane(mine);
+        const std::uint32_t t = ticket[lane];
+        algo::detail::record(p, dq, cid[lane], algo::Stage::SqTailSynced);
+        algo::detail::ring_sq(p, dq, t % dq.entries, (t + 1u) % dq.entries);
+        p.fence_system();
+        p.store_u32(dq.turn, t + 1u);
+        algo::detail::record(p, dq, cid[lane], algo::Stage::DoorbellRung);
+        io[lane].state = algo::kOutstanding;
+        need_turn &= ~mine;
+        after_own += t == previous + 1u ? 1u : 0u;
+        previous = t;
+        x += t;
+      }
+    }
+  }
+  for (unsigned r = 0; pattern != kQueueTurnsDescriptor && r < rounds; ++r) {
+    algo::Lanes<std::uint32_t> ticket;
+    p.for_lanes(algo::kAllLanes,
+                [&](int lane) { ticket[lane] = p.atomic_add_u32(ticket_word, 1u); });
+    if (pattern == kQueueTurnsSqe) {
+      p.for_lanes(algo::kAllLanes, [&](int lane) {
+        request.slba = ticket[lane];
+        algo::detail::write_sqe(p, q, ticket[lane] % kQueueEntries, ticket[lane] % 65536u, request);
+      });
+      p.fence_system();
+    }
+    algo::LaneMask waiting = algo::kAllLanes;
+    while (waiting != 0) {
+      const algo::LaneMask mine =
+          p.ballot(waiting, [&](int lane) { return p.load_u32(turn) == ticket[lane]; });
+      if (mine == 0) {
+        if (backoff_ns != 0) p.nanosleep(backoff_ns);
+        continue;
+      }
+      const std::uint32_t t = ticket[algo::first_lane(mine)];
+      p.store_u32(doorbell, t);
+      p.fence_system();
+      p.store_u32(turn, t + 1u);
+      after_own += t == previous + 1u ? 1u : 0u;
+      previous = t;
+      x += t;
+      waiting &= ~mine;
+    }
+  }
+  __syncwarp();
+  const unsigned long long t1 = globaltimer();
+  if (threadIdx.x % 32u == 0) {
+    start_ns[w] = t0;
+    end_ns[w] = t1;
+    follows[w] = after_own;
+    sink[w] = x;
+  }
+}
+
+struct QueueFigure {
+  double ns_per_turn = 0;      // median over the full queues of span / turns
+  double ns_per_turn_max = 0;  // the slowest full queue's
+  double after_own_share = 0;  // turns that follow the same warp's previous turn
+};
+
+QueueFigure run_queue_turns(int pattern, unsigned warps, unsigned backoff_ns, unsigned* d_arrived,
+                            QueueWords* d_queues, unsigned char* d_sqs,
+                            algo::QueuePair* d_descriptors, unsigned long long* d_start,
+                            unsigned long long* d_end, unsigned* d_follows, unsigned* d_sink) {
+  const unsigned tpb = std::min(kQueueBlockThreads, warps * 32u);
+  const unsigned warps_per_block = tpb / 32u;
+  const unsigned blocks = (warps * 32u + tpb - 1) / tpb;
+  // About 8 k lane turns per queue and launch.
+  const unsigned rounds = std::max(2u, 256u / warps_per_block);
+  std::vector<double> medians, maxes, shares;
+  std::vector<algo::QueuePair> descriptors(blocks);
+  for (unsigned b = 0; b < blocks; ++b) {
+    algo::QueuePair& q = descriptors[b];
+    const auto words = reinterpret_cast<std::uint64_t>(d_queues + b);
+    q.trace_id = b;
+    q.sq_base = reinterpret_cast<std::uint64_t>(d_sqs) +
+                std::uint64_t{b} * kQueueEntries * gpunvme::nvme::kSqEntrySize;
+    q.entries = kQueueEntries;
+    q.ticket = words + offsetof(QueueWords, ticket);
+    q.turn = words + offsetof(QueueWords, turn);
+    q.sq_doorbell = words + offsetof(QueueWords, doorbell);
+  }
+  CK(cudaMemcpy(d_descriptors, descriptors.data(), blocks * sizeof(algo::QueuePair),
+                cudaMemcpyHostToDevice));
+  for (int launch = 0; launch <= kLaunches; ++launch) {
+    CK(cudaMemset(d_arrived, 0, sizeof(unsigned)));
+    CK(cudaMemset(d_queues, 0, blocks * sizeof(QueueWords)));
+    k_queue_turns<<<blocks, tpb, std::size_t{warps_per_block} * GPUNVME_WARP_SCRATCH_BYTES>>>(
+        pattern, warps, rounds, backoff_ns, d_arrived, d_queues, d_sqs, d_descriptors, d_start,
+        d_end, d_follows, d_sink);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> starts(warps), ends(warps);
+    std::vector<unsigned> f(warps);
+    CK(cudaMemcpy(starts.data(), d_start, warps * sizeof starts[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ends.data(), d_end, warps * sizeof ends[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(f.data(), d_follows, warps * sizeof f[0], cudaMemcpyDeviceToHost));
+    if (launch == 0) continue;  // warm-up
+    std::vector<double> per_queue;
+    unsigned long long after_own = 0;
+    for (unsigned x : f) after_own += x;
+    for (unsigned b = 0; b < blocks; ++b) {
+      const unsigned first = b * warps_per_block;
+      if (first + warps_per_block > warps) continue;  // a partly filled block: not a full queue
+      unsigned long long last_start = 0, last_end = 0;
+      for (unsigned i = first; i < first + warps_per_block; ++i) {
+        last_start = std::max(last_start, starts[i]);
+        last_end = std::max(last_end, ends[i]);
+      }
+      per_queue.push_back(double(last_end - last_start) / (double(warps_per_block) * rounds * 32));
+    }
+    std::sort(per_queue.begin(), per_queue.end());
+    medians.push_back(per_queue[per_queue.size() / 2]);
+    maxes.push_back(per_queue.back());
+    shares.push_back(double(after_own) / (double(warps) * rounds * 32));
+  }
+  std::sort(medians.begin(), medians.end());
+  std::sort(maxes.begin(), maxes.end());
+  std::sort(shares.begin(), shares.end());
+  return {medians[medians.size() / 2], maxes[maxes.size() / 2], shares[shares.size() / 2]};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -356,6 +584,13 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_start, kMaxWarps * sizeof(unsigned long long)));
   CK(cudaMalloc(&d_end, kMaxWarps * sizeof(unsigned long long)));
   CK(cudaMalloc(&d_follows, kMaxWarps * sizeof(unsigned)));
+  constexpr unsigned kMaxQueues = kMaxWarps;
+  QueueWords* d_queues = nullptr;
+  unsigned char* d_sqs = nullptr;
+  CK(cudaMalloc(&d_queues, kMaxQueues * sizeof(QueueWords)));
+  CK(cudaMalloc(&d_sqs, std::size_t{kMaxQueues} * kQueueEntries * gpunvme::nvme::kSqEntrySize));
+  algo::QueuePair* d_descriptors = nullptr;
+  CK(cudaMalloc(&d_descriptors, kMaxQueues * sizeof(algo::QueuePair)));
 
   FILE* f = std::fopen(out_path, "w");
   if (f == nullptr) {
@@ -432,6 +667,42 @@ int main(int argc, char** argv) {
   for (int k = 0; k < kWordPatterns; ++k) {
     std::fprintf(f, "%s\n  \"%s\": \"%s\"", k ? "," : "", kWordNames[k], kWordDocs[k]);
   }
+  std::fprintf(f,
+               "\n },\n \"queue_turns\": {\"threads_per_block\": %u, \"entries\": %u, "
+               "\"doc\": \"W warps in blocks of %u threads (8 warps an SM), each block one queue "
+               "(its own ticket, turn and doorbell words and SQ), every warp starting once all "
+               "have arrived; ns_per_turn: per full block, from its last warp's start to its last "
+               "warp's end over the lane turns its warps took (the queue's time per command), "
+               "the median over the full blocks (ns_per_turn_max the largest), each the median "
+               "over the launches; after_own_turn_share: turns that follow the same warp's "
+               "previous turn\",\n  \"rows\": [\n",
+               kQueueBlockThreads, kQueueEntries, kQueueBlockThreads);
+  first_row = true;
+  for (int k = 0; k < kQueuePatterns; ++k) {
+    for (unsigned b : backoffs) {
+      for (unsigned warps : warp_counts) {
+        const QueueFigure r = run_queue_turns(k, warps, b, &w->arrived, d_queues, d_sqs,
+                                              d_descriptors, d_start, d_end, d_follows, d_sink);
+        const unsigned per_queue = std::min(8u, warps);
+        std::fprintf(f,
+                     "%s   {\"pattern\": \"%s\", \"warps\": %u, \"warps_per_queue\": %u, "
+                     "\"backoff_ns\": %u, \"ns_per_turn\": %.2f, \"ns_per_turn_max\": %.2f, "
+                     "\"after_own_turn_share\": %.4f}",
+                     first_row ? "" : ",\n", kQueueNames[k], warps, per_queue, b, r.ns_per_turn,
+                     r.ns_per_turn_max, r.after_own_share);
+        first_row = false;
+        std::printf(
+            "%-22s %4u warps (%u a queue) backoff %3u ns: %8.1f ns/turn (max %8.1f), "
+            "%.3f after own turn\n",
+            kQueueNames[k], warps, per_queue, b, r.ns_per_turn, r.ns_per_turn_max,
+            r.after_own_share);
+      }
+    }
+  }
+  std::fprintf(f, "\n  ]},\n \"queue_turns_docs\": {");
+  for (int k = 0; k < kQueuePatterns; ++k) {
+    std::fprintf(f, "%s\n  \"%s\": \"%s\"", k ? "," : "", kQueueNames[k], kQueueDocs[k]);
+  }
   std::fprintf(f, "\n }\n}\n");
   std::fclose(f);
   CK(cudaFree(d_ns));
@@ -440,5 +711,8 @@ int main(int argc, char** argv) {
   CK(cudaFree(d_start));
   CK(cudaFree(d_end));
   CK(cudaFree(d_follows));
+  CK(cudaFree(d_queues));
+  CK(cudaFree(d_sqs));
+  CK(cudaFree(d_descriptors));
   return 0;
 }

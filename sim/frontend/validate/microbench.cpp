@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/algo/io_common.h"
 #include "sim/frontend/validate/validate.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/simulation.h"
@@ -120,7 +121,10 @@ const nlohmann::json* find(const nlohmann::json& doc, std::initializer_list<cons
 // program measures it.
 double one_word_turns(const nlohmann::json& gpu, bool lane_turns, std::uint32_t warps,
                       std::uint32_t rounds) {
-  GpuBench bench(gpu);
+  // These loops hold the words' addresses in registers: no descriptor reads.
+  nlohmann::json registers = gpu;
+  registers["turn_descriptor_ns"] = 0.0;
+  GpuBench bench(registers);
   gpu::Gpu& g = bench.gpu();
   const std::uint32_t sms = g.sms();
   // The hardware's Words: the ticket word, the turn word and the doorbell
@@ -176,6 +180,125 @@ double one_word_turns(const nlohmann::json& gpu, bool lane_turns, std::uint32_t 
   bench.run();
   const double turns = static_cast<double>(warps) * rounds * (lane_turns ? algo::kWarpLanes : 1);
   return ns(last - first) / turns;
+}
+
+// tests/hardware/lane_loops_and_turns.cu's queue_turns patterns on simulated
+// warps: `warps` warps in blocks of 8 (256 threads, as gpunvme-hw places
+// compute warps; two warps a scheduler), each block one queue of its own
+// (ticket, turn and doorbell words and a 256-entry SQ in GPU memory), every
+// warp `rounds` rounds of 32 lane turns. kBare: tickets, then the lane turns
+// (lane_ticket_turns' loop); kSqe: each lane's SQE written (write_sqe) and a
+// system fence between them; kDescriptor: submission.h's turn code, the
+// queue named by a QueuePair (the doorbell a GPU word, as the GPU-resident
+// target's: rung through ring_sq as a polled shadow doorbell, a store to GPU
+// memory as on the hardware), charged turn_pass_ns + turn_descriptor_ns a
+// turn. The register patterns hold their addresses in registers, so they are
+// simulated with turn_descriptor_ns 0. ns per turn per queue: per full block,
+// its last warp's start to its last warp's end over its turns, the median
+// over the full blocks, as the hardware program measures it.
+enum class QueueTurns { kBare, kSqe, kDescriptor };
+
+double queue_turns(const nlohmann::json& gpu, QueueTurns pattern, std::uint32_t warps,
+                   std::uint32_t rounds) {
+  nlohmann::json profile = gpu;
+  if (pattern != QueueTurns::kDescriptor) profile["turn_descriptor_ns"] = 0.0;
+  GpuBench bench(profile);
+  gpu::Gpu& g = bench.gpu();
+  constexpr std::uint32_t kBlockWarps = 8, kEntries = 256;
+  const std::uint32_t per_block = std::min(kBlockWarps, warps);
+  const std::uint32_t blocks = (warps + per_block - 1) / per_block;
+  std::vector<algo::QueuePair> queues(blocks);
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    algo::QueuePair& q = queues[b];
+    const std::uint64_t words = g.allocate(512, 128);
+    q.trace_id = b;
+    q.sq_base = g.allocate(std::uint64_t{kEntries} * nvme::kSqEntrySize, 4096);
+    q.entries = kEntries;
+    q.ticket = words;
+    q.turn = words + 128;
+    // The target's doorbell is a word of GPU memory: a polled shadow
+    // doorbell is ring_sq's store to GPU memory.
+    q.sq_shadow = words + 256;
+    q.shadow_polled = 1;
+  }
+  std::vector<Picoseconds> last_start(blocks, 0), last_end(blocks, 0);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    const std::uint32_t b = w / per_block;
+    bench.spawn(
+        {g.block_sm(b), (w % per_block) % g.schedulers_per_sm()}, [&, b](platform::SimWarp& p) {
+          const algo::QueuePair& q = queues[b];
+          last_start[b] = std::max(last_start[b], p.clock());
+          algo::IoRequest request;
+          request.bytes = 4096;
+          request.buffer = 1ull << 40;
+          algo::Lanes<algo::Pending> io{};
+          for (std::uint32_t r = 0; r < rounds; ++r) {
+            algo::Lanes<std::uint32_t> ticket{};
+            p.for_lanes(algo::kAllLanes,
+                        [&](int lane) { ticket[lane] = p.atomic_add_u32(q.ticket, 1u); });
+            if (pattern != QueueTurns::kBare) {
+              p.for_lanes(algo::kAllLanes, [&](int lane) {
+                request.slba = ticket[lane];
+                algo::detail::write_sqe(p, q, ticket[lane] % q.entries, ticket[lane] % 65536u,
+                                        request);
+              });
+              p.fence_system();
+            }
+            algo::LaneMask waiting = algo::kAllLanes;
+            while (waiting != 0) {
+              const algo::LaneMask mine =
+                  p.ballot(waiting, [&](int lane) { return p.load_u32(q.turn) == ticket[lane]; });
+              if (mine == 0) {
+                // The hardware polls again at once; the simulated
+                // warp sleeps until the turn word is written.
+                p.wait_until(
+                    [&] {
+                      const std::uint32_t turn = p.load_u32(q.turn);
+                      bool go = false;
+                      for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+                        go = go || (((waiting >> lane) & 1u) != 0 && ticket[lane] == turn);
+                      }
+                      return go;
+                    },
+                    q.turn, 4);
+                continue;
+              }
+              p.turn_pass();
+              const int lane = algo::first_lane(mine);
+              const std::uint32_t t = ticket[lane];
+              if (pattern == QueueTurns::kDescriptor) {
+                algo::detail::record(p, q, t % 65536u, algo::Stage::SqTailSynced);
+                algo::detail::ring_sq(p, q, t % q.entries, (t + 1u) % q.entries);
+              } else {
+                p.store_u32(q.sq_shadow, t);
+              }
+              p.fence_system();
+              p.store_u32(q.turn, t + 1u);
+              if (pattern == QueueTurns::kDescriptor) {
+                algo::detail::record(p, q, t % 65536u, algo::Stage::DoorbellRung);
+                io[lane].state = algo::kOutstanding;
+              }
+              waiting &= ~mine;
+            }
+          }
+          last_end[b] = std::max(last_end[b], p.clock());
+        });
+  }
+  bench.run();
+  std::vector<double> per_queue;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    if ((b + 1) * per_block > warps) continue;  // a partly filled block
+    per_queue.push_back(ns(last_end[b] - last_start[b]) /
+                        (static_cast<double>(per_block) * rounds * algo::kWarpLanes));
+  }
+  std::sort(per_queue.begin(), per_queue.end());
+  return per_queue[per_queue.size() / 2];
+}
+
+// The rounds a simulated queue-turn run takes: about 1,024 turns per queue
+// (the hardware's 8,192 give the same steady rate; fewer keep 528 warps fast).
+std::uint32_t queue_turn_rounds(std::uint32_t warps) {
+  return std::max(2u, 32u / std::min(8u, warps));
 }
 
 // The simulated counterparts of tests/hardware/lane_loops_and_turns.cu
@@ -240,6 +363,69 @@ nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const st
                       "back-off: ns per turn of all warps together",
                       warps, rounds),
           calibrates ? "calibration (turn_pass_ns)" : "prediction");
+    }
+  }
+  // all_threads' lane turns on queues shared by an SM's warps: the
+  // descriptor pattern at 1 warp calibrates turn_descriptor_ns (measured
+  // minus the simulated turn with it 0); the rest are predictions with it.
+  if (const nlohmann::json* queue = find(mb, {"derived", "queue_turns_ns_per_turn_median"})) {
+    const std::pair<const char*, QueueTurns> patterns_q[] = {
+        {"queue_lane_turns", QueueTurns::kBare},
+        {"queue_lane_turns_sqe", QueueTurns::kSqe},
+        {"queue_lane_turns_descriptor", QueueTurns::kDescriptor}};
+    const std::string calibrating_key = "queue_lane_turns_descriptor backoff 0";
+    nlohmann::json calibrated = gpu;
+    if (queue->contains(calibrating_key) && queue->at(calibrating_key).contains("1")) {
+      const nlohmann::json& value = queue->at(calibrating_key).at("1");
+      if (!value.is_number()) {
+        throw ConfigError(file,
+                          "$.derived.queue_turns_ns_per_turn_median." + calibrating_key + ".1",
+                          value.dump(), "a number (ns per turn)");
+      }
+      nlohmann::json free_turns = gpu;
+      free_turns["turn_descriptor_ns"] = 0.0;
+      const double without =
+          queue_turns(free_turns, QueueTurns::kDescriptor, 1, queue_turn_rounds(1));
+      const double derived = value.get<double>() - without;
+      if (derived < 0) {
+        throw ConfigError(file,
+                          "$.derived.queue_turns_ns_per_turn_median." + calibrating_key + ".1",
+                          value.dump(),
+                          fmt::format("at least the simulated turn without turn_descriptor_ns "
+                                      "({:.1f} ns): the cost it calibrates cannot be negative",
+                                      without));
+      }
+      calibration["turn_descriptor_ns"] = {
+          {"value", derived},
+          {"doc",
+           "queue_lane_turns_descriptor at 1 warp, no back-off (submission.h's turn code, its "
+           "QueuePair in GPU memory): measured minus the simulated turn with turn_descriptor_ns "
+           "0 and the profile's turn_pass_ns"},
+          {"measured_ns", value.get<double>()},
+          {"simulated_without_ns", without}};
+      calibrated["turn_descriptor_ns"] = derived;
+    }
+    for (const auto& [pattern, kind] : patterns_q) {
+      const std::string key = std::string(pattern) + " backoff 0";
+      if (!queue->contains(key) || !queue->at(key).is_object()) continue;
+      for (const auto& [warps_text, value] : queue->at(key).items()) {
+        if (!value.is_number()) {
+          throw ConfigError(file,
+                            "$.derived.queue_turns_ns_per_turn_median." + key + "." + warps_text,
+                            value.dump(), "a number (ns per turn)");
+        }
+        const auto warps = static_cast<std::uint32_t>(std::stoul(warps_text));
+        const bool calibrates = kind == QueueTurns::kDescriptor && warps == 1;
+        const double simulated = queue_turns(calibrated, kind, warps, queue_turn_rounds(warps));
+        add(fmt::format("{}_{}w", pattern, warps), value.get<double>(), simulated,
+            fmt::format("{} warps, {} a queue (one per SM), {} rounds of 32 lane turns, no "
+                        "back-off: ns per turn per queue{}",
+                        warps, std::min(8u, warps), queue_turn_rounds(warps),
+                        kind == QueueTurns::kDescriptor
+                            ? " (turn_descriptor_ns as calibrated here)"
+                            : " (addresses in registers: turn_descriptor_ns 0)"),
+            calibrates ? "calibration (turn_descriptor_ns)" : "prediction");
+      }
     }
   }
   if (const nlohmann::json* passes = find(mb, {"derived", "lane_loop_pass_ns"})) {

@@ -310,7 +310,9 @@ void SimWarp::lane_loop(std::uint32_t iterations) {
 void SimWarp::turn_pass() {
   if (predicate_depth_ != 0 || check_depth_ != 0) return;
   const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
-  const Picoseconds t = gpu_.costs().turn_pass;
+  // The loop's own code and its reads of the queue descriptor, which the
+  // turn's fence sent back to L2 (turn_descriptor_ns).
+  const Picoseconds t = gpu_.costs().turn_pass + gpu_.costs().turn_descriptor;
   if (instruction_depth_ != 0) {
     lane_cost_[current_lane_].cursor += t;
     return;

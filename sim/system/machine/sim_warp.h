@@ -24,7 +24,8 @@
 // - the warp's own code between memory operations costs time where it loops
 //   over lanes (lane_loop: lane_loop_iteration_ns per pass, from the H100's
 //   op profiles), and around each lane's PerCommand turn (turn_pass:
-//   turn_pass_ns, from the lane_loops_and_turns microbenchmark);
+//   turn_pass_ns plus turn_descriptor_ns, the reads of the queue descriptor
+//   after the turn's fence, from the lane_loops_and_turns microbenchmark);
 // - a readiness predicate evaluated by a wait costs nothing (its loads are
 //   the wait's polls, below); evaluated through check() its loads cost what
 //   loads cost and count to the op profile's "peek"; its loops over lanes
@@ -227,7 +228,8 @@ class SimWarp {
   // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
   // The warp's own code around one lane's turn in a PerCommand submission
-  // (submission.h): turn_pass_ns, charged and profiled as lane_loop is.
+  // (submission.h): turn_pass_ns + turn_descriptor_ns, charged and profiled
+  // as lane_loop is.
   void turn_pass();
 
   // ---- ordering, devices, backoff
