@@ -52,11 +52,14 @@ TEST(TurnDescriptor, ATurnChargesItsOwnCodeAndItsDescriptorReads) {
 
 // The shipped profiles charge no descriptor reads yet (0): a shipped
 // scenario runs as before.
-TEST(TurnDescriptor, DefaultsToNothing) {
-  for (const char* profile : {"h100-sxm", "h200-sxm"}) {
-    GpuBench bench(nlohmann::json{{"profile", profile}});
-    EXPECT_EQ(bench.gpu().costs().turn_descriptor, Picoseconds{0}) << profile;
-  }
+// The H200 profile holds the cost its own microbenchmark measured; the H100
+// profile has no measurement of it and charges nothing (the parameter's
+// default), so its predictions are those of the turn alone.
+TEST(TurnDescriptor, OnlyTheMeasuredProfileChargesIt) {
+  GpuBench h100(nlohmann::json{{"profile", "h100-sxm"}});
+  EXPECT_EQ(h100.gpu().costs().turn_descriptor, Picoseconds{0});
+  GpuBench h200(nlohmann::json{{"profile", "h200-sxm"}});
+  EXPECT_EQ(h200.gpu().costs().turn_descriptor, Picoseconds{442500});
 }
 
 struct MicrobenchRow {
@@ -123,16 +126,19 @@ TEST(TurnDescriptor, H200CalibrationReproducesTheOneWarpTurnAndPredictsTheOthers
 // measured one at every warp count: the calibration is what closes it.
 TEST(TurnDescriptor, WithoutTheCostTheDescriptorTurnsFallShort) {
   nlohmann::json file = read_json_file(kQueueTurns);
-  // Without its 1-warp row nothing calibrates the cost: the profile's 0 stays.
+  // Without its 1-warp row nothing calibrates the cost, and the profile's
+  // figure stays: the H100 profile's, which has no measurement of it (0).
+  // Its turn_pass_ns is 15 ns above the H200's, so the turns' shortfall here
+  // is, if anything, smaller than on an H200 profile without the cost.
   file["derived"]["queue_turns_ns_per_turn_median"]["queue_lane_turns_descriptor backoff 0"].erase(
       "1");
   const nlohmann::json report =
-      validate::correlate_microbenchmarks(file, kQueueTurns, "h200-sxm", 0.10);
+      validate::correlate_microbenchmarks(file, kQueueTurns, "h100-sxm", 0.10);
   EXPECT_FALSE(report.at("calibration").contains("turn_descriptor_ns"));
   const auto descriptor = microbench_rows_named(report, "queue_lane_turns_descriptor_");
   ASSERT_EQ(descriptor.size(), 4u);
   for (const auto& [name, row] : descriptor) {
-    EXPECT_LT(row.error_pct, -20.0) << name;
+    EXPECT_LT(row.error_pct, -15.0) << name;  // with the cost: +0.2 to +3.5 %
   }
 }
 
