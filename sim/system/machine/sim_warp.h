@@ -191,7 +191,7 @@ class SimWarp {
   // large frame per load: a poll, and a lane's load of GPU memory inside
   // for_lanes/ballot (lane_load). Every other load takes charged_load.
   template <class T>
-  T load(std::uint64_t addr) {
+  [[gnu::always_inline]] T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     if (predicate_depth_ != 0) return poll<T>(addr);
     if (instruction_depth_ != 0 && lane_reads_in_flight_[current_lane_] == 0 &&
@@ -315,7 +315,7 @@ class SimWarp {
   // nothing; the instruction's own ProfileScope holds the op profile, so a
   // nested one would count nothing; op_issue() is the lane's cursor.
   template <class T>
-  T lane_load(std::uint64_t addr) {
+  [[gnu::always_inline]] T lane_load(std::uint64_t addr) {
     LaneCost& c = lane_cost_[current_lane_];
     const T value = memory_.load<T>(addr);
     c.cursor = std::max(c.cursor, c.cursor + gpu_.costs().load_latency);
@@ -341,7 +341,7 @@ class SimWarp {
   }
   // A load inside a wait predicate.
   template <class T>
-  T poll(std::uint64_t addr) {
+  [[gnu::always_inline]] T poll(std::uint64_t addr) {
     // Consecutive polls mostly read the line the last one did: nothing to note.
     if (reads_ != nullptr) {
       if (!reads_->last_line_holds(addr, sizeof(T))) {
