@@ -155,7 +155,7 @@ class SimWarp {
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {
     const ProfileScope scope(*this, ProfiledOp::kForLanes);
-    begin_instruction(mask);
+    begin_instruction();
     algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       body(lane);
@@ -166,7 +166,7 @@ class SimWarp {
   algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
     const ProfileScope scope(*this, ProfiledOp::kBallot);
     algo::LaneMask result = 0;
-    begin_instruction(mask);
+    begin_instruction();
     algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       if (predicate(lane)) result |= algo::LaneMask{1} << lane;
@@ -367,7 +367,7 @@ class SimWarp {
     std::uint64_t signature = 0;  // the sequence of operations it ran
   };
 
-  void begin_instruction(algo::LaneMask mask);
+  void begin_instruction();
   void end_instruction(algo::LaneMask mask);
   // When the next operation issues, and recording its completion.
   // Inline for a lane's operation inside for_lanes/ballot, the common case;
