@@ -72,9 +72,9 @@ void SimWarp::begin_instruction() {
   ++counters_.instructions;
   instruction_start_ =
       gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
-  // Every lane's path starts at the issue. Lanes outside `mask` are not read
-  // before the next instruction sets them again, so all 32 are set: no test
-  // of the mask per lane.
+  // Every lane's path starts at the issue. Lanes outside the instruction's
+  // mask are not read before the next instruction sets them again, so all 32
+  // are set: no test of the mask per lane.
   for (int lane = 0; lane < algo::kWarpLanes; ++lane) lane_cost_[lane] = {instruction_start_, 0};
   instruction_lines_ = 0;
 }
