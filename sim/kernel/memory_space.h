@@ -55,8 +55,10 @@ class MemorySpace {
     }
     read_slow(addr, data, len);
   }
+  // Always inline: a warp's loads and polls call it once per lane, and the
+  // call would cost as much as the cached copy.
   template <typename T>
-  T load(std::uint64_t addr) const {
+  [[gnu::always_inline]] T load(std::uint64_t addr) const {
     // Not through read(): a copy of a size known here compiles to a move,
     // where read()'s copy of a run-time length calls memcpy.
     T value;

@@ -63,7 +63,7 @@ SimWarp::~SimWarp() noexcept(false) {
   wait_state_pool().release(state_);
 }
 
-void SimWarp::begin_instruction(algo::LaneMask mask) {
+void SimWarp::begin_instruction() {
   if (instruction_depth_ != 0) {
     throw std::logic_error("for_lanes/ballot may not nest: lanes already run in lockstep");
   }
@@ -72,7 +72,10 @@ void SimWarp::begin_instruction(algo::LaneMask mask) {
   ++counters_.instructions;
   instruction_start_ =
       gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
-  algo::visit_lanes(mask, [&](int lane) { lane_cost_[lane] = {instruction_start_, 0}; });
+  // Every lane's path starts at the issue. Lanes outside the instruction's
+  // mask are not read before the next instruction sets them again, so all 32
+  // are set: no test of the mask per lane.
+  for (int lane = 0; lane < algo::kWarpLanes; ++lane) lane_cost_[lane] = {instruction_start_, 0};
   instruction_lines_ = 0;
 }
 
@@ -82,24 +85,42 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
     calendar_.wait(read_returned_);
   }
   // Lanes with the same operation sequence ran as one path; distinct paths
-  // ran one after another.
-  std::uint64_t signatures[algo::kWarpLanes];
-  Picoseconds path_cost[algo::kWarpLanes];
+  // ran one after another. Mostly every lane ran the same sequence: one pass
+  // finds that and the slowest lane (a lane's cursor never falls below the
+  // issue), and only divergent lanes need the paths told apart.
   std::uint32_t paths = 0;
-  algo::visit_lanes(mask, [&](int lane) {
-    const LaneCost& c = lane_cost_[lane];
-    const Picoseconds cost = c.cursor - instruction_start_;
-    for (std::uint32_t i = 0; i < paths; ++i) {
-      if (signatures[i] == c.signature) {
-        path_cost[i] = std::max(path_cost[i], cost);
-        return;
-      }
-    }
-    signatures[paths] = c.signature;
-    path_cost[paths++] = cost;
-  });
   Picoseconds total = 0;
-  for (std::uint32_t i = 0; i < paths; ++i) total += path_cost[i];
+  if (mask != 0) {
+    const std::uint64_t first = lane_cost_[algo::first_lane(mask)].signature;
+    bool one_path = true;
+    Picoseconds slowest = instruction_start_;
+    algo::visit_lanes(mask, [&](int lane) {
+      const LaneCost& c = lane_cost_[lane];
+      one_path = one_path && c.signature == first;
+      slowest = std::max(slowest, c.cursor);
+    });
+    if (one_path) {
+      paths = 1;
+      total = slowest - instruction_start_;
+    }
+  }
+  if (mask != 0 && paths == 0) {
+    std::uint64_t signatures[algo::kWarpLanes];
+    Picoseconds path_cost[algo::kWarpLanes];
+    algo::visit_lanes(mask, [&](int lane) {
+      const LaneCost& c = lane_cost_[lane];
+      const Picoseconds cost = c.cursor - instruction_start_;
+      for (std::uint32_t i = 0; i < paths; ++i) {
+        if (signatures[i] == c.signature) {
+          path_cost[i] = std::max(path_cost[i], cost);
+          return;
+        }
+      }
+      signatures[paths] = c.signature;
+      path_cost[paths++] = cost;
+    });
+    for (std::uint32_t i = 0; i < paths; ++i) total += path_cost[i];
+  }
   if (paths > 1) {
     counters_.divergent_paths += paths - 1;
     gpu_.book_issue(placement_.sm, placement_.scheduler, instruction_start_ + gpu_.costs().cycle,

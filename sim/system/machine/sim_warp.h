@@ -156,7 +156,7 @@ class SimWarp {
   template <class F>
   void for_lanes(algo::LaneMask mask, F&& body) {
     const ProfileScope scope(*this, ProfiledOp::kForLanes);
-    begin_instruction(mask);
+    begin_instruction();
     algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       body(lane);
@@ -167,7 +167,7 @@ class SimWarp {
   algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
     const ProfileScope scope(*this, ProfiledOp::kBallot);
     algo::LaneMask result = 0;
-    begin_instruction(mask);
+    begin_instruction();
     algo::visit_lanes(mask, [&](int lane) {
       current_lane_ = lane;
       if (predicate(lane)) result |= algo::LaneMask{1} << lane;
@@ -186,22 +186,20 @@ class SimWarp {
   // are accounted by wait_until), and noted so that the wait re-evaluates
   // the predicate only once something it read is written. Inside check() it
   // costs a load and counts to the op profile's "peek".
+  //
+  // The two uncharged or cheap cases are inline and small, so that a
+  // predicate's or a ballot's loop over lanes does not pay a call with a
+  // large frame per load: a poll, and a lane's load of GPU memory inside
+  // for_lanes/ballot (lane_load). Every other load takes charged_load.
   template <class T>
-  T load(std::uint64_t addr) {
+  [[gnu::always_inline]] T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     if (predicate_depth_ != 0) return poll<T>(addr);
-    const ProfileScope scope(*this, check_depth_ != 0 ? ProfiledOp::kPeek : ProfiledOp::kLoad);
-    T value;
-    settle();
-    if (!gpu_.owns(addr, sizeof(T))) {
-      pcie_load(addr, &value, sizeof(T));
-      return value;
+    if (instruction_depth_ != 0 && lane_reads_in_flight_[current_lane_] == 0 &&
+        gpu_.owns(addr, sizeof(T))) {
+      return lane_load<T>(addr);
     }
-    // GPU memory, inline: a load of a known size copies without a call.
-    const Picoseconds issue = op_issue();
-    value = memory_.load<T>(addr);
-    op_done(issue + gpu_.costs().load_latency, kLoad);
-    return value;
+    return charged_load<T>(addr);
   }
   void store_u32(std::uint64_t addr, std::uint32_t value) { store_bytes(addr, &value, 4); }
   void store_bytes(std::uint64_t addr, const void* data, std::size_t len);
@@ -312,9 +310,40 @@ class SimWarp {
     const DepthScope scope(predicate_depth_);
     return ready();
   }
+  // A lane's load of GPU memory inside for_lanes/ballot whose lane has no
+  // PCIe read in flight: what charged_load does there, without what cannot
+  // apply inside an instruction. begin_instruction settled the warp and
+  // nothing moves busy_until_ before end_instruction, so settle() would do
+  // nothing; the instruction's own ProfileScope holds the op profile, so a
+  // nested one would count nothing; op_issue() is the lane's cursor.
+  template <class T>
+  [[gnu::always_inline]] T lane_load(std::uint64_t addr) {
+    LaneCost& c = lane_cost_[current_lane_];
+    const T value = memory_.load<T>(addr);
+    c.cursor = std::max(c.cursor, c.cursor + gpu_.costs().load_latency);
+    c.signature = mix(c.signature, kLoad);
+    return value;
+  }
+  // Every other load outside a wait predicate: a warp-uniform one, a peek
+  // (check()), a read over PCIe.
+  template <class T>
+  [[gnu::noinline]] T charged_load(std::uint64_t addr) {
+    const ProfileScope scope(*this, check_depth_ != 0 ? ProfiledOp::kPeek : ProfiledOp::kLoad);
+    T value;
+    settle();
+    if (!gpu_.owns(addr, sizeof(T))) {
+      pcie_load(addr, &value, sizeof(T));
+      return value;
+    }
+    // GPU memory: a load of a known size copies without a call.
+    const Picoseconds issue = op_issue();
+    value = memory_.load<T>(addr);
+    op_done(issue + gpu_.costs().load_latency, kLoad);
+    return value;
+  }
   // A load inside a wait predicate.
   template <class T>
-  T poll(std::uint64_t addr) {
+  [[gnu::always_inline]] T poll(std::uint64_t addr) {
     // Consecutive polls mostly read the line the last one did: nothing to note.
     if (reads_ != nullptr) {
       if (!reads_->last_line_holds(addr, sizeof(T))) {
@@ -340,7 +369,7 @@ class SimWarp {
     std::uint64_t signature = 0;  // the sequence of operations it ran
   };
 
-  void begin_instruction(algo::LaneMask mask);
+  void begin_instruction();
   void end_instruction(algo::LaneMask mask);
   // When the next operation issues, and recording its completion.
   // Inline for a lane's operation inside for_lanes/ballot, the common case;
