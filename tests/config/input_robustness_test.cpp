@@ -377,9 +377,6 @@ std::vector<SetupCase> setup_cases() {
          t["nodes"][5]["batch_time_footprint_mib"] = 32.0;
        },
        false, "$.nodes[5].batch_time_busy_cores"},
-      {"negative reference footprint",
-       [](json& t, json&) { t["nodes"][5]["batch_time_footprint_mib"] = -1.0; }, false,
-       "$.nodes[5].batch_time_footprint_mib"},
       {"footprint term on batch_service",
        [](json& t, json&) {
          t["nodes"][5]["batch_service"] = true;
