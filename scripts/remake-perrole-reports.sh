@@ -8,7 +8,12 @@
 # fitted per case. One gpunvme validate process per report, all warp counts,
 # at most JOBS (default 2) at once, under nice.
 #
-# Usage: scripts/remake-perrole-reports.sh [BUILD_DIR] [host|h100|h200 ...]
+# With FOOTPRINT=1 the GPU-resident target's two reports are made with the
+# footprint term as well (validate --footprint-scale) under the names
+# ...-footprint.json/.svg beside the -load ones; the host-thread target has
+# no footprint runs, so it is not made then.
+#
+# Usage: [FOOTPRINT=1] scripts/remake-perrole-reports.sh [BUILD_DIR] [host|h100|h200 ...]
 # (default build, every report). Run it after a model change to the GPU or
 # the controller, then the tests of tests/validate hold the simulator to the
 # new reports.
@@ -17,8 +22,17 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(host h100 h200)
+footprint=${FOOTPRINT:-0}
+if [ ${#which[@]} -eq 0 ]; then
+  if [ "$footprint" = 1 ]; then which=(h100 h200); else which=(host h100 h200); fi
+fi
 jobs=${JOBS:-2}
+suffix=load
+extra=()
+if [ "$footprint" = 1 ]; then
+  suffix=footprint
+  extra=(--footprint-scale)
+fi
 failed=0
 m=configs/measurements
 gpunvme="$build/gpunvme"
@@ -30,7 +44,7 @@ run() {
   start=$(date +%s)
   # validate exits 1 when a prediction is outside the tolerance (the report
   # is still written) and 2 on bad input (no report).
-  nice "$gpunvme" validate "$@" --busy-scale --busy-count at-work \
+  nice "$gpunvme" validate "$@" --busy-scale --busy-count at-work "${extra[@]}" \
     --out "$m/$name.json" --plot "$m/$name.svg" >"/tmp/remake-$name.log" 2>&1 || status=$?
   echo "$name: exit $status, $(($(date +%s) - start)) s of wall time (log /tmp/remake-$name.log)"
   [ "$status" -le 1 ]
@@ -40,6 +54,10 @@ for report in "${which[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
   case $report in
     host)
+      if [ "$footprint" = 1 ]; then
+        echo "host: the host-thread target has no footprint runs; no -footprint report" >&2
+        exit 2
+      fi
       run validate-h100-2026-11-28-host-perrole-load \
         --measured $m/hw-strategies-perrole-h100-2026-11-28.json \
         --measured $m/hw-controller-h100-2026-11-28.json \
@@ -47,14 +65,14 @@ for report in "${which[@]}"; do
         --measured $m/lane-loop-fit-h100-2026-11-24.json &
       ;;
     h100)
-      run validate-gpu-target-perrole-h100-2026-11-27-load \
+      run validate-gpu-target-perrole-h100-2026-11-27-$suffix \
         --measured $m/hw-gpu-target-perrole-h100-2026-11-27.json \
         --measured $m/hw-gpu-target-controller-h100-2026-11-27-perrole.json \
         --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
         --measured $m/lane-loop-fit-h100-2026-11-24.json &
       ;;
     h200)
-      run validate-gpu-target-perrole-h200-2026-11-28-load \
+      run validate-gpu-target-perrole-h200-2026-11-28-$suffix \
         --measured $m/hw-gpu-target-perrole-h200-2026-11-28.json \
         --measured $m/hw-gpu-target-controller-h200-2026-11-28-perrole.json \
         --measured $m/hw-gpu-target-concurrency-h200-2026-11-28.json \

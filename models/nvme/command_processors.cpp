@@ -56,16 +56,43 @@ double BusyScale::at(double busy) const {
   return scale_[lo] + t * (scale_[hi] - scale_[lo]);
 }
 
+FootprintTerm::FootprintTerm(std::vector<double> busy, std::vector<double> ns_per_mib,
+                             double reference_mib)
+    : reference_mib_(reference_mib) {
+  // A controller with a busy scale and no footprint term names busy counts
+  // and no times per MiB: no term.
+  if (!ns_per_mib.empty()) slope_ = BusyScale(std::move(busy), std::move(ns_per_mib));
+}
+
+void FootprintTerm::address(std::uint64_t addr, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  for (std::uint64_t page = addr / kFootprintPage; page <= (addr + bytes - 1) / kFootprintPage;
+       ++page) {
+    pages_.insert(page);
+  }
+}
+
+double FootprintTerm::mib() const {
+  return static_cast<double>(pages_.size()) * static_cast<double>(kFootprintPage) /
+         static_cast<double>(1u << 20);
+}
+
+double FootprintTerm::per_command_ns(double busy) const {
+  if (slope_.empty()) return 0.0;
+  return slope_.at(busy) * (std::min(mib(), reference_mib_) - reference_mib_);
+}
+
 BatchServiceProcessing::BatchServiceProcessing(ProcessorCores& cores, CommandCost cost,
                                                Picoseconds batch_overhead, Picoseconds batch_gap,
                                                std::size_t max_qid, ProcessorHooks hooks,
-                                               BusyScale busy_scale)
+                                               BusyScale busy_scale, FootprintTerm footprint)
     : cores_(cores),
       cost_(cost),
       batch_overhead_(batch_overhead),
       batch_gap_(batch_gap),
       hooks_(std::move(hooks)),
       busy_scale_(std::move(busy_scale)),
+      footprint_(std::move(footprint)),
       pollers_(cores.count()),
       waiting_(max_qid + 1, false) {}
 
@@ -149,6 +176,24 @@ FetchedWork BatchServiceProcessing::fetched(std::uint16_t qid, const std::uint8_
     // processor time).
     const double scale = busy_scale_.at(static_cast<double>(busy_with(processor)));
     work = static_cast<Picoseconds>(std::llround(static_cast<double>(work) * scale));
+  }
+  if (!footprint_.empty()) {
+    // Each command's copy writes its buffer: the buffers addressed so far
+    // (these commands' included) set what a copy costs against the
+    // calibration's footprint, at the busy count as it starts.
+    std::uint32_t with_data = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      SubmissionEntry sqe;
+      std::memcpy(&sqe, entries + std::size_t{i} * kSqEntrySize, kSqEntrySize);
+      const std::uint64_t bytes = cost_.data_bytes(sqe);
+      if (bytes == 0) continue;
+      footprint_.address(sqe.prp1, bytes);
+      ++with_data;
+    }
+    const double added_ps =
+        1000.0 * with_data * footprint_.per_command_ns(static_cast<double>(busy_with(processor)));
+    work = static_cast<Picoseconds>(
+        std::max<long long>(0, static_cast<long long>(work) + std::llround(added_ps)));
   }
   FetchedWork fetched;
   fetched.processed = cores_.book(processor, now, work);

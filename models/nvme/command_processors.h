@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/core/protocol/nvme_entries.h"
@@ -134,6 +135,39 @@ class BusyScale {
   std::vector<double> scale_;
 };
 
+// How a batch's processor time depends on the memory footprint of the
+// buffers its controller's commands address: each command with data adds
+// ns_per_mib(busy) x (F - reference_mib) ns, F the distinct 4 KiB pages the
+// commands have addressed so far in the run (in MiB) taken at most
+// reference_mib, ns_per_mib interpolated at the busy count as BusyScale.
+// A software target's copies write those buffers through a shared cache: its
+// batch grows with the buffers written, and more so while other processors
+// copy beside it. The reference is the footprint the batch time and the busy
+// scale were calibrated at (the largest measured); beyond it nothing is
+// measured, so nothing is charged. No points: no effect.
+class FootprintTerm {
+ public:
+  FootprintTerm() = default;
+  // `busy` as BusyScale's; `ns_per_mib` as many; `reference_mib` > 0.
+  FootprintTerm(std::vector<double> busy, std::vector<double> ns_per_mib, double reference_mib);
+
+  static constexpr std::uint64_t kFootprintPage = 4096;
+
+  bool empty() const { return slope_.empty(); }
+  // Records the pages of `bytes` at GPU address `addr`.
+  void address(std::uint64_t addr, std::uint64_t bytes);
+  // The footprint addressed so far, in MiB.
+  double mib() const;
+  // What one command with data adds at `busy` processors, in ns (0 when
+  // there are no points).
+  double per_command_ns(double busy) const;
+
+ private:
+  BusyScale slope_;
+  double reference_mib_ = 0;
+  std::unordered_set<std::uint64_t> pages_;
+};
+
 // The copy operations a batch's data takes: a command's data continues the
 // previous operation when it goes the same way and its GPU buffer starts
 // where that one's ended, as the software controller merges them. Returns
@@ -205,10 +239,11 @@ class BatchServiceProcessing : public ProcessorPolicy {
  public:
   // `batch_overhead`: processor time per batch on top of its commands';
   // `batch_gap`: idle time of a core between two batches; `busy_scale`: a
-  // batch's processor time by the processors busy when it starts.
+  // batch's processor time by the processors busy when it starts;
+  // `footprint`: what its commands add by the buffers addressed.
   BatchServiceProcessing(ProcessorCores& cores, CommandCost cost, Picoseconds batch_overhead,
                          Picoseconds batch_gap, std::size_t max_qid, ProcessorHooks hooks,
-                         BusyScale busy_scale = {});
+                         BusyScale busy_scale = {}, FootprintTerm footprint = {});
 
   // The core that polls I/O queue `qid`.
   std::size_t processor_of(std::uint16_t qid) const { return (qid - 1u) % cores_.count(); }
@@ -249,6 +284,7 @@ class BatchServiceProcessing : public ProcessorPolicy {
   Picoseconds batch_gap_;
   ProcessorHooks hooks_;
   BusyScale busy_scale_;
+  FootprintTerm footprint_;
   NextFreeServer copy_engine_;  // the GPU's copy operations, one after another
   std::vector<Poller> pollers_;
   std::vector<bool> waiting_;  // per SQ: listed in its poller's waiting

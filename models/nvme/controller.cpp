@@ -97,6 +97,8 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
   }
   check_batch_time_scale(ssd, p, "", fmt::format("$.nodes[{}]", node));
   const BusyScale busy_scale(ssd.batch_time_busy_cores, ssd.batch_time_scale);
+  const FootprintTerm footprint(ssd.batch_time_busy_cores, ssd.batch_time_footprint_ns_per_mib,
+                                ssd.batch_time_footprint_mib);
   if (ssd.batch_service) {
     ProcessorHooks hooks;
     hooks.schedule_at = [this](Picoseconds when, std::function<void()> callback) {
@@ -125,7 +127,7 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
     }
     processors_ = std::make_unique<BatchServiceProcessing>(*cores_, cost_, ssd.batch_overhead_ns,
                                                            ssd.batch_gap_ns, max_io_queues_,
-                                                           std::move(hooks), busy_scale);
+                                                           std::move(hooks), busy_scale, footprint);
   } else {
     processors_ = std::make_unique<PerCommandProcessing>(*cores_, cost_);
   }

@@ -26,10 +26,13 @@ struct SsdParams {
   static SsdParams from(const ParamValues& values);
 };
 
-// batch_time_busy_cores and batch_time_scale checked against each other and
-// the controller (ConfigError naming `file` and `node_path`.FIELD): as many
-// scales as counts, counts strictly ascending, and only on a batch_service
-// controller (the only one whose processors take batches).
+// batch_time_busy_cores, batch_time_scale and the footprint term
+// (batch_time_footprint_ns_per_mib, batch_time_footprint_mib) checked against
+// each other and the controller (ConfigError naming `file` and
+// `node_path`.FIELD): as many scales and times per MiB as counts, counts
+// strictly ascending, a footprint > 0 exactly when times per MiB are set,
+// and only on a batch_service controller (the only one whose processors take
+// batches).
 void check_batch_time_scale(const SsdParams& ssd, const ParamValues& values,
                             const std::string& file, const std::string& node_path);
 

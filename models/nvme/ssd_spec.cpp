@@ -16,8 +16,30 @@ void check_batch_time_scale(const SsdParams& ssd, const ParamValues& values,
                             const std::string& file, const std::string& node_path) {
   const std::vector<double>& busy = ssd.batch_time_busy_cores;
   const std::vector<double>& scale = ssd.batch_time_scale;
-  if (busy.empty() && scale.empty()) return;
+  const std::vector<double>& footprint = ssd.batch_time_footprint_ns_per_mib;
   const auto shown = [&values](const char* name) { return render_value(values.json().at(name)); };
+  if (footprint.empty() && ssd.batch_time_footprint_mib > 0) {
+    throw ConfigError(file, node_path + ".batch_time_footprint_mib",
+                      shown("batch_time_footprint_mib"),
+                      "a footprint without batch_time_footprint_ns_per_mib charges nothing: "
+                      "expected 0, or set batch_time_footprint_ns_per_mib");
+  }
+  if (!footprint.empty()) {
+    if (footprint.size() != busy.size()) {
+      throw ConfigError(file, node_path + ".batch_time_footprint_ns_per_mib",
+                        shown("batch_time_footprint_ns_per_mib"),
+                        fmt::format("expected one time per MiB per count of "
+                                    "batch_time_busy_cores ({})",
+                                    busy.size()));
+    }
+    if (!(ssd.batch_time_footprint_mib > 0)) {
+      throw ConfigError(file, node_path + ".batch_time_footprint_mib",
+                        shown("batch_time_footprint_mib"),
+                        "expected the calibration's footprint in MiB, > 0, with "
+                        "batch_time_footprint_ns_per_mib set");
+    }
+  }
+  if (busy.empty() && scale.empty()) return;
   if (!ssd.batch_service) {
     const char* set = busy.empty() ? "batch_time_scale" : "batch_time_busy_cores";
     throw ConfigError(file, node_path + "." + set, shown(set),

@@ -349,6 +349,43 @@ std::vector<SetupCase> setup_cases() {
          t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
        },
        true, ""},
+      {"footprint times per MiB fewer than the busy counts",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+         t["nodes"][5]["batch_time_footprint_ns_per_mib"] = {1.7};
+         t["nodes"][5]["batch_time_footprint_mib"] = 32.0;
+       },
+       false, "$.nodes[5].batch_time_footprint_ns_per_mib"},
+      {"footprint times per MiB without a reference footprint",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+         t["nodes"][5]["batch_time_footprint_ns_per_mib"] = {1.7, 3.3};
+       },
+       false, "$.nodes[5].batch_time_footprint_mib"},
+      {"reference footprint without times per MiB",
+       [](json& t, json&) { t["nodes"][5]["batch_time_footprint_mib"] = 32.0; }, false,
+       "$.nodes[5].batch_time_footprint_mib"},
+      {"footprint term on a controller without batch_service",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0};
+         t["nodes"][5]["batch_time_scale"] = {1.0};
+         t["nodes"][5]["batch_time_footprint_ns_per_mib"] = {1.7};
+         t["nodes"][5]["batch_time_footprint_mib"] = 32.0;
+       },
+       false, "$.nodes[5].batch_time_busy_cores"},
+      {"footprint term on batch_service",
+       [](json& t, json&) {
+         t["nodes"][5]["batch_service"] = true;
+         t["nodes"][5]["batch_time_busy_cores"] = {1.0, 4.0};
+         t["nodes"][5]["batch_time_scale"] = {0.8, 1.0};
+         t["nodes"][5]["batch_time_footprint_ns_per_mib"] = {1.7, 3.3};
+         t["nodes"][5]["batch_time_footprint_mib"] = 32.0;
+       },
+       true, ""},
       {"flash write buffer below one program chunk",
        [](json& t, json&) {
          t["nodes"][5]["page_bytes"] = 65536;

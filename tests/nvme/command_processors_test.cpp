@@ -203,6 +203,78 @@ TEST(BatchServiceProcessing, ABatchsTimeScalesByTheProcessorsBusyAsItStarts) {
   EXPECT_EQ(*one.fetched(1, entries.data(), 4, 0).processed, 900u);  // 900 x 0.5 x 2
 }
 
+// `count` reads of 4 KiB each into consecutive GPU buffers from `first`.
+std::vector<std::uint8_t> reads_into(std::uint32_t count, std::uint64_t first) {
+  std::vector<std::uint8_t> bytes(std::size_t{count} * kSqEntrySize);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SubmissionEntry e =
+        make_read(static_cast<std::uint16_t>(i), 1, 8 * i, 7, first + std::uint64_t{i} * 4096, 0);
+    std::memcpy(bytes.data() + std::size_t{i} * kSqEntrySize, &e, kSqEntrySize);
+  }
+  return bytes;
+}
+
+TEST(FootprintTerm, CountsDistinctPagesAndChargesBelowTheReference) {
+  // 10 ns per MiB per command with one processor busy, 20 with three;
+  // calibrated at 1 MiB.
+  FootprintTerm term({1, 3}, {10, 20}, 1.0);
+  EXPECT_FALSE(term.empty());
+  term.address(0, 4096);
+  term.address(0, 4096);  // the same page again: still one
+  term.address(8191, 2);  // the last byte of page 1 and the first of page 2
+  EXPECT_DOUBLE_EQ(term.mib(), 3.0 / 256);
+  // 1 busy: 10 x (3/256 - 1) ns; 2 busy: half way, 15 x (3/256 - 1).
+  EXPECT_DOUBLE_EQ(term.per_command_ns(1), 10.0 * (3.0 / 256 - 1.0));
+  EXPECT_DOUBLE_EQ(term.per_command_ns(2), 15.0 * (3.0 / 256 - 1.0));
+  EXPECT_DOUBLE_EQ(term.per_command_ns(8), 20.0 * (3.0 / 256 - 1.0));
+  // At or beyond the reference nothing is charged.
+  FootprintTerm small({1}, {10}, 2.0 / 256);
+  small.address(0, 3 * 4096);
+  EXPECT_DOUBLE_EQ(small.mib(), 3.0 / 256);
+  EXPECT_DOUBLE_EQ(small.per_command_ns(1), 0.0);
+  EXPECT_TRUE(FootprintTerm().empty());
+  // Busy counts without times per MiB (a controller with the busy scale
+  // alone): no term.
+  EXPECT_TRUE(FootprintTerm({1, 4}, {}, 0.0).empty());
+  EXPECT_DOUBLE_EQ(FootprintTerm({1, 4}, {}, 0.0).per_command_ns(2), 0.0);
+  EXPECT_DOUBLE_EQ(FootprintTerm().per_command_ns(4), 0.0);
+}
+
+// Two cores, a batch of 4 reads of 4 KiB costing 500 + 4 x 100 = 900 ns on
+// the line; the busy scale 1.0 with one processor busy, 1.2 with two; the
+// footprint term 10 ns per MiB per command at one busy, 20 at two,
+// calibrated at 1 MiB.
+TEST(BatchServiceProcessing, ABatchsTimeFollowsTheBuffersAddressedBelowTheReference) {
+  ScriptedController controller;
+  ProcessorCores cores(2, {});
+  BatchServiceProcessing policy(cores, CommandCost{100000, 0.0, 512}, 500000, 0, 4,
+                                controller.hooks(), BusyScale({1, 2}, {1.0, 1.2}),
+                                FootprintTerm({1, 2}, {10, 20}, 1.0));
+  // Core 0 alone, its 4 buffers the first addressed (4 pages, 1/64 MiB):
+  // 900 ns + 4 x 10 x (1/64 - 1) ns = 900 - 39.375 = 860.625 ns.
+  ASSERT_EQ(policy.fetch_turn(1, 4, 4, 0), 4u);
+  policy.read_arrived(1);
+  const std::vector<std::uint8_t> first = reads_into(4, 0);
+  EXPECT_EQ(*policy.fetched(1, first.data(), 4, 0).processed, 860625u);
+  // Core 1 starts at 100 ns while core 0 holds its batch (2 busy), 4 new
+  // buffers (8 pages, 1/32 MiB): 1.2 x 900 + 4 x 20 x (1/32 - 1) = 1080 -
+  // 77.5 = 1002.5 ns, done at 1102.5 ns.
+  ASSERT_EQ(policy.fetch_turn(2, 4, 4, 100000), 4u);
+  policy.read_arrived(2);
+  const std::vector<std::uint8_t> second = reads_into(4, 16384);
+  EXPECT_EQ(*policy.fetched(2, second.data(), 4, 100000).processed, 1102500u);
+
+  // Beyond the reference (2 pages, 8 addressed): the line's time alone.
+  ScriptedController other;
+  ProcessorCores one(1, {});
+  BatchServiceProcessing beyond(one, CommandCost{100000, 0.0, 512}, 500000, 0, 2, other.hooks(),
+                                BusyScale({1}, {1.0}), FootprintTerm({1}, {10}, 2.0 / 256));
+  ASSERT_EQ(beyond.fetch_turn(1, 4, 4, 0), 4u);
+  beyond.read_arrived(1);
+  const std::vector<std::uint8_t> eight = reads_into(8, 0);
+  EXPECT_EQ(*beyond.fetched(1, eight.data(), 4, 0).processed, 900000u);
+}
+
 // Entries given as (read?, GPU address, blocks of 512 B), in queue order.
 std::vector<std::uint8_t> entries_of(
     const std::vector<std::tuple<bool, std::uint64_t, std::uint16_t>>& commands) {

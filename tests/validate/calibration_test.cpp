@@ -622,6 +622,100 @@ TEST(PredictionRun, ConcurrencyStudyRunsGivePointsNotTheLine) {
   EXPECT_EQ(at_work.at("calibration").at("concurrency_study_not_used").size(), 3u);
 }
 
+// The footprint term (--footprint-scale), by hand. The line's runs as above
+// (four threads, 32 queues of 256 entries: 32 MiB of 4 KiB buffers; 12, 14,
+// 18 us at depths 1, 2, 4). Footprint runs at depth 4: one queue active,
+// 256 entries (1 MiB) 15 us and 8,192 entries (32 MiB) 16.24 us: 40 ns per
+// MiB per batch of 4, 10 ns per MiB per command; 32 queues (all four
+// threads at work), 64 entries (8 MiB) 17.64 us and 256 (32 MiB) 19.56 us:
+// 20 ns per MiB per command. Linear in the count at work: 13.33 ns at two.
+// The k sweep at depth 4: one queue active 15 us at 1 MiB, moved to the
+// line's 32 MiB by 4 x 10 x 31 = 1,240 ns: 16.24 / 18 = 0.902222; two
+// queues 16.5 us at 2 MiB, moved by 4 x 13.33 x 30 = 1,600 ns: 18.1 / 18 =
+// 1.005556. Without the term the points are the measured 15 / 18 and
+// 16.5 / 18.
+TEST(PredictionRun, FootprintTermMovesTheKSweepToTheLinesFootprint) {
+  nlohmann::json hw = read_json_file(kPredictedRuns);
+  hw["controller_only"] = {controller_run(4, 1, 12000, 300), controller_run(4, 2, 14000, 400),
+                           controller_run(4, 4, 18000, 900)};
+  for (nlohmann::json& run : hw["controller_only"]) run["queue_entries"] = 256;
+  auto study = [](const std::string& variant, unsigned queues, unsigned entries, double batch_ns) {
+    nlohmann::json run = controller_run(4, 4, batch_ns, 400);
+    run["queues"] = queues;
+    run["queue_entries"] = entries;
+    run["variant"] = variant;
+    run["depth_order"] = "8,4";
+    return run;
+  };
+  for (const nlohmann::json& run :
+       {study("k_sweep", 1, 256, 15000), study("k_sweep", 2, 256, 16500),
+        study("footprint", 1, 256, 15000), study("footprint", 1, 8192, 16240),
+        study("footprint", 32, 64, 17640), study("footprint", 32, 256, 19560)}) {
+    hw["controller_only"].push_back(run);
+  }
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies = {"warp_batch"};
+  options.busy_scale = true;
+  options.footprint_scale = true;
+  const nlohmann::json report = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& p = report.at("calibration").at("parameters");
+  EXPECT_NEAR(p.at("topology.nodes.ssd0.batch_overhead_ns").at("value").get<double>(), 10000, 1e-6);
+  const std::vector<double> busy = p.at("topology.nodes.ssd0.batch_time_busy_cores").at("value");
+  const std::vector<double> scale = p.at("topology.nodes.ssd0.batch_time_scale").at("value");
+  const std::vector<double> per_mib =
+      p.at("topology.nodes.ssd0.batch_time_footprint_ns_per_mib").at("value");
+  EXPECT_EQ(busy, (std::vector<double>{1.0, 2.0, 4.0}));
+  ASSERT_EQ(scale.size(), 3u);
+  EXPECT_NEAR(scale[0], 16240.0 / 18000.0, 1e-9);
+  EXPECT_NEAR(scale[1], 18100.0 / 18000.0, 1e-9);
+  EXPECT_DOUBLE_EQ(scale[2], 1.0);
+  ASSERT_EQ(per_mib.size(), 3u);
+  EXPECT_NEAR(per_mib[0], 10.0, 1e-9);
+  EXPECT_NEAR(per_mib[1], 10.0 + 10.0 / 3.0, 1e-9);
+  EXPECT_NEAR(per_mib[2], 20.0, 1e-9);
+  EXPECT_DOUBLE_EQ(p.at("topology.nodes.ssd0.batch_time_footprint_mib").at("value").get<double>(),
+                   32.0);
+  const nlohmann::json& fits =
+      p.at("topology.nodes.ssd0.batch_time_footprint_ns_per_mib").at("points");
+  ASSERT_EQ(fits.size(), 2u);
+  EXPECT_EQ(fits[0].at("processors_at_work"), 1);
+  EXPECT_NEAR(fits[0].at("batch_time_ns_at_no_footprint").get<double>(), 14960, 1e-6);
+  EXPECT_EQ(fits[1].at("processors_at_work"), 4);
+  EXPECT_NEAR(fits[1].at("batch_ns_per_mib").get<double>(), 80, 1e-9);
+
+  // Without the term: the k sweep's points as measured, no footprint entries.
+  options.footprint_scale = false;
+  const nlohmann::json plain = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& q = plain.at("calibration").at("parameters");
+  EXPECT_FALSE(q.contains("topology.nodes.ssd0.batch_time_footprint_ns_per_mib"));
+  const std::vector<double> unshifted = q.at("topology.nodes.ssd0.batch_time_scale").at("value");
+  ASSERT_EQ(unshifted.size(), 3u);
+  EXPECT_NEAR(unshifted[0], 15000.0 / 18000.0, 1e-9);
+  EXPECT_NEAR(unshifted[1], 16500.0 / 18000.0, 1e-9);
+  // One warp addresses 32 buffers of 4 KiB (1/8 MiB): with the term its
+  // batches cost 0.902222 of the line less 10 x (32 - 1/8) ns per command,
+  // without it 0.833333 of the line; the simulated service time shows
+  // which.
+  const double with_term = report.at("cases")[0].at("simulated_service_ns").get<double>();
+  const double without = plain.at("cases")[0].at("simulated_service_ns").get<double>();
+  EXPECT_NE(with_term, without);
+
+  // Line runs that name no queue size leave the term unfitted, and say so.
+  for (nlohmann::json& run : hw["controller_only"]) {
+    if (!run.contains("variant")) run.erase("queue_entries");
+  }
+  options.footprint_scale = true;
+  const nlohmann::json unknown = validate::correlate(hw, kPredictedRuns, options);
+  const nlohmann::json& u = unknown.at("calibration").at("parameters");
+  EXPECT_TRUE(u.at("topology.nodes.ssd0.batch_time_footprint_ns_per_mib").at("value").empty());
+  EXPECT_EQ(u.at("topology.nodes.ssd0.batch_time_footprint_ns_per_mib")
+                .at("fitted_to")
+                .get<std::string>()
+                .rfind("not fitted", 0),
+            0u);
+}
+
 // The committed prediction: the simulator, re-run with the committed
 // calibration, must stay where the committed report puts it relative to the
 // measured median, give or take the case's measured noise (its IQR over

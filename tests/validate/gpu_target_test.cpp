@@ -273,11 +273,48 @@ TEST(GpuTargetPrediction, H200PerRoleBusyScaleSimulatorStaysWithinMeasuredNoise)
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
 }
 
+// The per-role predictions with the footprint term as well (validate
+// --footprint-scale, the -footprint reports; scripts/remake-perrole-reports.sh
+// with FOOTPRINT=1): the term calibrated at the line's 32 MiB with a time per
+// MiB at every busy count, fitted on the concurrency study's footprint runs
+// alone; every strategy's 1-warp case held as committed (one warp addresses
+// 1/8 MiB, so the term shortens its batches).
+TEST(GpuTargetPrediction, PerRoleFootprintSimulatorStaysWithinMeasuredNoise) {
+  const struct {
+    std::string runs, controller, concurrency, report;
+  } reports[] = {{kPerRoleRuns, kPerRoleControllerRuns, kH100ConcurrencyRuns,
+                  kMeasurementDir + "validate-gpu-target-perrole-h100-2026-11-27-footprint.json"},
+                 {kH200PerRoleRuns, kH200PerRoleControllerRuns, kH200ConcurrencyRuns,
+                  kMeasurementDir + "validate-gpu-target-perrole-h200-2026-11-28-footprint.json"}};
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r.report);
+    const nlohmann::json hw = validate::merge_hardware_results(
+        {read_json_file(r.runs), read_json_file(r.controller), read_json_file(r.concurrency)});
+    const nlohmann::json committed = read_json_file(r.report);
+    const nlohmann::json& fitted = committed.at("calibration").at("parameters");
+    EXPECT_DOUBLE_EQ(
+        fitted.at("topology.nodes.ssd0.batch_time_footprint_mib").at("value").get<double>(), 32.0);
+    const std::vector<double> per_mib =
+        fitted.at("topology.nodes.ssd0.batch_time_footprint_ns_per_mib").at("value");
+    const std::vector<double> busy =
+        fitted.at("topology.nodes.ssd0.batch_time_busy_cores").at("value");
+    EXPECT_EQ(per_mib.size(), busy.size());
+    for (double v : per_mib) EXPECT_GT(v, 0.0);
+    validate::Options options;
+    options.warps.push_back(1);
+    options.busy_scale = true;
+    options.footprint_scale = true;
+    const nlohmann::json now = validate::correlate(hw, r.runs, options);
+    EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
+    EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+  }
+}
+
 // The same hold on the H200's per-role prediction at one warp: runs from two
 // H200 machine instances, calibrated from their own controller-only runs,
-// simulated with the H200 profile. all_threads is held by the -load report
-// (below) only: the profile's turn_descriptor_ns, measured after this report
-// was made, moves its 1-warp prediction from +2.7 to -3.8 % of the median,
+// simulated with the H200 profile. all_threads is held by the -load and
+// -footprint reports only: the profile's turn_descriptor_ns, measured after
+// this report was made, moves its 1-warp prediction from +2.7 to -3.8 % of the median,
 // past this report's figure plus the case's IQR.
 TEST(GpuTargetPrediction, H200PerRoleSimulatorStaysWithinMeasuredNoiseOfTheCommittedPrediction) {
   const nlohmann::json runs = read_json_file(kH200PerRoleRuns);

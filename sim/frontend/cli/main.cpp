@@ -335,6 +335,7 @@ int main(int argc, char** argv) {
   std::string calibration_scope = "pooled";
   bool validate_busy_scale = false;
   std::string validate_busy_count = "at-work";
+  bool validate_footprint_scale = false;
   auto* validate_cmd = app.add_subcommand(
       "validate",
       "Correlate the simulator with hardware: run the GPU strategies on this machine's GPU "
@@ -419,6 +420,14 @@ int main(int argc, char** argv) {
           "mean count busy if the batches were independent, as the -busy reports of "
           "2026-11-27/28 were fitted")
       ->check(CLI::IsMember({"at-work", "duty"}))
+      ->needs(busy_scale_flag);
+  validate_cmd
+      ->add_flag("--footprint-scale", validate_footprint_scale,
+                 "with --busy-scale (at-work count): also calibrate the target's batch time by the "
+                 "memory footprint of the buffers its commands address (nvme_ssd "
+                 "batch_time_footprint_ns_per_mib, batch_time_footprint_mib) from the "
+                 "controller-only footprint runs (variant footprint), and move the k sweep's "
+                 "points to the line's footprint so the two terms do not both charge it")
       ->needs(busy_scale_flag);
   validate_cmd
       ->add_option("--tolerance-pct", tolerance_pct,
@@ -531,6 +540,7 @@ int main(int argc, char** argv) {
       options.busy_scale = validate_busy_scale;
       options.busy_count = validate_busy_count == "duty" ? validate::BusyCount::duty_weighted
                                                          : validate::BusyCount::at_work;
+      options.footprint_scale = validate_footprint_scale;
       nlohmann::json report =
           validate::correlate(validate::merge_hardware_results(docs), source, options);
       if (!microbench_file.empty()) {

@@ -290,8 +290,35 @@ struct Calibration {
   std::vector<double> busy_cores;  // batch_time_busy_cores (empty: no scale)
   std::vector<double> busy_scale;  // batch_time_scale
   std::string busy_not_used;       // runs left out of the busy scale, and why
+  // The footprint term (batch_time_footprint_ns_per_mib at each busy count,
+  // batch_time_footprint_mib; empty: none), and the controller-only
+  // footprint runs' time per command per MiB by processors at work, from
+  // which it is interpolated (linear in the count, flat beyond the ends).
+  std::vector<double> footprint_ns_per_mib;
+  double footprint_mib = 0;
+  std::map<std::uint32_t, double> footprint_slope_by_work;
   nlohmann::json report;
+
+  // Time per command per MiB at `at_work` processors (0 without slopes).
+  double footprint_slope(double at_work) const {
+    if (footprint_slope_by_work.empty()) return 0.0;
+    auto hi = footprint_slope_by_work.lower_bound(static_cast<std::uint32_t>(std::ceil(at_work)));
+    if (hi == footprint_slope_by_work.begin()) return hi->second;
+    if (hi == footprint_slope_by_work.end()) return std::prev(hi)->second;
+    const auto lo = std::prev(hi);
+    const double t = (at_work - lo->first) / double(hi->first - lo->first);
+    return lo->second + t * (hi->second - lo->second);
+  }
 };
+
+// The buffers a controller-only run's copies write, in MiB: queues x
+// queue_entries buffers of the block size rounded up to 4 KiB (gpunvme-hw
+// gives each queue entry a buffer of its own).
+double run_footprint_mib(const nlohmann::json& run, std::uint32_t default_queues) {
+  const double stride = std::ceil(run.value("bs", 4096.0) / 4096.0) * 4096.0;
+  return run.value("queues", double(default_queues)) * run.value("queue_entries", 0.0) * stride /
+         double(1u << 20);
+}
 
 // A run's mean batch size: target.batch_commands.mean as gpunvme-hw writes
 // it, or target.batch_commands_mean where a measurement file keeps only that.
@@ -376,7 +403,15 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
         }
         if (!ref_time.empty()) break;
       }
-      const double t_k = median_of(time);
+      // With the footprint term, the k runs' batch moved to the full count's
+      // footprint along the footprint runs' slope at k: the k sweep's
+      // buffers grow with k, and the term charges the footprint apart.
+      const double footprint_k = run_footprint_mib(*group->front(), k);
+      const double footprint_shift =
+          cal.footprint_mib > 0
+              ? median_of(size) * cal.footprint_slope(k) * (cal.footprint_mib - footprint_k)
+              : 0.0;
+      const double t_k = median_of(time) + footprint_shift;
       // At the at-work count the full count's batch is taken at the k runs'
       // batch size, along the line's slope: a run whose batches come out
       // smaller than its depth (the host-thread target with one queue
@@ -401,6 +436,11 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
                               {"batch_gap_ns_median", median_of(gap)},
                               {"scale", ratio},
                               {"busy", busy_k}});
+      if (cal.footprint_mib > 0) {
+        point.depths.back()["footprint_mib"] = footprint_k;
+        point.depths.back()["measured_batch_time_ns_median"] = median_of(time);
+        point.depths.back()["footprint_shift_ns"] = footprint_shift;
+      }
       if (rule == BusyCount::at_work) {
         point.depths.back()["batch_commands_median"] = size_k;
         point.depths.back()["full_count_batch_commands_median"] = size_full;
@@ -446,6 +486,7 @@ nlohmann::json fit_busy_scale(const RunGroups& groups, std::uint32_t threads, st
     if (used) {
       cal.busy_cores.push_back(p.busy);
       cal.busy_scale.push_back(p.scale);
+      if (cal.footprint_mib > 0) cal.footprint_ns_per_mib.push_back(cal.footprint_slope(p.at_work));
     }
     nlohmann::json row = {
         {"processors_at_work", p.at_work}, {"busy", p.busy}, {"scale", p.scale}, {"used", used}};
@@ -507,10 +548,23 @@ std::string instance_tag(const nlohmann::json& run, const std::string& file,
 // (`depth_order`); the others are listed as not used, with why.
 Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
                       std::uint32_t queues, std::uint32_t target_sms, double namespace_bytes,
-                      bool busy_scale, BusyCount busy_count,
+                      bool busy_scale, BusyCount busy_count, bool footprint_scale,
                       const std::vector<std::string>& only_instances = {}) {
   std::vector<double> size, time, gap;
   RunGroups groups;
+  // With footprint_scale: the footprint runs' batch times and sizes by
+  // (processors at work, depth, buffers in MiB), and the line's runs'
+  // buffers.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, double>,
+           std::pair<std::vector<double>, std::vector<double>>>
+      footprint_runs;
+  std::set<double> line_footprints;
+  std::set<double> line_ios;  // the line's runs' I/O counts (how much of the image they read)
+  for (const nlohmann::json& c : runs) {
+    if (c.is_object() && !c.contains("variant") && c.contains("ios") && c.at("ios").is_number()) {
+      line_ios.insert(c.at("ios").get<double>());
+    }
+  }
   std::map<std::string, std::size_t> study_not_used;
   std::set<std::string> instances;
   bool any_with_threads = false;
@@ -599,10 +653,30 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
       // is a sweep of the busy count too.
       const bool sweep =
           variant == "k_sweep" || (busy_count == BusyCount::at_work && variant == "host_target");
+      // The footprint runs vary the buffers written (queue_entries) and the
+      // busy count (queues) at the strategy runs' image and placement.
+      // Only at the line's I/O counts: a run of fewer I/Os reads less of the
+      // image and takes shorter batches (x0.986 at 8,192 against 65,536).
+      const bool line_io_count = line_ios.empty() || !c.contains("ios") ||
+                                 line_ios.count(number(c, file, path, "ios")) > 0;
+      if (footprint_scale && variant == "footprint" && t == threads && same_sms && !paused &&
+          !sleeping && !other_image && !first_in_process && line_io_count) {
+        number(c, file, path, "queue_entries");
+        auto& [times, sizes] =
+            footprint_runs[{std::min(t, run_queues), depth, run_footprint_mib(c, queues)}];
+        times.push_back(run_batch_time(c));
+        sizes.push_back(mean_batch_commands(target));
+        continue;
+      }
       if (!sweep || t != threads || !same_sms || paused || sleeping || other_image ||
           other_entries || first_in_process) {
         std::string what, why;
-        if (!sweep) {
+        if (footprint_scale && variant == "footprint") {
+          what = "not a point of the footprint term";
+          why =
+              "the first depth of its process, or another I/O count, image, placement, "
+              "feeder or thread count than the line's runs";
+        } else if (!sweep) {
           what = "not the k sweep";
           why = "it varies something besides the busy count";
         } else if (t != threads) {
@@ -637,6 +711,7 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     groups[{t, run_queues, depth, false}].push_back(&c);
     if (t == threads) any_with_threads = true;
     if (t != threads || run_queues != queues) continue;
+    line_footprints.insert(run_footprint_mib(c, queues));
     size.push_back(mean_size);
     time.push_back(fixed + slope * mean_size);
     const nlohmann::json& g = field(target, file, tp, "batch_gap_ns");
@@ -703,8 +778,82 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
        {{"value", 1.0},
         {"fitted_to",
          "not fitted: every processor at one speed (a run's slow thread is noise of that run)"}}}};
+  nlohmann::json footprint_rows = nlohmann::json::array();
+  std::string footprint_none;
+  if (footprint_scale) {
+    // Per count at work: at the deepest depth with two or more footprints,
+    // the least-squares line of the median batch time against the buffers
+    // in MiB; its slope over the median batch size is the time per command
+    // per MiB.
+    std::map<std::uint32_t, std::uint32_t> deepest;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> footprints_at;
+    for (const auto& [key, runs_at] : footprint_runs) {
+      (void)runs_at;
+      ++footprints_at[{std::get<0>(key), std::get<1>(key)}];
+    }
+    for (const auto& [key, n] : footprints_at) {
+      if (n >= 2) deepest[key.first] = std::max(deepest[key.first], key.second);
+    }
+    for (const auto& [work, depth] : deepest) {
+      std::vector<double> mib, batch, sizes;
+      nlohmann::json points = nlohmann::json::array();
+      std::size_t runs_used = 0;
+      for (const auto& [key, runs_at] : footprint_runs) {
+        if (std::get<0>(key) != work || std::get<1>(key) != depth) continue;
+        mib.push_back(std::get<2>(key));
+        batch.push_back(median_of(runs_at.first));
+        sizes.insert(sizes.end(), runs_at.second.begin(), runs_at.second.end());
+        runs_used += runs_at.first.size();
+        points.push_back({{"footprint_mib", std::get<2>(key)},
+                          {"runs", runs_at.first.size()},
+                          {"batch_time_ns_median", batch.back()}});
+      }
+      const auto [at_none, per_mib] = least_squares(mib, batch);
+      const double batch_size = median_of(sizes);
+      cal.footprint_slope_by_work[work] = per_mib / batch_size;
+      footprint_rows.push_back({{"processors_at_work", work},
+                                {"depth", depth},
+                                {"runs", runs_used},
+                                {"batch_commands_median", batch_size},
+                                {"batch_time_ns_at_no_footprint", at_none},
+                                {"batch_ns_per_mib", per_mib},
+                                {"ns_per_mib_per_command", per_mib / batch_size},
+                                {"points", points}});
+    }
+    if (line_footprints.size() > 1) {
+      throw ConfigError(file, "$.controller_only", nlohmann::json(line_footprints).dump(),
+                        "--footprint-scale: the line's runs write buffers of more than one "
+                        "footprint (MiB, queues x queue_entries x block size); expected one, the "
+                        "footprint the line and the busy scale are calibrated at");
+    }
+    if (cal.footprint_slope_by_work.empty()) {
+      footprint_none = fmt::format(
+          "not fitted: no controller-only footprint runs (variant footprint) with {} target "
+          "threads at two or more footprints, at the strategy runs' namespace image and "
+          "placement",
+          threads);
+    } else if (!busy_scale || busy_count != BusyCount::at_work) {
+      footprint_none =
+          "not fitted: the footprint term rides on the busy scale with the at-work count "
+          "(--busy-scale --busy-count at-work), whose busy counts are the processors at work "
+          "its slopes are measured at";
+      cal.footprint_slope_by_work.clear();
+    } else if (line_footprints.empty() || !(*line_footprints.begin() > 0)) {
+      footprint_none =
+          "not fitted: the line's runs name no queue_entries, so their buffers' footprint is "
+          "not known";
+      cal.footprint_slope_by_work.clear();
+    } else {
+      cal.footprint_mib = *line_footprints.begin();
+    }
+  }
   const nlohmann::json busy_points =
       busy_scale ? fit_busy_scale(groups, threads, queues, busy_count, cal) : nlohmann::json();
+  if (cal.footprint_mib > 0 && cal.footprint_ns_per_mib.empty()) {
+    // No busy point: nothing for the term to ride on.
+    cal.footprint_mib = 0;
+    footprint_none = "not fitted: the busy scale has no point (see batch_time_scale)";
+  }
   const std::uint32_t full = std::min(threads, queues);
   if (!busy_scale) {
     // Not asked for (gpunvme validate --busy-scale): the line alone.
@@ -762,6 +911,36 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
     if (!cal.busy_not_used.empty()) {
       cal.report["parameters"]["topology.nodes.ssd0.batch_time_scale"]["not_used"] =
           cal.busy_not_used;
+    }
+  }
+  if (footprint_scale) {
+    if (cal.footprint_mib > 0) {
+      cal.report["parameters"]["topology.nodes.ssd0.batch_time_footprint_ns_per_mib"] = {
+          {"value", cal.footprint_ns_per_mib},
+          {"fitted_to",
+           "at each count of batch_time_busy_cores (processors at work): the controller-only "
+           "footprint runs' (variant footprint) least-squares slope of the median batch time "
+           "against the buffers written (queues x queue_entries x 4 KiB, MiB), over the median "
+           "batch size, at each count they measure (deepest depth with two or more "
+           "footprints); linear in the count between those counts, flat beyond; no strategy "
+           "run"},
+          {"points", footprint_rows}};
+      cal.report["parameters"]["topology.nodes.ssd0.batch_time_footprint_mib"] = {
+          {"value", cal.footprint_mib},
+          {"fitted_to",
+           "the buffers of the line's own runs (queues x queue_entries x 4 KiB): the footprint "
+           "the line and batch_time_scale hold at; the k sweep's points moved to it along the "
+           "footprint slope (footprint_shift_ns in batch_time_scale's points); a run addressing "
+           "more is charged as at this footprint (nothing is measured beyond it)"}};
+    } else {
+      cal.report["parameters"]["topology.nodes.ssd0.batch_time_footprint_ns_per_mib"] = {
+          {"value", nlohmann::json::array()}, {"fitted_to", footprint_none}};
+      if (!footprint_rows.empty()) {
+        cal.report["parameters"]["topology.nodes.ssd0.batch_time_footprint_ns_per_mib"]["points"] =
+            footprint_rows;
+      }
+      cal.report["parameters"]["topology.nodes.ssd0.batch_time_footprint_mib"] = {
+          {"value", 0.0}, {"fitted_to", footprint_none}};
     }
   }
   cal.report["line_rms_relative_residual_pct"] = 100.0 * std::sqrt(residual);
@@ -884,7 +1063,8 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
   std::optional<Calibration> pooled_cal;
   if (!per_instance) {
     pooled_cal = calibrate(hw.at("controller_only"), hw_file, threads, queues, target_sms,
-                           file_bytes, options.busy_scale, options.busy_count, options.instances);
+                           file_bytes, options.busy_scale, options.busy_count,
+                           options.footprint_scale, options.instances);
   }
 
   // The strategy cases: untraced runs only (records cost throughput).
@@ -971,9 +1151,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                               "or pass --calibrate pooled to calibrate every instance from the "
                               "pooled runs)");
       }
-      instance_cals.emplace(instance,
-                            calibrate(controller, hw_file, threads, queues, target_sms, file_bytes,
-                                      options.busy_scale, options.busy_count, {instance}));
+      instance_cals.emplace(instance, calibrate(controller, hw_file, threads, queues, target_sms,
+                                                file_bytes, options.busy_scale, options.busy_count,
+                                                options.footprint_scale, {instance}));
     }
   }
 
@@ -1004,6 +1184,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                          nlohmann::json(cal.busy_cores).dump());
       apply_set(raw,
                 "topology.nodes.ssd0.batch_time_scale=" + nlohmann::json(cal.busy_scale).dump());
+    }
+    if (cal.footprint_mib > 0) {
+      apply_set(raw, "topology.nodes.ssd0.batch_time_footprint_ns_per_mib=" +
+                         nlohmann::json(cal.footprint_ns_per_mib).dump());
+      apply_set(raw, fmt::format("topology.nodes.ssd0.batch_time_footprint_mib={}",
+                                 nlohmann::json(cal.footprint_mib).dump()));
     }
     for (const std::string& o : options.overrides) apply_set(raw, o);
     for (const std::string& o : extra) apply_set(raw, o);
@@ -1178,8 +1364,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
              {"folds", nlohmann::json::array()}};
     if (options.busy_scale) {
       cross["frozen"] =
-          "every controller parameter, batch_time_busy_cores and batch_time_scale included: "
-          "fitted on controller-only runs, no strategy, so no fold re-fits them";
+          options.footprint_scale
+              ? "every controller parameter, batch_time_busy_cores, batch_time_scale and the "
+                "footprint term included: fitted on controller-only runs, no strategy, so no "
+                "fold re-fits them"
+              : "every controller parameter, batch_time_busy_cores and batch_time_scale "
+                "included: fitted on controller-only runs, no strategy, so no fold re-fits them";
     }
     std::vector<double> cv_abs;
     for (const auto& [held_out, unused] : errors_by_strategy) {

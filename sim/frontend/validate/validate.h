@@ -61,6 +61,13 @@ struct Options {
   // if the processors' batches were independent of each other (how reports
   // made before 2026-11-28's -load reports were fitted; kept to re-make them).
   BusyCount busy_count = BusyCount::at_work;
+  // With busy_scale and the at_work count: also calibrate the footprint term
+  // (nvme_ssd batch_time_footprint_ns_per_mib, batch_time_footprint_mib)
+  // from the controller-only footprint runs (variant footprint: the buffers
+  // written varied at one and at every queue active), and move the k
+  // sweep's points to the line's footprint along it, so that the busy scale
+  // and the term do not both charge the k sweep's growing buffers.
+  bool footprint_scale = false;
 };
 
 // The metrics compared per case. `calibrated` ones are held to the
