@@ -154,7 +154,10 @@ class FootprintTerm {
   static constexpr std::uint64_t kFootprintPage = 4096;
 
   bool empty() const { return slope_.empty(); }
-  // Records the pages of `bytes` at GPU address `addr`.
+  // Records the pages of `bytes` at GPU address `addr`, taken as one
+  // contiguous buffer from the command's first data pointer (as the
+  // validation runs lay their buffers out, one per thread); a command whose
+  // pages a PRP list scatters counts the pages after its first instead.
   void address(std::uint64_t addr, std::uint64_t bytes);
   // The footprint addressed so far, in MiB.
   double mib() const;
