@@ -1,21 +1,17 @@
 #!/usr/bin/env bash
-# One machine instance (bash tests/hardware/run_queue_turns.sh ID, DIR holding the
+# One machine instance (DIR=... OUT=... bash tests/hardware/run_queue_turns.sh ID; DIR holding the
 # program built with nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I.
 # and its source, OUT the folder for the results): tests/hardware/lane_loops_and_turns.cu three times
 # (its queue_turns section: all_threads' lane turns on queues shared by the
 # 8 warps of an SM), with the instance record and nvidia-smi clocks.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
 id="${1:?instance id}"
-d="${DIR:-.devwork/gpu37}"
+d="${DIR:?set DIR to the folder holding the program and its source}"
 bin=$d/lane_loops_and_turns
 {
 echo "instance $id"
-echo "started_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-echo "boot_id $(cat /proc/sys/kernel/random/boot_id)"
-echo "hostname $(hostname)"; echo "nproc $(nproc)"
-echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-nvidia-smi --query-gpu=name,uuid,driver_version,pci.bus_id,clocks.max.sm,clocks.max.memory,power.limit,persistence_mode,compute_mode --format=csv,noheader
-echo "clocks_now $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
+instance_record
 which nvcc; nvcc --version 2>/dev/null | tail -1
 } > $OUT/instance.txt 2>&1
 cat $OUT/instance.txt

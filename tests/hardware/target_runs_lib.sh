@@ -9,6 +9,17 @@
 # its start and end, ms since epoch, and its exit status).
 # target_runs_end: stops the clock log and packs $w into
 # $OUT/target-runs-ID.tar.gz.
+# instance_record: the machine instance's record on stdout (start time, boot
+# id, host, CPU, GPU with its UUID and driver, clocks now), as every run
+# script writes it into its instance.txt.
+instance_record() {
+  echo "started_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "boot_id $(cat /proc/sys/kernel/random/boot_id)"
+  echo "hostname $(hostname)"; echo "nproc $(nproc)"
+  echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+  nvidia-smi --query-gpu=name,uuid,driver_version,pci.bus_id,clocks.max.sm,clocks.max.memory,power.limit,persistence_mode,compute_mode --format=csv,noheader
+  echo "clocks_now $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
+}
 target_runs_begin() {
   id="${1:?instance id}"
   hw="${HW:?set HW to the gpunvme-hw program}"
@@ -17,12 +28,7 @@ target_runs_begin() {
   mkdir -p "$w"
   t0=$(date +%s)
   {
-    echo "started_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "boot_id $(cat /proc/sys/kernel/random/boot_id)"
-    echo "hostname $(hostname)"; echo "nproc $(nproc)"
-    echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-    nvidia-smi --query-gpu=name,uuid,driver_version,pci.bus_id,clocks.max.sm,clocks.max.memory,power.limit,persistence_mode,compute_mode --format=csv,noheader
-    echo "clocks_now $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
+    instance_record
     echo "binary $hw $(md5sum < "$hw" | cut -c1-12)"
   } > "$w/instance.txt" 2>&1
   cat "$w/instance.txt"
