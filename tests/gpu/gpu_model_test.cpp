@@ -237,12 +237,10 @@ TEST(SimWarp, GpuAndSystemFencesReadTheDescriptorsAgain) {
   EXPECT_EQ(t[4] - t[3], Picoseconds{6000});
 }
 
-// The own code around a lane's PerCommand turn (turn_pass) costs
-// turn_pass_ns of the warp's time each time, and nothing inside a readiness
-// predicate evaluated through check(), whose code is the wait's or the
-// caller's. Hand-worked with a round figure: 240 ns, then 2 x 240 ns, then 0.
-TEST(SimWarp, TurnPassChargesTheTurnsOwnCodeOncePerTurn) {
-  GpuBench bench(nlohmann::json{{"turn_pass_ns", 240.0}});
+// The clock before the first turn_pass, after it, after two more, and after
+// a check() whose predicate takes one, on a GPU with `costs`.
+std::vector<Picoseconds> turn_pass_clocks(const nlohmann::json& costs) {
+  GpuBench bench(costs);
   std::vector<Picoseconds> t;
   bench.spawn({0, 0}, [&](platform::SimWarp& p) {
     t.push_back(p.clock());
@@ -258,9 +256,31 @@ TEST(SimWarp, TurnPassChargesTheTurnsOwnCodeOncePerTurn) {
     t.push_back(p.clock());
   });
   bench.run();
+  return t;
+}
+
+// The own code around a lane's PerCommand turn (turn_pass) costs
+// turn_pass_ns of the warp's time each time, and nothing inside a readiness
+// predicate evaluated through check(), whose code is the wait's or the
+// caller's. Hand-worked with a round figure: 240 ns, then 2 x 240 ns, then 0.
+TEST(SimWarp, TurnPassChargesTheTurnsOwnCodeOncePerTurn) {
+  const std::vector<Picoseconds> t = turn_pass_clocks(nlohmann::json{{"turn_pass_ns", 240.0}});
   ASSERT_EQ(t.size(), 4u);
   EXPECT_EQ(t[1] - t[0], Picoseconds{240000});
   EXPECT_EQ(t[2] - t[1], Picoseconds{480000});
+  EXPECT_EQ(t[3] - t[2], Picoseconds{0});
+}
+
+// A turn charges turn_pass_ns + turn_descriptor_ns (the reads of the queue
+// descriptor after the turn's fence), and nothing inside a readiness
+// predicate. Hand-worked with round figures: 240 + 440 = 680 ns a turn, 3
+// turns 2,040 ns, none in check().
+TEST(SimWarp, TurnPassChargesTheDescriptorReadsWithTheTurn) {
+  const std::vector<Picoseconds> t =
+      turn_pass_clocks(nlohmann::json{{"turn_pass_ns", 240.0}, {"turn_descriptor_ns", 440.0}});
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[1] - t[0], Picoseconds{680000});
+  EXPECT_EQ(t[2] - t[1], Picoseconds{1360000});
   EXPECT_EQ(t[3] - t[2], Picoseconds{0});
 }
 

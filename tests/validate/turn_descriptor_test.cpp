@@ -14,7 +14,6 @@
 
 #include "sim/frontend/validate/validate.h"
 #include "sim/system/config/run_config.h"
-#include "sim/system/machine/sim_warp.h"
 #include "sim/system/run/gpu_bench.h"
 
 namespace gpunvme {
@@ -24,34 +23,6 @@ const std::string kQueueTurns =
     std::string(GPUNVME_SOURCE_DIR) +
     "/configs/measurements/lane-loops-and-turns-queues-h200-2026-11-28.json";
 
-// A turn charges turn_pass_ns + turn_descriptor_ns of the warp's time, and
-// nothing inside a readiness predicate. Hand-worked with round figures:
-// 240 + 440 = 680 ns a turn, 3 turns 2,040 ns, none in check().
-TEST(TurnDescriptor, ATurnChargesItsOwnCodeAndItsDescriptorReads) {
-  GpuBench bench(nlohmann::json{{"turn_pass_ns", 240.0}, {"turn_descriptor_ns", 440.0}});
-  std::vector<Picoseconds> t;
-  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
-    t.push_back(p.clock());
-    p.turn_pass();
-    t.push_back(p.clock());
-    p.turn_pass();
-    p.turn_pass();
-    t.push_back(p.clock());
-    (void)p.check([&] {
-      p.turn_pass();
-      return true;
-    });
-    t.push_back(p.clock());
-  });
-  bench.run();
-  ASSERT_EQ(t.size(), 4u);
-  EXPECT_EQ(t[1] - t[0], Picoseconds{680000});
-  EXPECT_EQ(t[2] - t[1], Picoseconds{1360000});
-  EXPECT_EQ(t[3] - t[2], Picoseconds{0});
-}
-
-// The shipped profiles charge no descriptor reads yet (0): a shipped
-// scenario runs as before.
 // The H200 profile holds the cost its own microbenchmark measured; the H100
 // profile has no measurement of it and charges nothing (the parameter's
 // default), so its predictions are those of the turn alone.
