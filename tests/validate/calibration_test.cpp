@@ -701,6 +701,22 @@ TEST(PredictionRun, FootprintTermMovesTheKSweepToTheLinesFootprint) {
   const double without = plain.at("cases")[0].at("simulated_service_ns").get<double>();
   EXPECT_NE(with_term, without);
 
+  // A k sweep run that names no queue size is refused, naming the field:
+  // read as no buffers, its point would move by the line's whole footprint.
+  options.footprint_scale = true;
+  {
+    nlohmann::json unsized = hw;
+    for (nlohmann::json& run : unsized["controller_only"]) {
+      if (run.value("variant", "") == "k_sweep") run.erase("queue_entries");
+    }
+    try {
+      (void)validate::correlate(unsized, kPredictedRuns, options);
+      FAIL() << "expected a ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("queue_entries"), std::string::npos) << e.what();
+    }
+  }
+
   // Line runs that name no queue size leave the term unfitted, and say so.
   for (nlohmann::json& run : hw["controller_only"]) {
     if (!run.contains("variant")) run.erase("queue_entries");

@@ -705,6 +705,10 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
         continue;
       }
       number(field(target, file, tp, "batch_gap_ns"), file, tp + ".batch_gap_ns", "mean");
+      // With the footprint term its point moves along the footprint slope
+      // from the buffers it wrote: a run that does not name them is refused,
+      // not read as writing none.
+      if (footprint_scale) number(c, file, path, "queue_entries");
       groups[{t, run_queues, depth, true}].push_back(&c);
       continue;
     }
