@@ -82,14 +82,15 @@ TEST(PlacedLaunch, HandWorkedGpu) {
 }
 
 // The H200 profile places the 132- and 528-warp launches (17 and 66 blocks
-// of 256 threads) where the scheduler put them beside the target's kernel.
+// of 256 threads) where the scheduler put them beside the target's kernel
+// (the second launch of each size: not the first of its process).
 TEST(PlacedLaunch, H200FollowsTheMeasurement) {
   const nlohmann::json m =
       read_json("configs/measurements/block-placement-beside-target-h200-2026-11-28.json");
   GpuBench bench(nlohmann::json{{"profile", "h200-sxm"}});
   int checked = 0;
   for (const nlohmann::json& launch : m.at("runs").at(0).at("launches")) {
-    if (!launch.at("beside_occupier").get<bool>() || launch.at("repeat") != 0) continue;
+    if (!launch.at("beside_occupier").get<bool>() || launch.at("repeat") != 1) continue;
     const auto blocks = launch.at("blocks").get<std::uint32_t>();
     if (blocks != 17 && blocks != 66) continue;
     EXPECT_EQ(simulated_sms(bench, blocks), launch.at("smid").get<std::vector<std::uint32_t>>());
@@ -127,7 +128,8 @@ TEST(PlacedLaunch, H200QueuesAt528WarpsAsTheTargetServedThem) {
   EXPECT_EQ(checked, 5);
   GpuBench bench(nlohmann::json{{"profile", "h200-sxm"}});
   EXPECT_EQ(blocks_per_queue(simulated_sms(bench, 66), 32), hand);
-  // At 132 warps (17 blocks) the measurement puts 16 queues to work, one with two blocks.
+  // At 132 warps (17 blocks) the measurement puts 16 queues to work, one with two full blocks
+  // (the last block, half filled, has a queue of its own).
   EXPECT_EQ(blocks_per_queue(simulated_sms(bench, 17), 32),
             (std::vector<std::uint32_t>{2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
   // Without the launches' own placement the same profile spreads them otherwise.
