@@ -117,6 +117,34 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
                         fmt::format("expected each of the {} SMs once, or none", sms_));
     }
   }
+  // Each placed launch size once, and as many SMs listed as the sizes sum to.
+  std::size_t listed = 0;
+  for (std::int64_t blocks : p.placed_launch_blocks) listed += static_cast<std::size_t>(blocks);
+  if (listed != p.placed_launch_sms.size()) {
+    throw ConfigError("", fmt::format("$.nodes[{}].placed_launch_sms", node),
+                      render_value(this->params().json().at("placed_launch_sms")),
+                      fmt::format("expected {} SMs, one per block of the launches "
+                                  "placed_launch_blocks names",
+                                  listed));
+  }
+  std::size_t next = 0;
+  for (std::int64_t blocks : p.placed_launch_blocks) {
+    std::vector<std::uint32_t> sms;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::int64_t sm = p.placed_launch_sms[next++];
+      if (sm >= static_cast<std::int64_t>(sms_)) {
+        throw ConfigError("", fmt::format("$.nodes[{}].placed_launch_sms", node),
+                          render_value(this->params().json().at("placed_launch_sms")),
+                          fmt::format("expected SMs below {} (the GPU's sms)", sms_));
+      }
+      sms.push_back(static_cast<std::uint32_t>(sm));
+    }
+    if (!placed_launches_.emplace(static_cast<std::uint32_t>(blocks), std::move(sms)).second) {
+      throw ConfigError("", fmt::format("$.nodes[{}].placed_launch_blocks", node),
+                        render_value(this->params().json().at("placed_launch_blocks")),
+                        fmt::format("expected each launch size once ({} twice)", blocks));
+    }
+  }
   for (std::int64_t part : p.sm_l2_partition) {
     sm_partition_.push_back(static_cast<std::uint32_t>(part));
   }
@@ -152,6 +180,12 @@ Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picosecon
 
 std::uint32_t Gpu::block_sm(std::uint32_t block) const {
   return block_sm_order_.empty() ? block % sms_ : block_sm_order_[block % block_sm_order_.size()];
+}
+
+std::uint32_t Gpu::block_sm(std::uint32_t block, std::uint32_t launch_blocks) const {
+  const auto placed = placed_launches_.find(launch_blocks);
+  if (placed == placed_launches_.end() || block >= launch_blocks) return block_sm(block);
+  return placed->second[block];
 }
 
 Picoseconds Gpu::atomic_latency(std::uint32_t sm, std::uint64_t addr) const {

@@ -88,6 +88,10 @@ class Gpu : public Component {
   // The SM thread block `block` runs on (block_sm_order). Blocks beyond the
   // first sms go round again, as the block scheduler fills SMs in waves.
   std::uint32_t block_sm(std::uint32_t block) const;
+  // The SM block `block` of a launch of `launch_blocks` blocks runs on: the
+  // launch's own placement where the profile has one for that size
+  // (placed_launch_blocks), else block_sm(block).
+  std::uint32_t block_sm(std::uint32_t block, std::uint32_t launch_blocks) const;
 
   // Carves `bytes` out of GPU memory (queues, counters, I/O buffers).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment = 256);
@@ -190,6 +194,9 @@ class Gpu : public Component {
   std::vector<NextFreeServer> warp_schedulers_;  // sm * schedulers_per_sm + scheduler
   std::vector<std::uint32_t> block_sm_order_;    // empty: block b on SM b mod sms
   std::vector<std::uint32_t> sm_partition_;      // empty: SM s near partition s mod 2
+  // Launches placed otherwise than block_sm_order: by launch size, the SM of
+  // each block.
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> placed_launches_;
   std::unordered_map<std::uint64_t, NextFreeServer> atomic_units_;  // by address
   std::uint64_t atomics_ = 0;
   std::uint32_t host_pollers_ = 0;

@@ -114,7 +114,8 @@ nlohmann::json finite_or_null(double v) {
 
 // The warps' time per I/O by kind of platform call, measured (an op-profile
 // run, gpunvme-hw --trace 3: compute and service warps added) beside
-// simulated (the run's gpus.*.op_profile). The hardware's "other", the warps'
+// simulated (the run's gpus.*.op_profile), and the calls per I/O of each
+// kind where the run counted them. The hardware's "other", the warps'
 // own code between calls, is the simulator's lane_loop: both are reported
 // as own_code.
 nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::json& result,
@@ -127,15 +128,29 @@ nlohmann::json op_profile_rows(const nlohmann::json& measured, const nlohmann::j
     const std::string hw_kind = std::string(kind) == "own_code" ? "other" : kind;
     const std::string sim_kind = std::string(kind) == "own_code" ? "lane_loop" : kind;
     double hw = 0;
+    // Calls per I/O where the run counted them (gpunvme-hw's calls_per_io):
+    // the same time per I/O can be fewer dearer calls or more cheaper ones.
+    double hw_calls = 0;
+    bool counted = false;
     for (const auto& [role, r] : measured.items()) {
       const std::string at = path + ".op_profile." + role;
       hw += optional_number(field(r, file, at, "ns_per_io"), file, at + ".ns_per_io", hw_kind, 0.0);
+      if (r.contains("calls_per_io") && r.at("calls_per_io").contains(hw_kind)) {
+        counted = true;
+        hw_calls += number(r.at("calls_per_io"), file, at + ".calls_per_io", hw_kind);
+      }
     }
-    double sim = 0;
+    double sim = 0, sim_calls = 0;
     for (const auto& [id, g] : gpus.items()) {
-      if (g.contains("op_profile")) sim += g.at("op_profile").at(sim_kind).at("ns").get<double>();
+      if (!g.contains("op_profile")) continue;
+      sim += g.at("op_profile").at(sim_kind).at("ns").get<double>();
+      sim_calls += g.at("op_profile").at(sim_kind).value("calls", 0.0);
     }
     rows[kind] = {{"measured", hw}, {"simulated", ios > 0 ? sim / ios : 0.0}};
+    if (counted) {
+      rows[kind]["calls_per_io"] = {{"measured", hw_calls},
+                                    {"simulated", ios > 0 ? sim_calls / ios : 0.0}};
+    }
   }
   return rows;
 }

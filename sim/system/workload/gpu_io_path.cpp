@@ -409,10 +409,14 @@ platform::WarpPlacement GpuIoPath::place(std::uint32_t w) const {
   // Blocks go to SMs in the block scheduler's order (Gpu::block_sm); within
   // an SM, warps spread over the warp schedulers in order (blocks that share
   // an SM continue the numbering).
+  // The launch holds the compute warps and the service warps after them.
   const std::uint32_t sms = gpu_.sms();
   const std::uint32_t block = w / warps_per_block_;
   const std::uint32_t in_sm = (block / sms) * warps_per_block_ + w % warps_per_block_;
-  return {gpu_.block_sm(block), in_sm % gpu_.schedulers_per_sm()};
+  const std::uint32_t service = plan_.agents || plan_.pollers ? service_warps_ : 0;
+  const std::uint32_t launch_blocks =
+      ceil_div(ceil_div(threads_, algo::kWarpLanes) + service, warps_per_block_);
+  return {gpu_.block_sm(block, launch_blocks), in_sm % gpu_.schedulers_per_sm()};
 }
 
 void GpuIoPath::plan_warps() {

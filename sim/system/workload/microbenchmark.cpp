@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "models/gpu/gpu.h"
 #include "models/nvme/ssd_params.h"
@@ -167,10 +168,20 @@ void check_strategy(const RunConfig& config) {
       throw ConfigError(file, "$.iodepth", std::to_string(iodepth),
                         "warp_partition keeps at most 1024 warp-local CIDs (iodepth <= 32)");
     }
-    // Where the GPU's blocks go (its block_sm_order; checked when the GPU
-    // is built).
+    // Where the GPU's blocks go (its block_sm_order, or the placement of a
+    // launch of this size; checked when the GPU is built).
     const std::vector<std::int64_t>& order = gpu_params.block_sm_order;
-    const BlockSm block_sm = [&](std::uint32_t block) {
+    // The first entry of this launch's own placement, if it has one.
+    std::optional<std::size_t> placed;
+    std::size_t first = 0;
+    for (std::int64_t size : gpu_params.placed_launch_blocks) {
+      if (size == blocks) placed = first;
+      first += static_cast<std::size_t>(size);
+    }
+    const BlockSm block_sm = [&, placed](std::uint32_t block) {
+      if (placed && block < blocks && *placed + block < gpu_params.placed_launch_sms.size()) {
+        return static_cast<std::uint32_t>(gpu_params.placed_launch_sms[*placed + block]);
+      }
       return order.size() == sms ? static_cast<std::uint32_t>(order[block % sms]) : block % sms;
     };
     const Partitions parts = cid_partitions(plan, warps, warps_per_block, block_sm, per_ssd, ssds);
