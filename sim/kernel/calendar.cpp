@@ -11,6 +11,13 @@ namespace gpunvme {
 
 namespace {
 Calendar* current_calendar = nullptr;
+
+// Of a fibre's stack, the cache lines fetched ahead of its resume: the frames
+// from its saved context up that a warp's step returns through. On the fast
+// speed reference at 200,000 I/Os (CPU seconds, medians of five alternating
+// runs on a shared 2-core machine): without any prefetching 10.3 s, with 4
+// lines 8.4 s, 8 lines 8.6 s, 16 lines 8.8 s.
+constexpr int kPrefetchStackLines = 4;
 }  // namespace
 
 Calendar::Calendar(const sc_core::sc_module_name& name)
@@ -137,6 +144,7 @@ bool Calendar::next_time(Picoseconds& next) const {
 void Calendar::run_due() {
   TimeQueue<Target>::Entry due;
   while (queue_->take_due(clock_, due)) {
+    prefetch_upcoming();
     const Target target = due.payload;
     if (target.fiber_event != nullptr) {
       // The woken warp counts its own wait.
@@ -199,6 +207,36 @@ void Calendar::wait(FiberEvent& first, FiberEvent& second) {
   self->waiting_on[0] = &first;
   self->waiting_on[1] = &second;
   Fiber::suspend();
+}
+
+// The work after the entry just taken, four entries deep, each a step
+// further along the pointers it will follow: the event of the fourth (or the
+// callback of a model), the fibre record of the third, whose event the last
+// call fetched, the fibre of the second, whose record the last call fetched,
+// and the stack of the next. A warp step touches its event, its fibre's
+// record, its fibre and the top of its stack, each in memory of its own,
+// which after the turns of thousands of other warps is seldom cached: fetched
+// ahead, the misses overlap the work of the entries before. Only hints: an
+// entry pushed meanwhile may come first, and nothing here changes what runs.
+void Calendar::prefetch_upcoming() {
+  const auto waiter = [this](std::size_t ahead) -> const FiberThread* {
+    const TimeQueue<Target>::Entry* entry = queue_->upcoming(ahead);
+    if (entry == nullptr || entry->payload.fiber_event == nullptr) return nullptr;
+    return entry->payload.fiber_event->waiter_;
+  };
+  if (const TimeQueue<Target>::Entry* fourth = queue_->upcoming(3)) {
+    const Target& target = fourth->payload;
+    if (target.fiber_event != nullptr) {
+      __builtin_prefetch(target.fiber_event);
+    } else if (target.event == nullptr) {
+      __builtin_prefetch(&callback_at(target.slot));
+    }
+  }
+  if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);
+  if (const FiberThread* thread = waiter(1)) __builtin_prefetch(thread->fiber.get());
+  if (const FiberThread* thread = waiter(0)) {
+    if (thread->fiber != nullptr) thread->fiber->prefetch_stack(kPrefetchStackLines);
+  }
 }
 
 void Calendar::make_runnable(FiberEvent& event) {
@@ -268,6 +306,9 @@ void Calendar::run_fibres() {
     // while they run: wake-ups go through the calendar).
     while (next_runnable_ < runnable_.size()) {
       FiberThread* thread = runnable_[next_runnable_++];
+      if (next_runnable_ < runnable_.size() && runnable_[next_runnable_]->fiber != nullptr) {
+        runnable_[next_runnable_]->fiber->prefetch_stack(kPrefetchStackLines);
+      }
       current_thread_ = thread;
       try {
         thread->fiber->resume();

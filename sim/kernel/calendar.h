@@ -194,6 +194,9 @@ class Calendar : public sc_core::sc_module {
   void fire();
   // Runs the work due at the calendar's clock, in order.
   void run_due();
+  // Fetches into the cache what the next entries of the queue will touch
+  // (calendar.cpp).
+  void prefetch_upcoming();
   // Whether the kernel would do nothing before `next`, the calendar's next
   // time (see the top of this file).
   bool may_run_ahead_to(Picoseconds next) const;

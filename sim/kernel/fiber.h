@@ -48,6 +48,16 @@ class Fiber {
   // The fibre running now, or nullptr outside fibres.
   static Fiber* current() { return running_; }
 
+  // Asks the processor to load the first `lines` cache lines of the
+  // suspended fibre's stack from its saved context up: the frames its next
+  // resume() returns through. Thousands of fibres take turns, so a fibre's
+  // stack is rarely still cached when it runs again; a resumer that knows
+  // which fibre comes next overlaps the fetch with the work before it.
+  void prefetch_stack(int lines) const {
+    if (context_ == nullptr) return;
+    const auto* top = static_cast<const char*>(context_);
+    for (int line = 0; line < lines; ++line) __builtin_prefetch(top + 64 * line);
+  }
   bool started() const { return started_; }
   bool finished() const { return finished_; }
   std::size_t stack_bytes() const { return stack_bytes_; }

@@ -55,7 +55,8 @@ void MemorySpace::write(std::uint64_t addr, const void* data, std::size_t len) {
     const std::size_t chunk = std::min<std::size_t>(left, kPageBytes - offset);
     Page& target = page_for_write(page);
     std::memcpy(target.bytes.data() + offset, bytes, chunk);
-    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes; ++line) {
+    for (std::size_t line = offset / kLineBytes; line <= (offset + chunk - 1) / kLineBytes;
+         ++line) {
       target.stamps[line] = stamp;
     }
     bytes += chunk;
@@ -244,6 +245,11 @@ void MemorySpace::fire_watches(std::uint64_t addr, std::uint64_t len) {
     // Cancelled (or cancelled and its slot reused) by an earlier callback.
     if (hot_[d.slot].order != d.order) continue;
     HotWatch& h = hot_[d.slot];
+    // The next watch's context (a waiting warp's state, seldom cached when
+    // thousands of warps wait), fetched while this one's callback runs.
+    if (i + 1 < due_scratch_[fire_depth_ - 1].size()) {
+      __builtin_prefetch(hot_[due_scratch_[fire_depth_ - 1][i + 1].slot].context);
+    }
     h.order = 0;
     h.rearmed = false;
     --live_watches_;

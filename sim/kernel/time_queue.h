@@ -40,6 +40,16 @@ class TimeQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
+  // The entry that `ahead` more takes after the next one would give
+  // (upcoming(0) is the next one), when the slot being taken from holds it;
+  // else nullptr. A hint for prefetching only: entries pushed meanwhile may
+  // come before it.
+  const Entry* upcoming(std::size_t ahead) const {
+    const std::vector<Entry>& current = slots_[index(current_)];
+    const std::size_t at = head_ + ahead;
+    return at < current.size() ? &current[at] : nullptr;
+  }
+
   // The earliest entry's time (not empty). It does not turn the wheel, so
   // entries earlier than it may still be pushed.
   Picoseconds earliest() const {

@@ -136,6 +136,51 @@ TEST(TimeQueue, TakeDueTakesExactlyWhatIsDueInOrder) {
   EXPECT_GT(taken, 100000u);
 }
 
+// upcoming(k), which the calendar prefetches from, names the entry k takes
+// after the next one only, and only the next ones in queue order: checked
+// against the sorted oracle after every take, with pushes landing in the slot
+// being taken from (ahead of entries already there) and beyond it.
+TEST(TimeQueue, UpcomingNamesTheEntriesTakenNext) {
+  std::mt19937_64 random(20261128);
+  TimeQueue<std::uint64_t> queue;
+  std::set<std::pair<Picoseconds, std::uint64_t>> oracle;
+  std::uint64_t pushed = 0;
+  std::uint64_t named[4] = {};
+  Picoseconds now = 0;
+  for (int step = 0; step < 100000; ++step) {
+    const int burst = static_cast<int>(random() % 4);
+    for (int i = 0; i < burst; ++i) {
+      const Picoseconds ahead = random() % 2 == 0 ? random() % 40'000 : random() % 5'000'000;
+      queue.push(now + ahead, pushed);
+      oracle.insert({now + ahead, pushed});
+      ++pushed;
+    }
+    TimeQueue<std::uint64_t>::Entry entry{};
+    const int takes = static_cast<int>(random() % 4);
+    for (int i = 0; i < takes && !oracle.empty(); ++i) {
+      ASSERT_TRUE(queue.take_due(queue.earliest(), entry));
+      oracle.erase(oracle.begin());
+      now = entry.when;
+      auto expected = oracle.begin();
+      for (std::size_t k = 0; k < 4; ++k) {
+        const TimeQueue<std::uint64_t>::Entry* next = queue.upcoming(k);
+        if (expected == oracle.end()) {
+          ASSERT_EQ(next, nullptr) << "step " << step << ", " << k << " ahead";
+          break;
+        }
+        if (next != nullptr) {
+          ASSERT_EQ(next->when, expected->first) << "step " << step << ", " << k << " ahead";
+          ASSERT_EQ(next->payload, expected->second) << "step " << step << ", " << k << " ahead";
+          ++named[k];
+        }
+        ++expected;
+      }
+    }
+  }
+  // Every depth named entries often: the check ran.
+  for (std::uint64_t count : named) EXPECT_GT(count, 10000u);
+}
+
 // earliest() only looks: an entry earlier than it may still be pushed.
 TEST(TimeQueue, EarliestLeavesRoomForEarlierEntries) {
   TimeQueue<char> queue;
