@@ -226,7 +226,10 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
           if (new_line) gpu_.remove_host_read();
           LaneCost& done = lane_cost_[lane];
           done.cursor = std::max({done.cursor, now() + gpu_.costs().pcie_load_overhead, queued});
-          --lane_reads_in_flight_[lane];
+          if (--lane_reads_in_flight_[lane] == 0) {
+            done.cursor += lane_after_reads_[lane];
+            lane_after_reads_[lane] = 0;
+          }
           --reads_in_flight_;
           calendar_.notify_delta(read_returned_);
         });
