@@ -20,7 +20,9 @@
 //   they return without holding the other lanes' reads back (a CQ scan's
 //   entries and consumed marks); its store, atomic or fence waits for them;
 // - fences cost their measured latencies, more when stores they must order
-//   are outstanding; a GPU or system fence also invalidates the SM's L1, and
+//   are outstanding, and a system fence more while other warps spin on
+//   reads of host memory (host_poll_fence_system_ns); a GPU or system fence
+//   also invalidates the SM's L1, and
 //   the descriptors the warp's next operations name (a QueuePair's words)
 //   are read again from L2 (fence_l1_reload_ns);
 // - the warp's own code between memory operations costs time where it loops
