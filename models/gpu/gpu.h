@@ -68,6 +68,7 @@ struct GpuCosts {
   Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
   Picoseconds host_line_read_interval;        // a read's hold on its 64 B line of host memory
   double copy_op_host_reads;                  // host reads a copy operation waits for in turn
+  Picoseconds host_poll_fence_system;  // added to a system fence while warps poll host memory
 };
 
 class Gpu : public Component {

@@ -226,7 +226,10 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
           if (new_line) gpu_.remove_host_read();
           LaneCost& done = lane_cost_[lane];
           done.cursor = std::max({done.cursor, now() + gpu_.costs().pcie_load_overhead, queued});
-          --lane_reads_in_flight_[lane];
+          if (--lane_reads_in_flight_[lane] == 0) {
+            done.cursor += lane_after_reads_[lane];
+            lane_after_reads_[lane] = 0;
+          }
           --reads_in_flight_;
           calendar_.notify_delta(read_returned_);
         });
@@ -304,9 +307,13 @@ void SimWarp::fence_system() {
   const ProfileScope scope(*this, ProfiledOp::kFenceSystem);
   settle();
   ++counters_.fences;
+  // While other warps spin on reads of host memory the fence waits behind
+  // them (host_poll_fence_system_ns; the warp itself polls nothing now).
+  const Picoseconds behind_pollers =
+      gpu_.host_pollers() != 0 ? gpu_.costs().host_poll_fence_system : 0;
   const Picoseconds cost = (pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
                                                     : gpu_.costs().fence_system) +
-                           gpu_.costs().fence_l1_reload;
+                           gpu_.costs().fence_l1_reload + behind_pollers;
   gpu_store_since_fence_ = false;
   pcie_store_since_fence_ = false;
   op_done(op_issue() + cost, kFence);

@@ -16,9 +16,13 @@
 //   doorbell) are posted PCIe writes. Inside for_lanes/ballot the lanes'
 //   PCIe reads are in flight together (the warp waits for the last one at
 //   the end of the instruction), a lane's further reads too (the words of a
-//   multi-word load); its store, atomic, fence or GPU load waits for them;
+//   multi-word load); its load of GPU memory completes a load latency after
+//   they return without holding the other lanes' reads back (a CQ scan's
+//   entries and consumed marks); its store, atomic or fence waits for them;
 // - fences cost their measured latencies, more when stores they must order
-//   are outstanding; a GPU or system fence also invalidates the SM's L1, and
+//   are outstanding, and a system fence more while other warps spin on
+//   reads of host memory (host_poll_fence_system_ns); a GPU or system fence
+//   also invalidates the SM's L1, and
 //   the descriptors the warp's next operations name (a QueuePair's words)
 //   are read again from L2 (fence_l1_reload_ns);
 // - the warp's own code between memory operations costs time where it loops
@@ -195,9 +199,9 @@ class SimWarp {
   [[gnu::always_inline]] T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     if (predicate_depth_ != 0) return poll<T>(addr);
-    if (instruction_depth_ != 0 && lane_reads_in_flight_[current_lane_] == 0 &&
-        gpu_.owns(addr, sizeof(T))) {
-      return lane_load<T>(addr);
+    if (instruction_depth_ != 0 && gpu_.owns(addr, sizeof(T))) {
+      return lane_reads_in_flight_[current_lane_] == 0 ? lane_load<T>(addr)
+                                                       : lane_load_after_reads<T>(addr);
     }
     return charged_load<T>(addr);
   }
@@ -339,6 +343,24 @@ class SimWarp {
     const Picoseconds issue = op_issue();
     value = memory_.load<T>(addr);
     op_done(issue + gpu_.costs().load_latency, kLoad);
+    return value;
+  }
+  // A lane's load of GPU memory inside for_lanes/ballot while the lane's
+  // PCIe reads are in flight: it completes a load latency after they
+  // return (lane_after_reads_, added to the lane's cursor as its last read
+  // comes back), and the next lanes go on issuing meanwhile. The lanes of
+  // one instruction issue together: waiting here for this lane's reads
+  // would hold the next lanes' reads back one round trip each (a cq_scan
+  // window, 32 CQEs of host memory and 32 consumed marks, took 32 round
+  // trips: 18.8 us against the H100's 1.5 us for 32 lanes' 16 B reads,
+  // configs/measurements/warp-host-access-h100-2026-11-24.json). The value
+  // is the memory's at issue, as a lane's PCIe read's is.
+  template <class T>
+  T lane_load_after_reads(std::uint64_t addr) {
+    const T value = memory_.load<T>(addr);
+    lane_after_reads_[current_lane_] += gpu_.costs().load_latency;
+    LaneCost& c = lane_cost_[current_lane_];
+    c.signature = mix(c.signature, kLoad);
     return value;
   }
   // A load inside a wait predicate.
@@ -552,6 +574,9 @@ class SimWarp {
     return true;
   }
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
+  // Per lane: the latency of its GPU loads made while its PCIe reads were in
+  // flight, added to its cursor as the last of them returns.
+  algo::Lanes<Picoseconds> lane_after_reads_{};
   Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
   // What the warp's fibre waits on (sim/kernel/calendar.h).
   FiberEvent read_returned_;
