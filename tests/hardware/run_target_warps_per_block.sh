@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Run from the repository root with HW=path/to/gpunvme-hw; packed into $OUT/target-runs-ID.tar.gz.
+# One machine instance: does bam_ticket's wait beyond the target's batch time (15.9 us per round at
+# 8 warps, 1.2 us at 1 warp on the H200, hw-gpu-target-perrole-h200-2026-11-28) come from its warps
+# sharing one SM (8 warps in one 256-thread block) or from the queues being busy at once? The
+# GPU-resident target (8 SMs, 32 serving warps), per-role kernels, bam_ticket and warp_batch (whose
+# wait does not grow) at 1, 8 and 32 warps with 256-thread blocks (8 warps to a block, as the
+# committed runs) and with 32-thread blocks (one warp to a block, so on separate SMs), untraced, in
+# rounds until DEADLINE_S, the block size's order alternating by round; a controller-only run at
+# k = 8 and 32, depth 32, every other round as the reference of the target's batch; then one
+# op-profile run (--trace 3) per block size.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
+target_runs_begin "${1:-}"
+for r in $(seq 1 ${ROUNDS:-12}); do
+  [ "$(el)" -gt "${DEADLINE_S:-150}" ] && { echo "deadline before round $r at $(el)s"; break; }
+  if [ $((r % 2)) = 1 ]; then sizes="256 32"; else sizes="32 256"; fi
+  for tpb in $sizes; do
+    one "s-tpb$tpb-r$r" --target gpu --kernel per-role --strategies bam_ticket,warp_batch --warps 1,8,32 \
+      --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 0 --seed $r
+  done
+  if [ $((r % 2)) = 1 ]; then
+    for k in 8 32; do
+      one "g-k$k-r$r" --target gpu --controller-only 32 --queues $k --entries 256 --ios 65536 --timeout-s 20 --seed $r
+    done
+  fi
+  echo "round $r done at $(el)s"
+done
+for tpb in 256 32; do
+  one "p-tpb$tpb" --target gpu --kernel per-role --strategies bam_ticket,warp_batch --warps 1,8,32 \
+    --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 3 --seed 1
+done
+target_runs_end
+target_runs_pack
