@@ -8,15 +8,18 @@
 # committed runs) and with 32-thread blocks (one warp to a block, so on separate SMs), untraced, in
 # rounds until DEADLINE_S, the block size's order alternating by round; a controller-only run at
 # k = 8 and 32, depth 32, every other round as the reference of the target's batch; then one
-# op-profile run (--trace 3) per block size.
+# op-profile run (--trace 3) per block size. SIZES="32 64 128 256" and STRATEGIES=... WARPS=...
+# widen it (the block sizes' order rotates by round); the defaults are the runs of instance h200-p.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
 target_runs_begin "${1:-}"
 for r in $(seq 1 ${ROUNDS:-12}); do
   [ "$(el)" -gt "${DEADLINE_S:-150}" ] && { echo "deadline before round $r at $(el)s"; break; }
-  if [ $((r % 2)) = 1 ]; then sizes="256 32"; else sizes="32 256"; fi
-  for tpb in $sizes; do
-    one "s-tpb$tpb-r$r" --target gpu --kernel per-role --strategies bam_ticket,warp_batch --warps 1,8,32 \
+  read -r -a all <<< "${SIZES:-256 32}"
+  n=${#all[@]}
+  for i in $(seq 0 $((n - 1))); do
+    tpb=${all[$(( (i + r - 1) % n ))]}
+    one "s-tpb$tpb-r$r" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
       --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 0 --seed $r
   done
   if [ $((r % 2)) = 1 ]; then
@@ -26,8 +29,8 @@ for r in $(seq 1 ${ROUNDS:-12}); do
   fi
   echo "round $r done at $(el)s"
 done
-for tpb in 256 32; do
-  one "p-tpb$tpb" --target gpu --kernel per-role --strategies bam_ticket,warp_batch --warps 1,8,32 \
+for tpb in ${SIZES:-256 32}; do
+  one "p-tpb$tpb" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
     --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 3 --seed 1
 done
 target_runs_end
