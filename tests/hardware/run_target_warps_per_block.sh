@@ -10,6 +10,8 @@
 # k = 8 and 32, depth 32, every other round as the reference of the target's batch; then one
 # op-profile run (--trace 3) per block size. SIZES="32 64 128 256" and STRATEGIES=... WARPS=...
 # widen it (the block sizes' order rotates by round); the defaults are the runs of instance h200-p.
+# TRACES="3 2" adds per-stage runs (--trace 2: each stage's mean time, seeds 1..TRACE_SEEDS) per
+# block size after the op-profile runs; ROUNDS=0 runs those alone.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
 target_runs_begin "${1:-}"
@@ -29,9 +31,16 @@ for r in $(seq 1 ${ROUNDS:-12}); do
   fi
   echo "round $r done at $(el)s"
 done
-for tpb in ${SIZES:-256 32}; do
-  one "p-tpb$tpb" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
-    --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 3 --seed 1
+for trace in ${TRACES:-3}; do
+  for tpb in ${SIZES:-256 32}; do
+    for seed in $(seq 1 ${TRACE_SEEDS:-1}); do
+      tag="p-tpb$tpb"
+      [ "$trace" = 3 ] || tag="t$trace-tpb$tpb-s$seed"
+      [ "$trace" = 3 ] && [ "$seed" -gt 1 ] && continue
+      one "$tag" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
+        --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace $trace --seed $seed
+    done
+  done
 done
 target_runs_end
 target_runs_pack
