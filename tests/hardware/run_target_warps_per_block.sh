@@ -11,7 +11,9 @@
 # op-profile run (--trace 3) per block size. SIZES="32 64 128 256" and STRATEGIES=... WARPS=...
 # widen it (the block sizes' order rotates by round); the defaults are the runs of instance h200-p.
 # TRACES="3 2" adds per-stage runs (--trace 2: each stage's mean time, seeds 1..TRACE_SEEDS) per
-# block size after the op-profile runs; ROUNDS=0 runs those alone.
+# block size after the op-profile runs; ROUNDS=0 runs those alone. BACKOFFS="0 500 2000" repeats
+# the strategy runs with each --poll-backoff-ns (a waiting warp's __nanosleep between polls; tags
+# gain -bN where N is not 0).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
 target_runs_begin "${1:-}"
@@ -21,8 +23,12 @@ for r in $(seq 1 ${ROUNDS:-12}); do
   n=${#all[@]}
   for i in $(seq 0 $((n - 1))); do
     tpb=${all[$(( (i + r - 1) % n ))]}
-    one "s-tpb$tpb-r$r" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
-      --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 0 --seed $r
+    for b in ${BACKOFFS:-0}; do
+      tag="s-tpb$tpb-r$r"
+      [ "$b" = 0 ] || tag="s-tpb$tpb-b$b-r$r"
+      one "$tag" --target gpu --kernel per-role --strategies ${STRATEGIES:-bam_ticket,warp_batch} --warps ${WARPS:-1,8,32} \
+        --threads-per-block $tpb --ios 65536 --timeout-s 30 --trace 0 --seed $r --poll-backoff-ns $b
+    done
   done
   if [ $((r % 2)) = 1 ]; then
     for k in 8 32; do
