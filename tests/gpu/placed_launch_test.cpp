@@ -53,16 +53,7 @@ std::vector<std::uint32_t> simulated_sms(GpuBench& bench, std::uint32_t blocks) 
 // warps' fibres have run in the process (google/sanitizers#189), and this
 // folder's earlier files run fibres.
 TEST(GpuProfile, PlacedLaunchListsMustMatch) {
-  auto rejects = [](const nlohmann::json& params, const std::string& field,
-                    const std::string& problem) {
-    try {
-      GpuBench bench(params);
-      ADD_FAILURE() << params.dump() << " was accepted";
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
-    }
-  };
+  const auto rejects = testing::expect_gpu_rejected;
   rejects({{"sms", 8}, {"placed_launch_blocks", {3}}, {"placed_launch_sms", {1, 2}}},
           "$.nodes[3].placed_launch_sms", "expected 3 SMs");
   rejects({{"sms", 8}, {"placed_launch_blocks", {2}}, {"placed_launch_sms", {1, 8}}},
