@@ -93,6 +93,8 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.lane_loop_iteration = p.lane_loop_iteration_ns;
   costs_.turn_pass = p.turn_pass_ns;
   costs_.turn_descriptor = p.turn_descriptor_ns;
+  costs_.cq_scan_co_waiter = p.cq_scan_co_waiter_ns;
+  cq_scan_waiters_.assign(sms_, 0);
   costs_.host_poll_read = p.host_poll_read_ns;
   costs_.host_read_interval = std::max<Picoseconds>(1, ns_to_ps(1e3 / p.host_reads_per_us));
   costs_.host_line_read_interval = p.host_line_read_interval_ns;

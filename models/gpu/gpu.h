@@ -64,6 +64,7 @@ struct GpuCosts {
   Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
   Picoseconds turn_pass;                      // own code around a lane's PerCommand turn
   Picoseconds turn_descriptor;                // the turn's reads of its queue descriptor
+  Picoseconds cq_scan_co_waiter;              // a CqScan wait's cost per co-waiting warp
   Picoseconds host_poll_read;                 // one poll of host memory, few pollers
   Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
   Picoseconds host_line_read_interval;        // a read's hold on its 64 B line of host memory
@@ -117,6 +118,11 @@ class Gpu : public Component {
   // all the time they wait (the simulator does not issue those polls; it
   // counts the pollers), and the lines of the reads warps issue are in
   // flight until they return.
+  // Warps whose completion policy scans the CQ (CqScan) waiting now, by SM:
+  // each slows the others' waits (cq_scan_co_waiter_ns).
+  void add_cq_scan_waiter(std::uint32_t sm) { ++cq_scan_waiters_.at(sm); }
+  void remove_cq_scan_waiter(std::uint32_t sm) { --cq_scan_waiters_.at(sm); }
+  std::uint32_t cq_scan_waiters(std::uint32_t sm) const { return cq_scan_waiters_.at(sm); }
   void add_host_poller() { ++host_pollers_; }
   void remove_host_poller() { --host_pollers_; }
   std::uint32_t host_pollers() const { return host_pollers_; }
@@ -201,7 +207,8 @@ class Gpu : public Component {
   std::unordered_map<std::uint64_t, NextFreeServer> atomic_units_;  // by address
   std::uint64_t atomics_ = 0;
   std::uint32_t host_pollers_ = 0;
-  std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
+  std::vector<std::uint32_t> cq_scan_waiters_;  // by SM
+  std::uint64_t host_reads_ = 0;                // line requests of warps' reads over PCIe in flight
   std::unordered_map<std::uint64_t, std::uint32_t> host_line_pollers_;  // by host line
   std::map<std::uint64_t, std::vector<std::uint64_t>> host_sweeps_;     // host lines, by key
   std::uint64_t next_sweep_key_ = 0;

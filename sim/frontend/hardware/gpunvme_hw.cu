@@ -516,6 +516,15 @@ __global__ void poll_next_cq_entry(const std::uint64_t* rings, std::uint32_t rin
 // CQ slots with one CQ head doorbell. The target thus sees whole batches of
 // `depth` commands and its own service times, batch line and gaps are
 // measured with the submitter's cost kept out of them.
+//
+// With FeedArgs::queue_pairs set (--feed-wait cq_scan) the warp waits as
+// bam_ticket's warps do instead: each command's CID is its SQ slot, and the
+// round's lanes wait through algo::wait compiled for bam_ticket (completion
+// policy CqScan: own_cqe_waiting per waiting lane as the predicate, then
+// scan_cq, whose lock winner moves the CQ head and rings its doorbell), so
+// the wait beyond the target's batch is bam_ticket's with no submission
+// strategy in it. Several feeder warps may share a block (blockDim.x / 32
+// of them, queue blockIdx.x * that + warp), as a strategy's warps do.
 struct FeedRing {
   unsigned char* sq;
   const unsigned char* cq;
@@ -554,12 +563,55 @@ struct FeedArgs {
   // ratio is the SM clock the case ran at
   unsigned long long* counters;
   std::uint32_t* feeder_sm;  // the SM each feeder warp ran on, by queue
+  // The queues as the algorithm library sees them (bam_ticket's state in GPU
+  // memory, sim/core/algo/queue_state.h); null: each lane polls its own CQ
+  // slot (--feed-wait own_slot).
+  const algo::QueuePair* queue_pairs;
+  // With the cq_scan wait and --trace 3: the waiting warps' time by platform
+  // call (role 0), as the strategy cases' op profiles; null: none.
+  const platform::CudaOpProfile* profile;
 };
+
+using BamTicketWarp = StrategyWarp<CompiledStrategy::BamTicket>;
+
+// bam_ticket's wait for one feeder round: lanes below `count` each hold the
+// command of SQ ticket first_ticket + lane (CID = its SQ slot) on queue `q`;
+// returns the lane's NVMe status once every one of them has been consumed.
+__device__ std::uint16_t wait_as_bam_ticket(const FeedArgs& a, BamTicketWarp& p, std::uint32_t q,
+                                            std::uint32_t first_ticket, std::uint32_t count) {
+  constexpr CompiledStrategy kBam = CompiledStrategy::BamTicket;
+  algo::WarpContext c;
+  c.queues = a.queue_pairs;
+  c.queue_count = a.queues;
+  c.strategy = compiled_strategy<kBam>();
+  c.cq_doorbell_batch = 1;  // as the strategy cases (the simulator's default)
+  c.max_batch = 32;
+  c.iodepth = 1;
+  algo::Lanes<algo::Pending> round;
+  c.rounds = &round;
+  c.round_count = 1;
+  const unsigned lane = threadIdx.x & 31u;
+  round[lane] = algo::Pending{};
+  if (lane < count) {
+    round[lane].queue = q;
+    round[lane].ticket = first_ticket + lane;
+    round[lane].cid = (first_ticket + lane) % a.entries;
+    round[lane].state = algo::kOutstanding;
+  }
+  __syncwarp();
+  algo::wait(p, c, round, algo::lanes_below(count));
+  const std::uint16_t status = round[lane].status;
+  __syncwarp();
+  return status;
+}
 
 __global__ void feed_gpu_target(FeedArgs a) {
   const unsigned lane = threadIdx.x & 31u;
-  const std::uint32_t q = blockIdx.x;
+  const std::uint32_t q = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u;
   if (q >= a.queues) return;
+  const bool cq_scan = a.queue_pairs != nullptr;
+  if (cq_scan) algo::init_warp_scratch();
+  BamTicketWarp p(0, nullptr, a.profile, 0);
   const long long cycles_at_start = clock64();
   const unsigned long long ns_at_start = globaltimer_ns();
   if (lane == 0) a.feeder_sm[q] = sm_id();
@@ -581,8 +633,10 @@ __global__ void feed_gpu_target(FeedArgs a) {
       const std::uint32_t slot_in_ring = (sq_tail + j) % n;
       const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
       const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+      // bam_ticket's CID is the SQ slot; the own-slot wait checks CID j.
+      const std::uint32_t cid = cq_scan ? slot_in_ring : j;
       const nvme::SubmissionEntry e =
-          nvme::make_read(static_cast<std::uint16_t>(j), 1, (rng % a.blocks) * a.lbas_per_io,
+          nvme::make_read(static_cast<std::uint16_t>(cid), 1, (rng % a.blocks) * a.lbas_per_io,
                           static_cast<std::uint16_t>(a.lbas_per_io - 1),
                           reinterpret_cast<std::uint64_t>(a.buffers) + buffer * a.buffer_stride, 0);
       uint4 words[4];
@@ -596,54 +650,79 @@ __global__ void feed_gpu_target(FeedArgs a) {
     sq_tail = (sq_tail + count) % n;
     const unsigned long long rung_at = globaltimer_ns();
     if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.sq_doorbell) = sq_tail;
-    unsigned long long first_seen = ~0ull;
-    // The target posts a batch's CQEs in SQ order, so CQ position j of the
-    // round completes CID j, whose block the lane draws again from the
-    // round's generator state.
-    std::uint64_t check_rng = round_rng;
-    for (std::uint32_t j = lane; j < count; j += 32) {
-      check_rng ^= check_rng << 13;
-      check_rng ^= check_rng >> 7;
-      check_rng ^= check_rng << 17;
-      const std::uint64_t slba = (check_rng % a.blocks) * a.lbas_per_io;
-      const std::uint32_t position = cq_head + j;
-      const std::uint32_t want = (position >= n) ? phase ^ 1u : phase;
-      const unsigned char* at = r.cq + std::uint64_t{position % n} * 16u;
-      std::uint32_t dw3 = 0;
-      for (;;) {
-        dw3 = *reinterpret_cast<const volatile std::uint32_t*>(at + 12);
-        if (((dw3 >> 16) & 1u) == want) break;
-        if (globaltimer_ns() > a.deadline_ns) {
-          timed_out = true;
-          break;
+    if (cq_scan) {
+      // The round's SQ tickets start at the commands submitted before it
+      // (the ring began at slot 0).
+      const std::uint16_t status =
+          wait_as_bam_ticket(a, p, q, static_cast<std::uint32_t>(submitted), count);
+      round_ns += globaltimer_ns() - rung_at;
+      if (lane < count) {
+        std::uint64_t check_rng = round_rng;
+        check_rng ^= check_rng << 13;
+        check_rng ^= check_rng >> 7;
+        check_rng ^= check_rng << 17;
+        const std::uint64_t slba = (check_rng % a.blocks) * a.lbas_per_io;
+        if (status != 0) ++errors;
+        if (a.check_data != 0) {
+          const std::uint32_t slot_in_ring = (sq_tail + n - count + lane) % n;
+          const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
+          const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+          const std::uint64_t first = __ldcg(
+              reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
+          if (first != (slba ^ kPatternKey)) ++mismatches;
         }
-        if (a.poll_sleep_ns != 0) __nanosleep(a.poll_sleep_ns);
       }
+      timed_out = __any_sync(kFullMaskFeed, globaltimer_ns() > a.deadline_ns);
+    } else {
+      unsigned long long first_seen = ~0ull;
+      // The target posts a batch's CQEs in SQ order, so CQ position j of the
+      // round completes CID j, whose block the lane draws again from the
+      // round's generator state.
+      std::uint64_t check_rng = round_rng;
+      for (std::uint32_t j = lane; j < count; j += 32) {
+        check_rng ^= check_rng << 13;
+        check_rng ^= check_rng >> 7;
+        check_rng ^= check_rng << 17;
+        const std::uint64_t slba = (check_rng % a.blocks) * a.lbas_per_io;
+        const std::uint32_t position = cq_head + j;
+        const std::uint32_t want = (position >= n) ? phase ^ 1u : phase;
+        const unsigned char* at = r.cq + std::uint64_t{position % n} * 16u;
+        std::uint32_t dw3 = 0;
+        for (;;) {
+          dw3 = *reinterpret_cast<const volatile std::uint32_t*>(at + 12);
+          if (((dw3 >> 16) & 1u) == want) break;
+          if (globaltimer_ns() > a.deadline_ns) {
+            timed_out = true;
+            break;
+          }
+          if (a.poll_sleep_ns != 0) __nanosleep(a.poll_sleep_ns);
+        }
+        if (timed_out) break;
+        if (j == 0) first_seen = globaltimer_ns();
+        __threadfence();
+        if (((dw3 >> 17) & 0x7FFFu) != 0 || (dw3 & 0xFFFFu) != j) ++errors;
+        if (a.check_data != 0) {
+          const std::uint32_t slot_in_ring = (sq_tail + n - count + j) % n;
+          const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
+          const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+          const std::uint64_t first = __ldcg(
+              reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
+          if (first != (slba ^ kPatternKey)) ++mismatches;
+        }
+      }
+      timed_out = __any_sync(kFullMaskFeed, timed_out);
       if (timed_out) break;
-      if (j == 0) first_seen = globaltimer_ns();
-      __threadfence();
-      if (((dw3 >> 17) & 0x7FFFu) != 0 || (dw3 & 0xFFFFu) != j) ++errors;
-      if (a.check_data != 0) {
-        const std::uint32_t slot_in_ring = (sq_tail + n - count + j) % n;
-        const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
-        const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
-        const std::uint64_t first = __ldcg(
-            reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
-        if (first != (slba ^ kPatternKey)) ++mismatches;
-      }
+      __syncwarp();
+      const unsigned long long all_seen = globaltimer_ns();
+      first_seen = __shfl_sync(kFullMaskFeed, first_seen, 0);
+      round_ns += all_seen - rung_at;
+      first_ns += first_seen - rung_at;
+      const std::uint32_t new_head = (cq_head + count) % n;
+      if (cq_head + count >= n) phase ^= 1u;
+      cq_head = new_head;
+      __syncwarp();
+      if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.cq_doorbell) = cq_head;
     }
-    timed_out = __any_sync(kFullMaskFeed, timed_out);
-    if (timed_out) break;
-    __syncwarp();
-    const unsigned long long all_seen = globaltimer_ns();
-    first_seen = __shfl_sync(kFullMaskFeed, first_seen, 0);
-    round_ns += all_seen - rung_at;
-    first_ns += first_seen - rung_at;
-    const std::uint32_t new_head = (cq_head + count) % n;
-    if (cq_head + count >= n) phase ^= 1u;
-    cq_head = new_head;
-    __syncwarp();
-    if (lane == 0) *reinterpret_cast<volatile std::uint32_t*>(r.cq_doorbell) = cq_head;
     submitted += count;
     ++rounds;
     if (a.gap_ns != 0) {
@@ -660,6 +739,7 @@ __global__ void feed_gpu_target(FeedArgs a) {
       while (globaltimer_ns() < until) __nanosleep(256);
     }
   }
+  p.flush_op_profile();
   for (int off = 16; off > 0; off /= 2) {
     errors += __shfl_down_sync(kFullMaskFeed, errors, off);
     mismatches += __shfl_down_sync(kFullMaskFeed, mismatches, off);
@@ -726,6 +806,14 @@ struct Options {
   bool feed_gap_random = false;  // each think time drawn from [0, 2 feed_gap_ns]
   // ... and each feeder lane's sleep between two polls of a CQ entry (ns).
   std::uint32_t feed_poll_sleep_ns = 0;
+  // ... and the feeder warps to a block (one case per value), and how each
+  // waits for its round: "own_slot" (each lane polls its CQ slot) or
+  // "cq_scan" (bam_ticket's completion code); one case per wait. Either
+  // option given, the feeder blocks take the strategy kernels' per-warp
+  // scratch of shared memory, so that they are placed as those are.
+  std::vector<std::uint32_t> feed_warps_per_block = {1};
+  std::vector<std::string> feed_waits = {"own_slot"};
+  bool feed_scratch = false;
   // Controller-only mode: this many GPU warps poll the queues' CQ rings
   // meanwhile, as CQ-scanning waiters do (the target under GPU reads of
   // host memory, with no strategy); 0: the GPU runs nothing.
@@ -802,7 +890,8 @@ void usage() {
       "  --trace 0|1|2|3          per-stage times: 0 none, 1 a record per I/O (distributions;\n"
       "                           the records cost about as much as the stages), 2 per-stage\n"
       "                           means only (a clock read per record; default 1), 3 no stages\n"
-      "                           but an op profile: warp time by platform call per I/O\n"
+      "                           but an op profile: warp time by platform call per I/O (with\n"
+      "                           --controller-only --feed-wait cq_scan: the feeder warps')\n"
       "  --controller-only LIST   no GPU strategy: host feeder threads keep DEPTH commands\n"
       "                           outstanding per queue (one case per depth in LIST) against\n"
       "                           the same target; its service time, batch line and\n"
@@ -817,6 +906,15 @@ void usage() {
       "                           the feeders' rounds drift apart (default 0)\n"
       "  --feed-poll-sleep-ns N   with --target gpu in that mode, each feeder lane sleeps N ns\n"
       "                           between two reads of a CQ entry it waits on (default 0: spins)\n"
+      "  --feed-warps-per-block LIST  with --target gpu in that mode, feeder warps to a block\n"
+      "                           (1..32; one case per value; default 1)\n"
+      "  --feed-wait LIST         with --target gpu in that mode, how a feeder warp waits for\n"
+      "                           its round: own_slot (each lane polls its CQ slot; default) or\n"
+      "                           cq_scan (bam_ticket's completion code: CID = SQ slot, CqScan's\n"
+      "                           predicate and scan_cq; depth at most 32); one case per value.\n"
+      "                           Either option makes the feeder blocks take the strategy\n"
+      "                           kernels' per-warp shared memory, so they are placed as those\n"
+      "                           kernels' blocks are\n"
       "  --host-pollers W         in that mode, W GPU warps poll the CQ rings meanwhile, as\n"
       "                           CQ-scanning waiters do (default 0: the GPU runs nothing)\n"
       "  --host-poll next|sweep   what those warps read: each ring's next CQ entry until it\n"
@@ -916,6 +1014,21 @@ Options parse(int argc, char** argv) {
       o.feed_poll_sleep_ns = static_cast<std::uint32_t>(parse_u64(arg, v, 0, 1000000));
     } else if (arg == "--feed-gap-random") {
       o.feed_gap_random = parse_u64(arg, v, 0, 1) != 0;
+    } else if (arg == "--feed-warps-per-block") {
+      o.feed_warps_per_block.clear();
+      for (const std::string& d : split(v)) {
+        o.feed_warps_per_block.push_back(static_cast<std::uint32_t>(parse_u64(arg, d, 1, 32)));
+      }
+      if (o.feed_warps_per_block.empty()) bad(arg, v, "expected a list of warps per block");
+      o.feed_scratch = true;
+    } else if (arg == "--feed-wait") {
+      o.feed_waits.clear();
+      for (const std::string& d : split(v)) {
+        if (d != "own_slot" && d != "cq_scan") bad(arg, d, "expected own_slot or cq_scan");
+        o.feed_waits.push_back(d);
+      }
+      if (o.feed_waits.empty()) bad(arg, v, "expected a list of own_slot, cq_scan");
+      o.feed_scratch = true;
     } else if (arg == "--feeders") {
       o.feeders = static_cast<std::uint32_t>(parse_u64(arg, v, 1, 256));
     } else if (arg == "--timeout-s") {
@@ -940,7 +1053,18 @@ Options parse(int argc, char** argv) {
     bad("--feed-poll-sleep-ns", std::to_string(o.feed_poll_sleep_ns),
         "needs --target gpu and --controller-only: only the GPU target's feeder warps poll");
   }
+  if (o.feed_scratch && (o.target != "gpu" || o.controller_depths.empty())) {
+    bad("--feed-warps-per-block/--feed-wait", "",
+        "needs --target gpu and --controller-only: only the GPU target's feeder warps wait");
+  }
   for (std::uint32_t d : o.controller_depths) {
+    bool cq_scan = false;
+    for (const std::string& w : o.feed_waits) cq_scan = cq_scan || w == "cq_scan";
+    if (cq_scan && d > 32) {
+      bad("--controller-only", std::to_string(d),
+          "with --feed-wait cq_scan a depth is at most 32: one command per lane, as bam_ticket's "
+          "lanes wait");
+    }
     if (d >= o.entries) {
       bad("--controller-only", std::to_string(d),
           "a depth must be below --entries (" + std::to_string(o.entries) + ")");
@@ -1259,7 +1383,8 @@ class Backend {
 
   CaseResult run_case(const StrategyCase& sc, std::uint32_t warps);
   CaseResult run_controller_case(std::uint32_t depth);
-  CaseResult run_gpu_controller_case(std::uint32_t depth);
+  CaseResult run_gpu_controller_case(std::uint32_t depth, std::uint32_t warps_per_block,
+                                     const std::string& wait);
 
  private:
   void warm_file() {
@@ -1793,7 +1918,9 @@ volatile unsigned char* host_view(std::uint64_t device_address) {
 // cases, into buffers adjacent within a batch as a warp's are; the GPU
 // itself runs nothing.
 CaseResult Backend::run_controller_case(std::uint32_t depth) {
-  if (o_.target == "gpu") return run_gpu_controller_case(depth);
+  if (o_.target == "gpu") {
+    throw std::logic_error("run_controller_case: the GPU target's cases run per packing and wait");
+  }
   CaseResult out;
   const std::uint32_t queues = o_.queues;
   const std::uint32_t entries = o_.entries;
@@ -2017,10 +2144,21 @@ int main_impl(int argc, char** argv) {
   // The file is rewritten after every case, so that a case that hangs (the
   // process then exits) leaves the finished ones behind.
   for (std::uint32_t depth : o.controller_depths) {
-    CaseResult r = backend.run_controller_case(depth);
-    ok = ok && r.ok;
-    cases.push_back(r.json);
-    write_results(o, prop, backend, cases, driver, runtime);
+    if (o.target != "gpu") {
+      CaseResult r = backend.run_controller_case(depth);
+      ok = ok && r.ok;
+      cases.push_back(r.json);
+      write_results(o, prop, backend, cases, driver, runtime);
+      continue;
+    }
+    for (std::uint32_t wpb : o.feed_warps_per_block) {
+      for (const std::string& wait : o.feed_waits) {
+        CaseResult r = backend.run_gpu_controller_case(depth, wpb, wait);
+        ok = ok && r.ok;
+        cases.push_back(r.json);
+        write_results(o, prop, backend, cases, driver, runtime);
+      }
+    }
   }
   for (const std::string& name :
        o.controller_depths.empty() ? o.strategies : std::vector<std::string>{}) {
@@ -2041,7 +2179,8 @@ int main_impl(int argc, char** argv) {
 // Controller-only case against the GPU target: feed_gpu_target, one warp per
 // queue on the SMs the target leaves, keeps `depth` reads per queue in flight
 // in whole rounds (see the kernel). Nothing of the six strategies runs.
-CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
+CaseResult Backend::run_gpu_controller_case(std::uint32_t depth, std::uint32_t warps_per_block,
+                                            const std::string& wait) {
   CaseResult out;
   const std::uint32_t queues = o_.queues;
   const std::uint32_t entries = o_.entries;
@@ -2050,8 +2189,34 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   target_->delete_io_queues();
   target_->reset_stats();
   std::vector<FeedRing> rings(queues);
+  const bool cq_scan = wait == "cq_scan";
+  // bam_ticket's queue state (sim/core/algo/queue_state.h) for the cq_scan
+  // wait: its CIDs are SQ slots.
+  const std::uint32_t cid_space = algo::cid_space_for(
+      algo::named_strategy(algo::NamedStrategy::BamTicket).cid, 0, entries, 1, 1);
+  DeviceArena arena(cq_scan ? std::uint64_t{queues} *
+                                      (algo::QueuePair::counter_bytes() + 3ull * entries * 4 +
+                                       cid_space * 4ull + cid_space / 8 + 1024) +
+                                  (1 << 20)
+                            : 256);
+  arena.reset();
+  std::vector<algo::QueuePair> table(queues);
   for (std::uint32_t i = 0; i < queues; ++i) {
     const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
+    if (cq_scan) {
+      algo::QueuePair& qp = table[i];
+      qp.trace_id = i;
+      qp.qid = r.qid;
+      qp.nsid = 1;
+      qp.sq_base = r.sq_device;
+      qp.cq_base = r.cq_device;
+      qp.entries = entries;
+      qp.sq_doorbell = r.sq_doorbell_device;
+      qp.cq_doorbell = r.cq_doorbell_device;
+      algo::place_queue_state(qp, cid_space, false, [&](std::uint64_t b, std::uint64_t al) {
+        return arena.allocate(b, al);
+      });
+    }
     rings[i].sq = reinterpret_cast<unsigned char*>(r.sq_device);
     rings[i].cq = reinterpret_cast<const unsigned char*>(r.cq_device);
     rings[i].sq_doorbell = reinterpret_cast<std::uint32_t*>(r.sq_doorbell_device);
@@ -2068,6 +2233,15 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   a.gap_ns = o_.feed_gap_ns;
   a.gap_random = o_.feed_gap_random ? 1 : 0;
   a.poll_sleep_ns = o_.feed_poll_sleep_ns;
+  a.queue_pairs = cq_scan ? arena.put(table) : nullptr;
+  constexpr int per_role = platform::CudaOpProfile::kPerRole;
+  platform::CudaOpProfile profile;
+  const bool profiled = cq_scan && o_.trace == 3;
+  if (profiled) {
+    check(cudaMalloc(&profile.totals, 2 * per_role * 8), "cudaMalloc (op profile)");
+    check(cudaMemset(profile.totals, 0, 2 * per_role * 8), "cudaMemset (op profile)");
+    a.profile = arena.put(std::vector<platform::CudaOpProfile>{profile});
+  }
   FeedRing* ring_table = nullptr;
   check(cudaMalloc(&ring_table, queues * sizeof(FeedRing)), "cudaMalloc (feed rings)");
   check(cudaMemcpy(ring_table, rings.data(), queues * sizeof(FeedRing), cudaMemcpyHostToDevice),
@@ -2095,9 +2269,15 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   a.deadline_ns = now + static_cast<unsigned long long>(o_.timeout_s * 1e9);
   // The feeder's local memory is in place before the target holds its SMs
   // (see run_case): one empty launch first.
+  // With o_.feed_scratch the blocks take the strategy kernels' per-warp
+  // shared memory (and cq_scan's Lanes<> live there).
+  const std::uint32_t feed_blocks = (queues + warps_per_block - 1) / warps_per_block;
+  const std::uint32_t feed_threads = 32u * warps_per_block;
+  const std::size_t feed_smem =
+      o_.feed_scratch ? std::size_t{warps_per_block} * GPUNVME_WARP_SCRATCH_BYTES : 0;
   FeedArgs none = a;
   none.queues = 0;
-  feed_gpu_target<<<1, 32>>>(none);
+  feed_gpu_target<<<1, feed_threads, feed_smem>>>(none);
   check(cudaGetLastError(), "feed_gpu_target launch (local memory)");
   check(cudaDeviceSynchronize(), "feed_gpu_target (local memory)");
   target_->start();
@@ -2105,7 +2285,7 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   check(cudaEventCreate(&begin), "cudaEventCreate");
   check(cudaEventCreate(&end), "cudaEventCreate");
   check(cudaEventRecord(begin), "cudaEventRecord");
-  feed_gpu_target<<<queues, 32>>>(a);
+  feed_gpu_target<<<feed_blocks, feed_threads, feed_smem>>>(a);
   check(cudaGetLastError(), "feed_gpu_target launch");
   check(cudaEventRecord(end), "cudaEventRecord");
   // The feeder gives up at its deadline; wait a little longer than that.
@@ -2136,6 +2316,13 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   cudaFree(a.counters);
   cudaFree(a.feeder_sm);
   cudaFree(ring_table);
+  std::vector<unsigned long long> profile_totals(2 * per_role);
+  if (profiled) {
+    check(
+        cudaMemcpy(profile_totals.data(), profile.totals, 2 * per_role * 8, cudaMemcpyDeviceToHost),
+        "cudaMemcpy (op profile)");
+    cudaFree(profile.totals);
+  }
   // Feeder warps that shared an SM with a serving warp (the target's blocks
   // keep other blocks that use shared memory off their SMs; the feeder uses
   // none, so the block scheduler may place it there).
@@ -2150,6 +2337,23 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
   }
   std::ostringstream sms;
   for (std::uint32_t i = 0; i < queues; ++i) sms << (i ? ", " : "") << feeder_sm[i];
+  // The most feeder warps that shared one SM.
+  std::map<std::uint32_t, std::uint32_t> warps_on_sm;
+  std::uint32_t most_on_one_sm = 0;
+  for (std::uint32_t sm : feeder_sm) most_on_one_sm = std::max(most_on_one_sm, ++warps_on_sm[sm]);
+  // The target's mean batch time: its batch line passes through the mean
+  // batch (least squares), so intercept + slope x mean size.
+  const double batch_ns_mean = ts.batch_fixed_ns + ts.batch_per_command_ns * ts.batch_commands.mean;
+  const double round_mean = counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0;
+  // The cq_scan wait sees its CQEs through scans, not one by one: no first
+  // CQE time.
+  std::ostringstream first_cqe;
+  if (cq_scan) {
+    first_cqe << "null";
+  } else {
+    first_cqe << (counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0);
+  }
+  const std::string first_cqe_json = first_cqe.str();
   // The SM clock over the case: the feeder warps' SM cycles over their
   // %globaltimer time (one clock domain for all SMs).
   const double sm_clock_mhz =
@@ -2162,8 +2366,11 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
      << ", \"target_sms\": " << o_.gpu_target_sms << ", \"host_pollers\": 0"
      << ", \"feed_gap_ns\": " << o_.feed_gap_ns
      << ", \"feed_gap_random\": " << (o_.feed_gap_random ? "true" : "false")
-     << ", \"feed_poll_sleep_ns\": " << o_.feed_poll_sleep_ns << ", \"feeder_sms\": [" << sms.str()
-     << "]"
+     << ", \"feed_poll_sleep_ns\": " << o_.feed_poll_sleep_ns << ", \"feed_wait\": \"" << wait
+     << "\", \"feed_warps_per_block\": " << warps_per_block
+     << ", \"feed_scratch\": " << (o_.feed_scratch ? "true" : "false")
+     << ", \"feeder_warps_most_on_one_sm\": " << most_on_one_sm
+     << ", \"feeder_sms_used\": " << warps_on_sm.size() << ", \"feeder_sms\": [" << sms.str() << "]"
      << ", \"feeders_on_target_sms\": " << feeders_on_target_sms
      << ", \"sm_clock_mhz\": " << sm_clock_mhz
      << ", \"scatter_buffers\": " << (o_.scatter_buffers ? "true" : "false")
@@ -2174,23 +2381,27 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth) {
      << ", \"timed_out_warps\": " << counters[2] << ", \"rounds\": " << counters[3]
      << ", \"round_ns_mean\": "
      << (counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0)
-     << ", \"round_first_cqe_ns_mean\": "
-     << (counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0)
+     << ", \"round_first_cqe_ns_mean\": " << first_cqe_json
+     << ", \"target_batch_ns_mean\": " << batch_ns_mean
+     << ", \"wait_beyond_batch_ns_mean\": " << round_mean - batch_ns_mean
+     << (profiled ? ", \"op_profile\": " + op_profile_json(profile_totals, ios) : std::string())
      << ", \"target\": " << target_json(ts) << "}";
   out.json = js.str();
   out.ok = counters[0] == 0 && counters[1] == 0 && counters[2] == 0 && ts.violations.empty() &&
            ts.completed == ios;
   std::printf(
-      "controller_only depth %4u  %3u queues  %2u target warps  %8llu I/Os %10.0f IOPS  svc mean "
+      "controller_only depth %4u  %3u queues  %2u target warps  wait %s, %u warps/block (at most "
+      "%u on an SM)  %8llu I/Os %10.0f IOPS  svc mean "
       "%7.0f ns  batch %.1f cmds, line %.0f + %.0f ns/cmd, gap %.0f ns  round %.0f ns (first "
-      "CQE %.0f)  SM clock %.0f MHz  feeders on target SMs %u  errors %llu mismatches %llu timed "
-      "out %llu violations %zu\n",
-      depth, queues, o_.gpu_target_warps, static_cast<unsigned long long>(ios),
-      static_cast<double>(ios) / seconds, ts.service_ns.mean, ts.batch_commands.mean,
-      ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean,
+      "CQE %.0f, beyond the batch %.0f)  SM clock %.0f MHz  feeders on target SMs %u  errors %llu "
+      "mismatches %llu timed out %llu violations %zu\n",
+      depth, queues, o_.gpu_target_warps, wait.c_str(), warps_per_block, most_on_one_sm,
+      static_cast<unsigned long long>(ios), static_cast<double>(ios) / seconds, ts.service_ns.mean,
+      ts.batch_commands.mean, ts.batch_fixed_ns, ts.batch_per_command_ns, ts.batch_gap_ns.mean,
       counters[3] > 0 ? static_cast<double>(counters[4]) / counters[3] : 0.0,
-      counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0, sm_clock_mhz,
-      feeders_on_target_sms, counters[0], counters[1], counters[2], ts.violations.size());
+      counters[3] > 0 ? static_cast<double>(counters[5]) / counters[3] : 0.0,
+      round_mean - batch_ns_mean, sm_clock_mhz, feeders_on_target_sms, counters[0], counters[1],
+      counters[2], ts.violations.size());
   std::fflush(stdout);
   return out;
 }

@@ -405,6 +405,20 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     }
     ~HostPolling() { set(false, nullptr, 0); }
   } host_polling{gpu_};
+  // A CQ-scan waiter for as long as the wait lasts (cq_scan_co_waiter_ns).
+  struct CqScanWaiting {
+    gpu::Gpu& gpu;
+    const std::uint32_t sm;
+    const bool counted;
+    CqScanWaiting(gpu::Gpu& g, std::uint32_t s, bool on) : gpu(g), sm(s), counted(on) {
+      if (counted) gpu.add_cq_scan_waiter(sm);
+    }
+    ~CqScanWaiting() {
+      if (counted) gpu.remove_cq_scan_waiter(sm);
+    }
+    CqScanWaiting(const CqScanWaiting&) = delete;
+    CqScanWaiting& operator=(const CqScanWaiting&) = delete;
+  } cq_scan_waiting{gpu_, placement_.sm, cq_scan_waits_ && gpu_.costs().cq_scan_co_waiter != 0};
   for (;;) {
     synchronise();
     const Picoseconds start = now();
@@ -437,6 +451,12 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
     // they are still live.
     if (!state.satisfied) {
       for (const WatchedRange& w : watches_) memory_.park(w.id);
+    }
+    // The other CQ-scan waiters of the SM slow the noticing
+    // (cq_scan_co_waiter_ns, measured with no strategy around the wait).
+    if (state.satisfied && cq_scan_waiting.counted) {
+      const std::uint32_t others = gpu_.cq_scan_waiters(placement_.sm) - 1;
+      if (others != 0) resume_at(now() + Picoseconds{others} * gpu_.costs().cq_scan_co_waiter);
     }
     state.satisfied = false;
     // From the wait's start, or from the last poll that found nothing (fast

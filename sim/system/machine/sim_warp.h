@@ -268,6 +268,11 @@ class SimWarp {
   }
 
   const WarpPlacement& placement() const { return placement_; }
+  // The warp waits for its completions and its completion policy scans the
+  // CQ (CqScan; set by the workload around that wait alone): while it waits
+  // it is one of its SM's CQ-scan waiters, and each other one waiting when
+  // its predicate holds adds cq_scan_co_waiter_ns to its wait.
+  void set_cq_scan_waits(bool on) { cq_scan_waits_ = on; }
 
  private:
   // Times one platform call made in warp-uniform code into its kind's
@@ -548,8 +553,9 @@ class SimWarp {
   StageSink& sink_;
   WarpCounters& counters_;
   WarpPlacement placement_;
-  Picoseconds poll_period_;   // polls of GPU memory: a load latency plus the backoff
-  Picoseconds poll_backoff_;  // __nanosleep between polls
+  Picoseconds poll_period_;     // polls of GPU memory: a load latency plus the backoff
+  Picoseconds poll_backoff_;    // __nanosleep between polls
+  bool cq_scan_waits_ = false;  // see set_cq_scan_waits
   int instruction_depth_ = 0;
   int current_lane_ = 0;
   Picoseconds instruction_start_ = 0;

@@ -548,7 +548,11 @@ void GpuIoPath::warp_main(std::uint32_t w) {
       if (plan_.agents) {
         algo::agent_wait(p, r.masks[d], r.replies[d], r.status[d]);
       } else {
+        // Only the completion wait is a CQ-scan waiter's: cq_scan_co_waiter_ns
+        // was measured on that wait alone (no submission around it).
+        p.set_cq_scan_waits(context.strategy.completion == algo::Completion::CqScan);
         algo::wait(p, context, r.rounds[d], r.masks[d]);
+        p.set_cq_scan_waits(false);
         algo::visit_lanes(r.masks[d],
                           [&](int lane) { r.status[d][lane] = r.rounds[d][lane].status; });
       }
@@ -625,7 +629,9 @@ void GpuIoPath::refill_loop(std::uint32_t w, platform::SimWarp& p, algo::WarpCon
       if (algo::detail::reap(p, context)) continue;
       algo::WaitSet set;
       algo::detail::add_reap_ranges(set, context);
+      p.set_cq_scan_waits(context.strategy.completion == algo::Completion::CqScan);
       algo::detail::wait_on(p, set, [&] { return algo::detail::reap_possible(p, context); });
+      p.set_cq_scan_waits(false);
     }
     // Reap up to complete_max rounds: their statuses go back, their rounds
     // are free again.
