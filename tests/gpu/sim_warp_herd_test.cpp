@@ -121,6 +121,7 @@ TEST(SimWarpHerd, AWaiterWhoseOwnWordWasWrittenDoesNotDeferToTheClaimant) {
   auto own = [&](int i) { return base + (3 + static_cast<std::uint64_t>(i)) * 64; };
   std::vector<int> took;
   std::vector<int> saw_own;
+  std::vector<Picoseconds> woke(kWaiters, 0);  // each waiter's first wake-up
   const std::uint64_t wakeups_before = Simulation::events(Simulation::EventKind::kWarpWakeup);
   for (int i = 0; i < kWaiters; ++i) {
     bench.spawn({static_cast<std::uint32_t>(i), 0}, [&, i](platform::SimWarp& p) {
@@ -131,6 +132,7 @@ TEST(SimWarpHerd, AWaiterWhoseOwnWordWasWrittenDoesNotDeferToTheClaimant) {
                      (p.load_u32(lock) == 0 && p.load_u32(entry) != 0);
             },
             lock, 4, entry, 4, done, 4, own(i), 4);
+        if (woke[i] == 0) woke[i] = p.clock();
         if (p.load_u32(done) != 0) return;
         if (p.load_u32(own(i)) != 0) {
           saw_own.push_back(i);
@@ -154,6 +156,10 @@ TEST(SimWarpHerd, AWaiterWhoseOwnWordWasWrittenDoesNotDeferToTheClaimant) {
   bench.run();
   EXPECT_EQ(took, std::vector<int>{0});
   EXPECT_EQ(saw_own, std::vector<int>{5});
+  // Waiter 5 woke at its own poll, the winner's (every wait began at 0 and
+  // both writes fall between the same two polls), not after the winner's
+  // swap.
+  EXPECT_EQ(woke[5], woke[0]);
   // The winner and waiter 5 for the entry and the word, then all for `done`.
   EXPECT_EQ(Simulation::events(Simulation::EventKind::kWarpWakeup) - wakeups_before, 2u + kWaiters);
 }
