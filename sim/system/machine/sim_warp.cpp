@@ -61,6 +61,11 @@ SimWarp::~SimWarp() noexcept(false) {
   if (std::uncaught_exceptions() == 0) {
     synchronise();
     release_herd_at_wait();
+  } else {
+    // The run is failing: no warp may defer to this one any more, and the
+    // ones that did stay asleep.
+    for (std::uint32_t i = 0; i < claimed_count_; ++i) memory_.unclaim(claimed_[i], this);
+    herd_followers_.clear();
   }
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
