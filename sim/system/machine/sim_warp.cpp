@@ -513,13 +513,28 @@ void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
 }
 
 void SimWarp::recheck(MemorySpace::WatchId id) {
+  // Fast mode: which of the lines the last evaluation read have been written
+  // since (note_herd_trigger) matters only when this one is true, and
+  // evaluating writes no line: keep the lines now, look at their stamps after.
+  std::uint64_t last_evaluated_at = 0;
   if (fast_quantum_ != 0) {
-    herd_trigger_count_ = 0;
-    note_herd_trigger();
+    const WaitState& state = *state_;
+    herd_trigger_count_ = state.overflow ? kNoTrigger : state.count;
+    if (!state.overflow) std::copy(state.lines, state.lines + state.count, herd_trigger_);
+    last_evaluated_at = state.evaluated_at;
   }
   if (!evaluate()) {
     memory_.rearm(id);
     return;
+  }
+  if (fast_quantum_ != 0 && herd_trigger_count_ != kNoTrigger) {
+    std::uint32_t written = 0;
+    for (std::uint32_t i = 0; i < herd_trigger_count_; ++i) {
+      if (memory_.line_stamp(herd_trigger_[i]) > last_evaluated_at) {
+        herd_trigger_[written++] = herd_trigger_[i];
+      }
+    }
+    herd_trigger_count_ = written;
   }
   state_->satisfied = true;
   for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
