@@ -116,6 +116,34 @@ class MemorySpace {
     return p == nullptr ? 0 : p->stamps[(addr % kPageBytes) / kLineBytes];
   }
 
+  // Claims on lines, for waiters that settle a herd among themselves (fast
+  // mode's waits, sim/system/machine/sim_warp.h): the waiter that goes first
+  // on what a line's writes announced claims the line until it has acted,
+  // and the others defer to it. A claim covers the line as it was when
+  // claimed: once the line is written again (by the claimant acting, or with
+  // news the claimant has not seen) it names no claimant. At most one
+  // claimant per line; the owner is opaque here.
+  const void* claimant(std::uint64_t line) const {
+    if (claims_.empty()) return nullptr;
+    const auto it = claims_.find(line);
+    if (it == claims_.end() || it->second.stamp != line_stamp(line)) return nullptr;
+    return it->second.owner;
+  }
+  // Claims `line` for `owner` unless another owner's claim on it stands;
+  // returns whether `owner` holds it now.
+  bool claim(std::uint64_t line, const void* owner) {
+    const auto [it, added] = claims_.try_emplace(line, LineClaim{owner, line_stamp(line)});
+    if (!added && it->second.owner != owner && it->second.stamp != line_stamp(line)) {
+      it->second = LineClaim{owner, line_stamp(line)};  // the old claim has lapsed
+    }
+    return it->second.owner == owner;
+  }
+  // Gives up `owner`'s claim on `line` (nothing if another owner holds it).
+  void unclaim(std::uint64_t line, const void* owner) {
+    const auto it = claims_.find(line);
+    if (it != claims_.end() && it->second.owner == owner) claims_.erase(it);
+  }
+
  private:
   static constexpr std::uint64_t kPageBytes = 4096;
   // Power of two; the queue structures of hundreds of queues (rings, flags,
@@ -201,6 +229,11 @@ class MemorySpace {
   std::size_t live_watches_ = 0;
   std::uint64_t next_order_ = 1;
   std::uint64_t writes_ = 0;
+  struct LineClaim {
+    const void* owner;
+    std::uint64_t stamp;  // the line's write stamp when claimed
+  };
+  std::unordered_map<std::uint64_t, LineClaim> claims_;
   // Scratch lists for fire_watches, one per nesting level (a callback may write).
   std::vector<std::vector<Due>> due_scratch_;
   std::size_t fire_depth_ = 0;

@@ -58,7 +58,15 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
 SimWarp::~SimWarp() noexcept(false) {
   // The warp's last operations end before its thread does (the run's end
   // time counts them), unless the thread is being killed.
-  if (std::uncaught_exceptions() == 0) synchronise();
+  if (std::uncaught_exceptions() == 0) {
+    synchronise();
+    release_herd_at_wait();
+  } else {
+    // The run is failing: no warp may defer to this one any more, and the
+    // ones that did stay asleep.
+    for (std::uint32_t i = 0; i < claimed_count_; ++i) memory_.unclaim(claimed_[i], this);
+    herd_followers_.clear();
+  }
   for (const WatchedRange& w : watches_) memory_.cancel(w.id);
   wait_state_pool().release(state_);
 }
@@ -70,6 +78,7 @@ void SimWarp::begin_instruction() {
   settle();
   ++instruction_depth_;
   ++counters_.instructions;
+  ++issued_;
   instruction_start_ =
       gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
   // Every lane's path starts at the issue. Lanes outside the instruction's
@@ -133,6 +142,7 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
 Picoseconds SimWarp::op_issue_slow() {
   if (instruction_depth_ == 0) {
     ++counters_.instructions;
+    ++issued_;
     return gpu_.book_issue(placement_.sm, placement_.scheduler, std::max(now(), busy_until_), 1);
   }
   // A lane's store, atomic, fence or GPU load uses what its PCIe reads
@@ -161,6 +171,7 @@ std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
   memory_.store<std::uint32_t>(addr, old + value);
   ++counters_.atomics;
   op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  release_herd_after_atomic(addr);
   return old;
 }
 
@@ -172,6 +183,7 @@ std::uint32_t SimWarp::atomic_cas_u32(std::uint64_t addr, std::uint32_t expected
   if (old == expected) memory_.store<std::uint32_t>(addr, desired);
   ++counters_.atomics;
   op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  release_herd_after_atomic(addr);
   return old;
 }
 
@@ -182,6 +194,7 @@ std::uint32_t SimWarp::atomic_or_u32(std::uint64_t addr, std::uint32_t bits) {
   memory_.store<std::uint32_t>(addr, old | bits);
   ++counters_.atomics;
   op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  release_herd_after_atomic(addr);
   return old;
 }
 
@@ -192,6 +205,7 @@ std::uint32_t SimWarp::atomic_and_u32(std::uint64_t addr, std::uint32_t bits) {
   memory_.store<std::uint32_t>(addr, old & bits);
   ++counters_.atomics;
   op_done(gpu_.book_atomic(addr, op_issue(), placement_.sm), kAtomic);
+  release_herd_after_atomic(addr);
   return old;
 }
 
@@ -330,6 +344,7 @@ void SimWarp::lane_loop(std::uint32_t iterations) {
     return;
   }
   counters_.lane_loop_iterations += iterations;
+  looped_ += iterations;
   if (t == 0) return;
   counters_.lane_loop_ps += t;
   busy_until_ = std::max(now(), busy_until_) + t;
@@ -363,6 +378,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   // has been written (reevaluate): the warp's own state does not change while
   // it waits, so an evaluation over unchanged memory repeats the last answer.
   synchronise();
+  release_herd_at_wait();
   Waiting waiting(ready);
   waiting.deadline = deadline;
   waiting_ = &waiting;
@@ -421,6 +437,7 @@ bool SimWarp::block_until(PredicateRef ready, const std::uint64_t* ranges, std::
   } cq_scan_waiting{gpu_, placement_.sm, cq_scan_waits_ && gpu_.costs().cq_scan_co_waiter != 0};
   for (;;) {
     synchronise();
+    release_herd_at_wait();
     const Picoseconds start = now();
     if (reevaluate()) return true;
     if (deadline != 0 && start >= deadline) return false;
@@ -516,9 +533,28 @@ void SimWarp::watch_fired(void* context, MemorySpace::WatchId id) {
 }
 
 void SimWarp::recheck(MemorySpace::WatchId id) {
+  // Fast mode: which of the lines the last evaluation read have been written
+  // since (note_herd_trigger) matters only when this one is true, and
+  // evaluating writes no line: keep the lines now, look at their stamps after.
+  std::uint64_t last_evaluated_at = 0;
+  if (fast_quantum_ != 0) {
+    const WaitState& state = *state_;
+    herd_trigger_count_ = state.overflow ? kNoTrigger : state.count;
+    if (!state.overflow) std::copy(state.lines, state.lines + state.count, herd_trigger_);
+    last_evaluated_at = state.evaluated_at;
+  }
   if (!evaluate()) {
     memory_.rearm(id);
     return;
+  }
+  if (fast_quantum_ != 0 && herd_trigger_count_ != kNoTrigger) {
+    std::uint32_t written = 0;
+    for (std::uint32_t i = 0; i < herd_trigger_count_; ++i) {
+      if (memory_.line_stamp(herd_trigger_[i]) > last_evaluated_at) {
+        herd_trigger_[written++] = herd_trigger_[i];
+      }
+    }
+    herd_trigger_count_ = written;
   }
   state_->satisfied = true;
   for (const WatchedRange& w : watches_) memory_.park(w.id);  // this one included
@@ -548,16 +584,89 @@ void SimWarp::poll_at(Picoseconds seen) {
 // and the first to poll takes the entries (or the CQ lock); the others' polls
 // then find nothing. In exact mode each of those wakes its thread to find
 // that out; here the poll is evaluated without waking it, and the loser goes
-// back to waiting, its polls counted as a woken loser's would be.
+// back to waiting, its polls counted as a woken loser's would be. A poll
+// that still finds its predicate true while the first waiter has not yet
+// acted defers to it (resolve_poll).
 void SimWarp::poll_due() {
+  note_herd_trigger();
+  resolve_poll(nullptr);
+}
+
+void SimWarp::note_herd_trigger() {
+  const WaitState& state = *state_;
+  if (herd_trigger_count_ == kNoTrigger) return;
+  if (state.overflow) {
+    herd_trigger_count_ = kNoTrigger;
+    return;
+  }
+  for (std::uint32_t i = 0; i < state.count; ++i) {
+    const std::uint64_t line = state.lines[i];
+    if (memory_.line_stamp(line) <= state.evaluated_at) continue;
+    if (std::find(herd_trigger_, herd_trigger_ + herd_trigger_count_, line) !=
+        herd_trigger_ + herd_trigger_count_) {
+      continue;
+    }
+    if (herd_trigger_count_ == WaitState::kMaxLines) {
+      herd_trigger_count_ = kNoTrigger;
+      return;
+    }
+    herd_trigger_[herd_trigger_count_++] = line;
+  }
+}
+
+SimWarp* SimWarp::herd_claimant() const {
+  if (herd_trigger_count_ == 0 || herd_trigger_count_ == kNoTrigger) return nullptr;
+  const void* owner = nullptr;
+  for (std::uint32_t i = 0; i < herd_trigger_count_; ++i) {
+    const void* claimant = memory_.claimant(herd_trigger_[i]);
+    // A line nobody holds (a word of the warp's own, a flag another warp set
+    // for it) is news for this warp alone: it wakes.
+    if (claimant == nullptr || claimant == this) return nullptr;
+    if (owner != nullptr && claimant != owner) return nullptr;
+    owner = claimant;
+  }
+  return static_cast<SimWarp*>(const_cast<void*>(owner));
+}
+
+void SimWarp::resolve_poll(const HerdAct* loser_charge) {
   Waiting& waiting = *waiting_;
   WaitState& state = *state_;
   if (reevaluate()) {
+    if (SimWarp* claimant = herd_claimant()) {
+      // The thread sleeps on (its watches parked, its wake-up not due) until
+      // the claimant has acted.
+      claimant->herd_followers_.push_back(this);
+      if (deferred_at_ == 0) deferred_at_ = now();
+      return;
+    }
+    herd_trigger_count_ = 0;
+    deferred_at_ = 0;
+    claim_herd();
     waiting.seen = now();
     calendar_.wake_at(now(), wake_);
     return;
   }
-  const Picoseconds waited = now() - waiting.start;
+  herd_trigger_count_ = 0;
+  // A loser's wait ended at its poll (where it deferred) and begins again now.
+  const Picoseconds waited = (deferred_at_ != 0 ? deferred_at_ : now()) - waiting.start;
+  deferred_at_ = 0;
+  if (loser_charge != nullptr) {
+    // What waking to lose would have cost the shared resources: the
+    // claimant's path up to its act on this warp's issue slots, and its
+    // atomic (the loser's failed one) at the L2.
+    counters_.instructions += loser_charge->instructions;
+    if (loser_charge->instructions != 0) {
+      gpu_.book_issue(placement_.sm, placement_.scheduler, now(),
+                      static_cast<std::uint32_t>(loser_charge->instructions));
+    }
+    if (loser_charge->atomic) {
+      ++counters_.atomics;
+      gpu_.book_atomic(loser_charge->atomic_addr, now(), placement_.sm);
+    }
+    counters_.lane_loop_iterations += loser_charge->lane_loop_iterations;
+    counters_.lane_loop_ps +=
+        Picoseconds{loser_charge->lane_loop_iterations} * gpu_.costs().lane_loop_iteration;
+  }
   counters_.wait_ps += waited;
   counters_.polls += waited / current_poll_period() + 1;
   waiting.start = now();
@@ -567,6 +676,36 @@ void SimWarp::poll_due() {
   // A wait with a deadline that has passed returns now, as the woken loser's
   // would.
   if (waiting.deadline != 0 && now() >= waiting.deadline) calendar_.wake_at(now(), wake_);
+}
+
+void SimWarp::claim_herd() {
+  const WaitState& state = *state_;
+  claiming_ = true;
+  issued_at_claim_ = issued_;
+  looped_at_claim_ = looped_;
+  claimed_count_ = 0;
+  for (std::uint32_t i = 0; i < state.count; ++i) {
+    if (memory_.claim(state.lines[i], this)) claimed_[claimed_count_++] = state.lines[i];
+  }
+}
+
+void SimWarp::release_herd(const HerdAct& act) {
+  claiming_ = false;
+  for (std::uint32_t i = 0; i < claimed_count_; ++i) memory_.unclaim(claimed_[i], this);
+  claimed_count_ = 0;
+  if (herd_followers_.empty()) return;
+  // Polled again in the order they deferred; one may claim and the rest
+  // defer to it.
+  std::vector<SimWarp*> followers;
+  followers.swap(herd_followers_);
+  for (SimWarp* follower : followers) {
+    follower->note_herd_trigger();
+    follower->resolve_poll(&act);
+  }
+  if (herd_followers_.empty()) {
+    followers.clear();
+    herd_followers_.swap(followers);  // keeps the capacity
+  }
 }
 
 bool SimWarp::evaluate() {

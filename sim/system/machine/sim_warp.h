@@ -538,6 +538,47 @@ class SimWarp {
   // calendar callback; the thread wakes only if the predicate still holds.
   void poll_at(Picoseconds seen);
   void poll_due();
+  // Fast mode's herd resolution. A poll that finds the predicate true wakes
+  // the warp, which then claims the lines that evaluation read (MemorySpace
+  // claims) until it next acts: its next atomic, its next wait or its end.
+  // A later poll that finds its predicate true only through writes to lines
+  // one such claimant holds (the CQ entry, head and lock every waiter on a
+  // queue reads) would race that claimant for the same work: it defers to
+  // it instead of waking, and is polled again once the claimant has acted.
+  // Found false then, it was a loser: it is charged what waking would have
+  // cost it, the claimant's instructions from its wake-up to its act on its
+  // own SM's issue slots and, where the act was an atomic, one atomic on
+  // that address at the L2, and goes back to waiting without a wake-up. Its
+  // counters take what a woken loser's would: those instructions and that
+  // atomic, the claimant's loops over lanes, its wait ending at its poll
+  // and beginning again at the claimant's act.
+  struct HerdAct {
+    std::uint64_t instructions = 0;          // the claimant's, from its wake-up to its act
+    std::uint64_t lane_loop_iterations = 0;  // ... and its warp-uniform loops over lanes
+    bool atomic = false;                     // the act was an atomic on atomic_addr
+    std::uint64_t atomic_addr = 0;
+  };
+  // Notes the lines read and written since the predicate last looked (in
+  // fast mode, before it looks again).
+  void note_herd_trigger();
+  // The claimant every noted line belongs to, if one warp holds them all.
+  SimWarp* herd_claimant() const;
+  // Resolves a poll due now; `loser_charge` is the act the warp was deferred
+  // to (nullptr for a poll of its own).
+  void resolve_poll(const HerdAct* loser_charge);
+  void claim_herd();
+  // Gives up the claims and polls the deferred warps again.
+  void release_herd(const HerdAct& act);
+  void release_herd_after_atomic(std::uint64_t addr) {
+    if (claiming_) {
+      release_herd(HerdAct{issued_ - issued_at_claim_, looped_ - looped_at_claim_, true, addr});
+    }
+  }
+  void release_herd_at_wait() {
+    if (claiming_) {
+      release_herd(HerdAct{issued_ - issued_at_claim_, looped_ - looped_at_claim_, false, 0});
+    }
+  }
   // Evaluates the predicate, noting what it reads and its answer.
   bool evaluate();
   // The predicate's answer: the last one while nothing it read has been
@@ -595,6 +636,19 @@ class SimWarp {
   int predicate_depth_ = 0;                 // > 0 while a wait predicate is evaluated
   int check_depth_ = 0;                     // > 0 while check() evaluates a predicate
   int profile_depth_ = 0;                   // > 0 inside a profiled call
+  // Fast mode's herd resolution (resolve_poll).
+  std::uint64_t issued_ = 0;           // instructions this warp has issued
+  std::uint64_t issued_at_claim_ = 0;  // ... when it claimed its lines
+  std::uint64_t looped_ = 0;           // passes of its warp-uniform loops over lanes
+  std::uint64_t looped_at_claim_ = 0;
+  Picoseconds deferred_at_ = 0;  // when its poll deferred to a claimant (0: it did not)
+  bool claiming_ = false;
+  std::uint32_t herd_trigger_count_ = 0;  // kNoTrigger: unknown (too many lines)
+  static constexpr std::uint32_t kNoTrigger = ~0u;
+  std::uint64_t herd_trigger_[WaitState::kMaxLines];  // lines written since the last look
+  std::uint32_t claimed_count_ = 0;
+  std::uint64_t claimed_[WaitState::kMaxLines];
+  std::vector<SimWarp*> herd_followers_;  // deferred to this warp, in order
 };
 
 }  // namespace gpunvme::platform
