@@ -18,10 +18,7 @@ set -uo pipefail
 target_runs_begin "${1:-}"
 for r in $(seq 1 ${ROUNDS:-10}); do
   [ "$(el)" -gt "${DEADLINE_S:-240}" ] && { echo "deadline before round $r at $(el)s"; break; }
-  read -r -a packs <<< "${PACKINGS:-1 2 4 8}"
-  n=${#packs[@]}
-  order=""
-  for i in $(seq 0 $((n - 1))); do order="$order${order:+,}${packs[$(( (i + r - 1) % n ))]}"; done
+  order=$(rotated $r ${PACKINGS:-1 2 4 8} | paste -sd,)
   waits="cq_scan,own_slot"
   [ $((r % 2)) = 0 ] && waits="own_slot,cq_scan"
   for k in ${QUEUES:-8 32}; do

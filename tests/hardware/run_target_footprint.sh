@@ -13,9 +13,9 @@ cases=("32 256 256 65536" "32 256 16 65536" "32 64 256 65536" "32 64 16 65536"
        "1 2048 16 65536" "1 2048 256 65536" "1 8192 16 65536")
 for r in $(seq 1 ${ROUNDS:-12}); do
   [ "$(el)" -gt "${DEADLINE_S:-150}" ] && { echo "deadline before round $r at $(el)s"; break; }
-  n=${#cases[@]}
-  for i in $(seq 0 $((n - 1))); do
-    set -- ${cases[$(( (i + r - 1) % n ))]}
+  mapfile -t order < <(rotated $r "${cases[@]}")
+  for c in "${order[@]}"; do
+    set -- $c
     one "f-$1-$2-$3-$4-r$r" --target gpu --controller-only 1,8,32 --queues $1 --entries $2 --file-mib $3 --ios $4 --timeout-s 20 --seed $r
   done
   echo "round $r done at $(el)s"

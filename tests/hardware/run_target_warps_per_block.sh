@@ -19,10 +19,7 @@ set -uo pipefail
 target_runs_begin "${1:-}"
 for r in $(seq 1 ${ROUNDS:-12}); do
   [ "$(el)" -gt "${DEADLINE_S:-150}" ] && { echo "deadline before round $r at $(el)s"; break; }
-  read -r -a all <<< "${SIZES:-256 32}"
-  n=${#all[@]}
-  for i in $(seq 0 $((n - 1))); do
-    tpb=${all[$(( (i + r - 1) % n ))]}
+  for tpb in $(rotated $r ${SIZES:-256 32}); do
     for b in ${BACKOFFS:-0}; do
       tag="s-tpb$tpb-r$r"
       [ "$b" = 0 ] || tag="s-tpb$tpb-b$b-r$r"

@@ -9,6 +9,7 @@
 # its start and end, ms since epoch, and its exit status).
 # target_runs_end: stops the clock log and packs $w into
 # $OUT/target-runs-ID.tar.gz.
+# rotated R WORD...: the order of rotating cases in round R (below).
 # instance_record: the machine instance's record on stdout (start time, boot
 # id, host, CPU, GPU with its UUID and driver, clocks now), as every run
 # script writes it into its instance.txt.
@@ -37,6 +38,14 @@ target_runs_begin() {
   log="$w/run.log"; man="$w/manifest.txt"
 }
 el() { echo $(( $(date +%s) - t0 )); }
+# rotated R WORD...: the words one a line, from the ((R - 1) mod count)th on and
+# then those before it: round R's order of cases that rotate from round to
+# round, so that no case always runs first.
+rotated() {
+  local r="$1"; shift
+  local words=("$@") n=$#
+  for i in $(seq 0 $((n - 1))); do echo "${words[$(( (i + r - 1) % n ))]}"; done
+}
 one() {
   local tag="$1"; shift
   local s=$(date +%s%3N)

@@ -57,6 +57,20 @@ constexpr std::uint64_t kPatternKey = 0xC0FFEE5A5A5A5A5Aull;
 constexpr std::uint32_t kMaxAgentQueues = 64;
 constexpr unsigned kFullMaskFeed = 0xFFFFFFFFu;
 
+// The queue pair's rings and doorbells where the target placed them, in
+// namespace 1; trace_id names the queue in stage records.
+void take_rings(algo::QueuePair& q, std::uint32_t trace_id, const IoQueueRings& rings,
+                std::uint32_t entries) {
+  q.trace_id = trace_id;
+  q.qid = rings.qid;
+  q.nsid = 1;
+  q.sq_base = rings.sq_device;
+  q.cq_base = rings.cq_device;
+  q.entries = entries;
+  q.sq_doorbell = rings.sq_doorbell_device;
+  q.cq_doorbell = rings.cq_doorbell_device;
+}
+
 struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -1643,14 +1657,7 @@ CaseResult Backend::run_case(const StrategyCase& sc, std::uint32_t warps) {
       q.cq_event_idx = shadow_word(event_idx, nvme::DoorbellKind::CqHead, qid, dstrd);
       q.shadow_polled = 1;
     }
-    q.trace_id = i;
-    q.qid = rings.qid;
-    q.nsid = 1;
-    q.sq_base = rings.sq_device;
-    q.cq_base = rings.cq_device;
-    q.entries = entries;
-    q.sq_doorbell = rings.sq_doorbell_device;
-    q.cq_doorbell = rings.cq_doorbell_device;
+    take_rings(q, i, rings, entries);
     algo::place_queue_state(q, cid_space, sc.agents, [&](std::uint64_t b, std::uint64_t al) {
       return arena.allocate(b, al);
     });
@@ -2205,14 +2212,7 @@ CaseResult Backend::run_gpu_controller_case(std::uint32_t depth, std::uint32_t w
     const IoQueueRings r = target_->create_io_queue(static_cast<std::uint16_t>(i + 1), entries);
     if (cq_scan) {
       algo::QueuePair& qp = table[i];
-      qp.trace_id = i;
-      qp.qid = r.qid;
-      qp.nsid = 1;
-      qp.sq_base = r.sq_device;
-      qp.cq_base = r.cq_device;
-      qp.entries = entries;
-      qp.sq_doorbell = r.sq_doorbell_device;
-      qp.cq_doorbell = r.cq_doorbell_device;
+      take_rings(qp, i, r, entries);
       algo::place_queue_state(qp, cid_space, false, [&](std::uint64_t b, std::uint64_t al) {
         return arena.allocate(b, al);
       });
