@@ -292,7 +292,7 @@ struct Device {
 };
 
 Figures run_case(const Case& c, Device& d) {
-  const unsigned warps = kQueues * c.share * 8u;
+  const unsigned warps = kQueues * c.share * (c.block_threads / 32u);
   const unsigned tpb = c.block_threads;
   const unsigned blocks = warps * 32u / tpb;
   const unsigned n = c.entries;
@@ -534,11 +534,12 @@ int main(int argc, char** argv) {
                  "\"gap_warp_change_mean_ns\": %.1f, \"batch_mean\": %.2f, \"batch_median\": "
                  "%.1f, \"small_batch_command_share\": %.4f, \"iops\": %.0f, \"timed_out\": "
                  "%llu, \"sms_per_queue_min\": %u, \"sms_total\": %u,\n   \"calls_per_io\": {",
-                 first ? "" : ",\n", c.name, c.share, c.block_threads, c.share * 8u, c.entries,
-                 c.fixed_ns, c.per_command_ns, c.gap_ns, r.ns_per_turn, r.same_warp_share,
-                 r.gap_same_median, r.gap_same_mean, r.gap_change_median, r.gap_change_mean,
-                 r.batch_mean, r.batch_median, r.small_batch_command_share, r.iops, r.timed_out,
-                 r.sms_per_queue_min, r.sms_total);
+                 first ? "" : ",\n", c.name, c.share, c.block_threads,
+                 c.share * (c.block_threads / 32u), c.entries, c.fixed_ns, c.per_command_ns,
+                 c.gap_ns, r.ns_per_turn, r.same_warp_share, r.gap_same_median, r.gap_same_mean,
+                 r.gap_change_median, r.gap_change_mean, r.batch_mean, r.batch_median,
+                 r.small_batch_command_share, r.iops, r.timed_out, r.sms_per_queue_min,
+                 r.sms_total);
     for (int i = 0; i < CudaOpProfile::kKinds; ++i) {
       std::fprintf(f, "%s\"%s\": %.4f", i ? ", " : "", gpunvme::platform::kOpKindNames[i],
                    r.calls_per_io[i]);
