@@ -473,6 +473,149 @@ Figures run_case(const Case& c, Device& d) {
   return f;
 }
 
+// The turn chain alone (shared_queue_turns.cu's pattern: submission.h's turn
+// code, no target, no completions), counting what a holder's re-read of the
+// turn word sees: after a warp's own turn t, when it also holds ticket t + 1,
+// its next ballot should find that lane's turn at once; a ballot that does
+// not is a miss, which all_threads' loop would answer by reaping and waiting.
+struct TurnWords {
+  unsigned ticket;
+  unsigned pad0[31];
+  unsigned turn;
+  unsigned pad1[31];
+  unsigned doorbell;
+  unsigned pad2[31];
+};
+
+__global__ void __launch_bounds__(256)
+    k_turn_reread(unsigned warps, unsigned* arrived, const algo::QueuePair* descriptors,
+                  unsigned long long* counts) {
+  algo::init_warp_scratch();
+  const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  if (w >= warps) return;
+  CudaWarp p;
+  algo::IoRequest request;
+  request.bytes = 512;
+  request.buffer = 0x100000000ull + std::uint64_t{threadIdx.x} * 512u;
+  if (threadIdx.x % 32u == 0) {
+    atomicAdd(arrived, 1u);
+    while (*static_cast<volatile unsigned*>(arrived) < warps) {
+    }
+  }
+  __syncwarp();
+  const algo::QueuePair& dq = descriptors[blockIdx.x % kQueues];
+  unsigned long long followed = 0, missed = 0, extra_ballots = 0;
+  for (unsigned r = 0; r < kRounds; ++r) {
+    algo::Lanes<std::uint32_t> ticket;
+    p.for_lanes(algo::kAllLanes, [&](int lane) { ticket[lane] = p.atomic_add_u32(dq.ticket, 1u); });
+    p.for_lanes(algo::kAllLanes, [&](int lane) {
+      request.slba = ticket[lane];
+      algo::detail::write_sqe(p, dq, ticket[lane] % dq.entries, ticket[lane] % 65536u, request);
+    });
+    p.fence_system();
+    algo::LaneMask need_turn = algo::kAllLanes;
+    bool expect = false;  // the last turn was this warp's and it holds the next ticket
+    bool first = false;   // the next ballot is the first re-read after that turn
+    while (need_turn != 0) {
+      const algo::LaneMask mine =
+          p.ballot(need_turn, [&](int lane) { return p.load_u32(dq.turn) == ticket[lane]; });
+      if (expect && first) {
+        if (mine == 0) {
+          ++missed;
+        } else {
+          ++followed;
+        }
+        first = false;
+      }
+      if (mine == 0) {
+        if (expect) ++extra_ballots;
+        continue;
+      }
+      const int lane = algo::first_lane(mine);
+      const std::uint32_t t = ticket[lane];
+      algo::detail::ring_sq(p, dq, t % dq.entries, (t + 1u) % dq.entries);
+      p.fence_system();
+      p.store_u32(dq.turn, t + 1u);
+      need_turn &= ~mine;
+      expect = false;
+      algo::for_each_lane(p, need_turn, [&](int l) {
+        if (ticket[l] == t + 1u) expect = true;
+      });
+      first = expect;
+    }
+  }
+  if (threadIdx.x % 32u == 0) {
+    atomicAdd(&counts[0], followed);
+    atomicAdd(&counts[1], missed);
+    atomicAdd(&counts[2], extra_ballots);
+  }
+}
+
+struct Reread {
+  double miss_share = 0;  // first re-reads after an own turn that missed
+  double extra_ballots_per_miss = 0;
+  double ns_per_turn = 0;  // whole launch: its time over the turns of one queue
+};
+
+Reread run_reread(unsigned share) {
+  const unsigned warps = kQueues * share * 8u;
+  const unsigned blocks = warps / 8u;
+  TurnWords* words = nullptr;
+  unsigned char* sqs = nullptr;
+  algo::QueuePair* descriptors = nullptr;
+  unsigned* arrived = nullptr;
+  unsigned long long* counts = nullptr;
+  CK(cudaMalloc(&words, kQueues * sizeof(TurnWords)));
+  CK(cudaMalloc(&sqs, std::size_t{kQueues} * 256u * 64u));
+  CK(cudaMalloc(&descriptors, kQueues * sizeof(algo::QueuePair)));
+  CK(cudaMalloc(&arrived, sizeof(unsigned)));
+  CK(cudaMalloc(&counts, 3 * sizeof(unsigned long long)));
+  std::vector<algo::QueuePair> table(kQueues);
+  for (unsigned q = 0; q < kQueues; ++q) {
+    const auto base = reinterpret_cast<std::uint64_t>(words + q);
+    table[q].trace_id = q;
+    table[q].entries = 256;
+    table[q].sq_base = reinterpret_cast<std::uint64_t>(sqs) + std::uint64_t{q} * 256u * 64u;
+    table[q].ticket = base + offsetof(TurnWords, ticket);
+    table[q].turn = base + offsetof(TurnWords, turn);
+    table[q].sq_doorbell = base + offsetof(TurnWords, doorbell);
+  }
+  CK(cudaMemcpy(descriptors, table.data(), kQueues * sizeof(algo::QueuePair),
+                cudaMemcpyHostToDevice));
+  std::vector<double> shares, per_miss, per_turn;
+  for (int launch = 0; launch <= kLaunches; ++launch) {
+    CK(cudaMemset(words, 0, kQueues * sizeof(TurnWords)));
+    CK(cudaMemset(arrived, 0, sizeof(unsigned)));
+    CK(cudaMemset(counts, 0, 3 * sizeof(unsigned long long)));
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    CK(cudaEventRecord(start));
+    k_turn_reread<<<blocks, 256, 8 * GPUNVME_WARP_SCRATCH_BYTES>>>(warps, arrived, descriptors,
+                                                                   counts);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(stop));
+    CK(cudaDeviceSynchronize());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, start, stop));
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    if (launch == 0) continue;
+    unsigned long long c[3] = {};
+    CK(cudaMemcpy(c, counts, sizeof c, cudaMemcpyDeviceToHost));
+    const double tries = double(c[0] + c[1]);
+    shares.push_back(tries > 0 ? double(c[1]) / tries : 0);
+    per_miss.push_back(c[1] > 0 ? double(c[2]) / double(c[1]) : 0);
+    per_turn.push_back(1e6 * ms / (double(warps / kQueues) * 32.0 * kRounds));
+  }
+  CK(cudaFree(words));
+  CK(cudaFree(sqs));
+  CK(cudaFree(descriptors));
+  CK(cudaFree(arrived));
+  CK(cudaFree(counts));
+  return {median_of(shares), median_of(per_miss), median_of(per_turn)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -560,6 +703,21 @@ int main(int argc, char** argv) {
         r.gap_same_median, r.gap_same_mean, r.gap_change_median, r.gap_change_mean, r.batch_mean,
         r.batch_median, r.small_batch_command_share, r.iops / 1e6, r.timed_out,
         r.sms_per_queue_min);
+    std::fflush(stdout);
+  }
+  std::fprintf(f, "\n ],\n \"reread_rows\": [\n");
+  for (unsigned share : {1u, 2u, 4u}) {
+    const Reread r = run_reread(share);
+    std::fprintf(f,
+                 "%s  {\"blocks_per_queue\": %u, \"warps_per_queue\": %u, \"miss_share\": %.5f, "
+                 "\"extra_ballots_per_miss\": %.3f, \"ns_per_turn_launch\": %.1f}",
+                 share == 1u ? "" : ",\n", share, share * 8u, r.miss_share,
+                 r.extra_ballots_per_miss, r.ns_per_turn);
+    std::fflush(f);
+    std::printf(
+        "reread: %u blocks a queue: first re-read after an own turn missed %.4f, %.2f extra "
+        "ballots a miss, %.1f ns per turn (launch)\n",
+        share, r.miss_share, r.extra_ballots_per_miss, r.ns_per_turn);
     std::fflush(stdout);
   }
   std::fprintf(f, "\n ]\n}\n");
