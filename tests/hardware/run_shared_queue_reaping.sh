@@ -16,14 +16,14 @@ echo "binary $bin $(md5sum < "$bin" | cut -c1-12)"
 cat $OUT/instance.txt
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > $OUT/smi.csv 2>&1 &
 smi=$!
-if ! timeout 90 $bin $OUT/sqr-1.json > $OUT/sqr-1.log 2>&1; then
+if ! timeout 60 $bin $OUT/sqr-1.json > $OUT/sqr-1.log 2>&1; then
   echo "prebuilt binary failed: building here"; tail -3 $OUT/sqr-1.log
   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -o /tmp/sqr tests/hardware/shared_queue_reaping.cu && bin=/tmp/sqr
   echo "built_here 1" >> $OUT/instance.txt
-  timeout 90 $bin $OUT/sqr-1.json > $OUT/sqr-1.log 2>&1
+  timeout 60 $bin $OUT/sqr-1.json > $OUT/sqr-1.log 2>&1
 fi
 echo "run 1 rc $? $(date -u +%H:%M:%S)"
-for r in 2 3; do timeout 90 $bin $OUT/sqr-$r.json > $OUT/sqr-$r.log 2>&1; echo "run $r rc $? $(date -u +%H:%M:%S)"; done
+for r in 2 3; do timeout 60 $bin $OUT/sqr-$r.json > $OUT/sqr-$r.log 2>&1; echo "run $r rc $? $(date -u +%H:%M:%S)"; done
 kill $smi
 echo "finished_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> $OUT/instance.txt
 cat $OUT/sqr-1.log $OUT/sqr-2.log $OUT/sqr-3.log
