@@ -620,6 +620,8 @@ Reread run_reread(unsigned share) {
 
 int main(int argc, char** argv) {
   const char* out_path = argc > 1 ? argv[1] : "shared_queue_reaping.json";
+  // A second argument "reread" runs only the turn chain's re-read count.
+  const bool reread_only = argc > 2 && std::strcmp(argv[2], "reread") == 0;
   const cudaDeviceProp prop = device_or_skip("shared_queue_reaping");
   Device d;
   d.arena_bytes =
@@ -667,6 +669,7 @@ int main(int argc, char** argv) {
                kLaunches);
   bool first = true;
   for (const Case& c : cases) {
+    if (reread_only) break;
     const Figures r = run_case(c, d);
     std::fprintf(f,
                  "%s  {\"case\": \"%s\", \"blocks_per_queue\": %u, \"block_threads\": %u, "
