@@ -37,12 +37,23 @@ def normalise_outputs(cell, source_dir):
 
 
 def text_outputs(cell):
-    """The compared outputs of one code cell, one string each, tagged with their kind."""
+    """The compared outputs of one code cell, one string each, tagged with their kind.
+    Consecutive writes to one stream count as one output: the kernel sends a cell's printed
+    text in chunks whose boundaries depend on timing (a print during a long call may or may
+    not share a chunk with the next), not on what was printed."""
     texts = []
+    last_stream = None
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream":
-            texts.append("[%s] %s" % (out.get("name"), out.get("text", "")))
-        elif out.get("output_type") == "error":
+            tag = "[%s] " % out.get("name")
+            if last_stream == tag:
+                texts[-1] += out.get("text", "")
+            else:
+                texts.append(tag + out.get("text", ""))
+            last_stream = tag
+            continue
+        last_stream = None
+        if out.get("output_type") == "error":
             texts.append("[error] %s: %s" % (out.get("ename"), out.get("evalue")))
         else:
             data = out.get("data", {})

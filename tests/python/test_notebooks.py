@@ -184,3 +184,24 @@ def test_committed_outputs_name_no_checkout(path):
                 assert SOURCE_DIR not in text and "/tmp/ipykernel_" not in text, (
                     "%s cell %d names a machine's path; %s"
                     % (os.path.basename(path), index, RERUN))
+
+
+def test_stream_chunks_compare_as_one_output():
+    """A cell's printed text compares the same however the kernel chunked it; a different
+    stream, another output between, or different text still differ."""
+    def cell(*outputs):
+        return {"outputs": list(outputs)}
+
+    def out(name, text):
+        return {"output_type": "stream", "name": name, "text": text}
+
+    one_chunk = cell(out("stdout", "refused: x\n0 failed\n"))
+    two_chunks = cell(out("stdout", "refused: x\n"), out("stdout", "0 failed\n"))
+    assert text_outputs(one_chunk) == text_outputs(two_chunks) == [
+        "[stdout] refused: x\n0 failed\n"]
+    assert text_outputs(cell(out("stdout", "refused: x\n"), out("stderr", "0 failed\n"))) == [
+        "[stdout] refused: x\n", "[stderr] 0 failed\n"]
+    table = {"output_type": "execute_result", "data": {"text/plain": "t"}}
+    assert text_outputs(cell(out("stdout", "a\n"), table, out("stdout", "b\n"))) == [
+        "[stdout] a\n", "[text/plain] t", "[stdout] b\n"]
+    assert text_outputs(two_chunks) != text_outputs(cell(out("stdout", "refused: x\n1 failed\n")))
