@@ -26,10 +26,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "hw_bench.cuh"
@@ -291,6 +294,52 @@ struct Device {
   unsigned* block_sm = nullptr;
 };
 
+// Waits for a launch's two kernels. One that has not ended after
+// kLaunchLimitS is reported, with the feeders' and compute warps' progress
+// copied on a third stream while they still run, and the program exits 3
+// (rather than be killed by the run script's timeout with nothing said).
+constexpr double kLaunchLimitS = 10.0;
+void wait_or_report(const Case& c, int launch, const Device& d, unsigned n,
+                    cudaStream_t feed_stream, cudaStream_t compute_stream) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t feed = cudaStreamQuery(feed_stream);
+    const cudaError_t compute = cudaStreamQuery(compute_stream);
+    if (feed != cudaErrorNotReady && compute != cudaErrorNotReady) {
+      CK(cudaDeviceSynchronize());
+      std::fprintf(stderr, "%s launch %d ended\n", c.name, launch);
+      return;
+    }
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    if (waited.count() < kLaunchLimitS) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    cudaStream_t look;
+    CK(cudaStreamCreateWithFlags(&look, cudaStreamNonBlocking));
+    unsigned finished = 0, stopped = 0, timed_out = 0;
+    std::vector<unsigned> batches(kQueues);
+    std::vector<Doorbells> bells(kQueues);
+    CK(cudaMemcpyAsync(&finished, d.finished, 4, cudaMemcpyDeviceToHost, look));
+    CK(cudaMemcpyAsync(&stopped, d.stop, 4, cudaMemcpyDeviceToHost, look));
+    CK(cudaMemcpyAsync(&timed_out, d.timed_out, 4, cudaMemcpyDeviceToHost, look));
+    CK(cudaMemcpyAsync(batches.data(), d.batch_count, kQueues * 4, cudaMemcpyDeviceToHost, look));
+    CK(cudaMemcpyAsync(bells.data(), d.doorbells, kQueues * sizeof(Doorbells),
+                       cudaMemcpyDeviceToHost, look));
+    CK(cudaStreamSynchronize(look));
+    std::fprintf(stderr,
+                 "%s launch %d: not ended after %.0f s (feeder %s, compute %s); warps finished "
+                 "%u, stop %u, feeders timed out %u\n",
+                 c.name, launch, waited.count(), feed == cudaErrorNotReady ? "running" : "ended",
+                 compute == cudaErrorNotReady ? "running" : "ended", finished, stopped, timed_out);
+    for (unsigned q = 0; q < kQueues; ++q) {
+      std::fprintf(stderr, "  queue %u: feeder batches %u, SQ tail %u, CQ head %u (of %u)\n", q,
+                   batches[q], bells[q].sq_tail, bells[q].cq_head, n);
+    }
+    std::exit(3);
+  }
+}
+
 Figures run_case(const Case& c, Device& d) {
   const unsigned warps = kQueues * c.share * (c.block_threads / 32u);
   const unsigned tpb = c.block_threads;
@@ -327,6 +376,19 @@ Figures run_case(const Case& c, Device& d) {
   cudaStream_t feed_stream, compute_stream;
   CK(cudaStreamCreateWithFlags(&feed_stream, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&compute_stream, cudaStreamNonBlocking));
+  {
+    // An empty launch (no warps) first: whatever the driver sets up at a
+    // kernel's first launch is done before a feeder runs (see main).
+    Args none{};
+    const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
+    if (tpb == 1024) {
+      k_compute<1024><<<1, tpb, smem, compute_stream>>>(none);
+    } else {
+      k_compute<256><<<1, tpb, smem, compute_stream>>>(none);
+    }
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+  }
   std::vector<double> per_turn, same_share, gs_med, gs_mean, gc_med, gc_mean, b_mean, b_med,
       small_share, iops;
   std::vector<double> calls[CudaOpProfile::kKinds], ns[CudaOpProfile::kKinds];
@@ -377,7 +439,7 @@ Figures run_case(const Case& c, Device& d) {
       k_compute<256><<<blocks, tpb, smem, compute_stream>>>(a);
     }
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    wait_or_report(c, launch, d, n, feed_stream, compute_stream);
     if (launch == 0) continue;
     const unsigned turns = warps / kQueues * 32u * kRounds;
     std::vector<unsigned> warp_of(log_words), sizes(log_words), bcount(kQueues);
@@ -622,7 +684,24 @@ int main(int argc, char** argv) {
   const char* out_path = argc > 1 ? argv[1] : "shared_queue_reaping.json";
   // A second argument "reread" runs only the turn chain's re-read count.
   const bool reread_only = argc > 2 && std::strcmp(argv[2], "reread") == 0;
+  // The feeder and the compute kernel run at once and wait on each other, so
+  // no launch may wait for a running kernel. Lazy module loading would load
+  // the compute kernel only at its first launch, and a launch that grows the
+  // local-memory pool waits for every running kernel (the compute kernel's
+  // first does): the feeder would give up at its deadline with no command
+  // served and the compute warps wait for ever. Every kernel is loaded
+  // before the first launch, the pool kept at its largest, and each compute
+  // kernel launched once, empty, before the feeder starts (run_case).
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  CK(cudaSetDeviceFlags(cudaDeviceLmemResizeToMax));
   const cudaDeviceProp prop = device_or_skip("shared_queue_reaping");
+  {
+    cudaFuncAttributes attr{};
+    CK(cudaFuncGetAttributes(&attr, k_feeder));
+    CK(cudaFuncGetAttributes(&attr, k_compute<256>));
+    CK(cudaFuncGetAttributes(&attr, k_compute<1024>));
+    CK(cudaFuncGetAttributes(&attr, k_turn_reread));
+  }
   Device d;
   d.arena_bytes =
       std::size_t{kQueues} * (std::size_t{kMaxEntries} * 80u + 8u * 128u + 3u * kMaxEntries * 4u +
