@@ -9,26 +9,11 @@
 # slot) and with 66 queues of 256 (one block a queue): hw-<tag>-s<seed>.json.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/target_runs_lib.sh"
-id="${1:?instance id}"
-d="${DIR:?set DIR to the folder holding the program and its source}"
-bin=$d/wait_predicate_scan
-{
-echo "instance $id"
-instance_record
-echo "binary $bin $(md5sum < "$bin" | cut -c1-12)"
-[ -n "${HW:-}" ] && echo "hw $HW $(md5sum < "$HW" | cut -c1-12)"
-} > $OUT/instance.txt 2>&1
+program_runs_begin "${1:-}" wait_predicate_scan
+[ -n "${HW:-}" ] && echo "hw $HW $(md5sum < "$HW" | cut -c1-12)" >> $OUT/instance.txt
 cat $OUT/instance.txt
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > $OUT/smi.csv 2>&1 &
-smi=$!
-if ! timeout 120 $bin $OUT/wps-1.json > $OUT/wps-1.log 2>&1; then
-  echo "prebuilt binary failed: building here"; tail -3 $OUT/wps-1.log
-  nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -o /tmp/wps $d/wait_predicate_scan.cu && bin=/tmp/wps
-  echo "built_here 1" >> $OUT/instance.txt
-  timeout 120 $bin $OUT/wps-1.json > $OUT/wps-1.log 2>&1
-fi
-echo "run 1 rc $? $(date -u +%H:%M:%S)"
-for r in 2 3; do timeout 120 $bin $OUT/wps-$r.json > $OUT/wps-$r.log 2>&1; echo "run $r rc $? $(date -u +%H:%M:%S)"; done
+clock_log_start
+for r in 1 2 3; do program_run wps $r 120; done
 if [ -n "${HW:-}" ]; then
   w=/tmp/hw-$id; mkdir -p $w
   for s in 1 2 3 4 5; do
@@ -42,7 +27,6 @@ if [ -n "${HW:-}" ]; then
   done
   tar czf $OUT/hw-$id.tar.gz -C /tmp hw-$id
 fi
-kill $smi
-echo "finished_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> $OUT/instance.txt
+program_runs_end
 grep -h "" $OUT/wps-1.log
 grep -h "lanes: " $OUT/wps-2.log $OUT/wps-3.log

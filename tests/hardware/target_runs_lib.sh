@@ -62,3 +62,48 @@ target_runs_pack() {
   tar czf "$OUT/target-runs-$id.tar.gz" -C "${TMPDIR:-/tmp}" "target-runs-$id"
   ls -la "$OUT"; echo "total $(el)s"
 }
+
+# The runs of one microbenchmark program on one machine instance, as the
+# run_<program>.sh scripts make them (DIR holds the program, built on the
+# workstation with nvcc, and its source; OUT is the folder for the results).
+# program_runs_begin ID PROGRAM [SOURCE]: the instance record, with the
+# program's checksum, in $OUT/instance.txt; bin is $DIR/PROGRAM, src its
+# source (default $DIR/PROGRAM.cu).
+# clock_log_start: nvidia-smi's clocks every 200 ms in $OUT/smi.csv until
+# program_runs_end.
+# program_run TAG RUN TIMEOUT: one run into $OUT/TAG-RUN.json (its output in
+# TAG-RUN.log), its exit status echoed. If the first run fails, the program is
+# built here from its source (the instance record says so) and run again.
+# program_runs_end: stops the clock log and stamps the finish.
+program_runs_begin() {
+  id="${1:?instance id}"
+  local dir="${DIR:?set DIR to the folder holding the program and its source}"
+  bin=$dir/$2
+  src="${3:-$dir/$2.cu}"
+  {
+    echo "instance $id"
+    instance_record
+    echo "binary $bin $(md5sum < "$bin" | cut -c1-12)"
+  } > $OUT/instance.txt 2>&1
+}
+clock_log_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > $OUT/smi.csv 2>&1 &
+  smi=$!
+}
+program_run() {
+  local tag="$1" run="$2" limit="$3"
+  timeout $limit $bin $OUT/$tag-$run.json > $OUT/$tag-$run.log 2>&1
+  local rc=$?
+  if [ $rc != 0 ] && [ "$run" = 1 ]; then
+    echo "prebuilt binary failed: building here"; tail -3 $OUT/$tag-$run.log
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -o /tmp/$tag $src && bin=/tmp/$tag
+    echo "built_here 1" >> $OUT/instance.txt
+    timeout $limit $bin $OUT/$tag-$run.json > $OUT/$tag-$run.log 2>&1
+    rc=$?
+  fi
+  echo "run $run rc $rc $(date -u +%H:%M:%S)"
+}
+program_runs_end() {
+  [ -n "${smi:-}" ] && kill $smi
+  echo "finished_utc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> $OUT/instance.txt
+}
