@@ -588,6 +588,17 @@ struct FeedArgs {
 
 using BamTicketWarp = StrategyWarp<CompiledStrategy::BamTicket>;
 
+// Whether the buffer of the command in SQ position `position` (mod n) of
+// feeder queue q holds the data pattern of `slba` in its first word.
+__device__ bool buffer_holds_pattern(const FeedArgs& a, std::uint32_t q, std::uint32_t n,
+                                     std::uint32_t position, std::uint64_t slba) {
+  const std::uint64_t slot = std::uint64_t{q} * n + position % n;
+  const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
+  const std::uint64_t first =
+      __ldcg(reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
+  return first == (slba ^ kPatternKey);
+}
+
 // bam_ticket's wait for one feeder round: lanes below `count` each hold the
 // command of SQ ticket first_ticket + lane (CID = its SQ slot) on queue `q`;
 // returns the lane's NVMe status once every one of them has been consumed.
@@ -677,14 +688,8 @@ __global__ void feed_gpu_target(FeedArgs a) {
         check_rng ^= check_rng << 17;
         const std::uint64_t slba = (check_rng % a.blocks) * a.lbas_per_io;
         if (status != 0) ++errors;
-        if (a.check_data != 0) {
-          const std::uint32_t slot_in_ring = (sq_tail + n - count + lane) % n;
-          const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
-          const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
-          const std::uint64_t first = __ldcg(
-              reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
-          if (first != (slba ^ kPatternKey)) ++mismatches;
-        }
+        if (a.check_data != 0 && !buffer_holds_pattern(a, q, n, sq_tail + n - count + lane, slba))
+          ++mismatches;
       }
       timed_out = __any_sync(kFullMaskFeed, globaltimer_ns() > a.deadline_ns);
     } else {
@@ -715,14 +720,8 @@ __global__ void feed_gpu_target(FeedArgs a) {
         if (j == 0) first_seen = globaltimer_ns();
         __threadfence();
         if (((dw3 >> 17) & 0x7FFFu) != 0 || (dw3 & 0xFFFFu) != j) ++errors;
-        if (a.check_data != 0) {
-          const std::uint32_t slot_in_ring = (sq_tail + n - count + j) % n;
-          const std::uint64_t slot = std::uint64_t{q} * n + slot_in_ring;
-          const std::uint64_t buffer = (a.scatter ? 2 * slot : slot) % a.buffer_count;
-          const std::uint64_t first = __ldcg(
-              reinterpret_cast<const unsigned long long*>(a.buffers + buffer * a.buffer_stride));
-          if (first != (slba ^ kPatternKey)) ++mismatches;
-        }
+        if (a.check_data != 0 && !buffer_holds_pattern(a, q, n, sq_tail + n - count + j, slba))
+          ++mismatches;
       }
       timed_out = __any_sync(kFullMaskFeed, timed_out);
       if (timed_out) break;
