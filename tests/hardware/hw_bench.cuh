@@ -28,6 +28,18 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   return t;
 }
 
+// Every warp's lane 0 counts its warp in `arrived` and spins until `warps`
+// have: a launch's warps start their measured work together (all must be
+// resident at once, or this waits for ever).
+__device__ __forceinline__ void wait_for_all_warps(unsigned* arrived, unsigned warps) {
+  if (threadIdx.x % 32u == 0) {
+    atomicAdd(arrived, 1u);
+    while (*static_cast<volatile unsigned*>(arrived) < warps) {
+    }
+  }
+  __syncwarp();
+}
+
 // Device 0's properties; without a CUDA device the program says so and
 // exits 77, which the harnesses count as skipped.
 inline cudaDeviceProp device_or_skip(const char* program) {

@@ -154,12 +154,7 @@ __global__ void k_lane_loop_warps(int pattern, unsigned warps, unsigned* arrived
   algo::Lanes<std::uint32_t> queue_of;
   queue_of[threadIdx.x % 32u] = (threadIdx.x % 32u) % 3u;
   __syncwarp();
-  if (threadIdx.x % 32u == 0) {
-    atomicAdd(arrived, 1u);
-    while (*static_cast<volatile unsigned*>(arrived) < warps) {
-    }
-  }
-  __syncwarp();
+  wait_for_all_warps(arrived, warps);
   const unsigned long long t0 = globaltimer();
   const unsigned x = lane_loop_iterations(pattern, p, io, ticket, queue_of);
   __syncwarp();
@@ -407,12 +402,7 @@ __global__ void k_queue_turns(int pattern, unsigned warps, unsigned rounds, unsi
   request.bytes = 4096;
   request.buffer = 0x100000000ull + std::uint64_t{threadIdx.x} * 4096u;
   // Every warp starts once all are resident and have arrived.
-  if (threadIdx.x % 32u == 0) {
-    atomicAdd(arrived, 1u);
-    while (*static_cast<volatile unsigned*>(arrived) < warps) {
-    }
-  }
-  __syncwarp();
+  wait_for_all_warps(arrived, warps);
   const unsigned long long t0 = globaltimer();
   unsigned x = 0;
   unsigned after_own = 0;

@@ -559,12 +559,7 @@ __global__ void __launch_bounds__(256)
   algo::IoRequest request;
   request.bytes = 512;
   request.buffer = 0x100000000ull + std::uint64_t{threadIdx.x} * 512u;
-  if (threadIdx.x % 32u == 0) {
-    atomicAdd(arrived, 1u);
-    while (*static_cast<volatile unsigned*>(arrived) < warps) {
-    }
-  }
-  __syncwarp();
+  wait_for_all_warps(arrived, warps);
   const algo::QueuePair& dq = descriptors[blockIdx.x % kQueues];
   unsigned long long followed = 0, missed = 0, extra_ballots = 0;
   for (unsigned r = 0; r < kRounds; ++r) {

@@ -54,12 +54,7 @@ __global__ void k_shared_turns(unsigned warps, unsigned rounds, unsigned queues,
   algo::IoRequest request;
   request.bytes = 4096;
   request.buffer = 0x100000000ull + std::uint64_t{threadIdx.x} * 4096u;
-  if (threadIdx.x % 32u == 0) {
-    atomicAdd(arrived, 1u);
-    while (*static_cast<volatile unsigned*>(arrived) < warps) {
-    }
-  }
-  __syncwarp();
+  wait_for_all_warps(arrived, warps);
   const unsigned long long t0 = globaltimer();
   unsigned x = 0, after_own = 0, previous = ~0u;
   const algo::QueuePair& dq = descriptors[blockIdx.x % queues];

@@ -94,12 +94,7 @@ __global__ void k_scan_period(unsigned warps, unsigned lanes, unsigned queues, u
   ticket[threadIdx.x % 32u] = kEntries + (w % 8u) * 32u + threadIdx.x % 32u;
   __syncwarp();
   const algo::LaneMask need_slot = algo::lanes_below(lanes);
-  if (threadIdx.x % 32u == 0) {
-    atomicAdd(arrived, 1u);
-    while (*static_cast<volatile unsigned*>(arrived) < warps) {
-    }
-  }
-  __syncwarp();
+  wait_for_all_warps(arrived, warps);
   unsigned long long n = 0;
   const algo::Timestamp start = p.clock();
   p.wait_until_deadline(
