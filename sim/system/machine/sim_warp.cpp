@@ -40,16 +40,16 @@ SimWarp::WaitStatePool& SimWarp::wait_state_pool() {
 SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
                  WarpCounters& counters, WarpPlacement placement, Picoseconds poll_backoff)
     : gpu_(gpu),
-      fabric_(fabric),
       memory_(memory),
       state_(wait_state_pool().acquire()),
-      sink_(sink),
-      counters_(counters),
-      placement_(placement),
+      calendar_(Calendar::current()),
+      fast_quantum_(gpu.fast_quantum()),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
       poll_backoff_(poll_backoff),
-      fast_quantum_(gpu.fast_quantum()),
-      calendar_(Calendar::current()) {
+      counters_(counters),
+      placement_(placement),
+      fabric_(fabric),
+      sink_(sink) {
   *state_ = WaitState{};
   state_->warp = this;
   state_->memory = &memory_;

@@ -137,7 +137,7 @@ class PredicateRef {
   bool (*call_)(void*);
 };
 
-class SimWarp {
+class alignas(64) SimWarp {
  public:
   SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, StageSink& sink,
           WarpCounters& counters, WarpPlacement placement = {}, Picoseconds poll_backoff = 0);
@@ -586,31 +586,66 @@ class SimWarp {
   bool reevaluate() { return state_->unchanged() ? state_->answer : evaluate(); }
   void note_read(std::uint64_t addr, std::size_t len) const;
 
+  // The fields are laid out by use. A waiting warp's watch callbacks and
+  // polls (watch_fired, recheck, evaluate, poll_due, resolve_poll) run
+  // between the turns of thousands of other warps and find this object out
+  // of the caches: what they touch comes first, in a few consecutive cache
+  // lines (the class is cache-line aligned), and the per-lane arrays that
+  // only the warp's own instructions use come last.
   gpu::Gpu& gpu_;
-  pcie::Fabric& fabric_;
   MemorySpace& memory_;
   WaitState* state_;            // from wait_state_pool()
   Waiting* waiting_ = nullptr;  // the wait in progress, for the watch callbacks
-  StageSink& sink_;
-  WarpCounters& counters_;
-  WarpPlacement placement_;
+  WaitState* reads_ = nullptr;  // where polls are noted, while evaluating
+  Calendar& calendar_;          // where the warp's timed wake-ups wait (resume_, wake_)
+  Picoseconds fast_quantum_;    // fast mode's quantum; 0 in exact mode
   Picoseconds poll_period_;     // polls of GPU memory: a load latency plus the backoff
   Picoseconds poll_backoff_;    // __nanosleep between polls
-  bool cq_scan_waits_ = false;  // see set_cq_scan_waits
+  int predicate_depth_ = 0;     // > 0 while a wait predicate is evaluated
+  int check_depth_ = 0;         // > 0 while check() evaluates a predicate
   int instruction_depth_ = 0;
   int current_lane_ = 0;
-  Picoseconds instruction_start_ = 0;
-  algo::Lanes<LaneCost> lane_cost_{};
-  Picoseconds busy_until_ = 0;  // completion of the operations charged so far
-  Picoseconds fast_quantum_;    // fast mode's quantum; 0 in exact mode
+  int profile_depth_ = 0;  // > 0 inside a profiled call
+  // Fast mode's herd resolution (resolve_poll).
+  std::uint32_t herd_trigger_count_ = 0;  // kNoTrigger: unknown (too many lines)
+  static constexpr std::uint32_t kNoTrigger = ~0u;
+  Picoseconds deferred_at_ = 0;  // when its poll deferred to a claimant (0: it did not)
+  bool claiming_ = false;
+  bool cq_scan_waits_ = false;  // see set_cq_scan_waits
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
+  WarpCounters& counters_;
+  WarpPlacement placement_;
+  Picoseconds busy_until_ = 0;         // completion of the operations charged so far
+  std::uint64_t issued_ = 0;           // instructions this warp has issued
+  std::uint64_t issued_at_claim_ = 0;  // ... when it claimed its lines
+  std::uint64_t looped_ = 0;           // passes of its warp-uniform loops over lanes
+  std::uint64_t looped_at_claim_ = 0;
+  std::vector<WatchedRange> watches_;  // one per range of the wait in progress, or parked
+  // What the warp's fibre waits on (sim/kernel/calendar.h).
+  FiberEvent wake_;    // a poll has seen the write the wait needed
+  FiberEvent resume_;  // a step is due (resume_at)
+  FiberEvent read_returned_;
+  FiberEvent timeout_;
+  std::uint64_t herd_trigger_[WaitState::kMaxLines];  // lines written since the last look
+  std::vector<SimWarp*> herd_followers_;              // deferred to this warp, in order
+  std::uint32_t claimed_count_ = 0;
+  std::uint64_t claimed_[WaitState::kMaxLines];
+  std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
+  pcie::Fabric& fabric_;
+  StageSink& sink_;
+  Picoseconds instruction_start_ = 0;
   // PCIe reads the lanes of the current instruction have in flight: the
   // lanes issue theirs together and the instruction ends when all are back.
   std::uint32_t reads_in_flight_ = 0;
+  std::uint32_t instruction_lines_ = 0;
+  algo::Lanes<LaneCost> lane_cost_{};
+  algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
+  // Per lane: the latency of its GPU loads made while its PCIe reads were in
+  // flight, added to its cursor as the last of them returns.
+  algo::Lanes<Picoseconds> lane_after_reads_{};
   // The lines the instruction in progress has read over PCIe.
   std::uint64_t instruction_line_list_[algo::kWarpLanes * 4];
-  std::uint32_t instruction_lines_ = 0;
   // Whether `line` is the instruction's first read of it (noted if so).
   bool note_instruction_line(std::uint64_t line) {
     for (std::uint32_t i = instruction_lines_; i > 0; --i) {
@@ -620,35 +655,6 @@ class SimWarp {
       instruction_line_list_[instruction_lines_++] = line;
     return true;
   }
-  algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
-  // Per lane: the latency of its GPU loads made while its PCIe reads were in
-  // flight, added to its cursor as the last of them returns.
-  algo::Lanes<Picoseconds> lane_after_reads_{};
-  Calendar& calendar_;  // where the warp's timed wake-ups wait (resume_, wake_)
-  // What the warp's fibre waits on (sim/kernel/calendar.h).
-  FiberEvent read_returned_;
-  FiberEvent resume_;  // a step is due (resume_at)
-  FiberEvent wake_;    // a poll has seen the write the wait needed
-  FiberEvent timeout_;
-  std::vector<WatchedRange> watches_;       // one per range of the wait in progress, or parked
-  std::vector<WatchedRange> next_watches_;  // scratch for watch_ranges
-  WaitState* reads_ = nullptr;              // where polls are noted, while evaluating
-  int predicate_depth_ = 0;                 // > 0 while a wait predicate is evaluated
-  int check_depth_ = 0;                     // > 0 while check() evaluates a predicate
-  int profile_depth_ = 0;                   // > 0 inside a profiled call
-  // Fast mode's herd resolution (resolve_poll).
-  std::uint64_t issued_ = 0;           // instructions this warp has issued
-  std::uint64_t issued_at_claim_ = 0;  // ... when it claimed its lines
-  std::uint64_t looped_ = 0;           // passes of its warp-uniform loops over lanes
-  std::uint64_t looped_at_claim_ = 0;
-  Picoseconds deferred_at_ = 0;  // when its poll deferred to a claimant (0: it did not)
-  bool claiming_ = false;
-  std::uint32_t herd_trigger_count_ = 0;  // kNoTrigger: unknown (too many lines)
-  static constexpr std::uint32_t kNoTrigger = ~0u;
-  std::uint64_t herd_trigger_[WaitState::kMaxLines];  // lines written since the last look
-  std::uint32_t claimed_count_ = 0;
-  std::uint64_t claimed_[WaitState::kMaxLines];
-  std::vector<SimWarp*> herd_followers_;  // deferred to this warp, in order
 };
 
 }  // namespace gpunvme::platform
