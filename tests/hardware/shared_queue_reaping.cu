@@ -808,8 +808,8 @@ int main(int argc, char** argv) {
                  c.share * (c.block_threads / 32u), c.entries, c.fixed_ns, c.per_command_ns,
                  c.gap_ns, r.ns_per_turn, r.same_warp_share, r.gap_same_median, r.gap_same_mean,
                  r.gap_change_median, r.gap_change_mean, r.batch_mean, r.batch_median,
-                 r.small_batch_command_share, r.iops, r.timed_out, r.sms_per_queue_min,
-                 r.sms_total, c.aggregated ? "true" : "false");
+                 r.small_batch_command_share, r.iops, r.timed_out, r.sms_per_queue_min, r.sms_total,
+                 c.aggregated ? "true" : "false");
     for (int i = 0; i < CudaOpProfile::kKinds; ++i) {
       std::fprintf(f, "%s\"%s\": %.4f", i ? ", " : "", gpunvme::platform::kOpKindNames[i],
                    r.calls_per_io[i]);

@@ -233,6 +233,12 @@ class SimWarp {
   // (submission.h): turn_pass_ns + turn_descriptor_ns, charged and profiled
   // as lane_loop is.
   void turn_pass();
+  // After a lane's PerCommand turn on the queue whose turn word is
+  // `turn_word`, with turns of its own still to take: whether the warp's run
+  // of turns breaks here, so it reaps and waits before its next turn
+  // (cross_sm_turn_breaks, scaled by the share of the queue's other warps on
+  // other SMs; a per-warp credit, so the breaks come at a steady rate).
+  bool turn_run_breaks(std::uint64_t turn_word);
 
   // ---- ordering, devices, backoff
   void fence_block();
@@ -594,9 +600,10 @@ class SimWarp {
   StageSink& sink_;
   WarpCounters& counters_;
   WarpPlacement placement_;
-  Picoseconds poll_period_;     // polls of GPU memory: a load latency plus the backoff
-  Picoseconds poll_backoff_;    // __nanosleep between polls
-  bool cq_scan_waits_ = false;  // see set_cq_scan_waits
+  Picoseconds poll_period_;       // polls of GPU memory: a load latency plus the backoff
+  Picoseconds poll_backoff_;      // __nanosleep between polls
+  bool cq_scan_waits_ = false;    // see set_cq_scan_waits
+  double turn_break_credit_ = 0;  // see turn_run_breaks
   int instruction_depth_ = 0;
   int current_lane_ = 0;
   Picoseconds instruction_start_ = 0;
