@@ -94,6 +94,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.turn_pass = p.turn_pass_ns;
   costs_.turn_descriptor = p.turn_descriptor_ns;
   costs_.cq_scan_co_waiter = p.cq_scan_co_waiter_ns;
+  costs_.cross_sm_turn_breaks = p.cross_sm_turn_breaks;
   cq_scan_waiters_.assign(sms_, 0);
   costs_.host_poll_read = p.host_poll_read_ns;
   costs_.host_read_interval = std::max<Picoseconds>(1, ns_to_ps(1e3 / p.host_reads_per_us));
@@ -183,6 +184,25 @@ Picoseconds Gpu::book_issue(std::uint32_t sm, std::uint32_t scheduler, Picosecon
 
 std::uint32_t Gpu::block_sm(std::uint32_t block) const {
   return block_sm_order_.empty() ? block % sms_ : block_sm_order_[block % block_sm_order_.size()];
+}
+
+double Gpu::turn_sharers_elsewhere(std::uint64_t turn_word, const void* warp, std::uint32_t sm) {
+  TurnSharers& sharers = turn_sharers_[turn_word];
+  std::size_t others = 0, elsewhere = 0;
+  bool known = false;
+  for (std::size_t i = 0; i < sharers.warps.size(); ++i) {
+    if (sharers.warps[i] == warp) {
+      known = true;
+      continue;
+    }
+    ++others;
+    if (sharers.sms[i] != sm) ++elsewhere;
+  }
+  if (!known) {
+    sharers.warps.push_back(warp);
+    sharers.sms.push_back(sm);
+  }
+  return others == 0 ? 0.0 : static_cast<double>(elsewhere) / static_cast<double>(others);
 }
 
 std::uint32_t Gpu::block_sm(std::uint32_t block, std::uint32_t launch_blocks) const {

@@ -65,11 +65,12 @@ struct GpuCosts {
   Picoseconds turn_pass;                      // own code around a lane's PerCommand turn
   Picoseconds turn_descriptor;                // the turn's reads of its queue descriptor
   Picoseconds cq_scan_co_waiter;              // a CqScan wait's cost per co-waiting warp
-  Picoseconds host_poll_read;                 // one poll of host memory, few pollers
-  Picoseconds host_read_interval;             // 1 / host_reads_per_us: one read served
-  Picoseconds host_line_read_interval;        // a read's hold on its 64 B line of host memory
-  double copy_op_host_reads;                  // host reads a copy operation waits for in turn
-  Picoseconds host_poll_fence_system;  // added to a system fence while warps poll host memory
+  double cross_sm_turn_breaks;  // turns after which a holder leaves its run, all others elsewhere
+  Picoseconds host_poll_read;   // one poll of host memory, few pollers
+  Picoseconds host_read_interval;       // 1 / host_reads_per_us: one read served
+  Picoseconds host_line_read_interval;  // a read's hold on its 64 B line of host memory
+  double copy_op_host_reads;            // host reads a copy operation waits for in turn
+  Picoseconds host_poll_fence_system;   // added to a system fence while warps poll host memory
 };
 
 class Gpu : public Component {
@@ -123,6 +124,11 @@ class Gpu : public Component {
   void add_cq_scan_waiter(std::uint32_t sm) { ++cq_scan_waiters_.at(sm); }
   void remove_cq_scan_waiter(std::uint32_t sm) { --cq_scan_waiters_.at(sm); }
   std::uint32_t cq_scan_waiters(std::uint32_t sm) const { return cq_scan_waiters_.at(sm); }
+  // The warps that have taken a PerCommand turn on the queue whose turn word
+  // is `turn_word`: registers `warp` (on SM `sm`) there if it is new and
+  // returns the share of the queue's other warps that run on another SM
+  // (0 while it is alone). Drives cross_sm_turn_breaks.
+  double turn_sharers_elsewhere(std::uint64_t turn_word, const void* warp, std::uint32_t sm);
   void add_host_poller() { ++host_pollers_; }
   void remove_host_poller() { --host_pollers_; }
   std::uint32_t host_pollers() const { return host_pollers_; }
@@ -208,7 +214,13 @@ class Gpu : public Component {
   std::uint64_t atomics_ = 0;
   std::uint32_t host_pollers_ = 0;
   std::vector<std::uint32_t> cq_scan_waiters_;  // by SM
-  std::uint64_t host_reads_ = 0;                // line requests of warps' reads over PCIe in flight
+  // By queue turn word: the warps that took a turn on it and their SMs.
+  struct TurnSharers {
+    std::vector<const void*> warps;
+    std::vector<std::uint32_t> sms;
+  };
+  std::unordered_map<std::uint64_t, TurnSharers> turn_sharers_;
+  std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
   std::unordered_map<std::uint64_t, std::uint32_t> host_line_pollers_;  // by host line
   std::map<std::uint64_t, std::vector<std::uint64_t>> host_sweeps_;     // host lines, by key
   std::uint64_t next_sweep_key_ = 0;

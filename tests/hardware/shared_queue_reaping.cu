@@ -12,7 +12,9 @@
 // lane's turn) with %globaltimer; the feeder notes which warp each command
 // came from (its SQE's SLBA names the warp and lane). No data, no namespace,
 // no strategy choice: the case varies only how many blocks (one SM each)
-// share a queue, the SQ size and the feeder's timing.
+// share a queue, the SQ size and the feeder's timing, and (the *_aggregated
+// cases) whether the lanes' same-address atomics are aggregated into one per
+// warp (AggregatedAtomicsWarp: a warp's 32 tickets one L2 operation).
 //
 //   shared_queue_reaping OUT.json
 //
@@ -65,6 +67,44 @@ class AllThreadsWarp : public CudaWarp {
   }
 };
 
+// The same warp with its lanes' same-address atomicAdds inside for_lanes
+// (all_threads' tickets, its Counter CIDs) aggregated: the lanes on one
+// address elect a leader that adds for all of them with one atomic, and each
+// lane takes its value by rank, so a warp's tickets are one L2 operation and
+// no other warp's can come between them. A variant that tells whether the
+// tickets of warps on other SMs interleaving with a warp's is what breaks its
+// run of turns.
+class AggregatedAtomicsWarp : public AllThreadsWarp {
+ public:
+  using AllThreadsWarp::AllThreadsWarp;
+  template <class F>
+  __device__ void for_lanes(algo::LaneMask mask, F&& body) {
+    in_lanes_here_ = true;
+    AllThreadsWarp::for_lanes(mask, body);
+    in_lanes_here_ = false;
+  }
+  template <class F>
+  __device__ algo::LaneMask ballot(algo::LaneMask mask, F&& predicate) {
+    in_lanes_here_ = true;
+    const algo::LaneMask r = AllThreadsWarp::ballot(mask, predicate);
+    in_lanes_here_ = false;
+    return r;
+  }
+  __device__ std::uint32_t atomic_add_u32(std::uint64_t addr, std::uint32_t value) {
+    if (!in_lanes_here_) return AllThreadsWarp::atomic_add_u32(addr, value);
+    const unsigned me = threadIdx.x % 32u;
+    const unsigned peers = __match_any_sync(__activemask(), addr);
+    const unsigned leader = static_cast<unsigned>(__ffs(peers) - 1);
+    std::uint32_t base = 0;
+    if (me == leader) base = AllThreadsWarp::atomic_add_u32(addr, value * __popc(peers));
+    base = __shfl_sync(peers, base, static_cast<int>(leader));
+    return base + value * static_cast<std::uint32_t>(__popc(peers & ((1u << me) - 1u)));
+  }
+
+ private:
+  bool in_lanes_here_ = false;
+};
+
 struct Doorbells {
   unsigned sq_tail;
   unsigned pad0[31];
@@ -95,13 +135,13 @@ struct Args {
   unsigned* block_sm;  // the SM each compute block ran on
 };
 
-template <unsigned kThreads>
+template <unsigned kThreads, class Warp = AllThreadsWarp>
 __global__ void __launch_bounds__(kThreads) k_compute(Args a) {
   algo::init_warp_scratch();
   const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
   const unsigned lane = threadIdx.x % 32u;
   if (w >= a.warps) return;
-  AllThreadsWarp p(0, nullptr, &a.profile, 0);
+  Warp p(0, nullptr, &a.profile, 0);
   algo::WarpContext c;
   c.queues = a.table;
   c.queue_count = kQueues;
@@ -256,6 +296,7 @@ struct Case {
   unsigned block_threads;  // 256: 8 warps a block; 1024: the queue's 32 warps on one SM
   unsigned entries;
   unsigned fixed_ns, per_command_ns, gap_ns;
+  bool aggregated = false;  // AggregatedAtomicsWarp
 };
 
 struct Figures {
@@ -383,6 +424,8 @@ Figures run_case(const Case& c, Device& d) {
     const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
     if (tpb == 1024) {
       k_compute<1024><<<1, tpb, smem, compute_stream>>>(none);
+    } else if (c.aggregated) {
+      k_compute<256, AggregatedAtomicsWarp><<<1, tpb, smem, compute_stream>>>(none);
     } else {
       k_compute<256><<<1, tpb, smem, compute_stream>>>(none);
     }
@@ -435,6 +478,8 @@ Figures run_case(const Case& c, Device& d) {
     const std::size_t smem = std::size_t{tpb / 32u} * GPUNVME_WARP_SCRATCH_BYTES;
     if (tpb == 1024) {
       k_compute<1024><<<blocks, tpb, smem, compute_stream>>>(a);
+    } else if (c.aggregated) {
+      k_compute<256, AggregatedAtomicsWarp><<<blocks, tpb, smem, compute_stream>>>(a);
     } else {
       k_compute<256><<<blocks, tpb, smem, compute_stream>>>(a);
     }
@@ -695,6 +740,7 @@ int main(int argc, char** argv) {
     CK(cudaFuncGetAttributes(&attr, k_feeder));
     CK(cudaFuncGetAttributes(&attr, k_compute<256>));
     CK(cudaFuncGetAttributes(&attr, k_compute<1024>));
+    CK(cudaFuncGetAttributes(&attr, k_compute<256, AggregatedAtomicsWarp>));
     CK(cudaFuncGetAttributes(&attr, k_turn_reread));
   }
   Device d;
@@ -733,6 +779,9 @@ int main(int argc, char** argv) {
       {"one_sm_32warps", 1, 1024, 256, 1881, 1222, 5420},
       {"share1_instant", 1, 256, 256, 0, 0, 0},
       {"share4_instant", 4, 256, 256, 0, 0, 0},
+      {"share1_aggregated", 1, 256, 256, 1881, 1222, 5420, true},
+      {"share2_aggregated", 2, 256, 256, 1881, 1222, 5420, true},
+      {"share4_aggregated", 4, 256, 256, 1881, 1222, 5420, true},
   };
   std::fprintf(f,
                "{\"schema\": \"gpunvme.shared_queue_reaping/1\", \"program\": "
@@ -753,13 +802,14 @@ int main(int argc, char** argv) {
                  "\"gap_same_warp_mean_ns\": %.1f, \"gap_warp_change_median_ns\": %.1f, "
                  "\"gap_warp_change_mean_ns\": %.1f, \"batch_mean\": %.2f, \"batch_median\": "
                  "%.1f, \"small_batch_command_share\": %.4f, \"iops\": %.0f, \"timed_out\": "
-                 "%llu, \"sms_per_queue_min\": %u, \"sms_total\": %u,\n   \"calls_per_io\": {",
+                 "%llu, \"sms_per_queue_min\": %u, \"sms_total\": %u, \"aggregated_atomics\": "
+                 "%s,\n   \"calls_per_io\": {",
                  first ? "" : ",\n", c.name, c.share, c.block_threads,
                  c.share * (c.block_threads / 32u), c.entries, c.fixed_ns, c.per_command_ns,
                  c.gap_ns, r.ns_per_turn, r.same_warp_share, r.gap_same_median, r.gap_same_mean,
                  r.gap_change_median, r.gap_change_mean, r.batch_mean, r.batch_median,
-                 r.small_batch_command_share, r.iops, r.timed_out, r.sms_per_queue_min,
-                 r.sms_total);
+                 r.small_batch_command_share, r.iops, r.timed_out, r.sms_per_queue_min, r.sms_total,
+                 c.aggregated ? "true" : "false");
     for (int i = 0; i < CudaOpProfile::kKinds; ++i) {
       std::fprintf(f, "%s\"%s\": %.4f", i ? ", " : "", gpunvme::platform::kOpKindNames[i],
                    r.calls_per_io[i]);

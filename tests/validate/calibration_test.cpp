@@ -235,6 +235,38 @@ TEST(Calibration, ALaneTurnFileWithoutItsMediansIsRefused) {
   }
 }
 
+// A shared_queue_reaping file whose case names an odd sharing or lacks its
+// batch line is refused with the JSON path and what is allowed (before any
+// simulation, as above).
+TEST(Calibration, ASharedQueueReapingCaseItCannotSimulateIsRefused) {
+  const nlohmann::json odd = {{"schema", "gpunvme.shared_queue_reaping.runs/1"},
+                              {"derived",
+                               {{"share3",
+                                 {{"blocks_per_queue", 3},
+                                  {"warps_per_queue", 16},
+                                  {"entries", 256},
+                                  {"batch_line_ns", {1881, 1222, 5420}}}}}}};
+  try {
+    (void)validate::correlate_microbenchmarks(odd, "odd.json", "h200-sxm", 0.10);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.derived.share3.warps_per_queue"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("a multiple of blocks_per_queue (3)"), std::string::npos)
+        << e.what();
+  }
+  nlohmann::json no_line = odd;
+  no_line["derived"]["share3"]["blocks_per_queue"] = 2;
+  no_line["derived"]["share3"].erase("batch_line_ns");
+  try {
+    (void)validate::correlate_microbenchmarks(no_line, "no_line.json", "h200-sxm", 0.10);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.derived.share3.batch_line_ns"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Repeated untraced runs of a case: the run with the median throughput is
 // compared and the range reported; a stage-means run lends its stage means,
 // never its throughput (its clock reads cost 5-15 %).

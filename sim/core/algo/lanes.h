@@ -12,6 +12,8 @@
 //   load_u32, load<T>, store_u32, store_bytes   (GPU memory, host memory, CMB)
 //   lane_loop(n)       (the warp's own loop over n lanes; see for_each_lane)
 //   turn_pass()        (the warp's own code around one lane's PerCommand turn)
+//   turn_run_breaks(turn_word) -> bool  (whether a warp's run of PerCommand
+//                      turns breaks after this one: it reaps before its next)
 //   recording(), observe_u32  (whether stage records are kept; a read made
 //                              only for a record)
 //   fence_block, fence_gpu, fence_system, mmio_store_u32, nanosleep(ns)

@@ -122,7 +122,12 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
         record(p, q, cid[lane], Stage::DoorbellRung);
         io[lane].state = kOutstanding;
         need_turn &= ~mine;
-        continue;
+        // Where warps of other SMs share the queue, their tickets can come
+        // between this warp's: its run of turns breaks and it reaps and
+        // waits before its next turn (a platform's model of that; the
+        // hardware does it by itself).
+        if (need_turn == 0 || !p.turn_run_breaks(q.turn)) continue;
+        progressed = false;
       }
     }
     if (progressed) continue;

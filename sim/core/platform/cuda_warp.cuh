@@ -293,6 +293,9 @@ class CudaWarp {
   // their time as the warp's own code.
   __device__ void lane_loop(std::uint32_t) {}
   __device__ void turn_pass() {}  // the code itself takes its time here
+  // The hardware breaks a warp's run of turns by itself (tickets of other
+  // SMs' warps between its own).
+  __device__ bool turn_run_breaks(std::uint64_t) { return false; }
   __device__ void nanosleep(std::uint32_t ns) {
     const OpScope scope(*this, OpKind::kSleep);
     __nanosleep(ns);

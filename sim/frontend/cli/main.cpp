@@ -381,7 +381,9 @@ int main(int argc, char** argv) {
                            "also compare the simulated GPU's atomics, fences, loads and round "
                            "trip with them; or lane_loops_and_turns results "
                            "(lane-loops-and-turns-*.json): its ticket turns and lane-loop "
-                           "passes, and the turn_pass_ns they calibrate");
+                           "passes, and the turn_pass_ns they calibrate; or shared_queue_reaping "
+                           "results (shared-queue-reaping-*.json): all_threads' turns and reaping "
+                           "calls on queues shared by 1, 2 or 4 SMs");
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');

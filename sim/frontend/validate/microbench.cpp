@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "sim/core/algo/io_common.h"
+#include "sim/core/algo/queue_state.h"
+#include "sim/core/algo/strategy.h"
 #include "sim/frontend/validate/validate.h"
 #include "sim/kernel/params/config_error.h"
 #include "sim/kernel/simulation.h"
@@ -442,6 +444,278 @@ nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const st
   return {{"rows", rows}, {"calibration", calibration}};
 }
 
+// tests/hardware/shared_queue_reaping.cu's reaping part on simulated warps:
+// all_threads' own submit() and wait() (PerCommand, CqScan, Counter CIDs) on
+// 8 queue pairs in GPU memory, each shared by `blocks` blocks of
+// `block_warps` warps (a block's warps on one SM, every block on an SM of its
+// own) and served by a feeder warp on an SM of its own that plays the target
+// without data: it takes up to 32 new SQEs (bounded by CQ room), holds them
+// for the batch line (fixed + per command), posts their CQEs after a GPU
+// fence and waits its gap. An observer warp beside each feeder stamps every
+// SQ tail step. The doorbells are words of GPU memory, rung through ring_sq
+// and ring_cq as polled shadow doorbells (stores to GPU memory, as the
+// hardware program's doorbell words are). Each warp takes `rounds` rounds
+// of 32 reads and waits for each round's completions as a CQ-scan waiter,
+// as the strategy's warps do.
+struct ReapingFigures {
+  double ns_per_turn = 0;  // per queue, first to last tail step over the steps; median
+  double iops = 0;
+  double calls_per_io[platform::kProfiledOps] = {};  // the compute warps' op profile
+};
+
+ReapingFigures shared_queue_reaping(const nlohmann::json& gpu, std::uint32_t blocks,
+                                    std::uint32_t block_warps, std::uint32_t entries,
+                                    std::uint32_t fixed_ns, std::uint32_t per_command_ns,
+                                    std::uint32_t gap_ns, std::uint32_t rounds) {
+  constexpr std::uint32_t kQueues = 8;
+  GpuBench bench(gpu);
+  gpu::Gpu& g = bench.gpu();
+  const std::uint32_t warps_per_queue = blocks * block_warps;
+  const std::uint32_t warps = kQueues * warps_per_queue;
+  const std::uint32_t cid_space = algo::cid_space_for(
+      algo::named_strategy(algo::NamedStrategy::AllThreads).cid, 0, entries, warps_per_queue, 1);
+  std::vector<algo::QueuePair> table(kQueues);
+  auto allocate = [&](std::uint64_t bytes, std::uint64_t align) {
+    return g.allocate(bytes, align);
+  };
+  for (std::uint32_t i = 0; i < kQueues; ++i) {
+    algo::QueuePair& q = table[i];
+    q.trace_id = i;
+    q.qid = static_cast<std::uint16_t>(i + 1);
+    q.entries = entries;
+    q.sq_base = g.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
+    q.cq_base = g.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
+    const std::uint64_t doorbells = g.allocate(256, 128);
+    q.sq_shadow = doorbells;
+    q.cq_shadow = doorbells + 128;
+    q.shadow_polled = 1;
+    algo::place_queue_state(q, cid_space, false, allocate);
+  }
+  const std::uint64_t stop = g.allocate(128, 128);
+  const std::uint64_t buffers = g.allocate(std::uint64_t{warps} * 32u * 512u, 4096);
+
+  class NullSink : public platform::StageSink {
+   public:
+    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
+  } sink;
+  platform::WarpCounters compute_counters, other_counters;
+  auto spawn = [&](platform::WarpPlacement at, platform::WarpCounters& counters,
+                   std::function<void(platform::SimWarp&)> body) {
+    Calendar::current().spawn([&bench, &sink, &counters, at, body] {
+      platform::SimWarp p(bench.gpu(), bench.machine().fabric(), bench.machine().memory(), sink,
+                          counters, at, 0);
+      body(p);
+    });
+  };
+
+  // The feeders' kernel is launched first: its 8 blocks take the first SMs.
+  std::vector<std::vector<Picoseconds>> steps(kQueues);
+  for (std::uint32_t qi = 0; qi < kQueues; ++qi) {
+    const algo::QueuePair& q = table[qi];
+    const std::uint32_t sm = g.block_sm(qi);
+    spawn({sm, 0}, other_counters, [&, qi](platform::SimWarp& p) {
+      const algo::QueuePair& mine = table[qi];
+      std::uint32_t sq_head = 0, cq_tail = 0;  // monotonic counts
+      auto ready = [&](std::uint32_t& count) {
+        const std::uint32_t tail = p.load_u32(mine.sq_shadow);
+        const std::uint32_t head = p.load_u32(mine.cq_shadow);
+        const std::uint32_t waiting = (tail + entries - sq_head % entries) % entries;
+        const std::uint32_t room = entries - 1u - (cq_tail % entries + entries - head) % entries;
+        count = std::min({waiting, room, 32u});
+        return count;
+      };
+      for (;;) {
+        std::uint32_t count = 0;
+        p.wait_until([&] { return ready(count) != 0 || p.load_u32(stop) != 0; }, mine.sq_shadow, 4,
+                     mine.cq_shadow, 4, stop, 4);
+        if (ready(count) == 0) return;  // stopped
+        p.fence_gpu();
+        algo::Lanes<std::uint16_t> cid{};
+        p.for_lanes(algo::lanes_below(count), [&](int lane) {
+          const auto e = p.load<nvme::SubmissionEntry>(
+              mine.sq_base + std::uint64_t{(sq_head + static_cast<std::uint32_t>(lane)) % entries} *
+                                 nvme::kSqEntrySize);
+          cid[lane] = e.cid();
+        });
+        p.nanosleep(fixed_ns + per_command_ns * count);
+        sq_head += count;
+        p.for_lanes(algo::lanes_below(count), [&](int lane) {
+          const std::uint32_t position = cq_tail + static_cast<std::uint32_t>(lane);
+          nvme::CompletionEntry c{};
+          c.sqhd = static_cast<std::uint16_t>(sq_head % entries);
+          c.sqid = mine.qid;
+          c.cid = cid[lane];
+          c.status_field =
+              static_cast<std::uint16_t>(algo::detail::expected_phase(position, entries));
+          p.store_bytes(mine.cq_base + std::uint64_t{position % entries} * nvme::kCqEntrySize, &c,
+                        sizeof c);
+        });
+        p.fence_gpu();
+        cq_tail += count;
+        if (gap_ns != 0) p.nanosleep(gap_ns);
+      }
+    });
+    spawn({sm, 1}, other_counters, [&, qi](platform::SimWarp& p) {
+      const algo::QueuePair& mine = table[qi];
+      std::uint32_t last = 0;
+      for (;;) {
+        p.wait_until([&] { return p.load_u32(mine.sq_shadow) != last || p.load_u32(stop) != 0; },
+                     mine.sq_shadow, 4, stop, 4);
+        const std::uint32_t v = p.load_u32(mine.sq_shadow);
+        if (v == last) return;
+        const std::uint32_t n = (v + entries - last) % entries;
+        for (std::uint32_t i = 0; i < n; ++i) steps[qi].push_back(p.clock());
+        last = v;
+      }
+    });
+    (void)q;
+  }
+  std::uint32_t finished = 0;
+  Picoseconds first = ~Picoseconds{0}, last = 0;
+  for (std::uint32_t b = 0; b < kQueues * blocks; ++b) {
+    const std::uint32_t sm = g.block_sm(kQueues + b);
+    const std::uint32_t queue = b % kQueues;
+    for (std::uint32_t k = 0; k < block_warps; ++k) {
+      const std::uint32_t w = b * block_warps + k;
+      spawn({sm, k % g.schedulers_per_sm()}, compute_counters, [&, w, queue](platform::SimWarp& p) {
+        algo::WarpContext c;
+        c.queues = table.data();
+        c.queue_count = kQueues;
+        c.strategy = algo::named_strategy(algo::NamedStrategy::AllThreads);
+        c.cq_doorbell_batch = 1;
+        c.max_batch = 32;
+        c.cid_local_bits = algo::local_cid_bits(1);
+        c.iodepth = 1;
+        algo::Lanes<algo::Pending> round{};
+        c.rounds = &round;
+        c.round_count = 1;
+        first = std::min(first, p.clock());
+        for (std::uint32_t r = 0; r < rounds; ++r) {
+          algo::Lanes<algo::IoRequest> request{};
+          for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+            algo::IoRequest& req = request[lane];
+            req.opcode = nvme::NvmOpcode::Read;
+            req.slba = (std::uint64_t{w} << 5) | static_cast<std::uint64_t>(lane);
+            req.nlb_zero_based = 0;
+            req.buffer =
+                buffers + (std::uint64_t{w} * 32u + static_cast<std::uint64_t>(lane)) * 512u;
+            req.bytes = 512;
+            req.queue = queue;
+            req.pool_index = 0;
+          }
+          round.fill(algo::Pending{});
+          algo::submit(p, c, algo::kAllLanes, request, round);
+          p.set_cq_scan_waits(true);
+          algo::wait(p, c, round, algo::kAllLanes);
+          p.set_cq_scan_waits(false);
+        }
+        last = std::max(last, p.clock());
+        if (++finished == warps) p.store_u32(stop, 1);
+      });
+    }
+  }
+  bench.run();
+  ReapingFigures out;
+  std::vector<double> per_queue;
+  for (const std::vector<Picoseconds>& s : steps) {
+    if (s.size() < 2) continue;
+    per_queue.push_back(ns(s.back() - s.front()) / static_cast<double>(s.size() - 1));
+  }
+  std::sort(per_queue.begin(), per_queue.end());
+  if (!per_queue.empty()) out.ns_per_turn = per_queue[per_queue.size() / 2];
+  const double ios = static_cast<double>(warps) * rounds * algo::kWarpLanes;
+  out.iops = last > first ? ios / (ns(last - first) * 1e-9) : 0;
+  for (int k = 0; k < platform::kProfiledOps; ++k) {
+    out.calls_per_io[k] = static_cast<double>(compute_counters.op_calls[k]) / ios;
+  }
+  return out;
+}
+
+// The simulated counterparts of tests/hardware/shared_queue_reaping.cu's
+// reaping part (schema gpunvme.shared_queue_reaping.runs/1): per measured
+// case the ns per turn per queue (a prediction: cross_sm_turn_breaks is
+// calibrated from the cases' turn order, not their times) and the calls per
+// I/O of the kinds the reaping loops make (peeks, atomics, GPU fences,
+// ballots, waits).
+nlohmann::json correlate_shared_queue_reaping(const nlohmann::json& mb, const std::string& file,
+                                              const std::string& profile, double tolerance) {
+  const nlohmann::json* cases = find(mb, {"derived"});
+  if (cases == nullptr || !cases->is_object()) {
+    throw ConfigError(file, "$.derived", "(missing)",
+                      "an object of case -> figures (shared_queue_reaping.cu)");
+  }
+  const nlohmann::json gpu = {{"profile", profile}};
+  nlohmann::json rows = nlohmann::json::array();
+  auto add = [&](const std::string& name, const std::string& unit, double measured,
+                 double simulated, const std::string& how, const std::string& role) {
+    const double err = measured > 0 ? (simulated - measured) / measured : NAN;
+    rows.push_back(
+        {{"name", name},
+         {"unit", unit},
+         {"measured", measured},
+         {"simulated", simulated},
+         {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
+         {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
+         {"simulated_as", how},
+         {"role", role}});
+  };
+  for (const auto& [name, c] : cases->items()) {
+    const std::string at = "$.derived." + name;
+    auto count = [&](const char* key, std::uint32_t lo, std::uint32_t hi) {
+      if (!c.contains(key) || !c.at(key).is_number_integer() ||
+          c.at(key).get<std::int64_t>() < lo || c.at(key).get<std::int64_t>() > hi) {
+        throw ConfigError(file, at + "." + key, c.contains(key) ? c.at(key).dump() : "(missing)",
+                          fmt::format("an integer from {} to {}", lo, hi));
+      }
+      return c.at(key).get<std::uint32_t>();
+    };
+    const std::uint32_t blocks = count("blocks_per_queue", 1, 32);
+    const std::uint32_t warps = count("warps_per_queue", 1, 32);
+    const std::uint32_t entries = count("entries", 2, 4096);
+    if (warps % blocks != 0) {
+      throw ConfigError(file, at + ".warps_per_queue", std::to_string(warps),
+                        fmt::format("a multiple of blocks_per_queue ({})", blocks));
+    }
+    const nlohmann::json* line = find(c, {"batch_line_ns"});
+    if (line == nullptr || !line->is_array() || line->size() != 3) {
+      throw ConfigError(file, at + ".batch_line_ns", line ? line->dump() : "(missing)",
+                        "[fixed, per command, gap] in ns");
+    }
+    for (const nlohmann::json& v : *line) {
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1e6) {
+        throw ConfigError(file, at + ".batch_line_ns", line->dump(),
+                          "three numbers from 0 to 1e6 (ns)");
+      }
+    }
+    const ReapingFigures sim =
+        shared_queue_reaping(gpu, blocks, warps / blocks, entries, line->at(0).get<std::uint32_t>(),
+                             line->at(1).get<std::uint32_t>(), line->at(2).get<std::uint32_t>(), 8);
+    const std::string how = fmt::format(
+        "8 queues of {} entries, each shared by {} block(s) of {} warps (one SM each), 8 rounds of "
+        "32 reads a warp, a feeder warp with batch line {} + {} ns a command and gap {} ns",
+        entries, blocks, warps / blocks, line->at(0).get<std::uint32_t>(),
+        line->at(1).get<std::uint32_t>(), line->at(2).get<std::uint32_t>());
+    if (const nlohmann::json* v = find(c, {"ns_per_turn_median"}); v && v->is_number()) {
+      add(name + "_ns_per_turn", "ns", v->get<double>(), sim.ns_per_turn,
+          how + ": ns per turn per queue, median over the queues", "prediction");
+    }
+    const std::pair<const char*, platform::ProfiledOp> kinds[] = {
+        {"peek", platform::ProfiledOp::kPeek},
+        {"atomic", platform::ProfiledOp::kAtomic},
+        {"fence_gpu", platform::ProfiledOp::kFenceGpu},
+        {"ballot", platform::ProfiledOp::kBallot},
+        {"wait", platform::ProfiledOp::kWait}};
+    for (const auto& [kind, op] : kinds) {
+      const nlohmann::json* v = find(c, {"calls_per_io_median", kind});
+      if (v == nullptr || !v->is_number()) continue;
+      add(name + "_" + kind + "_per_io", "calls", v->get<double>(),
+          sim.calls_per_io[static_cast<int>(op)], how + ": the compute warps' calls per I/O",
+          "comparison");
+    }
+  }
+  return {{"rows", rows}};
+}
+
 }  // namespace
 
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
@@ -453,10 +727,13 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
     nlohmann::json turns = correlate_lane_loops_and_turns(mb, file, profile, tolerance);
     rows = std::move(turns.at("rows"));
     calibration = std::move(turns.at("calibration"));
+  } else if (schema == "gpunvme.shared_queue_reaping.runs/1") {
+    rows = std::move(correlate_shared_queue_reaping(mb, file, profile, tolerance).at("rows"));
   } else if (schema != "gpunvme.gpu_microbench/1") {
     throw ConfigError(file, "$.schema", schema,
-                      "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file) or "
-                      "\"gpunvme.lane_loops_and_turns/1\" (lane_loops_and_turns.cu)");
+                      "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file), "
+                      "\"gpunvme.lane_loops_and_turns/1\" (lane_loops_and_turns.cu) or "
+                      "\"gpunvme.shared_queue_reaping.runs/1\" (shared_queue_reaping.cu)");
   }
   auto add = [&](const std::string& name, const nlohmann::json* measured, double simulated,
                  const std::string& how) {

@@ -364,6 +364,15 @@ void SimWarp::turn_pass() {
   busy_until_ = std::max(now(), busy_until_) + t;
 }
 
+bool SimWarp::turn_run_breaks(std::uint64_t turn_word) {
+  const double rate = gpu_.costs().cross_sm_turn_breaks;
+  if (rate == 0 || predicate_depth_ != 0 || check_depth_ != 0) return false;
+  turn_break_credit_ += rate * gpu_.turn_sharers_elsewhere(turn_word, this, placement_.sm);
+  if (turn_break_credit_ < 1.0) return false;
+  turn_break_credit_ -= 1.0;
+  return true;
+}
+
 void SimWarp::nanosleep(std::uint32_t ns) {
   const ProfileScope scope(*this, ProfiledOp::kSleep);
   settle();

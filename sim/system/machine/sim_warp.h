@@ -233,6 +233,12 @@ class alignas(64) SimWarp {
   // (submission.h): turn_pass_ns + turn_descriptor_ns, charged and profiled
   // as lane_loop is.
   void turn_pass();
+  // After a lane's PerCommand turn on the queue whose turn word is
+  // `turn_word`, with turns of its own still to take: whether the warp's run
+  // of turns breaks here, so it reaps and waits before its next turn
+  // (cross_sm_turn_breaks, scaled by the share of the queue's other warps on
+  // other SMs; a per-warp credit, so the breaks come at a steady rate).
+  bool turn_run_breaks(std::uint64_t turn_word);
 
   // ---- ordering, devices, backoff
   void fence_block();
@@ -611,7 +617,8 @@ class alignas(64) SimWarp {
   static constexpr std::uint32_t kNoTrigger = ~0u;
   Picoseconds deferred_at_ = 0;  // when its poll deferred to a claimant (0: it did not)
   bool claiming_ = false;
-  bool cq_scan_waits_ = false;  // see set_cq_scan_waits
+  bool cq_scan_waits_ = false;    // see set_cq_scan_waits
+  double turn_break_credit_ = 0;  // see turn_run_breaks
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
   WarpCounters& counters_;
