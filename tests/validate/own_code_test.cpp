@@ -47,13 +47,14 @@ TEST(OwnCodeCalibration, ProfilesHoldTheCombinedKernelFitOverItsCodeGenerationRa
   for (const char* profile : {"h100-sxm", "h200-sxm"}) {
     EXPECT_NEAR(own_code_profile_pass_ns(profile), 60.377, 0.005) << profile;
   }
-  const nlohmann::json combined = read_json_file(kOwnCodeDir + "lane-loop-fit-h100-2026-11-24.json");
+  const nlohmann::json combined =
+      read_json_file(kOwnCodeDir + "lane-loop-fit-h100-2026-11-24.json");
   const nlohmann::json per_strategy =
       read_json_file(kOwnCodeDir + "lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json");
   ASSERT_EQ(per_strategy.at("per_strategy_ns").size(), 6u);
   for (const auto& [name, v] : combined.at("per_strategy_ns").items()) {
-    EXPECT_NEAR(per_strategy.at("per_strategy_ns").at(name).get<double>(),
-                v.get<double>() / ratio, 0.005)
+    EXPECT_NEAR(per_strategy.at("per_strategy_ns").at(name).get<double>(), v.get<double>() / ratio,
+                0.005)
         << name;
   }
   EXPECT_NEAR(per_strategy.at("per_strategy_ns").at("warp_batch").get<double>(), 59.19, 0.005);
