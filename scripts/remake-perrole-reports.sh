@@ -62,21 +62,21 @@ for report in "${which[@]}"; do
         --measured $m/hw-strategies-perrole-h100-2026-11-28.json \
         --measured $m/hw-controller-h100-2026-11-28.json \
         --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
-        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+        --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
       ;;
     h100)
       run validate-gpu-target-perrole-h100-2026-11-27-$suffix \
         --measured $m/hw-gpu-target-perrole-h100-2026-11-27.json \
         --measured $m/hw-gpu-target-controller-h100-2026-11-27-perrole.json \
         --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
-        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+        --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
       ;;
     h200)
       run validate-gpu-target-perrole-h200-2026-11-28-$suffix \
         --measured $m/hw-gpu-target-perrole-h200-2026-11-28.json \
         --measured $m/hw-gpu-target-controller-h200-2026-11-28-perrole.json \
         --measured $m/hw-gpu-target-concurrency-h200-2026-11-28.json \
-        --measured $m/lane-loop-fit-h100-2026-11-24.json &
+        --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
       ;;
     *)
       echo "unknown report '$report': expected host, h100 or h200" >&2

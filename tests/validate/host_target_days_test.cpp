@@ -109,6 +109,13 @@ TEST(HostTargetDays, EachCaseHasNineUntracedRunsOverTwoInstances) {
   }
 }
 
+// Both days' reports were made with every run simulated at the combined
+// kernel's pass cost (101.5 ns), the 2026-11-28 per-role runs too, before the
+// GPU profiles took a pass as a kernel of one strategy's code runs it (60.38
+// ns): their holds re-run them at that figure, so that they still hold every
+// other part of the model.
+const std::string kHostDaysLaneLoop = "topology.nodes.gpu0.lane_loop_iteration_ns=101.5";
+
 // The committed prediction of each day: calibration from that day's
 // controller-only runs only, the GPU profile of its device, and every re-run
 // case no further from the measured median than the committed prediction
@@ -124,6 +131,7 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfEachDaysPrediction) {
     validate::Options options;
     options.warps.push_back(1);  // the 1-warp cases: the whole set takes minutes
     options.strategies = kSanitizerStrategies;
+    options.overrides = {kHostDaysLaneLoop};
     const nlohmann::json now = validate::correlate(hw, runs_file, options);
     EXPECT_EQ(now.at("gpu_profile"), day.gpu_profile);
     EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
@@ -156,6 +164,7 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheLoadPrediction) {
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;
+  options.overrides = {kHostDaysLaneLoop};
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);

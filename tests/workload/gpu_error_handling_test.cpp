@@ -81,8 +81,11 @@ TEST(GpuErrorHandling, ARetriedMediaErrorSucceedsAfterTheHostsReactionAndTheRetr
   const double failed_ns = num(failed["summary"]["latency_ns"]["mean"]);
   const double retried_ns = num(retried["summary"]["latency_ns"]["mean"]);
   // The hand-worked sum, to within the release of the held command (a few
-  // GPU instructions: well under 100 ns).
-  EXPECT_NEAR(retried_ns, failed_ns + 10000.0 + clean_ns, 100.0)
+  // GPU instructions: well under 100 ns) and one poll of the waiting warp
+  // (a load latency, 134 ns in the default profile): where a completion
+  // lands between two polls differs between the runs (-1.5 ns with the
+  // warps' own loops at 0, 101.5 or 120 ns a pass; +132.5 at 30, 60.38 or 80).
+  EXPECT_NEAR(retried_ns, failed_ns + 10000.0 + clean_ns, 100.0 + 134.0)
       << "clean " << clean_ns << " failed " << failed_ns;
 }
 

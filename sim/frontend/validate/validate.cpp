@@ -42,6 +42,41 @@ double optional_number(const nlohmann::json& doc, const std::string& file, const
   return doc.is_object() && doc.contains(key) ? number(doc, file, path, key) : fallback;
 }
 
+// The warps' own code costs what the compiler makes of it. The GPU profiles'
+// lane_loop_iteration_ns is a pass of the algorithms' loops as compiled into
+// a kernel of one strategy's code, as an application builds the strategy it
+// uses and as gpunvme-hw's per-role kernels (compute_kernel<S>, the agent
+// and polling kernels) run it. gpunvme-hw's combined io_kernel (every role
+// and strategy in one kernel, the strategy read at run time; 255 registers
+// and spills) runs the same code slower, and so does compute_kernel<runtime>
+// (255 registers and spills). A run of either (harness_kernel "combined", or
+// none: the runs made before the per-role kernels) is simulated at the pass
+// cost fitted on the op profiles of such runs at one warp: 101.5 ns, the
+// figure of configs/measurements/lane-loop-fit-h100-2026-11-24.json (pooled
+// over five strategies' 96.5-107.6 ns), which the profiles' per-strategy
+// figure derives from.
+constexpr double kCombinedKernelLaneLoopNs = 101.5;
+
+// Whether a strategy run's warps ran code compiled for its strategy alone.
+bool compiled_for_its_strategy(const nlohmann::json& run) {
+  if (!run.is_object() || !run.contains("harness_kernel")) return false;
+  const nlohmann::json& kernel = run.at("harness_kernel");
+  if (!kernel.is_string() || kernel.get<std::string>() != "per-role") return false;
+  if (run.contains("kernels") && run.at("kernels").is_array()) {
+    for (const nlohmann::json& k : run.at("kernels")) {
+      if (k.is_string() && k.get<std::string>() == "compute_kernel<runtime>") return false;
+    }
+  }
+  return true;
+}
+
+// The setting that simulates a run's own code as its kernel ran it; empty
+// where the profile's figure applies.
+std::string own_code_setting(const nlohmann::json& run) {
+  if (compiled_for_its_strategy(run)) return {};
+  return fmt::format("topology.nodes.gpu0.lane_loop_iteration_ns={}", kCombinedKernelLaneLoopNs);
+}
+
 // The measured figure of a metric in one hardware case.
 double measured_metric(const std::string& name, const nlohmann::json& c, const std::string& file,
                        const std::string& path) {
@@ -1005,8 +1040,11 @@ Calibration calibrate(const nlohmann::json& runs, const std::string& file, std::
       "the GPU profile's figures as committed (configs/gpu/*.json): atomic, fence and load "
       "latencies and turn_pass_ns (the own code of a lane's turn, from lane_loops_and_turns) "
       "fitted to GPU microbenchmarks (no strategy; pass --microbench to compare them with a "
-      "fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp, so "
-      "it is cross-validated below where lane_loop_fit is given";
+      "fresh set); lane_loop_iteration_ns fitted to strategy op profiles at 1 warp of the "
+      "combined kernel (101.5 ns, at which that kernel's runs are simulated) over that "
+      "kernel's own-code time against a kernel of one strategy's code (agent_pass "
+      "microbenchmark) for runs of per-role kernels, so it is cross-validated below where "
+      "lane_loop_fit is given";
   return cal;
 }
 
@@ -1192,6 +1230,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;
     apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    if (const std::string own = own_code_setting(c); !own.empty()) apply_set(raw, own);
     apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", threads));
     apply_set(raw,
               fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", cal.batch_overhead_ns));
@@ -1782,6 +1821,7 @@ nlohmann::json postdict(const nlohmann::json& hw, const std::string& hw_file,
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;
     apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
+    if (const std::string own = own_code_setting(c); !own.empty()) apply_set(raw, own);
     // A batch's time grows with its size (a pread and a copy per command):
     // where the run measured that slope (target.batch_per_command_ns), each
     // command costs it and the batch overhead covers the rest.
