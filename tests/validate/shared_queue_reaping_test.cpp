@@ -39,9 +39,10 @@ TEST(SharedQueueReaping, FourSmsOnAQueueTurnSlowerThanOne) {
   const double one = reaping_simulated(report, "share1_ns_per_turn");
   const double four = reaping_simulated(report, "share4_ns_per_turn");
   EXPECT_NEAR(one, 1478.0, 15.0);
-  EXPECT_NEAR(four, 2367.0, 24.0);
-  // Measured 1,640 and 1,956 ns: the breaks make four SMs slower (by more
-  // than the hardware's +19 %: a simulated break costs too much).
+  EXPECT_NEAR(four, 2085.1, 21.0);
+  // Measured 1,640 and 1,956 ns: the breaks make four SMs slower (+41 %,
+  // the hardware +19 %: the one-SM queue turns 10 % fast, and a simulated
+  // break still costs more queue time than the hardware's).
   EXPECT_GT(four, 1.19 * one);
   for (const nlohmann::json& r : report.at("figures")) {
     if (r.at("name") == "share4_ns_per_turn") {
