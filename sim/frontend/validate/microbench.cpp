@@ -297,6 +297,23 @@ double queue_turns(const nlohmann::json& gpu, QueueTurns pattern, std::uint32_t 
   return per_queue[per_queue.size() / 2];
 }
 
+// One row of a microbenchmark report: a figure measured and simulated, its
+// error and whether it is within the tolerance (no error when nothing was
+// measured).
+nlohmann::json comparison_row(const std::string& name, const std::string& unit, double measured,
+                              double simulated, double tolerance, const std::string& how,
+                              const std::string& role) {
+  const double err = measured > 0 ? (simulated - measured) / measured : NAN;
+  return {{"name", name},
+          {"unit", unit},
+          {"measured", measured},
+          {"simulated", simulated},
+          {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
+          {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
+          {"simulated_as", how},
+          {"role", role}};
+}
+
 // The rounds a simulated queue-turn run takes: about 1,024 turns per queue
 // (the hardware's 8,192 give the same steady rate; fewer keep 528 warps fast).
 std::uint32_t queue_turn_rounds(std::uint32_t warps) {
@@ -320,16 +337,7 @@ nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const st
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const std::string& name, double measured, double simulated, const std::string& how,
                  const std::string& role) {
-    const double err = measured > 0 ? (simulated - measured) / measured : NAN;
-    rows.push_back(
-        {{"name", name},
-         {"unit", "ns"},
-         {"measured", measured},
-         {"simulated", simulated},
-         {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
-         {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
-         {"simulated_as", how},
-         {"role", role}});
+    rows.push_back(comparison_row(name, "ns", measured, simulated, tolerance, how, role));
   };
   nlohmann::json calibration = nlohmann::json::object();
   const char* const patterns[] = {"warp_ticket_turn", "lane_ticket_turns"};
@@ -648,16 +656,7 @@ nlohmann::json correlate_shared_queue_reaping(const nlohmann::json& mb, const st
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const std::string& name, const std::string& unit, double measured,
                  double simulated, const std::string& how, const std::string& role) {
-    const double err = measured > 0 ? (simulated - measured) / measured : NAN;
-    rows.push_back(
-        {{"name", name},
-         {"unit", unit},
-         {"measured", measured},
-         {"simulated", simulated},
-         {"error_pct", std::isfinite(err) ? nlohmann::json(100.0 * err) : nlohmann::json(nullptr)},
-         {"within_tolerance", std::isfinite(err) && std::fabs(err) <= tolerance},
-         {"simulated_as", how},
-         {"role", role}});
+    rows.push_back(comparison_row(name, unit, measured, simulated, tolerance, how, role));
   };
   for (const auto& [name, c] : cases->items()) {
     const std::string at = "$.derived." + name;
