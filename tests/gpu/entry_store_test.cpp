@@ -1,5 +1,5 @@
 // entry_store_ns against hand-computed cases: a lane's store_bytes of whole
-// 64 B entries (an SQE) costs the larger of entry_store_ns per entry and its
+// 64 B entries (an SQE) inside for_lanes costs the larger of entry_store_ns per entry and its
 // 16 B stores' issue time, wherever the entry goes; the lanes of a for_lanes
 // write side by side, so 1 and 32 lanes cost the same; stores shorter than an
 // entry keep their issue time; at 0 the stores' issue time alone is charged.
@@ -62,6 +62,22 @@ TEST(EntryStore, TheStoresIssueTimeWhenItIsLonger) {
   ASSERT_EQ(t.size(), 5u);
   EXPECT_EQ(t[0], Picoseconds{50000});
   EXPECT_EQ(t[4], Picoseconds{72000});
+}
+
+// A warp-uniform 64 B store (outside for_lanes: a BlueFlame doorbell of a
+// WQE just loaded) keeps its stores' issue time: 4 x 3.82 ns.
+TEST(EntryStore, AWarpUniformStoreOfAnEntryKeepsItsIssueTime) {
+  GpuBench bench(nlohmann::json{{"entry_store_ns", 200.0}, {"store_issue_ns", 3.82}});
+  const std::uint64_t ring = bench.gpu().allocate(64);
+  Picoseconds took = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    const std::uint8_t entry[64] = {};
+    const Picoseconds start = p.clock();
+    p.store_bytes(ring, entry, 64);
+    took = p.clock() - start;
+  });
+  bench.run();
+  EXPECT_EQ(took, Picoseconds{15280});
 }
 
 // At 0 the write costs its stores' issue alone: 4 x 3.82 ns.
