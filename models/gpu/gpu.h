@@ -45,6 +45,10 @@ const ComponentSpec& gpu_spec();
 // 128 B line in one instruction go out as one request.
 inline constexpr std::uint64_t kPcieReadLineBytes = 128;
 
+// The queue entry whose write entry_store_ns prices (an NVMe SQE): a
+// store_bytes pays it once per whole entry it moves.
+inline constexpr std::uint64_t kEntryStoreBytes = 64;
+
 // Costs of the operations a warp issues, in picoseconds, from the parameters.
 struct GpuCosts {
   Picoseconds cycle;        // one SM clock cycle
@@ -54,6 +58,7 @@ struct GpuCosts {
   Picoseconds load_latency;        // L2 hit
   Picoseconds store_issue;         // one 16 B-per-lane store to GPU memory
   Picoseconds pcie_store_issue;    // one posted store to host memory or a device BAR
+  Picoseconds entry_store;         // a lane's write of a 64 B queue entry, at least
   Picoseconds pcie_load_overhead;  // GPU-internal part of a load that crosses PCIe
   Picoseconds fence_block;
   Picoseconds fence_gpu;                      // nothing outstanding

@@ -339,7 +339,7 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   auto ps = [&](const char* name) { return std::llround(param(r, name) * 1000.0); };
   const long long cycle = std::llround(1000.0 / param(r, "sm_clock_ghz"));
   const long long A = ps("atomic_latency_ns"), L = ps("load_latency_ns"), S = ps("store_issue_ns"),
-                  P = ps("pcie_store_issue_ns");
+                  P = ps("pcie_store_issue_ns"), E = ps("entry_store_ns");
   // Every GPU or system fence also reloads the descriptors its L1 dropped.
   const long long R = ps("fence_l1_reload_ns"), F = ps("fence_system_ns") + R,
                   FP = ps("fence_system_after_pcie_store_ns") + R,
@@ -350,8 +350,9 @@ TEST(Strategies, OneCommandStagesAreSumsOfTheParameters) {
   };
   // Grouping ballot (one cycle), the ticket atomic, the two gate words.
   EXPECT_EQ(stage("cid_allocation"), cycle + A + 2 * L);
-  // Four 16 B stores, then the system fence that makes the entry visible.
-  EXPECT_EQ(stage("sqe_construction"), 4 * S + F);
+  // The 64 B entry (the larger of entry_store_ns and its four 16 B stores'
+  // issue), then the system fence that makes the entry visible.
+  EXPECT_EQ(stage("sqe_construction"), std::max(4 * S, E) + F);
   // The turn word.
   EXPECT_EQ(stage("sq_tail_sync"), L);
   // The MMIO doorbell, the fence after a PCIe store, the turn update.

@@ -26,9 +26,12 @@ const std::string kExtControllerRuns =
     kExtDir + "hw-gpu-target-ext-controller-h100-2026-11-27.json";
 const std::string kExtReport = kExtDir + "validate-gpu-target-ext-h100-2026-11-27.json";
 
-// The --set list the committed report was made with (configs/SOURCES.md).
+// The --set list the committed report was made with (configs/SOURCES.md),
+// and entry_store_ns 0: the report was made before the GPU profiles charged
+// a whole SQE write.
 std::vector<std::string> extension_overrides() {
-  return {"topology.nodes.ssd0.indexed_completion=true",
+  return {"topology.nodes.gpu0.entry_store_ns=0",
+          "topology.nodes.ssd0.indexed_completion=true",
           "topology.nodes.ssd0.indexed_completion_ns=0",
           "topology.nodes.ssd0.batch_completion=true",
           "topology.nodes.ssd0.batch_completion_ns=0",

@@ -272,19 +272,28 @@ void SimWarp::pcie_load(std::uint64_t addr, void* data, std::size_t len) {
 void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len) {
   const ProfileScope scope(*this, ProfiledOp::kStore);
   synchronise();  // another warp or a device can observe it: at the warp's time
-  // One store instruction moves up to 16 B per lane.
+  // One store instruction moves up to 16 B per lane. A lane's whole 64 B
+  // entries (an SQE, a command capsule, written inside for_lanes) cost at
+  // least entry_store each: on the GPU the entry is built in the lane's local
+  // memory and copied out a byte at a time before its stores issue,
+  // whichever memory they go to. A warp-uniform store of 64 B (a BlueFlame
+  // doorbell of a WQE just loaded) does not pay it: measured at 84 ns.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
+  const Picoseconds entries =
+      instruction_depth_ != 0
+          ? Picoseconds{len / gpu::kEntryStoreBytes} * gpu_.costs().entry_store
+          : Picoseconds{0};
   const Picoseconds issue = op_issue();
   if (gpu_.owns(addr, len)) {
     memory_.write(addr, data, len);
     gpu_store_since_fence_ = true;
-    op_done(issue + instructions * gpu_.costs().store_issue, kStore);
+    op_done(issue + std::max(instructions * gpu_.costs().store_issue, entries), kStore);
     return;
   }
   ++counters_.pcie_stores;
   pcie_store_since_fence_ = true;
   fabric_.write(gpu_.node(), addr, static_cast<std::uint32_t>(len), data, nullptr);
-  op_done(issue + instructions * gpu_.costs().pcie_store_issue, kPcieStore);
+  op_done(issue + std::max(instructions * gpu_.costs().pcie_store_issue, entries), kPcieStore);
 }
 
 void SimWarp::mmio_store_u32(std::uint64_t addr, std::uint32_t value) {
