@@ -189,20 +189,10 @@ std::uint32_t Gpu::block_sm(std::uint32_t block) const {
 
 double Gpu::turn_sharers_elsewhere(std::uint64_t turn_word, const void* warp, std::uint32_t sm) {
   TurnSharers& sharers = turn_sharers_[turn_word];
-  std::size_t others = 0, elsewhere = 0;
-  bool known = false;
-  for (std::size_t i = 0; i < sharers.warps.size(); ++i) {
-    if (sharers.warps[i] == warp) {
-      known = true;
-      continue;
-    }
-    ++others;
-    if (sharers.sms[i] != sm) ++elsewhere;
-  }
-  if (!known) {
-    sharers.warps.push_back(warp);
-    sharers.sms.push_back(sm);
-  }
+  if (sharers.warps.insert(warp).second) ++sharers.warps_on_sm[sm];
+  // The warp itself is one of the queue's warps and one of its SM's.
+  const std::size_t others = sharers.warps.size() - 1;
+  const std::size_t elsewhere = sharers.warps.size() - sharers.warps_on_sm[sm];
   return others == 0 ? 0.0 : static_cast<double>(elsewhere) / static_cast<double>(others);
 }
 

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "models/pcie/pcie_specs.h"
@@ -219,10 +220,11 @@ class Gpu : public Component {
   std::uint64_t atomics_ = 0;
   std::uint32_t host_pollers_ = 0;
   std::vector<std::uint32_t> cq_scan_waiters_;  // by SM
-  // By queue turn word: the warps that took a turn on it and their SMs.
+  // By queue turn word: the warps that took a turn on it, and how many of
+  // them run on each SM (a warp's share is then found without a scan).
   struct TurnSharers {
-    std::vector<const void*> warps;
-    std::vector<std::uint32_t> sms;
+    std::unordered_set<const void*> warps;
+    std::unordered_map<std::uint32_t, std::size_t> warps_on_sm;
   };
   std::unordered_map<std::uint64_t, TurnSharers> turn_sharers_;
   std::uint64_t host_reads_ = 0;  // line requests of warps' reads over PCIe in flight
