@@ -21,6 +21,16 @@ case "$flavour" in
   *) echo "usage: $0 [release|sanitize|tsan]" >&2; exit 2 ;;
 esac
 "$root/scripts/install-deps.sh"
+# Compiled objects are cached (ccache, in its default directory), so a second
+# build of the same sources, in this checkout or in another clone, compiles
+# only what changed. Paths are taken relative to the checkout (CCACHE_BASEDIR)
+# and the build directory is left out of the hash (CCACHE_NOHASHDIR), so that
+# two clones share entries; debug information then names the checkout that
+# first compiled an object. GPUNVME_CCACHE=0 builds without the cache.
+if [ "${GPUNVME_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f "$dir/build.ninja" ]; then
   cmake -S "$root" -B "$dir" -G Ninja -DGPUNVME_WERROR=ON "${args[@]}" >/dev/null
 fi

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libsystemc-dev libboost-graph-dev libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev pybind11-dev zlib1g-dev
   python3-dev python3-pytest python3-pandas python3-matplotlib python3-nbclient

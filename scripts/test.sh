@@ -7,10 +7,10 @@
 # configurations through every result invariant; 600 in the release build,
 # 96 in the sanitizer build; GPUNVME_SOAK_CONFIGS sets another count).
 #
-# The next flavour builds in the background while the tests before it run:
-# the Python tests use one core and the CTest runs end on their longest tests,
-# so the compiler fills the other core (CI has 2). Its output is printed when
-# its tests start; a build that fails stops the run there.
+# The next flavour builds in the background while the tests before it run,
+# and the Python tests (one core) run beside the sanitizer CTest run, so both
+# cores stay busy (CI has 2). A background job's output is printed when it
+# ends; a build that fails stops the run there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp"
@@ -19,8 +19,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # required here: a missing one fails the run instead of skipping its tests.
 export GPUNVME_REQUIRE_ALL=1
 
-# Background builds, each in a process group of its own (setsid), so that an
-# early exit stops the compiler too.
+# Background jobs, each in a process group of its own (setsid), so that an
+# early exit stops them too.
 logs="$(mktemp -d)"
 declare -A build_pid=()
 start_build() {  # FLAVOUR: scripts/build.sh FLAVOUR in the background
@@ -47,15 +47,29 @@ echo "== release build and tests"
 start_build sanitize
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
 
-echo "== Python module, notebooks, distributed sweeps and latency budgets (pytest)"
-# The interpreter the module was built for (Debian's python3 by default).
-python="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$root/build/CMakeCache.txt")"
-PYTHONPATH="$root/build/python" "${python:-/usr/bin/python3}" -m pytest -q "$root/tests/python"
-
-echo "== sanitizer build and tests (ASan + UBSan)"
+echo "== sanitizer build (ASan + UBSan)"
 finish_build sanitize
 start_build tsan
+
+# The Python tests use one core, so they run beside the sanitizer CTest run;
+# their output is printed when they end.
+echo "== Python module, notebooks, distributed sweeps and latency budgets (pytest, in the background)"
+# The interpreter the module was built for (Debian's python3 by default).
+python="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$root/build/CMakeCache.txt")"
+PYTHONPATH="$root/build/python" setsid "${python:-/usr/bin/python3}" -m pytest -q \
+  "$root/tests/python" >"$logs/pytest.log" 2>&1 &
+pytest_pid=$!
+build_pid[pytest]=$pytest_pid
+
+echo "== sanitizer tests (ASan + UBSan)"
 ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$(nproc)"
+
+echo "== Python tests' output"
+pytest_status=0
+wait "$pytest_pid" || pytest_status=$?
+unset "build_pid[pytest]"
+cat "$logs/pytest.log"
+if [ "$pytest_status" -ne 0 ]; then exit "$pytest_status"; fi
 
 echo "== ThreadSanitizer build and the real-concurrency tests"
 finish_build tsan
