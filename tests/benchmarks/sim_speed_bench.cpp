@@ -43,7 +43,7 @@
 #include "sim/system/run/run.h"
 
 #ifndef GPUNVME_CLI
-#error "GPUNVME_CLI must name the gpunvme program (set by tests/benchmarks/CMakeLists.txt)"
+#error "GPUNVME_CLI must name the gpunvme program (set by tests/CMakeLists.txt)"
 #endif
 
 namespace {

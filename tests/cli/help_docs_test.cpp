@@ -105,7 +105,7 @@ TEST(HelpAndDocs, SweepOutputsDefaultToTheCurrentDirectoryAndResumeThere) {
          << R"(", "set": ["scenario.ios=200"], "sweep": {"scenario.queues": [1, 2]}})";
   }
   const std::string sweep = "sh -c 'cd " + (dir / "work").string() +
-                            " && " GPUNVME_CLI " sweep ../specs/tiny.json --jobs 1'";
+                            " && " + std::string(GPUNVME_CLI) + " sweep ../specs/tiny.json --jobs 1'";
   const std::string command = sweep + " 2>&1";
   auto run = [&command]() {
     FILE* pipe = popen(command.c_str(), "r");
