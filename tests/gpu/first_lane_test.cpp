@@ -16,6 +16,15 @@ namespace {
 
 using testing::GpuBench;
 
+// Bad values first: these tests build a GPU that refuses them before any
+// warp runs in the process (tests/gpu/gpu_bench.h).
+TEST(FirstLane, BadValuesAreRefused) {
+  testing::expect_gpu_rejected(nlohmann::json{{"first_lane_pass_ns", -1.0}}, "first_lane_pass_ns",
+                               "out of range");
+  testing::expect_gpu_rejected(nlohmann::json{{"first_lane_pass_ns", "fast"}}, "first_lane_pass_ns",
+                               "expected");
+}
+
 // The warp's time for each of: first_lane of a mask whose lowest lane is 0,
 // 5 and 31 (warp-uniform); a for_lanes whose lane k picks lane k of its own
 // mask; a check() whose predicate picks lane 31.
@@ -79,13 +88,6 @@ TEST(FirstLane, ZeroMakesAPickFree) {
   EXPECT_EQ(t[2], Picoseconds{0});
   // An empty for_lanes still takes its issue cycle (the GPU's 1.98 GHz).
   EXPECT_LE(t[3], Picoseconds{1000});
-}
-
-TEST(FirstLane, BadValuesAreRefused) {
-  testing::expect_gpu_rejected(nlohmann::json{{"first_lane_pass_ns", -1.0}}, "first_lane_pass_ns",
-                               "out of range");
-  testing::expect_gpu_rejected(nlohmann::json{{"first_lane_pass_ns", "fast"}}, "first_lane_pass_ns",
-                               "expected");
 }
 
 }  // namespace
