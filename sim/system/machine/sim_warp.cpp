@@ -374,7 +374,9 @@ void SimWarp::turn_pass() {
 }
 
 void SimWarp::first_lane_scan(std::uint32_t passes) {
-  if (predicate_depth_ != 0 || check_depth_ != 0) return;
+  // A pick of lane 0 passes over nothing: no charge and no profiled call, so
+  // the picks of a warp's one-queue requests leave everything as it was.
+  if (passes == 0 || predicate_depth_ != 0 || check_depth_ != 0) return;
   const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
   const Picoseconds t = Picoseconds{passes} * gpu_.costs().first_lane_pass;
   if (instruction_depth_ != 0) {
