@@ -84,6 +84,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.store_issue = p.store_issue_ns;
   costs_.pcie_store_issue = p.pcie_store_issue_ns;
   costs_.entry_store = p.entry_store_ns;
+  costs_.first_lane_pass = p.first_lane_pass_ns;
   costs_.pcie_load_overhead = p.pcie_load_overhead_ns;
   costs_.fence_block = p.fence_block_ns;
   costs_.fence_gpu = p.fence_gpu_ns;

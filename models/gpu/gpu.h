@@ -60,6 +60,7 @@ struct GpuCosts {
   Picoseconds store_issue;         // one 16 B-per-lane store to GPU memory
   Picoseconds pcie_store_issue;    // one posted store to host memory or a device BAR
   Picoseconds entry_store;         // a lane's write of a 64 B queue entry, at least
+  Picoseconds first_lane_pass;     // one lane first_lane passes over
   Picoseconds pcie_load_overhead;  // GPU-internal part of a load that crosses PCIe
   Picoseconds fence_block;
   Picoseconds fence_gpu;                      // nothing outstanding

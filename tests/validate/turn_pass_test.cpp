@@ -6,6 +6,7 @@
 // measured ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -29,7 +30,8 @@ struct TurnsCase {
 };
 
 // Per GPU: the calibration row reproduces the measured 1-warp lane turn
-// (by construction, to the 0.05 ns the profile rounds to), the profile holds
+// (by construction, to the 0.05 ns the profile rounds to, unless the
+// derived figure is below 0 and the profile holds 0), the profile holds
 // the derived figure, every other lane-turn row (a prediction) is within
 // 5 % and every warp-turn row (no turn_pass in it: the existing model of
 // atomics, polls, stores and fences) within 15 %.
@@ -41,7 +43,13 @@ TEST(TurnPassCalibration, EachProfileHoldsItsOwnGpusLaneTurnAndPredictsTheOthers
     const nlohmann::json report =
         validate::correlate_microbenchmarks(read_json_file(file), file, c.profile, 0.10);
     const nlohmann::json& derived = report.at("calibration").at("turn_pass_ns");
-    EXPECT_NEAR(derived.at("value").get<double>(), profile_turn_pass_ns(c.profile), 0.05);
+    // A simulated turn already longer than the measured one without the cost
+    // leaves nothing for it: the profile holds 0, the range's floor (the
+    // H200's since first_lane_pass_ns charges the turn's pick of its lane:
+    // -3.6 ns, the 1-warp turn simulated 0.34 % long).
+    const double derived_ns = derived.at("value").get<double>();
+    EXPECT_NEAR(std::max(0.0, derived_ns), profile_turn_pass_ns(c.profile), 0.05);
+    EXPECT_GT(derived_ns, -5.0);
     EXPECT_GT(derived.at("simulated_without_ns").get<double>(), 0.0);
     std::size_t lane_rows = 0, warp_rows = 0;
     for (const nlohmann::json& row : report.at("figures")) {
@@ -49,7 +57,10 @@ TEST(TurnPassCalibration, EachProfileHoldsItsOwnGpusLaneTurnAndPredictsTheOthers
       const double error = std::fabs(row.at("error_pct").get<double>());
       if (name.rfind("lane_ticket_turns_", 0) == 0) {
         ++lane_rows;
-        EXPECT_LE(error, name == "lane_ticket_turns_1w" ? 0.01 : 5.0) << name;
+        EXPECT_LE(error, name != "lane_ticket_turns_1w" ? 5.0
+                         : derived_ns < 0               ? 0.5
+                                                        : 0.01)
+            << name;
         EXPECT_EQ(row.at("role"),
                   name == "lane_ticket_turns_1w" ? "calibration (turn_pass_ns)" : "prediction");
       } else if (name.rfind("warp_ticket_turn_", 0) == 0) {

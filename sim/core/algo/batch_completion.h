@@ -115,7 +115,7 @@ GPUNVME_HD bool reap_batch(P& p, WarpContext& w, Lanes<Pending>& io, LaneMask ou
     if (io[lane].state == kOutstanding) rest |= LaneMask{1} << lane;
   });
   while (rest != 0) {
-    const std::uint32_t queue = io[first_lane(rest)].queue;
+    const std::uint32_t queue = io[first_lane(p, rest)].queue;
     LaneMask same = 0;
     for_each_lane(p, rest, [&](int lane) {
       if (io[lane].queue == queue) same |= LaneMask{1} << lane;

@@ -447,7 +447,7 @@ GPUNVME_HD bool reap(P& p, WarpContext& w) {
           if (io[lane].state == kOutstanding) out |= LaneMask{1} << lane;
         });
         while (out != 0) {
-          const std::uint32_t queue = io[first_lane(out)].queue;
+          const std::uint32_t queue = io[first_lane(p, out)].queue;
           LaneMask same = 0;
           for_each_lane(p, out, [&](int lane) {
             if (io[lane].queue == queue) same |= LaneMask{1} << lane;

@@ -83,7 +83,7 @@ GPUNVME_HD void agent_post(P& p, const AgentRing* rings, const std::uint32_t* ag
   const Timestamp requested = p.clock();
   LaneMask left = mask;
   while (left != 0) {
-    const std::uint32_t agent = agent_of_queue[request[first_lane(left)].queue];
+    const std::uint32_t agent = agent_of_queue[request[first_lane(p, left)].queue];
     const LaneMask group =
         p.ballot(left, [&](int lane) { return agent_of_queue[request[lane].queue] == agent; });
     left &= ~group;

@@ -140,6 +140,16 @@ GPUNVME_HD constexpr int first_lane(LaneMask mask) {
   return lane;
 }
 
+// first_lane as the algorithms run it on platform `p`: the loop passes over
+// each lane below the one it finds, and the platform is told how many
+// (first_lane_scan), as lane_loop tells it of a loop over lanes.
+template <class P>
+GPUNVME_HD int first_lane(P& p, LaneMask mask) {
+  const int lane = first_lane(mask);
+  p.first_lane_scan(static_cast<std::uint32_t>(lane));
+  return lane;
+}
+
 // The lowest `n` set lanes of `mask`.
 GPUNVME_HD constexpr LaneMask first_lanes(LaneMask mask, std::uint32_t n) {
   LaneMask out = 0;

@@ -30,7 +30,7 @@ GPUNVME_HD void submit(P& p, WarpContext& w, LaneMask mask, const Lanes<IoReques
   LaneMask left = mask;
   while (left != 0) {
     // Lanes bound for the leader's queue form one group (__match_any_sync).
-    const std::uint32_t queue = request[first_lane(left)].queue;
+    const std::uint32_t queue = request[first_lane(p, left)].queue;
     const LaneMask group = p.ballot(left, [&](int lane) { return request[lane].queue == queue; });
     left &= ~group;
     switch (strategy_of<P>(w).submission) {

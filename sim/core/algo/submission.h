@@ -112,7 +112,7 @@ GPUNVME_HD void submit_per_thread(P& p, WarpContext& w, std::uint32_t queue_inde
         // Picking the lane, its ticket and CID, and clearing it from the
         // waiting mask: code the turn's platform calls do not cover.
         p.turn_pass();
-        const int lane = first_lane(mine);
+        const int lane = first_lane(p, mine);
         const std::uint32_t t = ticket[lane];
         record(p, q, cid[lane], Stage::SqTailSynced);
         ring_sq(p, q, t % q.entries, (t + 1u) % q.entries);

@@ -293,6 +293,7 @@ class CudaWarp {
   // their time as the warp's own code.
   __device__ void lane_loop(std::uint32_t) {}
   __device__ void turn_pass() {}  // the code itself takes its time here
+  __device__ void first_lane_scan(std::uint32_t) {}
   // The hardware breaks a warp's run of turns by itself (tickets of other
   // SMs' warps between its own).
   __device__ bool turn_run_breaks(std::uint64_t) { return false; }

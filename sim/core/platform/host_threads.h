@@ -183,6 +183,7 @@ class HostWarp {
   bool recording() const { return sink_ != nullptr; }
   void lane_loop(std::uint32_t) {}                       // models no time
   void turn_pass() {}                                    // models no time
+  void first_lane_scan(std::uint32_t) {}                 // models no time
   bool turn_run_breaks(std::uint64_t) { return false; }  // models no breaks
   std::uint32_t observe_u32(std::uint64_t addr) { return load_u32(addr); }
   // A readiness predicate evaluated once: its loads are plain loads, as in

@@ -82,6 +82,7 @@ class ScriptedWarp {
   std::uint32_t observe_u32(std::uint64_t addr) { return read<std::uint32_t>(addr); }
   void lane_loop(std::uint32_t) {}
   void turn_pass() {}
+  void first_lane_scan(std::uint32_t) {}
   bool turn_run_breaks(std::uint64_t) { return false; }
 
   template <class F>

@@ -169,7 +169,7 @@ double one_word_turns(const nlohmann::json& gpu, bool lane_turns, std::uint32_t 
             continue;
           }
           p.turn_pass();
-          const std::uint32_t t = ticket[algo::first_lane(mine)];
+          const std::uint32_t t = ticket[algo::first_lane(p, mine)];
           p.store_u32(doorbell, t);
           p.fence_system();
           p.store_u32(turn_word, t + 1u);
@@ -266,7 +266,7 @@ double queue_turns(const nlohmann::json& gpu, QueueTurns pattern, std::uint32_t 
                 continue;
               }
               p.turn_pass();
-              const int lane = algo::first_lane(mine);
+              const int lane = algo::first_lane(p, mine);
               const std::uint32_t t = ticket[lane];
               if (pattern == QueueTurns::kDescriptor) {
                 algo::detail::record(p, q, t % 65536u, algo::Stage::SqTailSynced);

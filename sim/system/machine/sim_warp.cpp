@@ -373,6 +373,20 @@ void SimWarp::turn_pass() {
   busy_until_ = std::max(now(), busy_until_) + t;
 }
 
+void SimWarp::first_lane_scan(std::uint32_t passes) {
+  // A pick of lane 0 passes over nothing: no charge and no profiled call, so
+  // the picks of a warp's one-queue requests leave everything as it was.
+  if (passes == 0 || predicate_depth_ != 0 || check_depth_ != 0) return;
+  const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
+  const Picoseconds t = Picoseconds{passes} * gpu_.costs().first_lane_pass;
+  if (instruction_depth_ != 0) {
+    lane_cost_[current_lane_].cursor += t;
+    return;
+  }
+  if (t == 0) return;
+  busy_until_ = std::max(now(), busy_until_) + t;
+}
+
 bool SimWarp::turn_run_breaks(std::uint64_t turn_word) {
   const double rate = gpu_.costs().cross_sm_turn_breaks;
   if (rate == 0 || predicate_depth_ != 0 || check_depth_ != 0) return false;

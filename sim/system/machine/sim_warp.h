@@ -233,6 +233,9 @@ class alignas(64) SimWarp {
   // (submission.h): turn_pass_ns + turn_descriptor_ns, charged and profiled
   // as lane_loop is.
   void turn_pass();
+  // first_lane's loop over `passes` lanes below the lane it found
+  // (first_lane_pass_ns each), charged and profiled as lane_loop is.
+  void first_lane_scan(std::uint32_t passes);
   // After a lane's PerCommand turn on the queue whose turn word is
   // `turn_word`, with turns of its own still to take: whether the warp's run
   // of turns breaks here, so it reaps and waits before its next turn
