@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/pcie/pcie_specs.h"
+#include "sim/core/protocol/nvme_entries.h"
 #include "sim/kernel/component.h"
 #include "sim/kernel/interval_server.h"
 #include "sim/kernel/memory_space.h"
@@ -46,9 +47,9 @@ const ComponentSpec& gpu_spec();
 // 128 B line in one instruction go out as one request.
 inline constexpr std::uint64_t kPcieReadLineBytes = 128;
 
-// The queue entry whose write entry_store_ns prices (an NVMe SQE): a
-// store_bytes pays it once per whole entry it moves.
-inline constexpr std::uint64_t kEntryStoreBytes = 64;
+// The queue entry whose write entry_store_ns prices (an NVMe SQE; a command
+// capsule is one too): a store_bytes pays it once per whole entry it moves.
+inline constexpr std::uint64_t kEntryStoreBytes = nvme::kSqEntrySize;
 
 // Costs of the operations a warp issues, in picoseconds, from the parameters.
 struct GpuCosts {
