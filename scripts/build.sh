@@ -27,7 +27,15 @@ esac
 # and the build directory is left out of the hash (CCACHE_NOHASHDIR), so that
 # two clones share entries; debug information then names the checkout that
 # first compiled an object. GPUNVME_CCACHE=0 builds without the cache.
-if [ "${GPUNVME_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+# A cache directory that cannot be written fails every compile, so the build
+# goes without the cache then.
+ccache_usable() {
+  command -v ccache >/dev/null || return 1
+  local dir
+  dir="$(ccache -k cache_dir 2>/dev/null)" || return 1
+  mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ]
+}
+if [ "${GPUNVME_CCACHE:-1}" != 0 ] && ccache_usable; then
   export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
