@@ -24,22 +24,19 @@ import os
 import statistics
 import sys
 
+import measurement_files
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = [os.path.join(HERE, "..", "configs", "measurements", name)
            for name in ("submission-costs-h100-2026-11-27.json",
                         "submission-costs-h200-2026-11-28.json")]
 
 
-def runs_of(data):
-    """The program runs a file holds: a committed file keeps them under "runs"."""
-    return data["runs"] if "runs" in data else [data]
-
-
 def entry_store_ns(path):
     with open(path) as f:
         data = json.load(f)
     per_run = []
-    for run in runs_of(data):
+    for run in measurement_files.runs_of(data):
         rows = run["sqe_store"]["rows"]
         per_run.append(statistics.median(r["store_ns_per_warp"] for r in rows))
     instance = (data.get("instances") or [{}])[0].get("id", os.path.basename(path))
@@ -59,12 +56,7 @@ def main(argv):
         print(f"{os.path.basename(path)} ({instance}): per-run medians "
               f"{', '.join(f'{v:.2f}' for v in per_run)} ns -> entry_store_ns {figure:.2f} ns")
     if check is not None:
-        with open(check) as f:
-            value = json.load(f)["params"]["entry_store_ns"]["value"]
-        if abs(value - figure) > 0.005:
-            print(f"{check}: entry_store_ns {value} is not {figure}")
-            return 1
-        print(f"{check}: entry_store_ns {value} matches")
+        return measurement_files.check_profile_param(check, "entry_store_ns", figure)
     return 0
 
 

@@ -25,13 +25,10 @@ import os
 import statistics
 import sys
 
+import measurement_files
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = [os.path.join(HERE, "..", "configs", "measurements", "first-lane-scan-h200-2026-11-29.json")]
-
-
-def runs_of(data):
-    """The program runs a file holds: a committed file keeps them under "runs"."""
-    return data["runs"] if "runs" in data else [data]
 
 
 class BadInput(Exception):
@@ -77,7 +74,7 @@ def first_lane_pass_ns(path):
     with open(path) as f:
         data = json.load(f)
     # A scan in every other iteration: twice the slope per iteration.
-    runs = runs_of(data)
+    runs = measurement_files.runs_of(data)
     where = "$.runs" if "runs" in data else "$"
     per_run = []
     for i, run in enumerate(runs):
@@ -115,13 +112,7 @@ def main(argv):
         print(f"{os.path.basename(path)} ({instance}): per-run slopes "
               f"{', '.join(f'{v:.3f}' for v in per_run)} ns -> first_lane_pass_ns {figure:.2f} ns")
     if check is not None:
-        with open(check) as f:
-            value = json.load(f)["params"]["first_lane_pass_ns"]["value"]
-        expected = round(figure * scale, 2)
-        if abs(value - expected) > 0.005:
-            print(f"{check}: first_lane_pass_ns {value} is not {expected}")
-            return 1
-        print(f"{check}: first_lane_pass_ns {value} matches")
+        return measurement_files.check_profile_param(check, "first_lane_pass_ns", round(figure * scale, 2))
     return 0
 
 

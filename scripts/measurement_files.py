@@ -54,3 +54,19 @@ def glob_json(pattern):
     names = set(glob.glob(pattern))
     names.update(name[:-len(".gz")] for name in glob.glob(pattern + ".gz"))
     return sorted(names)
+
+
+def runs_of(data):
+    """The program runs a results file holds: a committed file keeps them under "runs"."""
+    return data["runs"] if "runs" in data else [data]
+
+
+def check_profile_param(profile_path, param, expected):
+    """0 if the GPU profile's `param` is `expected` within 0.005, else 1; says which."""
+    with open(profile_path) as f:
+        value = json.load(f)["params"][param]["value"]
+    if abs(value - expected) > 0.005:
+        print(f"{profile_path}: {param} {value} is not {expected}")
+        return 1
+    print(f"{profile_path}: {param} {value} matches")
+    return 0
