@@ -33,6 +33,10 @@
 //   ring, local index, batch size and CQ doorbell batch), against the same
 //   echo kernel: the agent loop under io_kernel's code generation (255
 //   registers, 13,648 B stack frame, spills) with nothing else changed.
+// - agent_kernel: the same again in gpunvme-hw's per-role agent kernel
+//   (--kernel per-role: io_agents' agent warps in a kernel of their own,
+//   launched beside the strategy's compute kernel), the same arguments: the
+//   agent loop as the per-role runs compile it.
 //
 // The agent kernel and the echo kernel are two launches on two non-blocking
 // streams (one block each, on different SMs), the agent's first, every kernel
@@ -212,6 +216,7 @@ int main(int argc, char** argv) {
     CK(cudaFuncGetAttributes(&attr, k_agent_loop));
     CK(cudaFuncGetAttributes(&attr, k_agent_intake));
     CK(cudaFuncGetAttributes(&attr, gpunvme::hw::io_kernel));
+    CK(cudaFuncGetAttributes(&attr, gpunvme::hw::agent_kernel));
   }
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   unsigned long long* d_ns = static_cast<unsigned long long*>(gpu_zeroed(8));
@@ -338,8 +343,8 @@ int main(int argc, char** argv) {
       std::exit(1);
     }
   };
-  // The agent pass in k_agent_loop (kind 0) or gpunvme-hw's io_kernel
-  // (kind 1), unprofiled or profiled; per launch: the agent kernel's event
+  // The agent pass in k_agent_loop (kind 0), gpunvme-hw's io_kernel (kind 1)
+  // or its per-role agent_kernel (kind 2), unprofiled or profiled; per launch: the agent kernel's event
   // time per 32 requests, k_agent_loop's own globaltimer figure, the split.
   namespace hw = gpunvme::hw;
   std::vector<algo::AgentQueue> owned_init(kAgentQueues);
@@ -377,6 +382,8 @@ int main(int argc, char** argv) {
     // io_kernel's local memory in place before timing (as gpunvme-hw does).
     hw::KernelArgs none{};
     hw::io_kernel<<<1, 32, scratch>>>(none);
+    CK(cudaGetLastError());
+    hw::agent_kernel<<<1, 32, scratch>>>(none);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
   }
@@ -423,6 +430,7 @@ int main(int argc, char** argv) {
       std::_Exit(3);
     }
   };
+  const char* const kKernelNames[3] = {"k_agent_loop", "io_kernel", "agent_kernel"};
   constexpr int k = platform::CudaOpProfile::kKinds;
   constexpr int per_role = platform::CudaOpProfile::kPerRole;
   struct Launch {
@@ -442,16 +450,18 @@ int main(int argc, char** argv) {
       CK(cudaEventRecord(e0, s_agent));
       if (kind == 0) {
         k_agent_loop<<<1, 32, scratch, s_agent>>>(a);
-      } else {
+      } else if (kind == 1) {
         hw::io_kernel<<<1, 32, scratch, s_agent>>>(ka);
+      } else {
+        hw::agent_kernel<<<1, 32, scratch, s_agent>>>(ka);
       }
       CK(cudaGetLastError());
       CK(cudaEventRecord(e1, s_agent));
       k_echo<<<1, 32, 0, s_echo>>>(a);
       CK(cudaGetLastError());
-      watchdog(kind == 0 ? "k_agent_loop" : "io_kernel");
+      watchdog(kKernelNames[kind]);
       CK(cudaDeviceSynchronize());
-      check(kind == 0 ? "k_agent_loop" : "io_kernel");
+      check(kKernelNames[kind]);
       Launch r;
       float ms = 0;
       CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -501,9 +511,8 @@ int main(int argc, char** argv) {
                " \"agent\": {\"requests\": %u, \"queues\": %u, \"queue_entries\": %u, \"rows\": [",
                kLoopRequests, kAgentQueues, kLoopQueueEntries);
   std::fflush(f);
-  const char* const kKernelNames[2] = {"k_agent_loop", "io_kernel"};
   bool first = true;
-  for (int kind = 0; kind < 2; ++kind) {
+  for (int kind = 0; kind < 3; ++kind) {
     for (int profiled = 0; profiled < 2; ++profiled) {
       const std::vector<Launch> v = run(kind, profiled != 0);
       const Launch& m = v[v.size() / 2];
