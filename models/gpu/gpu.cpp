@@ -93,6 +93,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.fence_system_after_pcie_store = p.fence_system_after_pcie_store_ns;
   costs_.fence_l1_reload = p.fence_l1_reload_ns;
   costs_.lane_loop_iteration = p.lane_loop_iteration_ns;
+  costs_.agent_lane_loop_iteration = p.agent_lane_loop_iteration_ns;
   costs_.turn_pass = p.turn_pass_ns;
   costs_.turn_descriptor = p.turn_descriptor_ns;
   costs_.cq_scan_co_waiter = p.cq_scan_co_waiter_ns;

@@ -70,6 +70,7 @@ struct GpuCosts {
   Picoseconds fence_system_after_pcie_store;  // a posted PCIe store since the last fence
   Picoseconds fence_l1_reload;                // descriptors read again after a GPU or system fence
   Picoseconds lane_loop_iteration;            // one pass of a warp-uniform loop over lanes
+  Picoseconds agent_lane_loop_iteration;      // the same in io_agents' agent warps
   Picoseconds turn_pass;                      // own code around a lane's PerCommand turn
   Picoseconds turn_descriptor;                // the turn's reads of its queue descriptor
   Picoseconds cq_scan_co_waiter;              // a CqScan wait's cost per co-waiting warp

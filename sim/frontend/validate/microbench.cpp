@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/algo/io_agents.h"
 #include "sim/core/algo/io_common.h"
 #include "sim/core/algo/queue_state.h"
 #include "sim/core/algo/strategy.h"
@@ -715,6 +716,293 @@ nlohmann::json correlate_shared_queue_reaping(const nlohmann::json& mb, const st
   return {{"rows", rows}};
 }
 
+// tests/hardware/agent_pass.cu's k_agent_loop on simulated warps: one
+// agent warp (algo::agent_loop, io_agents.h, as the hardware kernel calls
+// it) owning 4 queues of 256 entries, batch size 32, batch timeout 0, CQ
+// doorbell batch 1, serving a ring of `passes` x 32 requests all ready
+// before it starts (spread over the queues in turn, as agent_intake.cuh's
+// descriptors), against an echo warp on another SM that reads each SQ tail
+// word, checks each new SQE's CID and posts its CQE, then sets the shutdown
+// word once every request has completed. The hardware rings its doorbells
+// as stores to GPU words; here they are controller-polled shadow doorbells,
+// whose ring is the same store to GPU memory (profiled as a store, not an
+// MMIO store). Figures per 32 requests: the agent's span (agent_loop's
+// start to its return, as the program's %globaltimer) and its op profile.
+struct AgentPassFigures {
+  double ns_per_32 = 0;
+  double op_ns_per_32[platform::kProfiledOps] = {};
+  double calls_per_32[platform::kProfiledOps] = {};
+  double lane_loop_passes_per_32 = 0;  // passes of the agent's own loops over lanes
+  std::uint32_t replies_ok = 0;
+};
+
+// `agent_code`: the agent warp runs as io_agents' agent warps do
+// (SimWarp::run_agent_code: agent_lane_loop_iteration_ns a pass, as an agent
+// kernel's code generation makes it); otherwise at lane_loop_iteration_ns,
+// as the loop in a small kernel of its own (k_agent_loop).
+AgentPassFigures agent_pass_loop(const nlohmann::json& gpu, std::uint32_t passes, bool agent_code) {
+  constexpr std::uint32_t kQueues = 4, kEntries = 256;
+  const std::uint32_t requests = passes * algo::kWarpLanes;
+  GpuBench bench(gpu);
+  gpu::Gpu& g = bench.gpu();
+  MemorySpace& memory = bench.machine().memory();
+  std::vector<algo::QueuePair> table(kQueues);
+  for (std::uint32_t i = 0; i < kQueues; ++i) {
+    algo::QueuePair& q = table[i];
+    q.trace_id = i;
+    q.qid = static_cast<std::uint16_t>(i + 1);
+    q.entries = kEntries;
+    q.sq_base = g.allocate(std::uint64_t{kEntries} * nvme::kSqEntrySize, 4096);
+    q.cq_base = g.allocate(std::uint64_t{kEntries} * nvme::kCqEntrySize, 4096);
+    q.agent_table = g.allocate(std::uint64_t{kEntries} * 8, 128);
+    const std::uint64_t doorbells = g.allocate(256, 128);
+    q.sq_shadow = doorbells;
+    q.cq_shadow = doorbells + 128;
+    q.shadow_polled = 1;
+  }
+  const std::uint64_t replies = g.allocate(std::uint64_t{requests} * 8, 128);
+  algo::AgentRing ring;
+  ring.entries = requests;
+  ring.base = g.allocate(std::uint64_t{requests} * sizeof(algo::AgentRequest), 4096);
+  ring.ready = g.allocate(std::uint64_t{requests} * 4, 128);
+  ring.gate = g.allocate(std::uint64_t{requests} * 4, 128);
+  ring.tail = g.allocate(128, 128);
+  const std::uint64_t shutdown = g.allocate(128, 128);
+  for (std::uint32_t t = 0; t < requests; ++t) {
+    algo::AgentRequest d{};
+    d.slba = std::uint64_t{t} * 8u;
+    d.buffer = 0x10000000ull + std::uint64_t{t % 32u} * 4096u;
+    d.bytes = 4096;
+    d.queue = t % kQueues;
+    d.nlb_zero_based = 7;
+    d.opcode = static_cast<std::uint8_t>(nvme::NvmOpcode::Read);
+    d.reply = replies + std::uint64_t{t} * 8;
+    memory.write(ring.base + std::uint64_t{t} * sizeof d, &d, sizeof d);
+    const std::uint32_t ready = 1;
+    memory.write(ring.ready + std::uint64_t{t} * 4, &ready, 4);
+  }
+  const std::uint32_t local_index[kQueues] = {0, 1, 2, 3};
+
+  class NullSink : public platform::StageSink {
+   public:
+    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
+  } sink;
+  platform::WarpCounters agent_counters, echo_counters;
+  auto spawn = [&](platform::WarpPlacement at, platform::WarpCounters& counters,
+                   std::function<void(platform::SimWarp&)> body) {
+    Calendar::current().spawn([&bench, &sink, &counters, at, body] {
+      platform::SimWarp p(bench.gpu(), bench.machine().fabric(), bench.machine().memory(), sink,
+                          counters, at, 0);
+      body(p);
+    });
+  };
+  // The agent kernel is launched first: its block takes the first SM.
+  Picoseconds agent_span = 0;
+  spawn({g.block_sm(0), 0}, agent_counters, [&](platform::SimWarp& p) {
+    if (agent_code) p.run_agent_code();
+    algo::AgentContext c;
+    c.w.queues = table.data();
+    c.w.queue_count = kQueues;
+    c.w.cq_doorbell_batch = 1;
+    c.w.max_batch = 32;
+    c.w.iodepth = 1;
+    c.ring = ring;
+    algo::AgentQueue owned[kQueues];
+    for (std::uint32_t k = 0; k < kQueues; ++k) owned[k].queue = k;
+    c.owned = owned;
+    c.owned_count = kQueues;
+    c.local_index = local_index;
+    c.batch_size = 32;
+    c.batch_timeout = 0;
+    c.shutdown = shutdown;
+    const Picoseconds start = p.clock();
+    algo::agent_loop(p, c);
+    agent_span = p.clock() - start;
+  });
+  spawn({g.block_sm(1), 0}, echo_counters, [&](platform::SimWarp& p) {
+    std::uint32_t seen[kQueues] = {};
+    std::uint32_t done = 0;
+    auto fresh = [&](std::uint32_t i) {
+      const std::uint32_t tail = p.load_u32(table[i].sq_shadow);
+      return (tail + kEntries - seen[i] % kEntries) % kEntries;
+    };
+    while (done < requests) {
+      // The hardware's echo polls without pause; the simulated warp sleeps
+      // until a tail word is written and notices it on its next poll.
+      p.wait_until(
+          [&] {
+            bool any = false;
+            for (std::uint32_t i = 0; i < kQueues; ++i) any = any || fresh(i) != 0;
+            return any;
+          },
+          table[0].sq_shadow, 4, table[1].sq_shadow, 4, table[2].sq_shadow, 4, table[3].sq_shadow,
+          4);
+      for (std::uint32_t i = 0; i < kQueues; ++i) {
+        const algo::QueuePair& q = table[i];
+        const std::uint32_t n = fresh(i);
+        if (n == 0) continue;
+        p.fence_gpu();
+        for (std::uint32_t base = 0; base < n; base += algo::kWarpLanes) {
+          const std::uint32_t count = std::min<std::uint32_t>(n - base, algo::kWarpLanes);
+          p.for_lanes(algo::lanes_below(count), [&](int lane) {
+            const std::uint32_t position = seen[i] + base + static_cast<std::uint32_t>(lane);
+            const std::uint32_t slot = position % kEntries;
+            const std::uint32_t cdw0 = p.load_u32(q.sq_base + std::uint64_t{slot} * 64);
+            const std::uint32_t cid = cdw0 >> 16;
+            const std::uint32_t phase = algo::detail::expected_phase(position, kEntries);
+            const std::uint32_t words[2] = {
+                ((position + 1) % kEntries) | (std::uint32_t{q.qid} << 16), cid | (phase << 16)};
+            p.store_bytes(q.cq_base + std::uint64_t{slot} * 16 + 8, words, sizeof words);
+          });
+        }
+        seen[i] += n;
+        done += n;
+      }
+    }
+    p.fence_gpu();
+    p.store_u32(shutdown, 1);
+  });
+  bench.run();
+  AgentPassFigures out;
+  out.ns_per_32 = ns(agent_span) / passes;
+  out.lane_loop_passes_per_32 = static_cast<double>(agent_counters.lane_loop_iterations) / passes;
+  for (int k = 0; k < platform::kProfiledOps; ++k) {
+    out.op_ns_per_32[k] = ns(agent_counters.op_ps[k]) / passes;
+    out.calls_per_32[k] = static_cast<double>(agent_counters.op_calls[k]) / passes;
+  }
+  for (std::uint32_t t = 0; t < requests; ++t) {
+    std::uint64_t r = 0;
+    memory.read(replies + std::uint64_t{t} * 8, &r, 8);
+    if ((r & 0xFFFFFFFFu) == 1u) ++out.replies_ok;
+  }
+  return out;
+}
+
+// The simulated counterparts of agent_pass.cu's agent kernels (schema
+// gpunvme.agent_pass/1): k_agent_loop (the loop in a small kernel, at the
+// profile's lane_loop_iteration_ns) and agent_kernel (gpunvme-hw's per-role
+// agent kernel, as io_agents' agent warps run: agent_lane_loop_iteration_ns),
+// each the agent's time per 32 requests and its op profile's split (own
+// code, ballots, for_lanes, system fences) and calls. agent_kernel's own code
+// calibrates agent_lane_loop_iteration_ns: the measured own code per 32
+// requests less what the simulated agent's own code holds besides its loop
+// passes (first_lane's scans), over its passes per 32 requests, iterated
+// until the passes it is derived from are those it simulates.
+nlohmann::json correlate_agent_pass(const nlohmann::json& mb, const std::string& file,
+                                    const std::string& profile, double tolerance) {
+  constexpr std::uint32_t kPasses = 1024;  // agent_pass.cu's kLoopPasses
+  const nlohmann::json gpu = {{"profile", profile}};
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json calibration = nlohmann::json::object();
+  auto number = [&](const nlohmann::json& block, const std::string& at,
+                    std::initializer_list<const char*> path) -> std::optional<double> {
+    const nlohmann::json* v = find(block, path);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number() || v->get<double>() < 0) {
+      std::string where = at;
+      for (const char* k : path) where += std::string(".") + k;
+      throw ConfigError(file, where, v->dump(), "a number of nanoseconds or calls, 0 or more");
+    }
+    return v->get<double>();
+  };
+  auto simulate = [&](const nlohmann::json& g, bool agent_code) {
+    const AgentPassFigures sim = agent_pass_loop(g, kPasses, agent_code);
+    if (sim.replies_ok != kPasses * algo::kWarpLanes) {
+      throw std::logic_error(fmt::format("simulated agent pass: {} of {} replies hold status 0",
+                                         sim.replies_ok, kPasses * algo::kWarpLanes));
+    }
+    return sim;
+  };
+  const std::string setup =
+      "one agent warp (algo::agent_loop) owning 4 queues of 256 entries, batch 32, timeout 0, "
+      "serving 1,024 x 32 requests ready before it starts, against an echo warp on another SM; "
+      "per 32 requests";
+  bool any = false;
+  for (const char* kernel : {"k_agent_loop", "agent_kernel"}) {
+    const nlohmann::json* block = find(mb, {kernel});
+    if (block == nullptr) continue;
+    const std::string at = std::string("$.") + kernel;
+    if (!block->is_object()) {
+      throw ConfigError(file, at, block->dump(), "an object of the kernel's figures");
+    }
+    any = true;
+    const bool agent_code = std::string(kernel) == "agent_kernel";
+    nlohmann::json g = gpu;
+    const std::optional<double> measured_own =
+        number(*block, at, {"profile_split_ns_per_32_requests", "other", "median"});
+    if (agent_code && measured_own) {
+      GpuBench probe(gpu);
+      double value = ns(probe.gpu().costs().agent_lane_loop_iteration);
+      double fixed = 0, passes = 0;
+      for (int round = 0; round < 6; ++round) {
+        g["agent_lane_loop_iteration_ns"] = value;
+        const AgentPassFigures sim = simulate(g, true);
+        passes = sim.lane_loop_passes_per_32;
+        fixed =
+            sim.op_ns_per_32[static_cast<int>(platform::ProfiledOp::kLaneLoop)] - passes * value;
+        const double next = (*measured_own - fixed) / passes;
+        const bool settled = std::fabs(next - value) < 0.005;
+        value = next;
+        if (settled) break;
+      }
+      if (value < 0) {
+        throw ConfigError(file, at + ".profile_split_ns_per_32_requests.other.median",
+                          fmt::format("{}", *measured_own),
+                          fmt::format("at least the simulated agent's own code besides its loop "
+                                      "passes ({:.1f} ns per 32 requests)",
+                                      fixed));
+      }
+      calibration["agent_lane_loop_iteration_ns"] = {
+          {"value", value},
+          {"doc",
+           "agent_kernel's own code per 32 requests (op profile 'other', median over the "
+           "runs) less the simulated agent's own code besides its loop passes (first_lane's "
+           "scans), over the simulated passes per 32 requests"},
+          {"measured_own_code_ns_per_32", *measured_own},
+          {"simulated_other_own_code_ns_per_32", fixed},
+          {"simulated_passes_per_32", passes},
+          {"profile_value", ns(probe.gpu().costs().agent_lane_loop_iteration)}};
+      // The rows compare the profile as it is.
+      g = gpu;
+    }
+    const AgentPassFigures sim = simulate(g, agent_code);
+    const std::string how =
+        setup + (agent_code ? ", the agent at agent_lane_loop_iteration_ns"
+                            : ", the agent at lane_loop_iteration_ns (a kernel of its own)");
+    if (const auto m = number(*block, at, {"ns_per_32_requests_unprofiled", "median"})) {
+      rows.push_back(comparison_row(std::string(kernel) + "_ns_per_32_requests", "ns", *m,
+                                    sim.ns_per_32, tolerance, how + ", unprofiled on the hardware",
+                                    agent_code ? "prediction" : "comparison"));
+    }
+    const std::pair<const char*, platform::ProfiledOp> kinds[] = {
+        {"other", platform::ProfiledOp::kLaneLoop},
+        {"ballot", platform::ProfiledOp::kBallot},
+        {"for_lanes", platform::ProfiledOp::kForLanes},
+        {"fence_system", platform::ProfiledOp::kFenceSystem}};
+    for (const auto& [kind, op] : kinds) {
+      const int k = static_cast<int>(op);
+      const bool own = op == platform::ProfiledOp::kLaneLoop;
+      if (const auto m = number(*block, at, {"profile_split_ns_per_32_requests", kind, "median"})) {
+        rows.push_back(comparison_row(fmt::format("{}_{}_ns_per_32_requests", kernel, kind), "ns",
+                                      *m, sim.op_ns_per_32[k], tolerance,
+                                      how + ": the op profile's " + kind +
+                                          (own ? " (the warp's own code; lane_loop here)" : ""),
+                                      agent_code && own ? "calibration" : "comparison"));
+      }
+      if (const auto m = number(*block, at, {"profile_calls_per_32_requests_run1", kind})) {
+        rows.push_back(comparison_row(fmt::format("{}_{}_calls_per_32_requests", kernel, kind),
+                                      "calls", *m, sim.calls_per_32[k], tolerance,
+                                      how + ": the op profile's calls", "comparison"));
+      }
+    }
+  }
+  if (!any) {
+    throw ConfigError(file, "$.k_agent_loop", "(missing)",
+                      "the figures of k_agent_loop or agent_kernel (agent_pass.cu)");
+  }
+  return {{"rows", rows}, {"calibration", calibration}};
+}
+
 }  // namespace
 
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
@@ -728,11 +1016,16 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
     calibration = std::move(turns.at("calibration"));
   } else if (schema == "gpunvme.shared_queue_reaping.runs/1") {
     rows = std::move(correlate_shared_queue_reaping(mb, file, profile, tolerance).at("rows"));
+  } else if (schema == "gpunvme.agent_pass/1") {
+    nlohmann::json agents = correlate_agent_pass(mb, file, profile, tolerance);
+    rows = std::move(agents.at("rows"));
+    calibration = std::move(agents.at("calibration"));
   } else if (schema != "gpunvme.gpu_microbench/1") {
     throw ConfigError(file, "$.schema", schema,
                       "expected \"gpunvme.gpu_microbench/1\" (a gpu_microbench results file), "
                       "\"gpunvme.lane_loops_and_turns/1\" (lane_loops_and_turns.cu) or "
-                      "\"gpunvme.shared_queue_reaping.runs/1\" (shared_queue_reaping.cu)");
+                      "\"gpunvme.shared_queue_reaping.runs/1\" (shared_queue_reaping.cu) or "
+                      "\"gpunvme.agent_pass/1\" (agent_pass.cu)");
   }
   auto add = [&](const std::string& name, const nlohmann::json* measured, double simulated,
                  const std::string& how) {

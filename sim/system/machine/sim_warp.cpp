@@ -46,6 +46,7 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       fast_quantum_(gpu.fast_quantum()),
       poll_period_(std::max<Picoseconds>(1, gpu.costs().load_latency + poll_backoff)),
       poll_backoff_(poll_backoff),
+      lane_loop_pass_(gpu.costs().lane_loop_iteration),
       counters_(counters),
       placement_(placement),
       fabric_(fabric),
@@ -345,7 +346,7 @@ void SimWarp::fence_system() {
 void SimWarp::lane_loop(std::uint32_t iterations) {
   if (predicate_depth_ != 0 || check_depth_ != 0) return;
   const ProfileScope scope(*this, ProfiledOp::kLaneLoop);
-  const Picoseconds t = Picoseconds{iterations} * gpu_.costs().lane_loop_iteration;
+  const Picoseconds t = Picoseconds{iterations} * lane_loop_pass_;
   if (instruction_depth_ != 0) {
     // A loop in one lane's code inside for_lanes/ballot: the lanes run
     // theirs side by side, so it lengthens this lane's path only.
@@ -696,8 +697,7 @@ void SimWarp::resolve_poll(const HerdAct* loser_charge) {
       gpu_.book_atomic(loser_charge->atomic_addr, now(), placement_.sm);
     }
     counters_.lane_loop_iterations += loser_charge->lane_loop_iterations;
-    counters_.lane_loop_ps +=
-        Picoseconds{loser_charge->lane_loop_iterations} * gpu_.costs().lane_loop_iteration;
+    counters_.lane_loop_ps += Picoseconds{loser_charge->lane_loop_iterations} * lane_loop_pass_;
   }
   counters_.wait_ps += waited;
   counters_.polls += waited / current_poll_period() + 1;

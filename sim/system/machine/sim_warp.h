@@ -229,6 +229,10 @@ class alignas(64) SimWarp {
   // ballot it is one lane's loop and lengthens that lane's path. Inside a
   // readiness predicate (a wait's or check()'s) it costs nothing.
   void lane_loop(std::uint32_t iterations);
+  // The warp runs io_agents' agent loop: its loops over lanes cost
+  // agent_lane_loop_iteration_ns a pass instead of lane_loop_iteration_ns
+  // (the agent kernel's code generation; gpu_params.def).
+  void run_agent_code() { lane_loop_pass_ = gpu_.costs().agent_lane_loop_iteration; }
   // The warp's own code around one lane's turn in a PerCommand submission
   // (submission.h): turn_pass_ns + turn_descriptor_ns, charged and profiled
   // as lane_loop is.
@@ -622,6 +626,7 @@ class alignas(64) SimWarp {
   bool claiming_ = false;
   bool cq_scan_waits_ = false;    // see set_cq_scan_waits
   double turn_break_credit_ = 0;  // see turn_run_breaks
+  Picoseconds lane_loop_pass_;    // a pass of the warp's own loops over lanes (run_agent_code)
   bool gpu_store_since_fence_ = false;
   bool pcie_store_since_fence_ = false;
   WarpCounters& counters_;

@@ -839,6 +839,7 @@ void GpuIoPath::agent_main(std::uint32_t a) {
   platform::SimWarp p(gpu_, machine_.fabric(), machine_.memory(), deadlines_.sink(recorder_),
                       counters_, place(static_cast<std::uint32_t>(warps_.size()) + a),
                       poll_backoff_);
+  p.run_agent_code();
   algo::AgentContext context = service_.agent_context(a, base_context_, batch_size_, batch_timeout_,
                                                       source_->shutdown_word());
   algo::agent_loop(p, context);
