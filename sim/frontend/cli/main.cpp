@@ -383,7 +383,9 @@ int main(int argc, char** argv) {
                            "(lane-loops-and-turns-*.json): its ticket turns and lane-loop "
                            "passes, and the turn_pass_ns they calibrate; or shared_queue_reaping "
                            "results (shared-queue-reaping-*.json): all_threads' turns and reaping "
-                           "calls on queues shared by 1, 2 or 4 SMs");
+                           "calls on queues shared by 1, 2 or 4 SMs; or agent_pass results "
+                           "(agent-pass-*.json): io_agents' agent pass alone against an echo "
+                           "warp, and the agent_lane_loop_iteration_ns it calibrates");
   validate_cmd->add_option("--strategies", validate_strategies, "only these strategies")
       ->delimiter(',');
   validate_cmd->add_option("--warps", validate_warps, "only these warp counts")->delimiter(',');
