@@ -453,6 +453,48 @@ nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const st
   return {{"rows", rows}, {"calibration", calibration}};
 }
 
+// Queue pair `index` (qid index + 1) of `entries` entries with its SQ, CQ
+// and doorbell words in GPU memory: the doorbells are controller-polled
+// shadow doorbells, so ring_sq and ring_cq are stores to GPU memory, as the
+// hardware programs' doorbell words are.
+algo::QueuePair queue_in_gpu_memory(gpu::Gpu& g, std::uint32_t index, std::uint32_t entries) {
+  algo::QueuePair q;
+  q.trace_id = index;
+  q.qid = static_cast<std::uint16_t>(index + 1);
+  q.entries = entries;
+  q.sq_base = g.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
+  q.cq_base = g.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
+  const std::uint64_t doorbells = g.allocate(256, 128);
+  q.sq_shadow = doorbells;
+  q.cq_shadow = doorbells + 128;
+  q.shadow_polled = 1;
+  return q;
+}
+
+// Warps on a bench that count into counters of their own (the bench's
+// spawn pools every warp's), their stage records dropped: a microbenchmark's
+// figures are those of one role's warps.
+class CountedWarps {
+ public:
+  explicit CountedWarps(GpuBench& bench) : bench_(bench) {}
+  void spawn(platform::WarpPlacement at, platform::WarpCounters& counters,
+             std::function<void(platform::SimWarp&)> body) {
+    Calendar::current().spawn([this, &counters, at, body = std::move(body)] {
+      platform::SimWarp p(bench_.gpu(), bench_.machine().fabric(), bench_.machine().memory(), sink_,
+                          counters, at, 0);
+      body(p);
+    });
+  }
+
+ private:
+  class NullSink : public platform::StageSink {
+   public:
+    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
+  };
+  GpuBench& bench_;
+  NullSink sink_;
+};
+
 // tests/hardware/shared_queue_reaping.cu's reaping part on simulated warps:
 // all_threads' own submit() and wait() (PerCommand, CqScan, Counter CIDs) on
 // 8 queue pairs in GPU memory, each shared by `blocks` blocks of
@@ -489,40 +531,21 @@ ReapingFigures shared_queue_reaping(const nlohmann::json& gpu, std::uint32_t blo
   };
   for (std::uint32_t i = 0; i < kQueues; ++i) {
     algo::QueuePair& q = table[i];
-    q.trace_id = i;
-    q.qid = static_cast<std::uint16_t>(i + 1);
-    q.entries = entries;
-    q.sq_base = g.allocate(std::uint64_t{entries} * nvme::kSqEntrySize, 4096);
-    q.cq_base = g.allocate(std::uint64_t{entries} * nvme::kCqEntrySize, 4096);
-    const std::uint64_t doorbells = g.allocate(256, 128);
-    q.sq_shadow = doorbells;
-    q.cq_shadow = doorbells + 128;
-    q.shadow_polled = 1;
+    q = queue_in_gpu_memory(g, i, entries);
     algo::place_queue_state(q, cid_space, false, allocate);
   }
   const std::uint64_t stop = g.allocate(128, 128);
   const std::uint64_t buffers = g.allocate(std::uint64_t{warps} * 32u * 512u, 4096);
 
-  class NullSink : public platform::StageSink {
-   public:
-    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
-  } sink;
   platform::WarpCounters compute_counters, other_counters;
-  auto spawn = [&](platform::WarpPlacement at, platform::WarpCounters& counters,
-                   std::function<void(platform::SimWarp&)> body) {
-    Calendar::current().spawn([&bench, &sink, &counters, at, body] {
-      platform::SimWarp p(bench.gpu(), bench.machine().fabric(), bench.machine().memory(), sink,
-                          counters, at, 0);
-      body(p);
-    });
-  };
+  CountedWarps warps_of(bench);
 
   // The feeders' kernel is launched first: its 8 blocks take the first SMs.
   std::vector<std::vector<Picoseconds>> steps(kQueues);
   for (std::uint32_t qi = 0; qi < kQueues; ++qi) {
     const algo::QueuePair& q = table[qi];
     const std::uint32_t sm = g.block_sm(qi);
-    spawn({sm, 0}, other_counters, [&, qi](platform::SimWarp& p) {
+    warps_of.spawn({sm, 0}, other_counters, [&, qi](platform::SimWarp& p) {
       const algo::QueuePair& mine = table[qi];
       std::uint32_t sq_head = 0, cq_tail = 0;  // monotonic counts
       auto ready = [&](std::uint32_t& count) {
@@ -564,7 +587,7 @@ ReapingFigures shared_queue_reaping(const nlohmann::json& gpu, std::uint32_t blo
         if (gap_ns != 0) p.nanosleep(gap_ns);
       }
     });
-    spawn({sm, 1}, other_counters, [&, qi](platform::SimWarp& p) {
+    warps_of.spawn({sm, 1}, other_counters, [&, qi](platform::SimWarp& p) {
       const algo::QueuePair& mine = table[qi];
       std::uint32_t last = 0;
       for (;;) {
@@ -586,41 +609,42 @@ ReapingFigures shared_queue_reaping(const nlohmann::json& gpu, std::uint32_t blo
     const std::uint32_t queue = b % kQueues;
     for (std::uint32_t k = 0; k < block_warps; ++k) {
       const std::uint32_t w = b * block_warps + k;
-      spawn({sm, k % g.schedulers_per_sm()}, compute_counters, [&, w, queue](platform::SimWarp& p) {
-        algo::WarpContext c;
-        c.queues = table.data();
-        c.queue_count = kQueues;
-        c.strategy = algo::named_strategy(algo::NamedStrategy::AllThreads);
-        c.cq_doorbell_batch = 1;
-        c.max_batch = 32;
-        c.cid_local_bits = algo::local_cid_bits(1);
-        c.iodepth = 1;
-        algo::Lanes<algo::Pending> round{};
-        c.rounds = &round;
-        c.round_count = 1;
-        first = std::min(first, p.clock());
-        for (std::uint32_t r = 0; r < rounds; ++r) {
-          algo::Lanes<algo::IoRequest> request{};
-          for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
-            algo::IoRequest& req = request[lane];
-            req.opcode = nvme::NvmOpcode::Read;
-            req.slba = (std::uint64_t{w} << 5) | static_cast<std::uint64_t>(lane);
-            req.nlb_zero_based = 0;
-            req.buffer =
-                buffers + (std::uint64_t{w} * 32u + static_cast<std::uint64_t>(lane)) * 512u;
-            req.bytes = 512;
-            req.queue = queue;
-            req.pool_index = 0;
-          }
-          round.fill(algo::Pending{});
-          algo::submit(p, c, algo::kAllLanes, request, round);
-          p.set_cq_scan_waits(true);
-          algo::wait(p, c, round, algo::kAllLanes);
-          p.set_cq_scan_waits(false);
-        }
-        last = std::max(last, p.clock());
-        if (++finished == warps) p.store_u32(stop, 1);
-      });
+      warps_of.spawn(
+          {sm, k % g.schedulers_per_sm()}, compute_counters, [&, w, queue](platform::SimWarp& p) {
+            algo::WarpContext c;
+            c.queues = table.data();
+            c.queue_count = kQueues;
+            c.strategy = algo::named_strategy(algo::NamedStrategy::AllThreads);
+            c.cq_doorbell_batch = 1;
+            c.max_batch = 32;
+            c.cid_local_bits = algo::local_cid_bits(1);
+            c.iodepth = 1;
+            algo::Lanes<algo::Pending> round{};
+            c.rounds = &round;
+            c.round_count = 1;
+            first = std::min(first, p.clock());
+            for (std::uint32_t r = 0; r < rounds; ++r) {
+              algo::Lanes<algo::IoRequest> request{};
+              for (int lane = 0; lane < algo::kWarpLanes; ++lane) {
+                algo::IoRequest& req = request[lane];
+                req.opcode = nvme::NvmOpcode::Read;
+                req.slba = (std::uint64_t{w} << 5) | static_cast<std::uint64_t>(lane);
+                req.nlb_zero_based = 0;
+                req.buffer =
+                    buffers + (std::uint64_t{w} * 32u + static_cast<std::uint64_t>(lane)) * 512u;
+                req.bytes = 512;
+                req.queue = queue;
+                req.pool_index = 0;
+              }
+              round.fill(algo::Pending{});
+              algo::submit(p, c, algo::kAllLanes, request, round);
+              p.set_cq_scan_waits(true);
+              algo::wait(p, c, round, algo::kAllLanes);
+              p.set_cq_scan_waits(false);
+            }
+            last = std::max(last, p.clock());
+            if (++finished == warps) p.store_u32(stop, 1);
+          });
     }
   }
   bench.run();
@@ -748,17 +772,8 @@ AgentPassFigures agent_pass_loop(const nlohmann::json& gpu, std::uint32_t passes
   MemorySpace& memory = bench.machine().memory();
   std::vector<algo::QueuePair> table(kQueues);
   for (std::uint32_t i = 0; i < kQueues; ++i) {
-    algo::QueuePair& q = table[i];
-    q.trace_id = i;
-    q.qid = static_cast<std::uint16_t>(i + 1);
-    q.entries = kEntries;
-    q.sq_base = g.allocate(std::uint64_t{kEntries} * nvme::kSqEntrySize, 4096);
-    q.cq_base = g.allocate(std::uint64_t{kEntries} * nvme::kCqEntrySize, 4096);
-    q.agent_table = g.allocate(std::uint64_t{kEntries} * 8, 128);
-    const std::uint64_t doorbells = g.allocate(256, 128);
-    q.sq_shadow = doorbells;
-    q.cq_shadow = doorbells + 128;
-    q.shadow_polled = 1;
+    table[i] = queue_in_gpu_memory(g, i, kEntries);
+    table[i].agent_table = g.allocate(std::uint64_t{kEntries} * 8, 128);
   }
   const std::uint64_t replies = g.allocate(std::uint64_t{requests} * 8, 128);
   algo::AgentRing ring;
@@ -783,22 +798,11 @@ AgentPassFigures agent_pass_loop(const nlohmann::json& gpu, std::uint32_t passes
   }
   const std::uint32_t local_index[kQueues] = {0, 1, 2, 3};
 
-  class NullSink : public platform::StageSink {
-   public:
-    void stage(std::uint16_t, std::uint32_t, algo::Stage, Picoseconds) override {}
-  } sink;
   platform::WarpCounters agent_counters, echo_counters;
-  auto spawn = [&](platform::WarpPlacement at, platform::WarpCounters& counters,
-                   std::function<void(platform::SimWarp&)> body) {
-    Calendar::current().spawn([&bench, &sink, &counters, at, body] {
-      platform::SimWarp p(bench.gpu(), bench.machine().fabric(), bench.machine().memory(), sink,
-                          counters, at, 0);
-      body(p);
-    });
-  };
+  CountedWarps warps_of(bench);
   // The agent kernel is launched first: its block takes the first SM.
   Picoseconds agent_span = 0;
-  spawn({g.block_sm(0), 0}, agent_counters, [&](platform::SimWarp& p) {
+  warps_of.spawn({g.block_sm(0), 0}, agent_counters, [&](platform::SimWarp& p) {
     if (agent_code) p.run_agent_code();
     algo::AgentContext c;
     c.w.queues = table.data();
@@ -819,7 +823,7 @@ AgentPassFigures agent_pass_loop(const nlohmann::json& gpu, std::uint32_t passes
     algo::agent_loop(p, c);
     agent_span = p.clock() - start;
   });
-  spawn({g.block_sm(1), 0}, echo_counters, [&](platform::SimWarp& p) {
+  warps_of.spawn({g.block_sm(1), 0}, echo_counters, [&](platform::SimWarp& p) {
     std::uint32_t seen[kQueues] = {};
     std::uint32_t done = 0;
     auto fresh = [&](std::uint32_t i) {
