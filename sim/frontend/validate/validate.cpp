@@ -45,8 +45,9 @@ double optional_number(const nlohmann::json& doc, const std::string& file, const
 // The warps' own code costs what the compiler makes of it. The GPU profiles'
 // lane_loop_iteration_ns is a pass of the algorithms' loops as compiled into
 // a kernel of one strategy's code, as an application builds the strategy it
-// uses and as gpunvme-hw's per-role kernels (compute_kernel<S>, the agent
-// and polling kernels) run it. gpunvme-hw's combined io_kernel (every role
+// uses and as gpunvme-hw's per-role kernels (compute_kernel<S>, the polling
+// kernel) run it; io_agents' agent warps pay agent_lane_loop_iteration_ns,
+// measured in gpunvme-hw's per-role agent kernel itself (agent_pass.cu). gpunvme-hw's combined io_kernel (every role
 // and strategy in one kernel, the strategy read at run time; 255 registers
 // and spills) runs the same code slower, and so does compute_kernel<runtime>
 // (255 registers and spills). A run of either (harness_kernel "combined", or
