@@ -46,7 +46,7 @@ using platform::SoftTarget;
 // for the test runner's timeout.
 class Watchdog {
  public:
-  explicit Watchdog(std::string what, int seconds = 120) : what_(std::move(what)) {
+  explicit Watchdog(std::string what, int seconds = 300) : what_(std::move(what)) {
     thread_ = std::thread([this, seconds] {
       const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
       while (!done_.load()) {
@@ -58,13 +58,18 @@ class Watchdog {
       }
     });
   }
+  // Each case's wall time goes to the log, so that a slow case on a loaded
+  // machine can be told from a hang.
   ~Watchdog() {
     done_.store(true);
     thread_.join();
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started_;
+    std::fprintf(stderr, "case %s: %.2f s\n", what_.c_str(), took.count());
   }
 
  private:
   std::string what_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<bool> done_{false};
   std::thread thread_;
 };

@@ -19,8 +19,11 @@
 // (the default) x86 would hide such a bug. The warp's own loads see its
 // buffered stores (per-location coherence), and a warp that has polled in
 // vain for a while drains its buffer, as stores become visible eventually on
-// hardware. Loads are not reordered: the mode exposes missing store-side
-// fences, not missing acquire fences.
+// hardware. "A while" is bounded in wall time as well as in polls: on a
+// loaded machine one yield can cost a whole scheduler slice, and a bound in
+// polls alone would hold a fence-less store back for seconds. Loads are not
+// reordered: the mode exposes missing store-side fences, not missing acquire
+// fences.
 //
 // Used by the real-concurrency tests (tests/platform/); costs nothing and
 // models no time. clock() reads steady_clock in picoseconds.
@@ -93,10 +96,12 @@ struct HostWarpCounters {
 
 struct HostWarpOptions {
   bool relaxed = false;  // relaxed accesses and a store buffer drained by fences (above)
-  // Failed polls of one wait after which a relaxed warp drains its store
-  // buffer anyway (eventual visibility; keeps a fence-less release store
-  // from blocking other warps forever).
+  // Failed polls of one wait, or wall time in it, after which a relaxed
+  // warp drains its store buffer anyway (eventual visibility; keeps a
+  // fence-less release store from blocking other warps forever), and after
+  // which a waiter stops yielding and sleeps between polls.
   std::uint32_t drain_after_polls = 64;
+  std::chrono::microseconds drain_after{50};
   // Fault injection for the tests that prove relaxed mode exposes a missing
   // fence: GPU and system fences do nothing.
   bool skip_fences = false;
@@ -284,17 +289,24 @@ class HostWarp {
   template <class Pred>
   bool spin(Pred& ready, algo::Timestamp deadline) {
     ++counters_.waits;
+    const auto started = std::chrono::steady_clock::now();
+    bool long_wait = false;
     for (std::uint32_t polls = 0;; ++polls) {
       if (ready()) return true;
       if (deadline != 0 && clock() >= deadline) return false;
-      if (polls < options_.drain_after_polls) {
-        std::this_thread::yield();
-        continue;
+      if (!long_wait) {
+        long_wait = polls >= options_.drain_after_polls ||
+                    std::chrono::steady_clock::now() - started >= options_.drain_after;
+        if (!long_wait) {
+          std::this_thread::yield();
+          continue;
+        }
+        drain();
       }
-      if (polls == options_.drain_after_polls) drain();
       // A long wait backs off (as __nanosleep does): with 16-32 warp
       // threads on a few cores, yielding alone starves the target's threads
-      // that the waiters are waiting for.
+      // that the waiters are waiting for, and a yield against a busy
+      // process costs a whole scheduler slice.
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
