@@ -95,6 +95,14 @@ Controller::Controller(const sc_core::sc_module_name& name, ParamValues params, 
                       "a batch's copy operations are a batch_service controller's: set "
                       "batch_service = true, or copy_op_ring_sweeper_ns = 0");
   }
+  if (ssd.doorbell_pickup_ns > 0 && !ssd.batch_service) {
+    throw ConfigError("", fmt::format("$.nodes[{}].doorbell_pickup_ns", node),
+                      render_value(p.json().at("doorbell_pickup_ns")),
+                      "a doorbell pickup time is a batch_service controller's (a target whose "
+                      "serving warps poll their doorbells): set batch_service = true, or "
+                      "doorbell_pickup_ns = 0");
+  }
+  doorbell_pickup_ = ssd.doorbell_pickup_ns;
   check_batch_time_scale(ssd, p, "", fmt::format("$.nodes[{}]", node));
   const BusyScale busy_scale(ssd.batch_time_busy_cores, ssd.batch_time_scale);
   const FootprintTerm footprint(ssd.batch_time_busy_cores, ssd.batch_time_footprint_ns_per_mib,
@@ -414,6 +422,18 @@ void Controller::on_register_write(std::uint64_t offset, const std::uint8_t* dat
     std::uint32_t value;
     std::memcpy(&value, data, 4);
     ++doorbell_writes_;
+    if (doorbell_pickup_ > 0 && target.kind == DoorbellKind::SqTail &&
+        target.qid != kAdminQueueId) {
+      // Seen by the processors a pickup time later, in the order written
+      // (every write of a queue waits as long); a reset meanwhile drops it.
+      const std::uint64_t generation = generation_;
+      const Picoseconds rung = now();
+      schedule_at(rung + doorbell_pickup_, [this, target, value, generation, rung] {
+        if (generation != generation_) return;
+        apply_doorbell(target.kind, target.qid, value, false, rung);
+      });
+      return;
+    }
     apply_doorbell(target.kind, target.qid, value, false);
     return;
   }
@@ -617,7 +637,7 @@ void Controller::create_io_queue_pair(std::uint16_t qid, std::uint64_t sq_base,
 // the controller polled. With shadow doorbells both paths report the same
 // updates, so a value the controller has already seen is ignored there.
 void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value,
-                                bool shadow) {
+                                bool shadow, std::optional<Picoseconds> rung) {
   const bool tolerate_stale = shadow || (shadow_->configured() && qid != kAdminQueueId);
   if (kind == DoorbellKind::SqTail) {
     if (qid >= queues_.count() || !queues_.sq(qid).exists) {
@@ -645,10 +665,12 @@ void Controller::apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint3
     }
     const std::uint32_t added = check.added;
     if (added == 0) return;
+    const Picoseconds rung_at = rung.value_or(now());
     if (qid != kAdminQueueId && first_io_doorbell_ == 0) {
-      first_io_doorbell_ = std::max<Picoseconds>(now(), 1);
+      first_io_doorbell_ = std::max<Picoseconds>(rung_at, 1);
     }
-    for (std::uint32_t i = sq.tail; i != value; i = ring_next(i, sq.entries)) sq.rung_at[i] = now();
+    for (std::uint32_t i = sq.tail; i != value; i = ring_next(i, sq.entries))
+      sq.rung_at[i] = rung_at;
     sq.tail = value;
     fetch_->mark_ready(qid);
     update_sq_event_idx(qid);

@@ -217,7 +217,10 @@ class Controller : public Component, public pcie::RegisterTarget {
   void enable();
   void reset();
   // --- doorbells and the entries the fetch engine reads
-  void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow);
+  // `rung`: when the doorbell was written, where it is applied later
+  // (doorbell_pickup_ns); now otherwise.
+  void apply_doorbell(DoorbellKind kind, std::uint16_t qid, std::uint32_t value, bool shadow,
+                      std::optional<Picoseconds> rung = std::nullopt);
   // A warp doorbell value (sim/core/protocol/nvme_warp_doorbell.h) written
   // to the tail doorbell of an SQ created with WDB.
   void announce_warp_run(std::uint16_t qid, std::uint32_t value);
@@ -314,6 +317,7 @@ class Controller : public Component, public pcie::RegisterTarget {
   bool indexed_supported_;
   bool warp_doorbells_supported_;
   Picoseconds warp_doorbell_cost_;
+  Picoseconds doorbell_pickup_ = 0;  // doorbell_pickup_ns
   Picoseconds shadow_poll_read_cost_;
   Picoseconds indexed_completion_cost_;
   bool wide_cids_supported_;

@@ -201,9 +201,9 @@ TEST(ControllerArbitration, BurstSetsTheCommandsTakenPerTurn) {
     std::vector<std::uint16_t> order;
     for (std::uint16_t q = 1; q <= 3; ++q) {
       for (int i = 0; i < 12; ++i) {
-        c.hosts[q]->submit(make_flush(0, 1),
-                           [&order, q](const CompletionEntry&, Picoseconds) { order.push_back(q); },
-                           false);
+        c.hosts[q]->submit(
+            make_flush(0, 1),
+            [&order, q](const CompletionEntry&, Picoseconds) { order.push_back(q); }, false);
       }
     }
     // All three doorbells leave together; the first to land gets a turn of
@@ -225,7 +225,8 @@ TEST(ControllerArbitration, BurstSetsTheCommandsTakenPerTurn) {
       for (std::size_t k = 0; k < burst && left[q] > 0; ++k, --left[q]) expected.push_back(q);
     };
     turn(order[0]);
-    for (std::uint16_t q = order[0]; expected.size() < 36; q = static_cast<std::uint16_t>(q % 3 + 1)) {
+    for (std::uint16_t q = order[0]; expected.size() < 36;
+         q = static_cast<std::uint16_t>(q % 3 + 1)) {
       turn(q);
     }
     EXPECT_EQ(order, expected);
@@ -324,21 +325,21 @@ std::array<std::vector<Picoseconds>, 4> batch_service_latencies(
     for (int i = 0; i < 8; ++i) {
       const SubmissionEntry sqe =
           reads && q < 3 ? make_read(0, 1, static_cast<std::uint64_t>(8 * q + i) * 8, 7,
-                            c.bench.driver().allocate(host::QueuePlacement::host, 4096), 0)
-                : make_flush(0, 1);
-      c.hosts[q]->submit(sqe,
-                         [&latency, q](const CompletionEntry& e, Picoseconds l) {
-                           EXPECT_EQ(e.status(), Status::Success);
-                           latency[q].push_back(l);
-                         },
-                         false);
+                                     c.bench.driver().allocate(host::QueuePlacement::host, 4096), 0)
+                         : make_flush(0, 1);
+      c.hosts[q]->submit(
+          sqe,
+          [&latency, q](const CompletionEntry& e, Picoseconds l) {
+            EXPECT_EQ(e.status(), Status::Success);
+            latency[q].push_back(l);
+          },
+          false);
     }
   }
   for (std::uint16_t q = 1; q <= 3; ++q) c.hosts[q]->ring_sq();
   c.bench.run();
   EXPECT_NO_THROW(c.bench.ssd().check_drained());
-  if (statistics != nullptr)
-    *statistics = c.bench.ssd().statistics(Simulation::now());
+  if (statistics != nullptr) *statistics = c.bench.ssd().statistics(Simulation::now());
   return latency;
 }
 
@@ -378,6 +379,83 @@ TEST(ControllerArbitration, BatchServiceHoldsTheProcessorUntilTheBatchCompletes)
     EXPECT_GE(ps_to_ns(waiting_done - first_done) / 1000.0, gap_us + 18.0) << "gap " << gap_us;
     EXPECT_LT(ps_to_ns(waiting_done - first_done) / 1000.0, gap_us + 18.0 + 3.0)
         << "gap " << gap_us;
+  }
+}
+
+// doorbell_pickup_ns: an SQ tail doorbell reaches the processors P later.
+// Queue 1's batch (18 us: 10 us + 8 x 1 us) on an idle processor 0 starts P
+// after its doorbell, so its latency grows by P. Queue 3, rung 5 us after
+// queue 1 and served by the same processor, is picked up while that
+// processor is still busy (5 us + P < 18 us), so it follows queue 1's batch
+// at once either way: queue 3's completions trail queue 1's by the same
+// time with and without P. The statistics' fetch wait counts from the
+// doorbell's arrival, so it includes P.
+struct PickupRun {
+  std::array<std::vector<Picoseconds>, 4> latency;
+  double fetch_wait_mean_ns = 0;
+};
+
+PickupRun pickup_latencies(double pickup_ns) {
+  Contest c({"samsung-pm1743",
+             {{"controller_cores", 2},
+              {"batch_service", true},
+              {"batch_overhead_ns", 10000.0},
+              {"batch_gap_ns", 0.0},
+              {"command_overhead_ns", 1000.0},
+              {"doorbell_pickup_ns", pickup_ns},
+              {"volatile_write_cache", false},
+              {"max_active_commands", 1024},
+              {"sq_fetch_burst", 8},
+              {"arbitration_burst_log2", 7}}});
+  c.bring_up(false, Arbitration{7, 0, 0, 0});
+  PickupRun r;
+  for (std::uint16_t q : {std::uint16_t{1}, std::uint16_t{3}}) {
+    for (int i = 0; i < 8; ++i) {
+      c.hosts[q]->submit(
+          make_flush(0, 1),
+          [&r, q](const CompletionEntry& e, Picoseconds l) {
+            EXPECT_EQ(e.status(), Status::Success);
+            r.latency[q].push_back(l);
+          },
+          false);
+    }
+  }
+  c.hosts[1]->ring_sq();
+  c.bench.run(ns_to_ps(5000.0));
+  c.hosts[3]->ring_sq();
+  c.bench.run();
+  EXPECT_NO_THROW(c.bench.ssd().check_drained());
+  const nlohmann::json stats = c.bench.ssd().statistics(Simulation::now());
+  r.fetch_wait_mean_ns = stats.at("fetch_wait_ns").at("mean").get<double>();
+  return r;
+}
+
+TEST(ControllerArbitration, DoorbellPickupDelaysABatchOnlyWhereItsProcessorIsIdle) {
+  const PickupRun base = pickup_latencies(0.0);
+  const PickupRun picked = pickup_latencies(3000.0);
+  for (std::uint16_t q : {std::uint16_t{1}, std::uint16_t{3}}) {
+    ASSERT_EQ(base.latency[q].size(), 8u) << "queue " << q;
+    ASSERT_EQ(picked.latency[q].size(), 8u) << "queue " << q;
+  }
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(picked.latency[1][i] - base.latency[1][i], ns_to_ps(3000.0)) << "command " << i;
+    EXPECT_EQ(picked.latency[3][i] - picked.latency[1][i], base.latency[3][i] - base.latency[1][i])
+        << "command " << i;
+  }
+  // Queue 3 waits behind queue 1's whole batch: about 18 - 5 + 18 us.
+  EXPECT_GT(ps_to_ns(base.latency[3][0]) / 1000.0, 31.0);
+  // Every command's fetch wait grows by P (queue 3's because queue 1's batch
+  // ends P later).
+  EXPECT_NEAR(picked.fetch_wait_mean_ns - base.fetch_wait_mean_ns, 3000.0, 1.0);
+}
+
+TEST(ControllerArbitration, DoorbellPickupIsABatchServiceControllersOnly) {
+  try {
+    Contest c({"samsung-pm1743", {{"doorbell_pickup_ns", 1000.0}}});
+    FAIL() << "a doorbell pickup without batch_service was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("doorbell_pickup_ns"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch_service"), std::string::npos) << e.what();
   }
 }
 

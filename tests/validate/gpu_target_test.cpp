@@ -160,6 +160,74 @@ TEST(GpuTargetPrediction, CalibrationUsesTheStrategyRunsQueueCountAndTheGpuPlace
   EXPECT_EQ(report.at("cases")[0].at("measured_iops").at("runs").get<std::size_t>(), runs);
 }
 
+// A controller-only run whose feeders think `think_ns` between rounds
+// (variant think_time): doorbell to last CQE seen `handoff_ns` beyond the
+// batch.
+nlohmann::json thinking_feeder_run(unsigned depth, double batch_ns, double handoff_ns,
+                                   double think_ns) {
+  nlohmann::json run = gpu_controller_run(32, depth, batch_ns, 0);
+  run["variant"] = "think_time";
+  run["feed_gap_ns"] = think_ns;
+  run["round_ns_mean"] = batch_ns + handoff_ns;
+  return run;
+}
+
+// Worked by hand: three thinking-feeder runs at a full batch of 32 hand off
+// in 3,600, 3,700 and 3,900 ns beyond the batch (median 3,700); those at
+// another depth, without think time or with drawn think times are not
+// used. The pickup is that median less what the simulator takes for the
+// same (its fetch wait and own-slot detection, reported beside it), and the
+// simulated controller then fetches exactly that much later.
+TEST(GpuTargetPrediction, DoorbellPickupIsTheThinkingFeedersHandOffLessTheSimulatedOne) {
+  nlohmann::json hw = read_json_file(kRuns);
+  const nlohmann::json line = {gpu_controller_run(32, 1, 2500, 4000),
+                               gpu_controller_run(32, 8, 9500, 5000),
+                               gpu_controller_run(32, 32, 33500, 6000)};
+  hw["controller_only"] = line;
+  for (double handoff : {3600.0, 3700.0, 3900.0}) {
+    hw["controller_only"].push_back(thinking_feeder_run(32, 33500, handoff, 20000));
+  }
+  hw["controller_only"].push_back(thinking_feeder_run(8, 9500, 9000, 20000));
+  hw["controller_only"].push_back(thinking_feeder_run(32, 33500, 9000, 0));
+  nlohmann::json drawn = thinking_feeder_run(32, 33500, 9000, 20000);
+  drawn["feed_gap_random"] = 1;
+  hw["controller_only"].push_back(drawn);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.strategies.push_back("warp_batch");
+  const nlohmann::json report = validate::correlate(hw, kRuns, options);
+  const nlohmann::json& pickup =
+      report.at("calibration").at("parameters").at("topology.nodes.ssd0.doorbell_pickup_ns");
+  EXPECT_EQ(pickup.at("runs"), 3);
+  EXPECT_DOUBLE_EQ(pickup.at("measured_handoff_ns").at("median").get<double>(), 3700);
+  const double fetch = pickup.at("simulated_fetch_wait_ns").get<double>();
+  const double detection = pickup.at("simulated_own_slot_detection_ns").get<double>();
+  EXPECT_DOUBLE_EQ(detection, validate::own_slot_detection_ns(report.at("gpu_profile")));
+  EXPECT_GT(detection, 0);
+  EXPECT_LT(fetch + detection, 1000) << "the GPU target's topology has links of no latency";
+  const double value = pickup.at("value").get<double>();
+  EXPECT_NEAR(value, 3700 - fetch - detection, 0.05);  // to the 0.1 ns a case is set to
+  EXPECT_NEAR(pickup.at("simulated_fetch_wait_ns_with").get<double>() - fetch, value, 1e-6);
+
+  // Its effect on the prediction: one warp's rounds wait for it (its
+  // doorbell always finds the serving warp idle).
+  validate::Options without;
+  without.warps.push_back(1);
+  without.strategies.push_back("warp_batch");
+  without.overrides.push_back("topology.nodes.ssd0.doorbell_pickup_ns=0");
+  const nlohmann::json baseline = validate::correlate(hw, kRuns, without);
+  EXPECT_LT(report.at("cases")[0].at("simulated_iops").get<double>(),
+            baseline.at("cases")[0].at("simulated_iops").get<double>());
+
+  // No thinking feeders: nothing charged, and the report says why.
+  hw["controller_only"] = line;
+  const nlohmann::json none = validate::correlate(hw, kRuns, options);
+  const nlohmann::json& zero =
+      none.at("calibration").at("parameters").at("topology.nodes.ssd0.doorbell_pickup_ns");
+  EXPECT_EQ(zero.at("value").get<double>(), 0.0);
+  EXPECT_NE(zero.at("fitted_to").get<std::string>().find("not calibrated"), std::string::npos);
+}
+
 // The committed prediction, re-run with the committed calibration: each case
 // must stay where the committed report puts it relative to the measured
 // median, give or take the case's measured noise (the IQR of its runs over

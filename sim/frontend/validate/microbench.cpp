@@ -1009,6 +1009,40 @@ nlohmann::json correlate_agent_pass(const nlohmann::json& mb, const std::string&
 
 }  // namespace
 
+double own_slot_detection_ns(const std::string& profile) {
+  constexpr std::uint32_t kEntries = 32;
+  GpuBench bench(nlohmann::json{{"profile", profile}});
+  const std::uint64_t cq = bench.gpu().allocate(kEntries * nvme::kCqEntrySize, 4096);
+  const Picoseconds lands_at = ns_to_ps(10'000.0);
+  Picoseconds seen = 0;
+  bench.spawn({0, 0}, [&](platform::SimWarp& p) {
+    p.wait_until(
+        [&] {
+          bool all = true;
+          for (std::uint32_t lane = 0; lane < kEntries; ++lane) {
+            const auto e = p.load<nvme::CompletionEntry>(cq + lane * nvme::kCqEntrySize);
+            all = all && e.phase();
+          }
+          return all;
+        },
+        cq, kEntries * nvme::kCqEntrySize);
+    seen = p.clock();
+  });
+  // The controller's posts, as one write of the batch's entries (phase 1).
+  Calendar::current().spawn([&] {
+    GpuBench::idle_for(lands_at);
+    std::vector<nvme::CompletionEntry> batch(kEntries);
+    for (std::uint32_t k = 0; k < kEntries; ++k) {
+      batch[k].cid = static_cast<std::uint16_t>(k);
+      batch[k].status_field = nvme::make_status_field(nvme::Status::Success, true);
+    }
+    bench.machine().memory().write(cq, batch.data(), kEntries * nvme::kCqEntrySize);
+  });
+  bench.run();
+  if (seen < lands_at) throw std::logic_error("own-slot wait returned before its CQEs landed");
+  return ns(seen - lands_at);
+}
+
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
                                          const std::string& profile, double tolerance) {
   const std::string schema = mb.value("schema", "");

@@ -47,8 +47,8 @@ double optional_number(const nlohmann::json& doc, const std::string& file, const
 // a kernel of one strategy's code, as an application builds the strategy it
 // uses and as gpunvme-hw's per-role kernels (compute_kernel<S>, the polling
 // kernel) run it; io_agents' agent warps pay agent_lane_loop_iteration_ns,
-// measured in gpunvme-hw's per-role agent kernel itself (agent_pass.cu). gpunvme-hw's combined io_kernel (every role
-// and strategy in one kernel, the strategy read at run time; 255 registers
+// measured in gpunvme-hw's per-role agent kernel itself (agent_pass.cu). gpunvme-hw's combined
+// io_kernel (every role and strategy in one kernel, the strategy read at run time; 255 registers
 // and spills) runs the same code slower, and so does compute_kernel<runtime>
 // (255 registers and spills). A run of either (harness_kernel "combined", or
 // none: the runs made before the per-role kernels) is simulated at the pass
@@ -352,6 +352,9 @@ struct Calibration {
   std::vector<double> footprint_ns_per_mib;
   double footprint_mib = 0;
   std::map<std::uint32_t, double> footprint_slope_by_work;
+  // The doorbell-to-completion hand-off beyond the batch (doorbell_pickup_ns;
+  // 0: none), set by calibrate_pickup once the rest is calibrated.
+  double doorbell_pickup_ns = 0;
   nlohmann::json report;
 
   // Time per command per MiB at `at_work` processors (0 without slopes).
@@ -1108,6 +1111,47 @@ std::vector<double> summarise_runs(MeasuredCase& m) {
 
 namespace {
 
+// The depth of the feeder runs the pickup is measured at: a full batch
+// (sq_fetch_burst), as the strategies' rounds of 32 reads fill one.
+constexpr std::uint32_t kPickupDepth = 32;
+
+struct PickupRuns {
+  std::vector<double> handoff_ns;  // round_ns_mean - service_ns.mean, per run
+  std::set<std::string> instances;
+};
+
+// Controller-only runs whose feeders think between rounds (variant
+// think_time, feed_gap_ns > 0): each doorbell finds its serving warp idle
+// after its gap, so doorbell to last CQE seen less the batch is the
+// hand-off both ways, the gap hidden. Only runs of the strategy runs'
+// target (its serving warps and SMs) at a full batch, without errors.
+PickupRuns pickup_runs(const nlohmann::json& runs, const std::string& file, std::uint32_t threads,
+                       std::uint32_t target_sms, const std::vector<std::string>& only_instances) {
+  PickupRuns found;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& c = runs[i];
+    const std::string path = fmt::format("$.controller_only[{}]", i);
+    if (!c.is_object() || c.value("variant", "") != "think_time") continue;
+    if (c.value("feed_gap_ns", 0.0) <= 0 || c.value("feed_gap_random", 0) != 0) continue;
+    if (c.value("errors", 0) != 0) continue;
+    if (number(c, file, path, "depth") != kPickupDepth) continue;
+    if (c.value("target_threads", threads) != threads) continue;
+    if (target_sms != 0 && c.value("target_sms", target_sms) != target_sms) continue;
+    const std::string instance = instance_tag(c, file, path);
+    if (!only_instances.empty() &&
+        std::find(only_instances.begin(), only_instances.end(), instance) == only_instances.end()) {
+      continue;
+    }
+    const double round = number(c, file, path, "round_ns_mean");
+    const double service =
+        number(field(field(c, file, path, "target"), file, path + ".target", "service_ns"), file,
+               path + ".target.service_ns", "mean");
+    found.handoff_ns.push_back(round - service);
+    found.instances.insert(instance);
+  }
+  return found;
+}
+
 nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, const Options& options,
                        const std::string& topology_file, const std::string& profile) {
   const nlohmann::json& target_doc = field(hw, hw_file, "$", "target");
@@ -1219,15 +1263,17 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     }
   }
 
-  auto simulate = [&](const MeasuredCase& m, const Calibration& cal,
-                      const std::vector<std::string>& extra) {
-    const nlohmann::json& c = *m.runs[m.index];
+  // A simulated run of `scenario` (a gpunvme-hw scenario object) against
+  // the calibrated controller.
+  auto simulate_scenario = [&](const nlohmann::json& scenario, const std::string& name,
+                               const std::vector<std::string>& own_code, const Calibration& cal,
+                               const std::vector<std::string>& extra) {
     RawConfig raw;
     raw.topology_file = topology_file;
     raw.topology = read_json_file(topology_file);
-    raw.scenario_file = hw_file + " " + m.strategy;
-    raw.scenario = c.at("scenario");
-    raw.scenario["name"] = fmt::format("hw-{}-{}w", m.strategy, m.warps);
+    raw.scenario_file = hw_file + " " + name;
+    raw.scenario = scenario;
+    raw.scenario["name"] = name;
     raw.scenario["kind"] = "microbenchmark";
     raw.scenario["path"] = "gpu_initiated";
     raw.scenario["queue_memory"] = queue_memory;
@@ -1235,7 +1281,7 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     raw.scenario["span_gib"] = file_bytes / double(1ull << 30);
     raw.seed = options.seed;
     apply_set(raw, "topology.nodes.gpu0.profile=" + profile);
-    for (const std::string& own : own_code_settings(c)) apply_set(raw, own);
+    for (const std::string& own : own_code) apply_set(raw, own);
     apply_set(raw, fmt::format("topology.nodes.ssd0.controller_cores={}", threads));
     apply_set(raw,
               fmt::format("topology.nodes.ssd0.batch_overhead_ns={:.1f}", cal.batch_overhead_ns));
@@ -1254,10 +1300,89 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
       apply_set(raw, fmt::format("topology.nodes.ssd0.batch_time_footprint_mib={}",
                                  nlohmann::json(cal.footprint_mib).dump()));
     }
+    if (cal.doorbell_pickup_ns > 0) {
+      apply_set(raw, fmt::format("topology.nodes.ssd0.doorbell_pickup_ns={:.1f}",
+                                 cal.doorbell_pickup_ns));
+    }
     for (const std::string& o : options.overrides) apply_set(raw, o);
     for (const std::string& o : extra) apply_set(raw, o);
     return run(resolve_config(raw));
   };
+  auto simulate = [&](const MeasuredCase& m, const Calibration& cal,
+                      const std::vector<std::string>& extra) {
+    const nlohmann::json& c = *m.runs[m.index];
+    return simulate_scenario(c.at("scenario"), fmt::format("hw-{}-{}w", m.strategy, m.warps),
+                             own_code_settings(c), cal, extra);
+  };
+  // The doorbell pickup: measured on the feeders that think between rounds,
+  // less what the simulated target and warp already take for the same
+  // round: a feeder's round is one warp owning its queue, writing 32 SQEs,
+  // ringing once and waiting for the 32 CQEs, which is per_warp_queue's
+  // round at one warp; that stand-in is simulated, never compared with a
+  // strategy measurement.
+  auto calibrate_pickup = [&](Calibration& cal) {
+    const PickupRuns runs =
+        pickup_runs(hw.at("controller_only"), hw_file, threads, target_sms, options.instances);
+    if (runs.handoff_ns.empty()) {
+      cal.report["parameters"]["topology.nodes.ssd0.doorbell_pickup_ns"] = {
+          {"value", 0.0},
+          {"fitted_to",
+           "not calibrated: no controller-only runs of this target with feeders that think "
+           "between rounds at a full batch (variant think_time, feed_gap_ns > 0, depth " +
+               std::to_string(kPickupDepth) + ")"}};
+      return;
+    }
+    const Quartiles measured = quartiles(runs.handoff_ns);
+    const nlohmann::json standin = {{"strategy", "per_warp_queue"},
+                                    {"threads", 32},
+                                    {"threads_per_block", 32},
+                                    {"queues", 1},
+                                    {"queue_entries", 256},
+                                    {"bs", 4096},
+                                    {"iodepth", 1},
+                                    {"ios", 8192},
+                                    {"rw", "randread"}};
+    // What the simulator already takes for the same hand-off: an idle
+    // processor's fetch after the doorbell arrives (the stand-in's
+    // ssd_fetch_wait; the topology's links take no time) and a lane's
+    // noticing its landed CQE (own_slot_detection_ns).
+    cal.doorbell_pickup_ns = 0;
+    const double fetch_wait = simulate_scenario(standin, "pickup-stand-in", {}, cal, {})
+                                  .at("stages")
+                                  .at("ssd_fetch_wait")
+                                  .at("mean")
+                                  .get<double>();
+    const double detection = own_slot_detection_ns(profile);
+    const double simulated = fetch_wait + detection;
+    // To the 0.1 ns the simulated cases are set to.
+    cal.doorbell_pickup_ns = std::round(std::max(0.0, measured.median - simulated) * 10.0) / 10.0;
+    const double fetch_wait_with = simulate_scenario(standin, "pickup-stand-in", {}, cal, {})
+                                       .at("stages")
+                                       .at("ssd_fetch_wait")
+                                       .at("mean")
+                                       .get<double>();
+    cal.report["parameters"]["topology.nodes.ssd0.doorbell_pickup_ns"] = {
+        {"value", cal.doorbell_pickup_ns},
+        {"measured_handoff_ns",
+         {{"median", measured.median}, {"q1", measured.q1}, {"q3", measured.q3}}},
+        {"simulated_fetch_wait_ns", fetch_wait},
+        {"simulated_own_slot_detection_ns", detection},
+        {"simulated_fetch_wait_ns_with", fetch_wait_with},
+        {"runs", runs.handoff_ns.size()},
+        {"instances", runs.instances},
+        {"fitted_to",
+         "median over the controller-only runs whose feeders think between rounds (variant "
+         "think_time, feed_gap_ns > 0, depth " +
+             std::to_string(kPickupDepth) +
+             ", the strategy runs' target) of doorbell to last CQE seen less the target's batch "
+             "time (round_ns_mean - service_ns.mean), less what the simulator takes for the "
+             "same without it: an idle processor's fetch wait after the doorbell (one warp "
+             "owning its queue, 32 reads a round: per_warp_queue at one warp, the feeder's "
+             "round, simulated only) and a warp's noticing the last of 32 CQEs that land "
+             "together, each lane waiting on its own entry (simulated_own_slot_detection_ns)"}};
+  };
+  if (pooled_cal) calibrate_pickup(*pooled_cal);
+  for (auto& [instance, c] : instance_cals) calibrate_pickup(c);
 
   nlohmann::json rows = nlohmann::json::array();
   std::vector<OrderCase> order;

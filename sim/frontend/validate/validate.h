@@ -138,6 +138,13 @@ std::string correlation_svg(const nlohmann::json& report);
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& microbench, const std::string& file,
                                          const std::string& profile, double tolerance);
 
+// The simulated GPU's time from a batch of 32 CQEs landing in GPU memory (a
+// DMA write, which fires the memory's watches as any write does) to a warp
+// whose lanes each wait on their own entry seeing the last of them: the
+// controller-only feeder's own-slot wait, on a GPU of profile `profile`, in
+// ns (sim/frontend/validate/microbench.cpp).
+double own_slot_detection_ns(const std::string& profile);
+
 // A short text table of a report.
 std::string report_table(const nlohmann::json& report);
 
