@@ -1324,12 +1324,12 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
     const PickupRuns runs =
         pickup_runs(hw.at("controller_only"), hw_file, threads, target_sms, options.instances);
     if (runs.handoff_ns.empty()) {
-      cal.report["parameters"]["topology.nodes.ssd0.doorbell_pickup_ns"] = {
-          {"value", 0.0},
-          {"fitted_to",
-           "not calibrated: no controller-only runs of this target with feeders that think "
-           "between rounds at a full batch (variant think_time, feed_gap_ns > 0, depth " +
-               std::to_string(kPickupDepth) + ")"}};
+      // Not a parameter of this calibration: the topology's own value (0)
+      // stands.
+      cal.report["doorbell_pickup_not_calibrated"] =
+          "no controller-only runs of this target with feeders that think between rounds at a "
+          "full batch (variant think_time, feed_gap_ns > 0, depth " +
+          std::to_string(kPickupDepth) + ")";
       return;
     }
     const Quartiles measured = quartiles(runs.handoff_ns);
