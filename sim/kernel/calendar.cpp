@@ -221,13 +221,14 @@ void Calendar::wait(FiberEvent& first, FiberEvent& second) {
 // ahead, the misses overlap the work of the entries before. Only hints: an
 // entry pushed meanwhile may come first, and nothing here changes what runs.
 void Calendar::prefetch_upcoming() {
-  const auto waiter = [this](std::size_t ahead) -> const FiberThread* {
-    const TimeQueue<Target>::Entry* entry = queue_->upcoming(ahead);
-    if (entry == nullptr || entry->payload.fiber_event == nullptr) return nullptr;
-    return entry->payload.fiber_event->waiter_;
+  const TimeQueue<Target>::Entry* upcoming = nullptr;
+  const std::size_t count = queue_->upcoming_run(upcoming);
+  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
+    if (ahead >= count || upcoming[ahead].payload.fiber_event == nullptr) return nullptr;
+    return upcoming[ahead].payload.fiber_event->waiter_;
   };
-  if (const TimeQueue<Target>::Entry* fourth = queue_->upcoming(3)) {
-    const Target& target = fourth->payload;
+  if (count > 3) {
+    const Target& target = upcoming[3].payload;
     if (target.fiber_event != nullptr) {
       __builtin_prefetch(target.fiber_event);
     } else if (target.event == nullptr) {
