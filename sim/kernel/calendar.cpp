@@ -89,6 +89,15 @@ void Calendar::arm(Picoseconds when) {
   due_.notify(delay_until(when));
 }
 
+// Inline: fire() asks once per time it reaches.
+inline bool Calendar::next_time(Picoseconds& next) const {
+  if (queue_->empty() && timeouts_.empty()) return false;
+  next = ~Picoseconds{0};
+  if (!queue_->empty()) next = queue_->earliest();
+  if (!timeouts_.empty()) next = std::min(next, timeouts_.begin()->first.first);
+  return true;
+}
+
 void Calendar::fire() {
   armed_ = false;
   firing_ = true;
@@ -100,11 +109,12 @@ void Calendar::fire() {
     spawned_.clear();
   }
   for (;;) {
-    // One evaluation phase at the calendar's clock.
-    trigger_deltas();
-    trigger_timeouts();
+    // One evaluation phase at the calendar's clock. Most times hold model
+    // callbacks only: the calls that would find nothing to do are skipped.
+    if (!deltas_.empty()) trigger_deltas();
+    if (!timeouts_.empty()) trigger_timeouts();
     run_due();
-    run_fibres();
+    if (!runnable_.empty() || !spawned_.empty()) run_fibres();
     // sc_stop finishes the evaluation phase in progress, no more.
     if (stopped_) break;
     // The timed notifications due now were taken: a next time at the clock is
@@ -131,14 +141,6 @@ void Calendar::fire() {
 
 bool Calendar::delta_pending() const {
   return !deltas_.empty() || (!queue_->empty() && queue_->earliest() <= clock_);
-}
-
-bool Calendar::next_time(Picoseconds& next) const {
-  if (queue_->empty() && timeouts_.empty()) return false;
-  next = ~Picoseconds{0};
-  if (!queue_->empty()) next = queue_->earliest();
-  if (!timeouts_.empty()) next = std::min(next, timeouts_.begin()->first.first);
-  return true;
 }
 
 void Calendar::run_due() {
@@ -219,13 +221,14 @@ void Calendar::wait(FiberEvent& first, FiberEvent& second) {
 // ahead, the misses overlap the work of the entries before. Only hints: an
 // entry pushed meanwhile may come first, and nothing here changes what runs.
 void Calendar::prefetch_upcoming() {
-  const auto waiter = [this](std::size_t ahead) -> const FiberThread* {
-    const TimeQueue<Target>::Entry* entry = queue_->upcoming(ahead);
-    if (entry == nullptr || entry->payload.fiber_event == nullptr) return nullptr;
-    return entry->payload.fiber_event->waiter_;
+  const TimeQueue<Target>::Entry* upcoming = nullptr;
+  const std::size_t count = queue_->upcoming_run(upcoming);
+  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
+    if (ahead >= count || upcoming[ahead].payload.fiber_event == nullptr) return nullptr;
+    return upcoming[ahead].payload.fiber_event->waiter_;
   };
-  if (const TimeQueue<Target>::Entry* fourth = queue_->upcoming(3)) {
-    const Target& target = fourth->payload;
+  if (count > 3) {
+    const Target& target = upcoming[3].payload;
     if (target.fiber_event != nullptr) {
       __builtin_prefetch(target.fiber_event);
     } else if (target.event == nullptr) {

@@ -28,7 +28,9 @@ class TimeQueue {
     Payload payload;
   };
 
-  TimeQueue() : slots_(kSlots), least_(kSlots) {}
+  TimeQueue() : slots_(kSlots), least_(kSlots), bucket_(&slots_[0]) {}
+  TimeQueue(const TimeQueue&) = delete;  // bucket_ points into slots_
+  TimeQueue& operator=(const TimeQueue&) = delete;
 
   // `when` must be no earlier than the last entry taken: the queue's
   // time only moves forward.
@@ -45,15 +47,22 @@ class TimeQueue {
   // else nullptr. A hint for prefetching only: entries pushed meanwhile may
   // come before it.
   const Entry* upcoming(std::size_t ahead) const {
-    const std::vector<Entry>& current = slots_[index(current_)];
     const std::size_t at = head_ + ahead;
-    return at < current.size() ? &current[at] : nullptr;
+    return at < bucket_->size() ? &(*bucket_)[at] : nullptr;
+  }
+  // The same hint for several entries in one call: how many upcoming()
+  // answers, and upcoming(0) in `first` (the others follow it).
+  std::size_t upcoming_run(const Entry*& first) const {
+    const std::size_t size = bucket_->size();
+    if (head_ >= size) return 0;
+    first = bucket_->data() + head_;
+    return size - head_;
   }
 
   // The earliest entry's time (not empty). It does not turn the wheel, so
   // entries earlier than it may still be pushed.
   Picoseconds earliest() const {
-    const std::vector<Entry>& current = slots_[index(current_)];
+    const std::vector<Entry>& current = *bucket_;
     if (head_ < current.size()) return current[head_].when;
     const std::uint64_t slot = next_slot();
     if (slot < current_ + kSlots) return least_[index(slot)];
@@ -65,12 +74,12 @@ class TimeQueue {
   // than `now`: the wheel may turn to now's slot.
   bool take_due(Picoseconds now, Entry& entry) {
     if (size_ == 0) return false;
-    if (head_ == slots_[index(current_)].size()) {
+    if (head_ == bucket_->size()) {
       const std::uint64_t slot = next_slot();
       if (slot > slot_of(now)) return false;
       turn_to(slot);
     }
-    const Entry& first = slots_[index(current_)][head_];
+    const Entry& first = (*bucket_)[head_];
     if (first.when > now) return false;
     entry = first;
     ++head_;
@@ -167,9 +176,10 @@ class TimeQueue {
   // Moves to `slot`, with every far entry now within the horizon on the
   // wheel, and sorts it.
   void turn_to(std::uint64_t slot) {
-    slots_[index(current_)].clear();
+    bucket_->clear();
     head_ = 0;
     current_ = slot;
+    bucket_ = &slots_[index(slot)];
     next_known_ = false;
     occupied_[index(slot) / 64] &= ~(std::uint64_t{1} << (index(slot) % 64));
     while (!far_.empty() && slot_of(far_.front().when) < current_ + kSlots) {
@@ -178,8 +188,7 @@ class TimeQueue {
       far_.pop_back();
       place(entry);
     }
-    std::vector<Entry>& bucket = slots_[index(current_)];
-    std::sort(bucket.begin(), bucket.end(), before);
+    std::sort(bucket_->begin(), bucket_->end(), before);
   }
 
   std::vector<std::vector<Entry>> slots_;
@@ -187,6 +196,7 @@ class TimeQueue {
   std::uint64_t occupied_[kWords] = {};  // slots holding entries, but the current one
   std::vector<Entry> far_;               // beyond the horizon: a heap
   std::uint64_t current_ = 0;            // the slot being taken from
+  std::vector<Entry>* bucket_;           // slots_[index(current_)]: asked for per entry
   std::size_t head_ = 0;                 // its next entry
   std::size_t size_ = 0;
   std::uint64_t next_sequence_ = 0;

@@ -6,7 +6,9 @@
 // profile without the calibration, never break.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,35 @@ TEST(CrossSmTurnBreaks, TheShareOfTheQueuesOtherWarpsOnOtherSms) {
   // Each queue has its own warps.
   EXPECT_EQ(g.turn_sharers_elsewhere(other_queue, &d, 2), 0.0);
   EXPECT_EQ(g.turn_sharers_elsewhere(other_queue, &a, 0), 1.0);
+}
+
+TEST(CrossSmTurnBreaks, TheShareAgreesWithAScanOfTheSharersOnRandomTurns) {
+  // Random turns of 64 warps on 132 SMs over 5 queues, each answer against a
+  // scan of the warps that have taken a turn on that queue so far.
+  GpuBench bench;
+  gpu::Gpu& g = bench.gpu();
+  constexpr int kWarps = 64;
+  constexpr std::uint64_t kQueues = 5;
+  std::vector<int> warp(kWarps);  // a warp's identity is its element's address
+  std::vector<std::uint32_t> sm_of(kWarps);
+  std::mt19937_64 random(49);
+  for (int i = 0; i < kWarps; ++i) sm_of[i] = static_cast<std::uint32_t>(random() % 132);
+  std::vector<std::vector<int>> sharers(kQueues);  // by queue: warps, in first-turn order
+  for (int turn = 0; turn < 20000; ++turn) {
+    const auto queue = random() % kQueues;
+    // Some queues see few warps, some many: warps below a per-queue bound.
+    const int bound = 2 + static_cast<int>(queue) * 15;
+    const int w = static_cast<int>(random() % static_cast<std::uint64_t>(bound));
+    std::vector<int>& on_queue = sharers[queue];
+    if (std::find(on_queue.begin(), on_queue.end(), w) == on_queue.end()) on_queue.push_back(w);
+    std::size_t elsewhere = 0;
+    for (int other : on_queue) elsewhere += sm_of[other] != sm_of[w] ? 1 : 0;
+    const double expected = on_queue.size() == 1 ? 0.0
+                                                 : static_cast<double>(elsewhere) /
+                                                       static_cast<double>(on_queue.size() - 1);
+    ASSERT_EQ(g.turn_sharers_elsewhere(0x1000 + queue * 0x100, &warp[w], sm_of[w]), expected)
+        << "turn " << turn << ", queue " << queue << ", warp " << w;
+  }
 }
 
 // Warp `sm_of[i]` takes one turn on `turn_word` at i us (its first turn

@@ -136,8 +136,8 @@ TEST(TimeQueue, TakeDueTakesExactlyWhatIsDueInOrder) {
   EXPECT_GT(taken, 100000u);
 }
 
-// upcoming(k), which the calendar prefetches from, names the entry k takes
-// after the next one only, and only the next ones in queue order: checked
+// upcoming(k) and upcoming_run(), which the calendar prefetches from, name
+// the entry k takes after the next one only, and only the next ones in queue order: checked
 // against the sorted oracle after every take, with pushes landing in the slot
 // being taken from (ahead of entries already there) and beyond it.
 TEST(TimeQueue, UpcomingNamesTheEntriesTakenNext) {
@@ -161,6 +161,13 @@ TEST(TimeQueue, UpcomingNamesTheEntriesTakenNext) {
       ASSERT_TRUE(queue.take_due(queue.earliest(), entry));
       oracle.erase(oracle.begin());
       now = entry.when;
+      // upcoming_run() names the same entries as upcoming(k), in one run.
+      const TimeQueue<std::uint64_t>::Entry* run = nullptr;
+      const std::size_t run_length = queue.upcoming_run(run);
+      for (std::size_t k = 0; k < 6; ++k) {
+        ASSERT_EQ(k < run_length ? run + k : nullptr, queue.upcoming(k))
+            << "step " << step << ", " << k << " ahead";
+      }
       auto expected = oracle.begin();
       for (std::size_t k = 0; k < 4; ++k) {
         const TimeQueue<std::uint64_t>::Entry* next = queue.upcoming(k);

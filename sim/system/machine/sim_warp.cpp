@@ -50,7 +50,10 @@ SimWarp::SimWarp(gpu::Gpu& gpu, pcie::Fabric& fabric, MemorySpace& memory, Stage
       counters_(counters),
       placement_(placement),
       fabric_(fabric),
-      sink_(sink) {
+      sink_(sink),
+      gpu_memory_base_(gpu.memory_region().base),
+      gpu_memory_size_(gpu.memory_region().size),
+      load_latency_(gpu.costs().load_latency) {
   *state_ = WaitState{};
   state_->warp = this;
   state_->memory = &memory_;
@@ -285,7 +288,7 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
           ? Picoseconds{len / gpu::kEntryStoreBytes} * gpu_.costs().entry_store
           : Picoseconds{0};
   const Picoseconds issue = op_issue();
-  if (gpu_.owns(addr, len)) {
+  if (owns_gpu_memory(addr, len)) {
     memory_.write(addr, data, len);
     gpu_store_since_fence_ = true;
     op_done(issue + std::max(instructions * gpu_.costs().store_issue, entries), kStore);
@@ -765,7 +768,7 @@ bool SimWarp::WaitState::unchanged() const {
 void SimWarp::note_read(std::uint64_t addr, std::size_t len) const {
   WaitState& reads = *reads_;
   if (len == 0) return;
-  reads.last_line_host = !gpu_.owns(addr, len);
+  reads.last_line_host = !owns_gpu_memory(addr, len);
   if (reads.last_line_host) {
     reads.reads_host = true;
     ++reads.host_reads;

@@ -199,7 +199,7 @@ class alignas(64) SimWarp {
   [[gnu::always_inline]] T load(std::uint64_t addr) {
     static_assert(std::is_trivially_copyable_v<T>, "loads copy plain data");
     if (predicate_depth_ != 0) return poll<T>(addr);
-    if (instruction_depth_ != 0 && gpu_.owns(addr, sizeof(T))) {
+    if (instruction_depth_ != 0 && owns_gpu_memory(addr, sizeof(T))) {
       return lane_reads_in_flight_[current_lane_] == 0 ? lane_load<T>(addr)
                                                        : lane_load_after_reads<T>(addr);
     }
@@ -332,6 +332,13 @@ class alignas(64) SimWarp {
     const DepthScope scope(predicate_depth_);
     return ready();
   }
+  // Whether [addr, addr+len) lies in the GPU's memory (gpu::Gpu::owns),
+  // from the warp's own copy of the region's bounds: a load tests it once
+  // per lane, and the copy spares the two pointers to the region.
+  bool owns_gpu_memory(std::uint64_t addr, std::uint64_t len) const {
+    return addr >= gpu_memory_base_ && len <= gpu_memory_size_ &&
+           addr - gpu_memory_base_ <= gpu_memory_size_ - len;
+  }
   // A lane's load of GPU memory inside for_lanes/ballot whose lane has no
   // PCIe read in flight: what charged_load does there, without what cannot
   // apply inside an instruction. begin_instruction settled the warp and
@@ -342,7 +349,7 @@ class alignas(64) SimWarp {
   [[gnu::always_inline]] T lane_load(std::uint64_t addr) {
     LaneCost& c = lane_cost_[current_lane_];
     const T value = memory_.load<T>(addr);
-    c.cursor = std::max(c.cursor, c.cursor + gpu_.costs().load_latency);
+    c.cursor = std::max(c.cursor, c.cursor + load_latency_);
     c.signature = mix(c.signature, kLoad);
     return value;
   }
@@ -353,14 +360,14 @@ class alignas(64) SimWarp {
     const ProfileScope scope(*this, check_depth_ != 0 ? ProfiledOp::kPeek : ProfiledOp::kLoad);
     T value;
     settle();
-    if (!gpu_.owns(addr, sizeof(T))) {
+    if (!owns_gpu_memory(addr, sizeof(T))) {
       pcie_load(addr, &value, sizeof(T));
       return value;
     }
     // GPU memory: a load of a known size copies without a call.
     const Picoseconds issue = op_issue();
     value = memory_.load<T>(addr);
-    op_done(issue + gpu_.costs().load_latency, kLoad);
+    op_done(issue + load_latency_, kLoad);
     return value;
   }
   // A lane's load of GPU memory inside for_lanes/ballot while the lane's
@@ -376,7 +383,7 @@ class alignas(64) SimWarp {
   template <class T>
   T lane_load_after_reads(std::uint64_t addr) {
     const T value = memory_.load<T>(addr);
-    lane_after_reads_[current_lane_] += gpu_.costs().load_latency;
+    lane_after_reads_[current_lane_] += load_latency_;
     LaneCost& c = lane_cost_[current_lane_];
     c.signature = mix(c.signature, kLoad);
     return value;
@@ -654,6 +661,11 @@ class alignas(64) SimWarp {
   // lanes issue theirs together and the instruction ends when all are back.
   std::uint32_t reads_in_flight_ = 0;
   std::uint32_t instruction_lines_ = 0;
+  // The GPU's memory region and load latency, fixed once the GPU is made:
+  // copied here for the loads and stores (owns_gpu_memory, lane_load).
+  std::uint64_t gpu_memory_base_;
+  std::uint64_t gpu_memory_size_;
+  Picoseconds load_latency_;
   algo::Lanes<LaneCost> lane_cost_{};
   algo::Lanes<std::uint32_t> lane_reads_in_flight_{};
   // Per lane: the latency of its GPU loads made while its PCIe reads were in
