@@ -1315,11 +1315,11 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                              own_code_settings(c), cal, extra);
   };
   // The doorbell pickup: measured on the feeders that think between rounds,
-  // less what the simulated target and warp already take for the same
-  // round: a feeder's round is one warp owning its queue, writing 32 SQEs,
-  // ringing once and waiting for the 32 CQEs, which is per_warp_queue's
-  // round at one warp; that stand-in is simulated, never compared with a
-  // strategy measurement.
+  // less what the simulator already takes for the same hand-off: the fetch
+  // wait of an idle processor, read from per_warp_queue's round at one warp
+  // (one warp owning its queue, 32 reads a round, as a feeder's; simulated
+  // only, never compared with a strategy measurement), and the own-slot
+  // detection of the landed CQEs (own_slot_detection_ns).
   auto calibrate_pickup = [&](Calibration& cal) {
     const PickupRuns runs =
         pickup_runs(hw.at("controller_only"), hw_file, threads, target_sms, options.instances);
