@@ -24,13 +24,16 @@ const std::string kQueueTurns =
     "/configs/measurements/lane-loops-and-turns-queues-h200-2026-11-28.json";
 
 // The H200 profile holds the cost its own microbenchmark measured; the H100
-// profile has no measurement of it and charges nothing (the parameter's
-// default), so its predictions are those of the turn alone.
-TEST(TurnDescriptor, OnlyTheMeasuredProfileChargesIt) {
+// profile borrows that figure (the same GH100 SM and L2 at the same clock; no
+// H100 run of the microbenchmark); a profile without a figure, such as the
+// A100's, charges nothing (the parameter's default).
+TEST(TurnDescriptor, TheGh100ProfilesChargeTheH200Figure) {
   GpuBench h100(nlohmann::json{{"profile", "h100-sxm"}});
-  EXPECT_EQ(h100.gpu().costs().turn_descriptor, Picoseconds{0});
+  EXPECT_EQ(h100.gpu().costs().turn_descriptor, Picoseconds{433000});
   GpuBench h200(nlohmann::json{{"profile", "h200-sxm"}});
   EXPECT_EQ(h200.gpu().costs().turn_descriptor, Picoseconds{433000});
+  GpuBench a100(nlohmann::json{{"profile", "a100-sxm"}});
+  EXPECT_EQ(a100.gpu().costs().turn_descriptor, Picoseconds{0});
 }
 
 struct MicrobenchRow {
@@ -98,18 +101,23 @@ TEST(TurnDescriptor, H200CalibrationReproducesTheOneWarpTurnAndPredictsTheOthers
 TEST(TurnDescriptor, WithoutTheCostTheDescriptorTurnsFallShort) {
   nlohmann::json file = read_json_file(kQueueTurns);
   // Without its 1-warp row nothing calibrates the cost, and the profile's
-  // figure stays: the H100 profile's, which has no measurement of it (0).
-  // Its turn_pass_ns is 11.5 ns above the H200's, so the turns' shortfall here
-  // is, if anything, smaller than on an H200 profile without the cost.
+  // figure stays: here 0, the profile's 433 ns removed.
   file["derived"]["queue_turns_ns_per_turn_median"]["queue_lane_turns_descriptor backoff 0"].erase(
       "1");
-  const nlohmann::json report =
-      validate::correlate_microbenchmarks(file, kQueueTurns, "h100-sxm", 0.10);
+  const nlohmann::json report = validate::correlate_microbenchmarks(
+      file, kQueueTurns, "h200-sxm", 0.10, nlohmann::json{{"turn_descriptor_ns", 0.0}});
   EXPECT_FALSE(report.at("calibration").contains("turn_descriptor_ns"));
   const auto descriptor = microbench_rows_named(report, "queue_lane_turns_descriptor_");
   ASSERT_EQ(descriptor.size(), 4u);
   for (const auto& [name, row] : descriptor) {
     EXPECT_LT(row.error_pct, -15.0) << name;  // with the cost: +0.2 to +3.5 %
+  }
+  // With the profile's figure the same rows, uncalibrated, are the
+  // predictions the calibrated report makes.
+  const nlohmann::json with_cost =
+      validate::correlate_microbenchmarks(file, kQueueTurns, "h200-sxm", 0.10);
+  for (const auto& [name, row] : microbench_rows_named(with_cost, "queue_lane_turns_descriptor_")) {
+    EXPECT_LE(std::fabs(row.error_pct), 4.0) << name;
   }
 }
 

@@ -29,6 +29,14 @@ namespace {
 
 double ns(Picoseconds t) { return static_cast<double>(t) / 1000.0; }
 
+// A simulated GPU node of profile `profile` whose parameters named in
+// `overrides` take those values instead of the profile's.
+nlohmann::json gpu_node(const std::string& profile, const nlohmann::json& overrides) {
+  nlohmann::json gpu = {{"profile", profile}};
+  for (const auto& [name, value] : overrides.items()) gpu[name] = value;
+  return gpu;
+}
+
 // Mean time of one iteration of `op`, one warp on SM `sm`.
 double per_op(const std::string& profile, std::uint32_t sm, std::uint32_t iterations,
               const std::function<void(platform::SimWarp&, std::uint64_t gpu_word)>& op) {
@@ -328,13 +336,14 @@ std::uint32_t queue_turn_rounds(std::uint32_t warps) {
 // calibration of the profile's own-code cost of a lane's turn: the 1-warp
 // lane turn measured minus its simulated counterpart with turn_pass_ns 0.
 nlohmann::json correlate_lane_loops_and_turns(const nlohmann::json& mb, const std::string& file,
-                                              const std::string& profile, double tolerance) {
+                                              const std::string& profile, double tolerance,
+                                              const nlohmann::json& gpu_overrides) {
   const nlohmann::json* medians = find(mb, {"derived", "one_word_ns_per_op_median"});
   if (medians == nullptr || !medians->is_object()) {
     throw ConfigError(file, "$.derived.one_word_ns_per_op_median", "(missing)",
                       "an object of pattern -> {warps: ns per op} (lane_loops_and_turns.cu)");
   }
-  const nlohmann::json gpu = {{"profile", profile}};
+  const nlohmann::json gpu = gpu_node(profile, gpu_overrides);
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const std::string& name, double measured, double simulated, const std::string& how,
                  const std::string& role) {
@@ -671,13 +680,14 @@ ReapingFigures shared_queue_reaping(const nlohmann::json& gpu, std::uint32_t blo
 // I/O of the kinds the reaping loops make (peeks, atomics, GPU fences,
 // ballots, waits).
 nlohmann::json correlate_shared_queue_reaping(const nlohmann::json& mb, const std::string& file,
-                                              const std::string& profile, double tolerance) {
+                                              const std::string& profile, double tolerance,
+                                              const nlohmann::json& gpu_overrides) {
   const nlohmann::json* cases = find(mb, {"derived"});
   if (cases == nullptr || !cases->is_object()) {
     throw ConfigError(file, "$.derived", "(missing)",
                       "an object of case -> figures (shared_queue_reaping.cu)");
   }
-  const nlohmann::json gpu = {{"profile", profile}};
+  const nlohmann::json gpu = gpu_node(profile, gpu_overrides);
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const std::string& name, const std::string& unit, double measured,
                  double simulated, const std::string& how, const std::string& role) {
@@ -893,9 +903,10 @@ AgentPassFigures agent_pass_loop(const nlohmann::json& gpu, std::uint32_t passes
 // passes (first_lane's scans), over its passes per 32 requests, iterated
 // until the passes it is derived from are those it simulates.
 nlohmann::json correlate_agent_pass(const nlohmann::json& mb, const std::string& file,
-                                    const std::string& profile, double tolerance) {
+                                    const std::string& profile, double tolerance,
+                                    const nlohmann::json& gpu_overrides) {
   constexpr std::uint32_t kPasses = 1024;  // agent_pass.cu's kLoopPasses
-  const nlohmann::json gpu = {{"profile", profile}};
+  const nlohmann::json gpu = gpu_node(profile, gpu_overrides);
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json calibration = nlohmann::json::object();
   auto number = [&](const nlohmann::json& block, const std::string& at,
@@ -1044,18 +1055,21 @@ double own_slot_detection_ns(const std::string& profile) {
 }
 
 nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::string& file,
-                                         const std::string& profile, double tolerance) {
+                                         const std::string& profile, double tolerance,
+                                         const nlohmann::json& gpu_overrides) {
   const std::string schema = mb.value("schema", "");
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json calibration = nlohmann::json::object();
   if (schema == "gpunvme.lane_loops_and_turns/1") {
-    nlohmann::json turns = correlate_lane_loops_and_turns(mb, file, profile, tolerance);
+    nlohmann::json turns =
+        correlate_lane_loops_and_turns(mb, file, profile, tolerance, gpu_overrides);
     rows = std::move(turns.at("rows"));
     calibration = std::move(turns.at("calibration"));
   } else if (schema == "gpunvme.shared_queue_reaping.runs/1") {
-    rows = std::move(correlate_shared_queue_reaping(mb, file, profile, tolerance).at("rows"));
+    rows = std::move(
+        correlate_shared_queue_reaping(mb, file, profile, tolerance, gpu_overrides).at("rows"));
   } else if (schema == "gpunvme.agent_pass/1") {
-    nlohmann::json agents = correlate_agent_pass(mb, file, profile, tolerance);
+    nlohmann::json agents = correlate_agent_pass(mb, file, profile, tolerance, gpu_overrides);
     rows = std::move(agents.at("rows"));
     calibration = std::move(agents.at("calibration"));
   } else if (schema != "gpunvme.gpu_microbench/1") {

@@ -134,9 +134,12 @@ std::string correlation_svg(const nlohmann::json& report);
 // The GPU microbenchmarks (tests/hardware/gpu_microbench.cu, schema
 // gpunvme.gpu_microbench/1) against the same loops on simulated warps of GPU
 // profile `profile`: per figure measured, simulated, error % and whether it
-// is within `tolerance` (sim/frontend/validate/microbench.cpp).
-nlohmann::json correlate_microbenchmarks(const nlohmann::json& microbench, const std::string& file,
-                                         const std::string& profile, double tolerance);
+// is within `tolerance` (sim/frontend/validate/microbench.cpp). Entries of
+// `gpu_overrides` replace the profile's parameters of the same name, as a
+// topology's gpu node does (a what-if: a figure removed or changed).
+nlohmann::json correlate_microbenchmarks(
+    const nlohmann::json& microbench, const std::string& file, const std::string& profile,
+    double tolerance, const nlohmann::json& gpu_overrides = nlohmann::json::object());
 
 // The simulated GPU's time from a batch of 32 CQEs landing in GPU memory (a
 // DMA write, which fires the memory's watches as any write does) to a warp
