@@ -57,7 +57,7 @@ void Calendar::schedule_at(Picoseconds when, Callback callback) {
     free_slots_.pop_back();
   }
   callback_at(slot) = std::move(callback);
-  push(when, Target{nullptr, nullptr, slot});
+  push(when, Target::callback(slot));
 }
 
 void Calendar::release_callback(std::uint32_t slot) {
@@ -66,14 +66,14 @@ void Calendar::release_callback(std::uint32_t slot) {
 }
 
 void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
-  push(when, Target{&event, nullptr, 0});
+  push(when, Target::thread(event));
 }
 
 void Calendar::wake_at(Picoseconds when, FiberEvent& event) {
-  push(when, Target{nullptr, &event, 0});
+  push(when, Target::fiber(event));
 }
 
-void Calendar::push(Picoseconds when, const Target& target) {
+void Calendar::push(Picoseconds when, Target target) {
   when = std::max(when, now());
   queue_->push(when, target);
   // While firing, fire() takes whatever is due now and re-arms for the rest.
@@ -148,25 +148,25 @@ void Calendar::run_due() {
   while (queue_->take_due(clock_, due)) {
     prefetch_upcoming();
     const Target target = due.payload;
-    if (target.fiber_event != nullptr) {
+    if (FiberEvent* fiber_event = target.fiber_event()) {
       // The woken warp counts its own wait.
-      make_runnable(*target.fiber_event);
+      make_runnable(*fiber_event);
       continue;
     }
-    if (target.event != nullptr) {
-      target.event->notify();
+    if (sc_core::sc_event* event = target.event()) {
+      event->notify();
       continue;
     }
     Simulation::count_event(Simulation::EventKind::kModelCallback);
     // Run in place (the chunks do not move while it schedules more work);
     // its slot is freed once it has returned.
     try {
-      callback_at(target.slot)();
+      callback_at(target.slot())();
     } catch (...) {
-      release_callback(target.slot);
+      release_callback(target.slot());
       throw;
     }
-    release_callback(target.slot);
+    release_callback(target.slot());
   }
 }
 
@@ -224,15 +224,16 @@ void Calendar::prefetch_upcoming() {
   const TimeQueue<Target>::Entry* upcoming = nullptr;
   const std::size_t count = queue_->upcoming_run(upcoming);
   const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
-    if (ahead >= count || upcoming[ahead].payload.fiber_event == nullptr) return nullptr;
-    return upcoming[ahead].payload.fiber_event->waiter_;
+    if (ahead >= count) return nullptr;
+    const FiberEvent* event = upcoming[ahead].payload.fiber_event();
+    return event == nullptr ? nullptr : event->waiter_;
   };
   if (count > 3) {
     const Target& target = upcoming[3].payload;
-    if (target.fiber_event != nullptr) {
-      __builtin_prefetch(target.fiber_event);
-    } else if (target.event == nullptr) {
-      __builtin_prefetch(&callback_at(target.slot));
+    if (const FiberEvent* event = target.fiber_event()) {
+      __builtin_prefetch(event);
+    } else if (target.is_callback()) {
+      __builtin_prefetch(&callback_at(target.slot()));
     }
   }
   if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);

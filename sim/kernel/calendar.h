@@ -183,14 +183,45 @@ class Calendar : public sc_core::sc_module {
   std::size_t deepest_fiber_stack() const;
 
  private:
-  // What an entry is for: a SystemC thread's wake-up (event), a fibre's
-  // (fiber_event), else callbacks_[slot].
-  struct Target {
-    sc_core::sc_event* event;
-    FiberEvent* fiber_event;
-    std::uint32_t slot;
+  // What an entry is for: a fibre's wake-up (its FiberEvent), a SystemC
+  // thread's (its sc_event), or the callback in callbacks_[slot]. One word,
+  // told apart by its low two bits (both events are at least 4-byte
+  // aligned): the queue moves and sorts its entries, and each is then 24
+  // bytes rather than 40.
+  class Target {
+   public:
+    Target() = default;
+    static Target fiber(FiberEvent& event) { return Target{address(&event) | kFiberEvent}; }
+    static Target thread(sc_core::sc_event& event) { return Target{address(&event) | kEvent}; }
+    static Target callback(std::uint32_t slot) {
+      return Target{(std::uintptr_t{slot} << kTagBits) | kCallback};
+    }
+    // The fibre's event, or nullptr when the entry is not a fibre's wake-up.
+    FiberEvent* fiber_event() const {
+      return tag() == kFiberEvent ? reinterpret_cast<FiberEvent*>(word_ & ~kTagMask) : nullptr;
+    }
+    sc_core::sc_event* event() const {
+      return tag() == kEvent ? reinterpret_cast<sc_core::sc_event*>(word_ & ~kTagMask) : nullptr;
+    }
+    std::uint32_t slot() const { return static_cast<std::uint32_t>(word_ >> kTagBits); }
+    bool is_callback() const { return tag() == kCallback; }
+
+   private:
+    static constexpr unsigned kTagBits = 2;
+    static constexpr std::uintptr_t kTagMask = (std::uintptr_t{1} << kTagBits) - 1;
+    static constexpr std::uintptr_t kFiberEvent = 0;
+    static constexpr std::uintptr_t kEvent = 1;
+    static constexpr std::uintptr_t kCallback = 2;
+    explicit Target(std::uintptr_t word) : word_(word) {}
+    template <class T>
+    static std::uintptr_t address(T* object) {
+      static_assert(alignof(T) > kTagMask, "the tag lives in the pointer's low bits");
+      return reinterpret_cast<std::uintptr_t>(object);
+    }
+    std::uintptr_t tag() const { return word_ & kTagMask; }
+    std::uintptr_t word_ = kCallback;
   };
-  void push(Picoseconds when, const Target& target);
+  void push(Picoseconds when, Target target);
   void fire();
   // Runs the work due at the calendar's clock, in order.
   void run_due();
