@@ -69,9 +69,7 @@ void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
   push(when, Target::thread(event));
 }
 
-void Calendar::wake_at(Picoseconds when, FiberEvent& event) {
-  push(when, Target::fiber(event));
-}
+void Calendar::wake_at(Picoseconds when, FiberEvent& event) { push(when, Target::fiber(event)); }
 
 void Calendar::push(Picoseconds when, Target target) {
   when = std::max(when, now());
@@ -143,6 +141,52 @@ bool Calendar::delta_pending() const {
   return !deltas_.empty() || (!queue_->empty() && queue_->earliest() <= clock_);
 }
 
+// The work after the entry just taken, four entries deep, each a step
+// further along the pointers it will follow: the event of the fourth (or the
+// callback of a model), the fibre record of the third, whose event the last
+// call fetched, the fibre of the second, whose record the last call fetched,
+// and the stack of the next. A warp step touches its event, its fibre's
+// record, its fibre and the top of its stack, each in memory of its own,
+// which after the turns of thousands of other warps is seldom cached: fetched
+// ahead, the misses overlap the work of the entries before. Only hints: an
+// entry pushed meanwhile may come first, and nothing here changes what runs.
+// Inline: run_due calls it once per entry it takes, and as a call it cost
+// its frame each time.
+[[gnu::always_inline]] inline void Calendar::prefetch_upcoming() {
+  const TimeQueue<Target>::Entry* upcoming = nullptr;
+  const std::size_t count = queue_->upcoming_run(upcoming);
+  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
+    if (ahead >= count) return nullptr;
+    const FiberEvent* event = upcoming[ahead].payload.fiber_event();
+    return event == nullptr ? nullptr : event->waiter_;
+  };
+  if (count > 3) {
+    const Target& target = upcoming[3].payload;
+    if (const FiberEvent* event = target.fiber_event()) {
+      __builtin_prefetch(event);
+    } else if (target.is_callback()) {
+      __builtin_prefetch(&callback_at(target.slot()));
+    }
+  }
+  if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);
+  if (const FiberThread* thread = waiter(1)) __builtin_prefetch(thread->fiber.get());
+  if (const FiberThread* thread = waiter(0)) {
+    if (thread->fiber != nullptr) thread->fiber->prefetch_stack(kPrefetchStackLines);
+  }
+}
+
+// Inline: run_due calls it for every warp's wake-up.
+[[gnu::always_inline]] inline void Calendar::make_runnable(FiberEvent& event) {
+  FiberThread* thread = event.waiter_;
+  if (thread == nullptr) return;  // nobody waits on it now: the notification is lost
+  // Woken by one event, the fibre no longer waits on the other.
+  for (FiberEvent*& waited : thread->waiting_on) {
+    if (waited != nullptr) waited->waiter_ = nullptr;
+    waited = nullptr;
+  }
+  runnable_.push_back(thread);
+}
+
 void Calendar::run_due() {
   TimeQueue<Target>::Entry due;
   while (queue_->take_due(clock_, due)) {
@@ -209,49 +253,6 @@ void Calendar::wait(FiberEvent& first, FiberEvent& second) {
   self->waiting_on[0] = &first;
   self->waiting_on[1] = &second;
   Fiber::suspend();
-}
-
-// The work after the entry just taken, four entries deep, each a step
-// further along the pointers it will follow: the event of the fourth (or the
-// callback of a model), the fibre record of the third, whose event the last
-// call fetched, the fibre of the second, whose record the last call fetched,
-// and the stack of the next. A warp step touches its event, its fibre's
-// record, its fibre and the top of its stack, each in memory of its own,
-// which after the turns of thousands of other warps is seldom cached: fetched
-// ahead, the misses overlap the work of the entries before. Only hints: an
-// entry pushed meanwhile may come first, and nothing here changes what runs.
-void Calendar::prefetch_upcoming() {
-  const TimeQueue<Target>::Entry* upcoming = nullptr;
-  const std::size_t count = queue_->upcoming_run(upcoming);
-  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
-    if (ahead >= count) return nullptr;
-    const FiberEvent* event = upcoming[ahead].payload.fiber_event();
-    return event == nullptr ? nullptr : event->waiter_;
-  };
-  if (count > 3) {
-    const Target& target = upcoming[3].payload;
-    if (const FiberEvent* event = target.fiber_event()) {
-      __builtin_prefetch(event);
-    } else if (target.is_callback()) {
-      __builtin_prefetch(&callback_at(target.slot()));
-    }
-  }
-  if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);
-  if (const FiberThread* thread = waiter(1)) __builtin_prefetch(thread->fiber.get());
-  if (const FiberThread* thread = waiter(0)) {
-    if (thread->fiber != nullptr) thread->fiber->prefetch_stack(kPrefetchStackLines);
-  }
-}
-
-void Calendar::make_runnable(FiberEvent& event) {
-  FiberThread* thread = event.waiter_;
-  if (thread == nullptr) return;  // nobody waits on it now: the notification is lost
-  // Woken by one event, the fibre no longer waits on the other.
-  for (FiberEvent*& waited : thread->waiting_on) {
-    if (waited != nullptr) waited->waiter_ = nullptr;
-    waited = nullptr;
-  }
-  runnable_.push_back(thread);
 }
 
 void Calendar::notify_delta(FiberEvent& event) {
