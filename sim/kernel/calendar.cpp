@@ -45,6 +45,23 @@ Calendar& Calendar::current() {
   return *current_calendar;
 }
 
+// Inline: every callback scheduled and every wake-up pushes once.
+[[gnu::always_inline]] inline void Calendar::push(Picoseconds when, Target target) {
+  when = std::max(when, now());
+  queue_->push(when, target);
+  // While firing, fire() takes whatever is due now and re-arms for the rest.
+  if (firing_) return;
+  // sc_event keeps only its earliest pending notification: re-arm only for
+  // an earlier time.
+  if (!armed_ || when < armed_for_) arm(when);
+}
+
+void Calendar::arm(Picoseconds when) {
+  armed_ = true;
+  armed_for_ = when;
+  due_.notify(delay_until(when));
+}
+
 void Calendar::schedule_at(Picoseconds when, Callback callback) {
   std::uint32_t slot;
   if (free_slots_.empty()) {
@@ -60,7 +77,8 @@ void Calendar::schedule_at(Picoseconds when, Callback callback) {
   push(when, Target::callback(slot));
 }
 
-void Calendar::release_callback(std::uint32_t slot) {
+// Inline: run_due frees each callback's slot.
+[[gnu::always_inline]] inline void Calendar::release_callback(std::uint32_t slot) {
   callback_at(slot) = nullptr;
   free_slots_.push_back(slot);
 }
@@ -71,20 +89,21 @@ void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
 
 void Calendar::wake_at(Picoseconds when, FiberEvent& event) { push(when, Target::fiber(event)); }
 
-void Calendar::push(Picoseconds when, Target target) {
-  when = std::max(when, now());
-  queue_->push(when, target);
-  // While firing, fire() takes whatever is due now and re-arms for the rest.
-  if (firing_) return;
-  // sc_event keeps only its earliest pending notification: re-arm only for
-  // an earlier time.
-  if (!armed_ || when < armed_for_) arm(when);
-}
-
-void Calendar::arm(Picoseconds when) {
-  armed_ = true;
-  armed_for_ = when;
-  due_.notify(delay_until(when));
+// Inline: fire() asks once per time it reaches, advance_alone_to once per
+// warp step that might go on alone.
+[[gnu::always_inline]] inline bool Calendar::may_run_ahead_to(Picoseconds next) const {
+  // sc_start(duration) triggers what is due at its end but runs it in the
+  // next sc_start: the calendar stops short of the limit, as the kernel does.
+  if (stopped_ || next >= horizon_) return false;
+  // Not while a process is runnable or a delta notification is pending (a
+  // thread was woken); and the kernel's next timed notification, if any,
+  // must come after `next`: at the same time, the kernel's heap would decide
+  // the order. (What sc_time_to_pending_activity() tells, asked of the
+  // context directly: it runs once per time the calendar reaches.)
+  const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+  if (context->pending_activity_at_current_time()) return false;
+  sc_core::sc_time kernel_next;
+  return !context->next_time(kernel_next) || kernel_next.value() > next;
 }
 
 // Inline: fire() asks once per time it reaches.
@@ -339,21 +358,6 @@ std::size_t Calendar::deepest_fiber_stack() const {
     if (thread->fiber != nullptr) deepest = std::max(deepest, thread->fiber->stack_bytes_used());
   }
   return deepest;
-}
-
-bool Calendar::may_run_ahead_to(Picoseconds next) const {
-  // sc_start(duration) triggers what is due at its end but runs it in the
-  // next sc_start: the calendar stops short of the limit, as the kernel does.
-  if (stopped_ || next >= horizon_) return false;
-  // Not while a process is runnable or a delta notification is pending (a
-  // thread was woken); and the kernel's next timed notification, if any,
-  // must come after `next`: at the same time, the kernel's heap would decide
-  // the order. (What sc_time_to_pending_activity() tells, asked of the
-  // context directly: it runs once per time the calendar reaches.)
-  const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
-  if (context->pending_activity_at_current_time()) return false;
-  sc_core::sc_time kernel_next;
-  return !context->next_time(kernel_next) || kernel_next.value() > next;
 }
 
 }  // namespace gpunvme
