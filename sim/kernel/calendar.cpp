@@ -233,7 +233,8 @@ void Calendar::run_due() {
   }
 }
 
-bool Calendar::advance_alone_to(Picoseconds when) {
+// Inline in advance_alone_to and step_to.
+[[gnu::always_inline]] inline bool Calendar::go_on_alone_to(Picoseconds when) {
   // Only a running fibre goes on alone, and only when no other fibre is
   // runnable or spawned, no delta notification is pending, and no timed one
   // nor calendar entry comes before or at `when`.
@@ -246,6 +247,8 @@ bool Calendar::advance_alone_to(Picoseconds when) {
   return true;
 }
 
+bool Calendar::advance_alone_to(Picoseconds when) { return go_on_alone_to(when); }
+
 void Calendar::spawn(std::function<void()> body) {
   auto thread = std::make_unique<FiberThread>();
   thread->fiber = std::make_unique<Fiber>(std::move(body), kFiberStackBytes);
@@ -255,13 +258,22 @@ void Calendar::spawn(std::function<void()> body) {
   if (!firing_ && (!armed_ || now() < armed_for_)) arm(now());
 }
 
-void Calendar::wait(FiberEvent& event) {
+// Inline in wait(event) and step_to.
+[[gnu::always_inline]] inline void Calendar::suspend_on(FiberEvent& event) {
   FiberThread* self = current_thread_;
   if (self == nullptr) throw std::logic_error("a warp waits on its fibre (Calendar::spawn)");
   event.waiter_ = self;
   self->waiting_on[0] = &event;
   self->waiting_on[1] = nullptr;
   Fiber::suspend();
+}
+
+void Calendar::wait(FiberEvent& event) { suspend_on(event); }
+
+void Calendar::step_to(Picoseconds when, FiberEvent& event) {
+  if (go_on_alone_to(when)) return;
+  push(when, Target::fiber(event));
+  suspend_on(event);
 }
 
 void Calendar::wait(FiberEvent& first, FiberEvent& second) {

@@ -136,6 +136,10 @@ class Calendar : public sc_core::sc_module {
   // the kernel would have resumed it, without the time step. Says whether
   // it did; if not, the thread waits as usual (wake_at).
   bool advance_alone_to(Picoseconds when);
+  // A fibre's timed step, in one call: goes on at once where
+  // advance_alone_to(when) allows, else wakes `event` at `when` (wake_at)
+  // and waits on it (wait). A warp's every step takes it.
+  void step_to(Picoseconds when, FiberEvent& event);
 
   // Simulation::run's limit: the calendar runs ahead only to earlier times
   // (work due at the limit runs in the next run, as sc_start leaves it).
@@ -236,6 +240,9 @@ class Calendar : public sc_core::sc_module {
   void trigger_timeouts();
   void run_fibres();
   void make_runnable(FiberEvent& event);
+  // The bodies of advance_alone_to and wait(event), shared with step_to.
+  bool go_on_alone_to(Picoseconds when);
+  void suspend_on(FiberEvent& event);
   // Whether anything is due at the calendar's clock in another evaluation
   // phase: delta notifications, work asked for now.
   bool delta_pending() const;
