@@ -45,35 +45,8 @@ Calendar& Calendar::current() {
   return *current_calendar;
 }
 
-void Calendar::schedule_at(Picoseconds when, Callback callback) {
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    if (callback_slots_ % kCallbackChunk == 0) {
-      callback_chunks_.push_back(std::make_unique<Callback[]>(kCallbackChunk));
-    }
-    slot = callback_slots_++;
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  callback_at(slot) = std::move(callback);
-  push(when, Target{nullptr, nullptr, slot});
-}
-
-void Calendar::release_callback(std::uint32_t slot) {
-  callback_at(slot) = nullptr;
-  free_slots_.push_back(slot);
-}
-
-void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
-  push(when, Target{&event, nullptr, 0});
-}
-
-void Calendar::wake_at(Picoseconds when, FiberEvent& event) {
-  push(when, Target{nullptr, &event, 0});
-}
-
-void Calendar::push(Picoseconds when, const Target& target) {
+// Inline: every callback scheduled and every wake-up pushes once.
+[[gnu::always_inline]] inline void Calendar::push(Picoseconds when, Target target) {
   when = std::max(when, now());
   queue_->push(when, target);
   // While firing, fire() takes whatever is due now and re-arms for the rest.
@@ -87,6 +60,50 @@ void Calendar::arm(Picoseconds when) {
   armed_ = true;
   armed_for_ = when;
   due_.notify(delay_until(when));
+}
+
+void Calendar::schedule_at(Picoseconds when, Callback callback) {
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    if (callback_slots_ % kCallbackChunk == 0) {
+      callback_chunks_.push_back(std::make_unique<Callback[]>(kCallbackChunk));
+    }
+    slot = callback_slots_++;
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  callback_at(slot) = std::move(callback);
+  push(when, Target::callback(slot));
+}
+
+// Inline: run_due frees each callback's slot.
+[[gnu::always_inline]] inline void Calendar::release_callback(std::uint32_t slot) {
+  callback_at(slot) = nullptr;
+  free_slots_.push_back(slot);
+}
+
+void Calendar::wake_at(Picoseconds when, sc_core::sc_event& event) {
+  push(when, Target::thread(event));
+}
+
+void Calendar::wake_at(Picoseconds when, FiberEvent& event) { push(when, Target::fiber(event)); }
+
+// Inline: fire() asks once per time it reaches, advance_alone_to once per
+// warp step that might go on alone.
+[[gnu::always_inline]] inline bool Calendar::may_run_ahead_to(Picoseconds next) const {
+  // sc_start(duration) triggers what is due at its end but runs it in the
+  // next sc_start: the calendar stops short of the limit, as the kernel does.
+  if (stopped_ || next >= horizon_) return false;
+  // Not while a process is runnable or a delta notification is pending (a
+  // thread was woken); and the kernel's next timed notification, if any,
+  // must come after `next`: at the same time, the kernel's heap would decide
+  // the order. (What sc_time_to_pending_activity() tells, asked of the
+  // context directly: it runs once per time the calendar reaches.)
+  const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+  if (context->pending_activity_at_current_time()) return false;
+  sc_core::sc_time kernel_next;
+  return !context->next_time(kernel_next) || kernel_next.value() > next;
 }
 
 // Inline: fire() asks once per time it reaches.
@@ -143,34 +160,81 @@ bool Calendar::delta_pending() const {
   return !deltas_.empty() || (!queue_->empty() && queue_->earliest() <= clock_);
 }
 
+// The work after the entry just taken, four entries deep, each a step
+// further along the pointers it will follow: the event of the fourth (or the
+// callback of a model), the fibre record of the third, whose event the last
+// call fetched, the fibre of the second, whose record the last call fetched,
+// and the stack of the next. A warp step touches its event, its fibre's
+// record, its fibre and the top of its stack, each in memory of its own,
+// which after the turns of thousands of other warps is seldom cached: fetched
+// ahead, the misses overlap the work of the entries before. Only hints: an
+// entry pushed meanwhile may come first, and nothing here changes what runs.
+// Inline: run_due calls it once per entry it takes, and as a call it cost
+// its frame each time.
+[[gnu::always_inline]] inline void Calendar::prefetch_upcoming() {
+  const TimeQueue<Target>::Entry* upcoming = nullptr;
+  const std::size_t count = queue_->upcoming_run(upcoming);
+  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
+    if (ahead >= count) return nullptr;
+    const FiberEvent* event = upcoming[ahead].payload.fiber_event();
+    return event == nullptr ? nullptr : event->waiter_;
+  };
+  if (count > 3) {
+    const Target& target = upcoming[3].payload;
+    if (const FiberEvent* event = target.fiber_event()) {
+      __builtin_prefetch(event);
+    } else if (target.is_callback()) {
+      __builtin_prefetch(&callback_at(target.slot()));
+    }
+  }
+  if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);
+  if (const FiberThread* thread = waiter(1)) __builtin_prefetch(thread->fiber.get());
+  if (const FiberThread* thread = waiter(0)) {
+    if (thread->fiber != nullptr) thread->fiber->prefetch_stack(kPrefetchStackLines);
+  }
+}
+
+// Inline: run_due calls it for every warp's wake-up.
+[[gnu::always_inline]] inline void Calendar::make_runnable(FiberEvent& event) {
+  FiberThread* thread = event.waiter_;
+  if (thread == nullptr) return;  // nobody waits on it now: the notification is lost
+  // Woken by one event, the fibre no longer waits on the other.
+  for (FiberEvent*& waited : thread->waiting_on) {
+    if (waited != nullptr) waited->waiter_ = nullptr;
+    waited = nullptr;
+  }
+  runnable_.push_back(thread);
+}
+
 void Calendar::run_due() {
   TimeQueue<Target>::Entry due;
   while (queue_->take_due(clock_, due)) {
     prefetch_upcoming();
     const Target target = due.payload;
-    if (target.fiber_event != nullptr) {
+    if (FiberEvent* fiber_event = target.fiber_event()) {
       // The woken warp counts its own wait.
-      make_runnable(*target.fiber_event);
+      make_runnable(*fiber_event);
       continue;
     }
-    if (target.event != nullptr) {
-      target.event->notify();
+    if (sc_core::sc_event* event = target.event()) {
+      event->notify();
       continue;
     }
     Simulation::count_event(Simulation::EventKind::kModelCallback);
     // Run in place (the chunks do not move while it schedules more work);
     // its slot is freed once it has returned.
     try {
-      callback_at(target.slot)();
+      callback_at(target.slot())();
     } catch (...) {
-      release_callback(target.slot);
+      release_callback(target.slot());
       throw;
     }
-    release_callback(target.slot);
+    release_callback(target.slot());
   }
 }
 
-bool Calendar::advance_alone_to(Picoseconds when) {
+// Inline in advance_alone_to and step_to.
+[[gnu::always_inline]] inline bool Calendar::go_on_alone_to(Picoseconds when) {
   // Only a running fibre goes on alone, and only when no other fibre is
   // runnable or spawned, no delta notification is pending, and no timed one
   // nor calendar entry comes before or at `when`.
@@ -183,6 +247,8 @@ bool Calendar::advance_alone_to(Picoseconds when) {
   return true;
 }
 
+bool Calendar::advance_alone_to(Picoseconds when) { return go_on_alone_to(when); }
+
 void Calendar::spawn(std::function<void()> body) {
   auto thread = std::make_unique<FiberThread>();
   thread->fiber = std::make_unique<Fiber>(std::move(body), kFiberStackBytes);
@@ -192,13 +258,22 @@ void Calendar::spawn(std::function<void()> body) {
   if (!firing_ && (!armed_ || now() < armed_for_)) arm(now());
 }
 
-void Calendar::wait(FiberEvent& event) {
+// Inline in wait(event) and step_to.
+[[gnu::always_inline]] inline void Calendar::suspend_on(FiberEvent& event) {
   FiberThread* self = current_thread_;
   if (self == nullptr) throw std::logic_error("a warp waits on its fibre (Calendar::spawn)");
   event.waiter_ = self;
   self->waiting_on[0] = &event;
   self->waiting_on[1] = nullptr;
   Fiber::suspend();
+}
+
+void Calendar::wait(FiberEvent& event) { suspend_on(event); }
+
+void Calendar::step_to(Picoseconds when, FiberEvent& event) {
+  if (go_on_alone_to(when)) return;
+  push(when, Target::fiber(event));
+  suspend_on(event);
 }
 
 void Calendar::wait(FiberEvent& first, FiberEvent& second) {
@@ -209,48 +284,6 @@ void Calendar::wait(FiberEvent& first, FiberEvent& second) {
   self->waiting_on[0] = &first;
   self->waiting_on[1] = &second;
   Fiber::suspend();
-}
-
-// The work after the entry just taken, four entries deep, each a step
-// further along the pointers it will follow: the event of the fourth (or the
-// callback of a model), the fibre record of the third, whose event the last
-// call fetched, the fibre of the second, whose record the last call fetched,
-// and the stack of the next. A warp step touches its event, its fibre's
-// record, its fibre and the top of its stack, each in memory of its own,
-// which after the turns of thousands of other warps is seldom cached: fetched
-// ahead, the misses overlap the work of the entries before. Only hints: an
-// entry pushed meanwhile may come first, and nothing here changes what runs.
-void Calendar::prefetch_upcoming() {
-  const TimeQueue<Target>::Entry* upcoming = nullptr;
-  const std::size_t count = queue_->upcoming_run(upcoming);
-  const auto waiter = [&](std::size_t ahead) -> const FiberThread* {
-    if (ahead >= count || upcoming[ahead].payload.fiber_event == nullptr) return nullptr;
-    return upcoming[ahead].payload.fiber_event->waiter_;
-  };
-  if (count > 3) {
-    const Target& target = upcoming[3].payload;
-    if (target.fiber_event != nullptr) {
-      __builtin_prefetch(target.fiber_event);
-    } else if (target.event == nullptr) {
-      __builtin_prefetch(&callback_at(target.slot));
-    }
-  }
-  if (const FiberThread* thread = waiter(2)) __builtin_prefetch(thread);
-  if (const FiberThread* thread = waiter(1)) __builtin_prefetch(thread->fiber.get());
-  if (const FiberThread* thread = waiter(0)) {
-    if (thread->fiber != nullptr) thread->fiber->prefetch_stack(kPrefetchStackLines);
-  }
-}
-
-void Calendar::make_runnable(FiberEvent& event) {
-  FiberThread* thread = event.waiter_;
-  if (thread == nullptr) return;  // nobody waits on it now: the notification is lost
-  // Woken by one event, the fibre no longer waits on the other.
-  for (FiberEvent*& waited : thread->waiting_on) {
-    if (waited != nullptr) waited->waiter_ = nullptr;
-    waited = nullptr;
-  }
-  runnable_.push_back(thread);
 }
 
 void Calendar::notify_delta(FiberEvent& event) {
@@ -337,21 +370,6 @@ std::size_t Calendar::deepest_fiber_stack() const {
     if (thread->fiber != nullptr) deepest = std::max(deepest, thread->fiber->stack_bytes_used());
   }
   return deepest;
-}
-
-bool Calendar::may_run_ahead_to(Picoseconds next) const {
-  // sc_start(duration) triggers what is due at its end but runs it in the
-  // next sc_start: the calendar stops short of the limit, as the kernel does.
-  if (stopped_ || next >= horizon_) return false;
-  // Not while a process is runnable or a delta notification is pending (a
-  // thread was woken); and the kernel's next timed notification, if any,
-  // must come after `next`: at the same time, the kernel's heap would decide
-  // the order. (What sc_time_to_pending_activity() tells, asked of the
-  // context directly: it runs once per time the calendar reaches.)
-  const sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
-  if (context->pending_activity_at_current_time()) return false;
-  sc_core::sc_time kernel_next;
-  return !context->next_time(kernel_next) || kernel_next.value() > next;
 }
 
 }  // namespace gpunvme

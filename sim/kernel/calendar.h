@@ -136,6 +136,10 @@ class Calendar : public sc_core::sc_module {
   // the kernel would have resumed it, without the time step. Says whether
   // it did; if not, the thread waits as usual (wake_at).
   bool advance_alone_to(Picoseconds when);
+  // A fibre's timed step, in one call: goes on at once where
+  // advance_alone_to(when) allows, else wakes `event` at `when` (wake_at)
+  // and waits on it (wait). A warp's every step takes it.
+  void step_to(Picoseconds when, FiberEvent& event);
 
   // Simulation::run's limit: the calendar runs ahead only to earlier times
   // (work due at the limit runs in the next run, as sc_start leaves it).
@@ -183,14 +187,45 @@ class Calendar : public sc_core::sc_module {
   std::size_t deepest_fiber_stack() const;
 
  private:
-  // What an entry is for: a SystemC thread's wake-up (event), a fibre's
-  // (fiber_event), else callbacks_[slot].
-  struct Target {
-    sc_core::sc_event* event;
-    FiberEvent* fiber_event;
-    std::uint32_t slot;
+  // What an entry is for: a fibre's wake-up (its FiberEvent), a SystemC
+  // thread's (its sc_event), or the callback in callbacks_[slot]. One word,
+  // told apart by its low two bits (both events are at least 4-byte
+  // aligned): the queue moves and sorts its entries, and each is then 24
+  // bytes rather than 40.
+  class Target {
+   public:
+    Target() = default;
+    static Target fiber(FiberEvent& event) { return Target{address(&event) | kFiberEvent}; }
+    static Target thread(sc_core::sc_event& event) { return Target{address(&event) | kEvent}; }
+    static Target callback(std::uint32_t slot) {
+      return Target{(std::uintptr_t{slot} << kTagBits) | kCallback};
+    }
+    // The fibre's event, or nullptr when the entry is not a fibre's wake-up.
+    FiberEvent* fiber_event() const {
+      return tag() == kFiberEvent ? reinterpret_cast<FiberEvent*>(word_ & ~kTagMask) : nullptr;
+    }
+    sc_core::sc_event* event() const {
+      return tag() == kEvent ? reinterpret_cast<sc_core::sc_event*>(word_ & ~kTagMask) : nullptr;
+    }
+    std::uint32_t slot() const { return static_cast<std::uint32_t>(word_ >> kTagBits); }
+    bool is_callback() const { return tag() == kCallback; }
+
+   private:
+    static constexpr unsigned kTagBits = 2;
+    static constexpr std::uintptr_t kTagMask = (std::uintptr_t{1} << kTagBits) - 1;
+    static constexpr std::uintptr_t kFiberEvent = 0;
+    static constexpr std::uintptr_t kEvent = 1;
+    static constexpr std::uintptr_t kCallback = 2;
+    explicit Target(std::uintptr_t word) : word_(word) {}
+    template <class T>
+    static std::uintptr_t address(T* object) {
+      static_assert(alignof(T) > kTagMask, "the tag lives in the pointer's low bits");
+      return reinterpret_cast<std::uintptr_t>(object);
+    }
+    std::uintptr_t tag() const { return word_ & kTagMask; }
+    std::uintptr_t word_ = kCallback;
   };
-  void push(Picoseconds when, const Target& target);
+  void push(Picoseconds when, Target target);
   void fire();
   // Runs the work due at the calendar's clock, in order.
   void run_due();
@@ -205,6 +240,9 @@ class Calendar : public sc_core::sc_module {
   void trigger_timeouts();
   void run_fibres();
   void make_runnable(FiberEvent& event);
+  // The bodies of advance_alone_to and wait(event), shared with step_to.
+  bool go_on_alone_to(Picoseconds when);
+  void suspend_on(FiberEvent& event);
   // Whether anything is due at the calendar's clock in another evaluation
   // phase: delta notifications, work asked for now.
   bool delta_pending() const;

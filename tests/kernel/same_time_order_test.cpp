@@ -4,8 +4,13 @@
 // that throw (see calendar_test.cpp).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <set>
 #include <string>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel/calendar.h"
@@ -130,6 +135,47 @@ TEST(SameTimeOrder, RunAheadKeepsTheLimitAndTheStop) {
     simulation.run();
     EXPECT_EQ(ran, (std::vector<Picoseconds>{1000}));
   }
+}
+
+// Callbacks run at their time, in the order of (time, order asked), with
+// 120,000 pending at once, so that their slots in the callback table go well
+// beyond 2^16 (the calendar's queue keeps a callback's slot with its kind in
+// one word); those that run ask for more, due from now on, reusing freed
+// slots. Checked against a sorted set of (time, order asked).
+TEST(SameTimeOrder, ManyCallbacksRunInTheOrderOfASortedOracle) {
+  Simulation simulation;
+  Calendar& calendar = Calendar::current();
+  std::mt19937_64 random(20261129);
+  std::set<std::pair<Picoseconds, std::uint64_t>> oracle;
+  std::vector<std::uint64_t> ran;
+  std::uint64_t asked = 0;
+  std::uint64_t wrong_time = 0;
+  const auto ahead = [&random]() -> Picoseconds {
+    switch (random() % 4) {
+      case 0: return random() % 4;               // ties
+      case 1: return random() % 40'000;          // within a slot of the queue or two
+      case 2: return random() % 60'000'000;      // across its wheel
+      default: return random() % 1'000'000'000;  // beyond its horizon
+    }
+  };
+  std::function<void(Picoseconds)> ask = [&](Picoseconds when) {
+    const std::uint64_t order = asked++;
+    oracle.insert({when, order});
+    calendar.schedule_at(when, [&, when, order] {
+      ran.push_back(order);
+      if (Simulation::now() != when) ++wrong_time;
+      if (order % 3 == 0 && asked < 200'000) ask(Simulation::now() + ahead());
+    });
+  };
+  for (int i = 0; i < 120'000; ++i) ask(1 + ahead());
+  simulation.run();
+  EXPECT_EQ(wrong_time, 0u);
+  ASSERT_EQ(ran.size(), oracle.size());
+  EXPECT_GT(ran.size(), 150'000u);
+  std::uint64_t out_of_order = 0;
+  auto expected = oracle.begin();
+  for (const std::uint64_t order : ran) out_of_order += order != (expected++)->second ? 1 : 0;
+  EXPECT_EQ(out_of_order, 0u);
 }
 
 }  // namespace

@@ -105,14 +105,21 @@ void SimWarp::end_instruction(algo::LaneMask mask) {
   Picoseconds total = 0;
   if (mask != 0) {
     const std::uint64_t first = lane_cost_[algo::first_lane(mask)].signature;
-    bool one_path = true;
+    // Nonzero once a lane's sequence differs from the first lane's: or-ed
+    // without a branch per lane. A full warp (every lane of a CQ drain's
+    // ballot) is a fixed loop over the array, without the bit scans.
+    std::uint64_t differ = 0;
     Picoseconds slowest = instruction_start_;
-    algo::visit_lanes(mask, [&](int lane) {
-      const LaneCost& c = lane_cost_[lane];
-      one_path = one_path && c.signature == first;
+    const auto take = [&](const LaneCost& c) {
+      differ |= c.signature ^ first;
       slowest = std::max(slowest, c.cursor);
-    });
-    if (one_path) {
+    };
+    if (mask == algo::kAllLanes) {
+      for (const LaneCost& c : lane_cost_.v) take(c);
+    } else {
+      algo::visit_lanes(mask, [&](int lane) { take(lane_cost_[lane]); });
+    }
+    if (differ == 0) {
       paths = 1;
       total = slowest - instruction_start_;
     }
@@ -162,10 +169,8 @@ void SimWarp::op_done_alone(Picoseconds done) { busy_until_ = std::max(busy_unti
 
 void SimWarp::resume_at(Picoseconds when) {
   Simulation::count_event(Simulation::EventKind::kWarpStep);
-  // Nothing else would run before the step ends: the warp goes on at once.
-  if (calendar_.advance_alone_to(when)) return;
-  calendar_.wake_at(when, resume_);
-  calendar_.wait(resume_);
+  // Goes on at once when nothing else would run before the step ends.
+  calendar_.step_to(when, resume_);
 }
 
 std::uint32_t SimWarp::atomic_add_u32(std::uint64_t addr, std::uint32_t value) {

@@ -371,8 +371,8 @@ void FioWarpLoop::lay_out(GpuIoPath& path, gpu::Gpu& gpu) {
   warps_.clear();
   warps_.reserve(warps.size());
   for (std::uint32_t w = 0; w < warps.size(); ++w) {
-    WarpState state;
-    state.rng.seed(seed_ * 0x9E3779B97F4A7C15ull + w);
+    // Made in place: the engine's state is 2.5 KB, not worth a copy.
+    WarpState& state = warps_.emplace_back(seed_ * 0x9E3779B97F4A7C15ull + w);
     for (std::uint32_t lane = 0; lane < warps[w].lanes; ++lane) {
       const std::uint64_t thread = warps[w].first_thread + lane;
       state.remaining[lane] =
@@ -380,7 +380,6 @@ void FioWarpLoop::lay_out(GpuIoPath& path, gpu::Gpu& gpu) {
                       : total_ios_ / threads_ + (thread < total_ios_ % threads_ ? 1 : 0);
       state.next_block[lane] = thread;  // spaced out as the span is known (fill_round)
     }
-    warps_.push_back(std::move(state));
   }
 }
 

@@ -74,6 +74,10 @@ class FioWarpLoop : public GpuRequestSource {
 
  private:
   struct WarpState {
+    // Seeded where it is made: a default-constructed engine would be seeded
+    // twice (its default seed, then this one), each a pass over its 312
+    // words of state, for each of up to thousands of warps.
+    explicit WarpState(std::uint64_t seed) : rng(seed) {}
     RandomEngine rng;
     algo::Lanes<std::uint64_t> remaining{};
     algo::Lanes<std::uint64_t> issued{};
