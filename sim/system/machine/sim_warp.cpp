@@ -289,9 +289,8 @@ void SimWarp::store_bytes(std::uint64_t addr, const void* data, std::size_t len)
   // doorbell of a WQE just loaded) does not pay it: measured at 84 ns.
   const auto instructions = static_cast<Picoseconds>((len + 15) / 16);
   const Picoseconds entries =
-      instruction_depth_ != 0
-          ? Picoseconds{len / gpu::kEntryStoreBytes} * gpu_.costs().entry_store
-          : Picoseconds{0};
+      instruction_depth_ != 0 ? Picoseconds{len / gpu::kEntryStoreBytes} * gpu_.costs().entry_store
+                              : Picoseconds{0};
   const Picoseconds issue = op_issue();
   if (owns_gpu_memory(addr, len)) {
     memory_.write(addr, data, len);
