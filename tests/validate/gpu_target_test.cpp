@@ -219,6 +219,21 @@ TEST(GpuTargetPrediction, DoorbellPickupIsTheThinkingFeedersHandOffLessTheSimula
   EXPECT_LT(report.at("cases")[0].at("simulated_iops").get<double>(),
             baseline.at("cases")[0].at("simulated_iops").get<double>());
 
+  EXPECT_FALSE(pickup.contains("floored_at_0"));
+
+  // A hand-off shorter than the simulator's own: nothing charged, and the
+  // report says by how much the model's exceeds the hardware's.
+  hw["controller_only"] = line;
+  for (int run = 0; run < 3; ++run) {
+    hw["controller_only"].push_back(thinking_feeder_run(32, 33500, 10.0, 20000));
+  }
+  const nlohmann::json short_handoff = validate::correlate(hw, kRuns, options);
+  const nlohmann::json& floored =
+      short_handoff.at("calibration").at("parameters").at("topology.nodes.ssd0.doorbell_pickup_ns");
+  EXPECT_EQ(floored.at("value").get<double>(), 0.0);
+  EXPECT_NE(floored.at("floored_at_0").get<std::string>().find("more than the measured median"),
+            std::string::npos);
+
   // No thinking feeders: nothing charged (the topology's 0 stands), and the
   // report says why.
   hw["controller_only"] = line;

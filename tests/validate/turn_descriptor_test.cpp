@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,11 @@ TEST(TurnDescriptor, WithoutTheCostTheDescriptorTurnsFallShort) {
   for (const auto& [name, row] : microbench_rows_named(with_cost, "queue_lane_turns_descriptor_")) {
     EXPECT_LE(std::fabs(row.error_pct), 4.0) << name;
   }
+  // gpu_microbench's loops take no overrides: refused, not ignored.
+  EXPECT_THROW(validate::correlate_microbenchmarks(
+                   nlohmann::json{{"schema", "gpunvme.gpu_microbench/1"}}, "x.json", "h200-sxm",
+                   0.10, nlohmann::json{{"turn_descriptor_ns", 0.0}}),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <systemc>
 #include <utility>
 #include <vector>
@@ -1078,6 +1079,12 @@ nlohmann::json correlate_microbenchmarks(const nlohmann::json& mb, const std::st
                       "\"gpunvme.lane_loops_and_turns/1\" (lane_loops_and_turns.cu) or "
                       "\"gpunvme.shared_queue_reaping.runs/1\" (shared_queue_reaping.cu) or "
                       "\"gpunvme.agent_pass/1\" (agent_pass.cu)");
+  } else if (!gpu_overrides.empty()) {
+    // gpu_microbench's loops run the profile as committed: overrides would
+    // be ignored, and the rows look like a what-if they are not.
+    throw std::invalid_argument(
+        "correlate_microbenchmarks: GPU overrides apply to lane_loops_and_turns, "
+        "shared_queue_reaping and agent_pass results, not to gpu_microbench ones");
   }
   auto add = [&](const std::string& name, const nlohmann::json* measured, double simulated,
                  const std::string& how) {

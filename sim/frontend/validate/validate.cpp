@@ -1354,7 +1354,9 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
                                   .get<double>();
     const double detection = own_slot_detection_ns(profile);
     const double simulated = fetch_wait + detection;
-    // To the 0.1 ns the simulated cases are set to.
+    // To the 0.1 ns the simulated cases are set to; never below 0, which the
+    // report then says.
+    const bool floored = measured.median < simulated;
     cal.doorbell_pickup_ns = std::round(std::max(0.0, measured.median - simulated) * 10.0) / 10.0;
     const double fetch_wait_with = simulate_scenario(standin, "pickup-stand-in", {}, cal, {})
                                        .at("stages")
@@ -1380,6 +1382,14 @@ nlohmann::json predict(const nlohmann::json& hw, const std::string& hw_file, con
              "owning its queue, 32 reads a round: per_warp_queue at one warp, the feeder's "
              "round, simulated only) and a warp's noticing the last of 32 CQEs that land "
              "together, each lane waiting on its own entry (simulated_own_slot_detection_ns)"}};
+    if (floored) {
+      cal.report["parameters"]["topology.nodes.ssd0.doorbell_pickup_ns"]["floored_at_0"] =
+          fmt::format(
+              "the simulator already takes {:.1f} ns for this hand-off, {:.1f} ns more "
+              "than the measured median: nothing is charged, and the model's own "
+              "hand-off is that much longer than the hardware's",
+              simulated, simulated - measured.median);
+    }
   };
   if (pooled_cal) calibrate_pickup(*pooled_cal);
   for (auto& [instance, c] : instance_cals) calibrate_pickup(c);

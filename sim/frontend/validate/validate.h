@@ -136,7 +136,9 @@ std::string correlation_svg(const nlohmann::json& report);
 // profile `profile`: per figure measured, simulated, error % and whether it
 // is within `tolerance` (sim/frontend/validate/microbench.cpp). Entries of
 // `gpu_overrides` replace the profile's parameters of the same name, as a
-// topology's gpu node does (a what-if: a figure removed or changed).
+// topology's gpu node does (a what-if: a figure removed or changed); for
+// gpu_microbench results, whose loops run the profile as committed, any is
+// refused (std::invalid_argument).
 nlohmann::json correlate_microbenchmarks(
     const nlohmann::json& microbench, const std::string& file, const std::string& profile,
     double tolerance, const nlohmann::json& gpu_overrides = nlohmann::json::object());
