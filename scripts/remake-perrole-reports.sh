@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Re-makes the three per-role predictions with the load-dependent batch time
+# Re-makes the four per-role predictions with the load-dependent batch time
 # (validate --busy-scale, busy count = the processors at work):
 #   configs/measurements/validate-h100-2026-11-28-host-perrole-load.json   (host-thread target, H100)
+#   configs/measurements/validate-h200-2026-11-29-host-perrole-load.json   (host-thread target, H200)
 #   configs/measurements/validate-gpu-target-perrole-h100-2026-11-27-load.json (GPU-resident target, H100)
 #   configs/measurements/validate-gpu-target-perrole-h200-2026-11-28-load.json (GPU-resident target, H200)
 # each with its .svg. Calibration from controller-only runs only; nothing is
@@ -11,9 +12,9 @@
 # With FOOTPRINT=1 the GPU-resident target's two reports are made with the
 # footprint term as well (validate --footprint-scale) under the names
 # ...-footprint.json/.svg beside the -load ones; the host-thread target has
-# no footprint runs, so it is not made then.
+# no footprint runs, so its reports are not made then.
 #
-# Usage: [FOOTPRINT=1] scripts/remake-perrole-reports.sh [BUILD_DIR] [host|h100|h200 ...]
+# Usage: [FOOTPRINT=1] scripts/remake-perrole-reports.sh [BUILD_DIR] [host|h200host|h100|h200 ...]
 # (default build, every report). Run it after a model change to the GPU or
 # the controller, then the tests of tests/validate hold the simulator to the
 # new reports.
@@ -24,7 +25,7 @@ shift || true
 which=("$@")
 footprint=${FOOTPRINT:-0}
 if [ ${#which[@]} -eq 0 ]; then
-  if [ "$footprint" = 1 ]; then which=(h100 h200); else which=(host h100 h200); fi
+  if [ "$footprint" = 1 ]; then which=(h100 h200); else which=(host h200host h100 h200); fi
 fi
 jobs=${JOBS:-2}
 suffix=load
@@ -64,6 +65,17 @@ for report in "${which[@]}"; do
         --measured $m/hw-gpu-target-concurrency-h100-2026-11-28.json \
         --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
       ;;
+    h200host)
+      if [ "$footprint" = 1 ]; then
+        echo "h200host: the host-thread target has no footprint runs; no -footprint report" >&2
+        exit 2
+      fi
+      run validate-h200-2026-11-29-host-perrole-load \
+        --measured $m/hw-host-target-h200-2026-11-29-strategies.json \
+        --measured $m/hw-host-target-h200-2026-11-29-controller.json \
+        --measured $m/hw-gpu-target-concurrency-h200-2026-11-28.json \
+        --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
+      ;;
     h100)
       run validate-gpu-target-perrole-h100-2026-11-27-$suffix \
         --measured $m/hw-gpu-target-perrole-h100-2026-11-27.json \
@@ -79,7 +91,7 @@ for report in "${which[@]}"; do
         --measured $m/lane-loop-fit-h100-2026-11-24-per-strategy-kernels.json &
       ;;
     *)
-      echo "unknown report '$report': expected host, h100 or h200" >&2
+      echo "unknown report '$report': expected host, h200host, h100 or h200" >&2
       exit 2
       ;;
   esac
