@@ -50,6 +50,14 @@ const std::vector<HostTargetDay> kHostTargetDays = {
     {"hw-strategies-perrole-h100-2026-11-28.json", "hw-controller-h100-2026-11-28.json",
      "validate-h100-2026-11-28-host-perrole.json", "h100-sxm"}};
 
+// 2026-11-29: two H200 instances, the per-role kernels; the H200 profile's
+// host-poll figures come from the same calls' microbenchmarks
+// (scripts/host-poll-figures.py). Its report is made with the current
+// profile, so its hold runs the profile as it is.
+const HostTargetDay kH200Day = {"hw-host-target-h200-2026-11-29-strategies.json",
+                                "hw-host-target-h200-2026-11-29-controller.json",
+                                "validate-h200-2026-11-29-host-perrole-load.json", "h200-sxm"};
+
 // Every case of a file tagged with one of the file's instances, each of
 // them the device the file names; returns the instances by id.
 std::map<std::string, std::string> instances_of(const nlohmann::json& doc,
@@ -70,7 +78,9 @@ std::map<std::string, std::string> instances_of(const nlohmann::json& doc,
 }
 
 TEST(HostTargetDays, EachCaseHasNineUntracedRunsOverTwoInstances) {
-  for (const HostTargetDay& day : kHostTargetDays) {
+  std::vector<HostTargetDay> days = kHostTargetDays;
+  days.push_back(kH200Day);
+  for (const HostTargetDay& day : days) {
     const nlohmann::json runs = read_json_file(kDayDir + day.strategy_runs);
     const nlohmann::json controller = read_json_file(kDayDir + day.controller_runs);
     instances_of(runs, day.strategy_runs);
@@ -171,6 +181,29 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheLoadPrediction) {
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
+}
+
+// The H200 day's prediction, made as the H100's -load one is (busy count
+// from the H200 concurrency study's host-thread runs): the calibration
+// equals the committed one and each 1-warp case stays where the committed
+// report puts it, give or take its IQR (warp_batch alone under the
+// sanitizers, as the older days' holds).
+TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheH200Prediction) {
+  const std::string runs_file = kDayDir + kH200Day.strategy_runs;
+  const nlohmann::json hw = validate::merge_hardware_results(
+      {read_json_file(runs_file), read_json_file(kDayDir + kH200Day.controller_runs),
+       read_json_file(kDayDir + "hw-gpu-target-concurrency-h200-2026-11-28.json")});
+  const nlohmann::json committed = read_json_file(kDayDir + kH200Day.report);
+  EXPECT_EQ(committed.at("mode"), "prediction");
+  EXPECT_EQ(committed.at("gpu_profile"), kH200Day.gpu_profile);
+  validate::Options options;
+  options.warps.push_back(1);
+  options.busy_scale = true;
+  options.strategies = kSanitizerStrategies;
+  const nlohmann::json now = validate::correlate(hw, runs_file, options);
+  EXPECT_EQ(now.at("gpu_profile"), kH200Day.gpu_profile);
+  EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
+  EXPECT_EQ(test::expect_as_committed(now, committed), kStrategiesHeld);
 }
 
 // Per-instance calibration on a synthetic calibration set (hand-computed):
