@@ -70,7 +70,12 @@ for report in "${which[@]}"; do
         echo "h200host: the host-thread target has no footprint runs; no -footprint report" >&2
         exit 2
       fi
+      # The target's copies under sweeping warps, calibrated on the H200's own
+      # controller-under-polls runs (scripts/copy-ring-sweepers.py on
+      # hw-host-target-h200-2026-11-29-under-polls.json); the topology's figure
+      # is the H100's.
       run validate-h200-2026-11-29-host-perrole-load \
+        --set topology.nodes.ssd0.copy_op_ring_sweeper_ns=18316.0 \
         --measured $m/hw-host-target-h200-2026-11-29-strategies.json \
         --measured $m/hw-host-target-h200-2026-11-29-controller.json \
         --measured $m/hw-gpu-target-concurrency-h200-2026-11-28.json \

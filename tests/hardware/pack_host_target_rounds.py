@@ -6,8 +6,12 @@ the dated measurement files gpunvme validate reads for the host-thread target:
   PREFIX-controller.json     every controller-only case (c-t<threads>-r<round>), the calibration set
   PREFIX-host-polls.json     host_polls_under_copies' rows, per instance
   PREFIX-warp-host-access.json  warp_host_access' figures, per instance
+  PREFIX-under-polls.json    run_controller_under_polls.sh's cases (u-w<W>-r<round>): the target alone
+                             while W GPU warps sweep its CQ rings, the calibration rows of
+                             copy_op_ring_sweeper_ns (scripts/copy-ring-sweepers.py)
 
 Each case keeps what gpunvme-hw wrote, with its instance, run file, seed, exit status and command.
+A file is written where the folders hold its runs.
 
   pack_host_target_rounds.py PREFIX DATE DOC ID=DIR[:KIND] ...
 
@@ -40,7 +44,7 @@ def runs_of(folder: Path, prefix: str, ident: str):
 
 def main() -> None:
     prefix, date, doc = sys.argv[1], sys.argv[2], sys.argv[3]
-    instances, strategy_cases, controller_cases = [], [], []
+    instances, strategy_cases, controller_cases, under_polls = [], [], [], []
     polls, accesses = {}, {}
     header = None
     for spec in sys.argv[4:]:
@@ -52,8 +56,12 @@ def main() -> None:
             for run, c in runs_of(folder, tag, ident):
                 header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
                 strategy_cases.append(c)
-        for _run, c in runs_of(folder, "c", ident):
+        for run, c in runs_of(folder, "c", ident):
+            header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
             controller_cases.append(c)
+        for run, c in runs_of(folder, "u", ident):
+            header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
+            under_polls.append(c)
         for name, into in (("host-polls-under-copies.json", polls), ("warp-host-access.json", accesses)):
             if (folder / name).exists():
                 into[ident] = json.loads((folder / name).read_text())
@@ -71,9 +79,20 @@ def main() -> None:
                   "fed by host threads (no GPU strategy), after each round's strategy cases: the "
                   "calibration set of gpunvme validate (the 4-thread runs, as the strategy cases use).",
                   "cases": controller_cases}
-    with gzip.open(prefix + "-strategies.json.gz", "wt") as f:
-        json.dump(strategies, f, indent=0)
-    Path(prefix + "-controller.json").write_text(json.dumps(controller, indent=0) + "\n")
+    if strategy_cases:
+        with gzip.open(prefix + "-strategies.json.gz", "wt") as f:
+            json.dump(strategies, f, indent=0)
+    if controller_cases:
+        with gzip.open(prefix + "-controller.json.gz", "wt") as f:
+            json.dump(controller, f, indent=0)
+    if under_polls:
+        Path(prefix + "-under-polls.json").write_text(json.dumps(
+            {"schema": "gpunvme.hw_controller/1", **common, "target": target,
+             "doc": doc + " Controller-only cases u-w<W>-r<round> (tests/hardware/"
+             "run_controller_under_polls.sh): the host target alone, fed by host threads at depths "
+             "8, 32 and 64, while W GPU warps read its 32 CQ rings' entries one after another "
+             "(--host-pollers W --host-poll sweep), a batch's buffers adjacent (one copy a batch).",
+             "cases": under_polls}, indent=0) + "\n")
     for suffix, schema, runs in (("host-polls", "gpunvme.host_polls_under_copies/1", polls),
                                  ("warp-host-access", "gpunvme.warp_host_access/1", accesses)):
         if runs:
@@ -82,6 +101,7 @@ def main() -> None:
                 {"schema": schema, "date": date, "device": device["name"], "instances": instances,
                  "doc": doc, "method": doc_line, "runs": runs}, indent=1) + "\n")
     print(f"{len(strategy_cases)} strategy cases, {len(controller_cases)} controller-only cases, "
+          f"{len(under_polls)} under-polls cases, "
           f"{len(polls)} host-polls runs, {len(accesses)} warp-host-access runs")
 
 

@@ -2229,6 +2229,9 @@ nlohmann::json correlate(const nlohmann::json& hw, const std::string& hw_file,
     const MeasuredSetup setup = measured_setup(hw, hw_file, options);
     report = predict(hw, hw_file, options, setup.topology_file, setup.profile);
   }
+  // A --set changes every simulated case: the report names it beside the
+  // topology, so that it says what it was made with.
+  if (!options.overrides.empty()) report["overrides"] = options.overrides;
   report["gpunvme"] = build_info_json();
   return report;
 }
