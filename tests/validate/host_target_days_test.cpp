@@ -179,12 +179,14 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheLoadPrediction) {
   options.warps.push_back(1);
   options.busy_scale = true;
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
+  EXPECT_FALSE(now.contains("overrides")) << "no --set given";
   EXPECT_EQ(now.at("calibration").at("parameters"), fitted);
   EXPECT_EQ(test::expect_as_committed(now, committed), 6u);
 }
 
 // The H200 day's prediction, made as the H100's -load one is (busy count
-// from the H200 concurrency study's host-thread runs): the calibration
+// from the H200 concurrency study's host-thread runs) with the H200's own
+// copy_op_ring_sweeper_ns (the report names that --set): the calibration
 // equals the committed one and each 1-warp case stays where the committed
 // report puts it, give or take its IQR (warp_batch alone under the
 // sanitizers, as the older days' holds).
@@ -196,11 +198,15 @@ TEST(HostTargetDays, SimulatorStaysWithinMeasuredNoiseOfTheH200Prediction) {
   const nlohmann::json committed = read_json_file(kDayDir + kH200Day.report);
   EXPECT_EQ(committed.at("mode"), "prediction");
   EXPECT_EQ(committed.at("gpu_profile"), kH200Day.gpu_profile);
+  const std::vector<std::string> sweepers = {"topology.nodes.ssd0.copy_op_ring_sweeper_ns=18316.0"};
+  EXPECT_EQ(committed.at("overrides"), sweepers);
   validate::Options options;
   options.warps.push_back(1);
   options.busy_scale = true;
   options.strategies = kSanitizerStrategies;
+  options.overrides = sweepers;
   const nlohmann::json now = validate::correlate(hw, runs_file, options);
+  EXPECT_EQ(now.at("overrides"), sweepers);
   EXPECT_EQ(now.at("gpu_profile"), kH200Day.gpu_profile);
   EXPECT_EQ(now.at("calibration").at("parameters"), committed.at("calibration").at("parameters"));
   EXPECT_EQ(test::expect_as_committed(now, committed), kStrategiesHeld);
