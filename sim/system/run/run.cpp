@@ -270,6 +270,7 @@ nlohmann::json apply_run_length(const Workload& workload, const RunConfig& confi
   summary["latency_ns"] = steady.latency->summary_ns();
   return out;
 }
+
 // What fast mode approximates, one line each, in every fast result
 // (README, Fast mode, says each precisely); run-length control reports itself
 // in summary.run_length.
