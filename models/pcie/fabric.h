@@ -179,6 +179,15 @@ class Fabric : public Component {
   // 4 KB reads, one doorbell after another). On in every run; tests switch it off, so that every
   // stage's cost is computed afresh each time it is needed, and compare the two byte for byte.
   void set_stage_cost_memo(bool on) { stage_cost_memo_ = on; }
+  // Fast mode (README, Fast mode): a burst's arrival at its target is worked out when the burst
+  // is booked on the last stage of its route, instead of in an event of its own when its head
+  // gets there. What arrival does there is known by then: the target's latency runs from the
+  // later of the head's and the tail's arrival, and the last receiver's credits come back with
+  // the tail plus the UpdateFC flight. So every delivery is at the same picosecond; the delivery
+  // is asked for earlier, so among work due at one picosecond it may run earlier, and the
+  // credits' return is announced earlier (for the same time). Host and CXL memory book their
+  // bandwidth when the head arrives, and keep the event. Off (exact mode) by default.
+  void set_fast_delivery(bool on) { fast_delivery_ = on; }
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
@@ -364,6 +373,11 @@ class Fabric : public Component {
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
   void arrive(Transfer* t);
+  // arrive() where no memory server serves the burst, with its head at the target at `head`
+  // (now, or later where fast delivery books it at the last stage).
+  void arrive_at(Transfer* t, Picoseconds head);
+  // Fast delivery: arrive_at the head's arrival at the target, from the last stage's booking.
+  void arrive_ahead(Transfer* t);
   // A read short enough to hold its tags until it ends (Fabric::read cuts longer ones).
   void read_part(std::size_t src, std::size_t dst, std::uint64_t addr, std::uint32_t len,
                  ReadDone done, std::uint32_t tenant);
@@ -422,6 +436,7 @@ class Fabric : public Component {
   bool tenant_pasids_ = false;
   std::map<std::uint32_t, TenantTraffic> tenant_traffic_;
   bool stage_cost_memo_ = true;
+  bool fast_delivery_ = false;
 };
 
 }  // namespace gpunvme::pcie

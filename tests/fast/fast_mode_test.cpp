@@ -211,6 +211,12 @@ TEST(FastMode, EveryFastResultSaysSo) {
   const nlohmann::json fast = run_case("randread-4k.json", "warp_batch", 500, true);
   EXPECT_EQ(fast["summary"]["fidelity"], "fast");
   EXPECT_EQ(fast["summary"]["fast_quantum_ns"].get<double>(), 500.0);
+  // What it approximates, one line each (README, Fast mode).
+  const nlohmann::json& approximations = fast["summary"]["fast_approximations"];
+  ASSERT_TRUE(approximations.is_array());
+  EXPECT_EQ(approximations.size(), 4u);
+  EXPECT_NE(approximations.dump().find("PCIe burst's arrival"), std::string::npos)
+      << approximations.dump();
   EXPECT_EQ(fast["config"]["scenario"]["fidelity"], "fast");
   // Too short for run-length control's minimum share: every I/O, and why.
   EXPECT_FALSE(fast["summary"]["run_length"]["applied"].get<bool>());
@@ -220,6 +226,7 @@ TEST(FastMode, EveryFastResultSaysSo) {
   // Exact mode's summary is as it always was; its config names the mode.
   const nlohmann::json exact = run_case("randread-4k.json", "warp_batch", 500, false);
   EXPECT_FALSE(exact["summary"].contains("fidelity"));
+  EXPECT_FALSE(exact["summary"].contains("fast_approximations"));
   EXPECT_FALSE(exact["summary"].contains("run_length"));
   EXPECT_EQ(exact["config"]["scenario"]["fidelity"], "exact");
   EXPECT_EQ(summary_table(exact).find("fidelity"), std::string::npos);
