@@ -4,112 +4,27 @@
 // small buffers pace bursts by credits, every transfer is delivered at the same picosecond. And
 // the events it spares, counted by hand: one per burst whose target is not host memory (a GPU's
 // memory, an SSD's registers, a read's completions), none where host memory serves the burst.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "tests/pcie/fabric_bench.h"
+#include "tests/pcie/random_stream.h"
 
 namespace gpunvme::pcie::testing {
 // Named: the unit build compiles this file with the other fabric tests.
 namespace fast_delivery {
 
-nlohmann::json shipped_topology(const std::string& name) {
-  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/" + name + ".json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
-
-struct StreamOp {
-  Picoseconds at;
-  bool read;
-  std::string src;
-  std::string target;
-  std::uint64_t offset;
-  std::uint32_t len;
-};
-
-std::vector<StreamOp> random_stream(const nlohmann::json& topology, std::uint64_t seed, int count) {
-  std::vector<std::string> requesters, memories;
-  for (const auto& n : topology.at("nodes")) {
-    const std::string kind = n.at("kind");
-    const std::string id = n.at("id");
-    if (kind == "gpu" || kind == "nvme_ssd") requesters.push_back(id);
-    if (kind == "gpu" || kind == "host_memory" || kind == "cxl_memory") memories.push_back(id);
-  }
-  const std::uint32_t sizes[] = {4, 8, 16, 64, 100, 256, 512, 4096, 4096, 4096, 8192, 65536};
-  std::mt19937_64 random(seed);
-  std::vector<StreamOp> ops;
-  Picoseconds at = 0;
-  for (int i = 0; i < count; ++i) {
-    StreamOp op;
-    at += random() % 4 == 0 ? random() % 2'000'000 : random() % 20'000;
-    op.at = at;
-    op.read = random() % 2 == 0;
-    op.src = requesters[random() % requesters.size()];
-    do {
-      op.target = memories[random() % memories.size()];
-    } while (op.target == op.src);
-    op.len = random() % 5 == 0 ? static_cast<std::uint32_t>(1 + random() % 20000)
-                               : sizes[random() % std::size(sizes)];
-    op.offset = (random() % 4096) * 64 + (random() % 3 == 0 ? random() % 64 : 0);
-    ops.push_back(op);
-  }
-  return ops;
-}
-
-// Each transfer's delivery time (or that the platform refused its path).
-std::string run_stream(const nlohmann::json& topology, const std::vector<StreamOp>& ops,
-                       bool fast_delivery) {
-  Bench b(topology.dump());
-  b.fabric.set_fast_delivery(fast_delivery);
-  for (std::size_t i = 0; i < b.topology.nodes.size(); ++i) {
-    const NodeConfig& n = b.topology.nodes[i];
-    if (n.kind == "cxl_memory") {
-      b.base[n.id] = b.memory.allocate(1ull << 30, i, RegionKind::HostMemory, n.id).base;
-    }
-  }
-  constexpr Picoseconds kRefused = ~Picoseconds{0};
-  std::vector<Picoseconds> done(ops.size(), 0);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const StreamOp& op = ops[i];
-    b.at(op.at, [&b, &done, &op, i] {
-      const std::uint64_t addr = b.base.at(op.target) + op.offset;
-      try {
-        if (op.read) {
-          b.fabric.read(
-              b.node(op.src), addr, op.len,
-              [&done, i](const std::uint8_t*, std::uint32_t) { done[i] = Simulation::now(); });
-        } else {
-          b.fabric.write(b.node(op.src), addr, op.len, nullptr,
-                         [&done, i] { done[i] = Simulation::now(); });
-        }
-      } catch (const BlockedTransfer&) {
-        done[i] = kRefused;
-      }
-    });
-  }
-  b.run();
-  std::string deliveries;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    deliveries += done[i] == kRefused ? fmt::format("{} refused\n", i)
-                  : done[i] == 0      ? fmt::format("{} never delivered\n", i)
-                                      : fmt::format("{} {}\n", i, done[i]);
-  }
-  return deliveries;
+std::function<void(Fabric&)> with_fast_delivery(bool on) {
+  return [on](Fabric& f) { f.set_fast_delivery(on); };
 }
 
 void expect_same_deliveries(const nlohmann::json& topology, const std::string& label) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const std::vector<StreamOp> ops = random_stream(topology, seed, 300);
-    const std::string per_hop = run_stream(topology, ops, false);
-    const std::string fast = run_stream(topology, ops, true);
+    const std::string per_hop = run_stream(topology, ops, with_fast_delivery(false)).deliveries;
+    const std::string fast = run_stream(topology, ops, with_fast_delivery(true)).deliveries;
     EXPECT_EQ(per_hop.find("never"), std::string::npos) << label;
     EXPECT_EQ(fast, per_hop) << label << ", seed " << seed;
   }

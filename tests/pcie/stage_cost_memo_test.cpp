@@ -4,124 +4,26 @@
 // two sockets, IOMMU translation, CXL), on a switch with round-robin egress arbitration and on
 // one whose small buffers pace bursts by credits. Each transfer's delivery time and the
 // fabric's whole report and paths must be the same byte for byte.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "tests/pcie/fabric_bench.h"
+#include "tests/pcie/random_stream.h"
 
 namespace gpunvme::pcie::testing {
 namespace {
 
-nlohmann::json shipped_topology(const std::string& name) {
-  std::ifstream in(std::string(GPUNVME_SOURCE_DIR) + "/configs/topologies/" + name + ".json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
-
-// One transfer of the stream: at `at`, `src` writes `len` bytes to (or reads them from) the
-// memory of node `target` at `offset`.
-struct MemoOp {
-  Picoseconds at;
-  bool read;
-  std::string src;
-  std::string target;
-  std::uint64_t offset;
-  std::uint32_t len;
-};
-
-std::vector<MemoOp> random_stream(const nlohmann::json& topology, std::uint64_t seed, int count) {
-  std::vector<std::string> requesters, memories;
-  for (const auto& n : topology.at("nodes")) {
-    const std::string kind = n.at("kind");
-    const std::string id = n.at("id");
-    if (kind == "gpu" || kind == "nvme_ssd") requesters.push_back(id);
-    if (kind == "gpu" || kind == "host_memory" || kind == "cxl_memory") memories.push_back(id);
-  }
-  // Sizes of queue entries, doorbells, flags, data blocks, unaligned and long transfers.
-  const std::uint32_t sizes[] = {4, 8, 16, 64, 100, 256, 512, 4096, 4096, 4096, 8192, 65536};
-  std::mt19937_64 random(seed);
-  std::vector<MemoOp> ops;
-  Picoseconds at = 0;
-  for (int i = 0; i < count; ++i) {
-    MemoOp op;
-    // Mostly back to back (bursts meet on shared links), sometimes after a gap.
-    at += random() % 4 == 0 ? random() % 2'000'000 : random() % 20'000;
-    op.at = at;
-    op.read = random() % 2 == 0;
-    op.src = requesters[random() % requesters.size()];
-    do {
-      op.target = memories[random() % memories.size()];
-    } while (op.target == op.src);
-    op.len = random() % 5 == 0 ? static_cast<std::uint32_t>(1 + random() % 20000)
-                               : sizes[random() % std::size(sizes)];
-    op.offset = (random() % 4096) * 64 + (random() % 3 == 0 ? random() % 64 : 0);
-    ops.push_back(op);
-  }
-  return ops;
-}
-
-// What a stream produced: each transfer's delivery time (or that the platform refused its
-// path), then the fabric's report and paths.
-struct MemoRun {
-  std::string deliveries;
-  nlohmann::json report;
-  nlohmann::json paths;
-  std::string text() const { return deliveries + report.dump() + "\n" + paths.dump(); }
-};
-
-MemoRun run_stream(const nlohmann::json& topology, const std::vector<MemoOp>& ops, bool memo) {
-  Bench b(topology.dump());
-  b.fabric.set_stage_cost_memo(memo);
-  for (std::size_t i = 0; i < b.topology.nodes.size(); ++i) {
-    const NodeConfig& n = b.topology.nodes[i];
-    if (n.kind == "cxl_memory") {
-      b.base[n.id] = b.memory.allocate(1ull << 30, i, RegionKind::HostMemory, n.id).base;
-    }
-  }
-  constexpr Picoseconds kRefused = ~Picoseconds{0};
-  std::vector<Picoseconds> done(ops.size(), 0);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const MemoOp& op = ops[i];
-    b.at(op.at, [&b, &done, &op, i] {
-      const std::uint64_t addr = b.base.at(op.target) + op.offset;
-      try {
-        if (op.read) {
-          b.fabric.read(
-              b.node(op.src), addr, op.len,
-              [&done, i](const std::uint8_t*, std::uint32_t) { done[i] = Simulation::now(); });
-        } else {
-          b.fabric.write(b.node(op.src), addr, op.len, nullptr,
-                         [&done, i] { done[i] = Simulation::now(); });
-        }
-      } catch (const BlockedTransfer&) {
-        done[i] = kRefused;
-      }
-    });
-  }
-  b.run();
-  MemoRun run;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    run.deliveries += done[i] == kRefused ? fmt::format("{} refused\n", i)
-                      : done[i] == 0      ? fmt::format("{} never delivered\n", i)
-                                          : fmt::format("{} {}\n", i, done[i]);
-  }
-  run.report = b.fabric.report(Simulation::now());
-  run.paths = b.fabric.paths();
-  return run;
+std::function<void(Fabric&)> with_memo(bool on) {
+  return [on](Fabric& f) { f.set_stage_cost_memo(on); };
 }
 
 void expect_memo_matches_recomputation(const nlohmann::json& topology, const std::string& label) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-    const std::vector<MemoOp> ops = random_stream(topology, seed, 300);
-    const MemoRun memoized = run_stream(topology, ops, true);
-    const MemoRun recomputed = run_stream(topology, ops, false);
+    const std::vector<StreamOp> ops = random_stream(topology, seed, 300);
+    const StreamRun memoized = run_stream(topology, ops, with_memo(true));
+    const StreamRun recomputed = run_stream(topology, ops, with_memo(false));
     EXPECT_EQ(memoized.deliveries.find("never"), std::string::npos) << label;
     EXPECT_EQ(memoized.text(), recomputed.text()) << label << ", seed " << seed;
   }
@@ -153,7 +55,7 @@ TEST(StageCostMemo, SameResultsWithRoundRobinEgressAndCreditPacing) {
 // memo that handed a burst another burst's cost would show in the comparisons above.
 TEST(StageCostMemo, StreamsLoadTheFabric) {
   const nlohmann::json topology = shipped_topology("four-gen4-ssds");
-  const MemoRun run = run_stream(topology, random_stream(topology, 1, 300), true);
+  const StreamRun run = run_stream(topology, random_stream(topology, 1, 300), with_memo(true));
   EXPECT_GT(run.report.at("posted_write_tlps").get<std::uint64_t>(), 1000u);
   EXPECT_GT(run.report.at("read_request_tlps").get<std::uint64_t>(), 100u);
   EXPECT_GT(run.report.at("credit_stall_ns").get<double>(), 0.0);
