@@ -28,6 +28,32 @@ inline nlohmann::json shipped_topology(const std::string& name) {
   return nlohmann::json::parse(text.str());
 }
 
+// The shipped topologies the streams run on: one switch, four SSDs, two sockets, IOMMU
+// translation, two GPUs sharing SSDs, CXL memory, two root ports.
+inline const char* const kStreamTopologies[] = {"default",
+                                                "four-gen4-ssds",
+                                                "two-sockets",
+                                                "iommu-translating",
+                                                "two-gpus-shared-ssds-iommu",
+                                                "cxl-memory",
+                                                "two-root-ports"};
+
+// four-gen4-ssds with round-robin egress arbitration on its switch and buffers smaller than a
+// burst's window: credits set the pace and bursts wait for room.
+inline nlohmann::json round_robin_small_buffers() {
+  nlohmann::json topology = shipped_topology("four-gen4-ssds");
+  for (auto& n : topology.at("nodes")) {
+    if (n.at("kind") == "switch") {
+      n["port_arbitration"] = "round_robin";
+      n["posted_header_credits"] = 4;
+      n["posted_data_credits"] = 64;
+      n["completion_header_credits"] = 4;
+      n["completion_data_credits"] = 64;
+    }
+  }
+  return topology;
+}
+
 // One transfer of a stream: at `at`, `src` writes `len` bytes to (or reads them from) the
 // memory of node `target` at `offset`.
 struct StreamOp {

@@ -30,25 +30,14 @@ void expect_memo_matches_recomputation(const nlohmann::json& topology, const std
 }
 
 TEST(StageCostMemo, SameResultsAsRecomputingOnShippedTopologies) {
-  for (const char* name : {"default", "four-gen4-ssds", "two-sockets", "iommu-translating",
-                           "two-gpus-shared-ssds-iommu", "cxl-memory", "two-root-ports"}) {
+  for (const char* name : kStreamTopologies) {
     expect_memo_matches_recomputation(shipped_topology(name), name);
   }
 }
 
 TEST(StageCostMemo, SameResultsWithRoundRobinEgressAndCreditPacing) {
-  nlohmann::json topology = shipped_topology("four-gen4-ssds");
-  for (auto& n : topology.at("nodes")) {
-    if (n.at("kind") == "switch") {
-      n["port_arbitration"] = "round_robin";
-      // Buffers smaller than a burst's window: credits set the pace and bursts wait for room.
-      n["posted_header_credits"] = 4;
-      n["posted_data_credits"] = 64;
-      n["completion_header_credits"] = 4;
-      n["completion_data_credits"] = 64;
-    }
-  }
-  expect_memo_matches_recomputation(topology, "four-gen4-ssds, round robin, small buffers");
+  expect_memo_matches_recomputation(round_robin_small_buffers(),
+                                    "four-gen4-ssds, round robin, small buffers");
 }
 
 // The streams are not idle: bursts share links, wait for credits and are paced by them, so a
