@@ -619,14 +619,20 @@ void Fabric::arbitrate(std::size_t index) {
   }
 }
 
-// Inline where arrive() and book() call it: one call per burst less on either path.
-[[gnu::always_inline]] inline void Fabric::arrive_at(Transfer* t, Picoseconds head) {
+// The last receiver's credits come back once the tail has reached the target; returns when
+// that is, for a head there at `head`.
+[[gnu::always_inline]] inline Picoseconds Fabric::release_at_tail(Transfer* t, Picoseconds head) {
   const Picoseconds tail = std::max(head, t->tail_ps);
   if (t->held_pool != kNone) {
     release(t->held_pool, t->held, tail + t->held_return);
     t->held_pool = kNone;
   }
-  const Picoseconds done = tail + t->route->target_latency_ps;
+  return tail;
+}
+
+// Inline where arrive() and book() call it: one call per burst less on either path.
+[[gnu::always_inline]] inline void Fabric::arrive_at(Transfer* t, Picoseconds head) {
+  const Picoseconds done = release_at_tail(t, head) + t->route->target_latency_ps;
   schedule_at(done, [this, t, done] {
     t->arrived(done);
     free_transfer(t);
@@ -689,8 +695,7 @@ void Fabric::book(Transfer* t, Picoseconds credits_free) {
   t->tail_ps = tail_out + stage.latency_after;
   ++t->stage;
   // Fast delivery (set_fast_delivery): the arrival at the target is known now.
-  if (fast_delivery_ && t->stage == r.stages.size() &&
-      (r.memory == kNone || t->cls == TlpClass::Completion)) {
+  if (fast_delivery_ && t->stage == r.stages.size() && !memory_serves(*t)) {
     arrive_ahead(t);
   } else {
     schedule_at(t->head_ps, [this, t] { advance(t); });
@@ -738,31 +743,18 @@ void Fabric::admit(std::size_t index) {
 // done when both its last byte and the memory are; a read's completions may start once the
 // memory has begun and cannot finish before it has read the last byte.
 void Fabric::arrive(Transfer* t) {
-  const Route& r = *t->route;
-  if (r.memory == kNone || t->cls == TlpClass::Completion) {
+  if (!memory_serves(*t)) {
     arrive_at(t, now());
     return;
   }
-  const Picoseconds tail = std::max(now(), t->tail_ps);
-  if (t->held_pool != kNone) {
-    release(t->held_pool, t->held, tail + t->held_return);
-    t->held_pool = kNone;
-  }
-  Picoseconds done = tail + r.target_latency_ps;
-  Picoseconds data_ready = done;
-  if (r.memory != kNone && t->cls != TlpClass::Completion) {
-    MemoryServer& m = memories_[r.memory];
-    const Picoseconds busy = bytes_at_rate(t->len, m.bytes_per_ns);
-    const Picoseconds start = m.server.book(now(), busy).start;
-    m.bytes += t->len;
-    if (t->cls == TlpClass::PostedWrite) {
-      done = std::max(tail, start + busy) + m.latency_ps;
-      data_ready = done;
-    } else {
-      done = start + m.latency_ps;
-      data_ready = std::max(tail, start + busy) + m.latency_ps;
-    }
-  }
+  const Picoseconds tail = release_at_tail(t, now());
+  MemoryServer& m = memories_[t->route->memory];
+  const Picoseconds busy = bytes_at_rate(t->len, m.bytes_per_ns);
+  const Picoseconds start = m.server.book(now(), busy).start;
+  m.bytes += t->len;
+  Picoseconds done = start + m.latency_ps;
+  Picoseconds data_ready = std::max(tail, start + busy) + m.latency_ps;
+  if (t->cls == TlpClass::PostedWrite) done = data_ready;
   schedule_at(done, [this, t, data_ready] {
     t->arrived(data_ready);
     free_transfer(t);

@@ -373,6 +373,12 @@ class Fabric : public Component {
   void release(std::size_t pool, const Credits& credits, Picoseconds when);
   void admit(std::size_t pool);
   void arrive(Transfer* t);
+  // Whether host or CXL memory serves the burst at its target at the memory's bandwidth (a
+  // posted write or a read request into it; a read's completions go to their requester).
+  static bool memory_serves(const Transfer& t) {
+    return t.route->memory != kNone && t.cls != TlpClass::Completion;
+  }
+  Picoseconds release_at_tail(Transfer* t, Picoseconds head);
   // arrive() where no memory server serves the burst, with its head at the target at `head`
   // (now, or later where fast delivery books it at the last stage).
   void arrive_at(Transfer* t, Picoseconds head);

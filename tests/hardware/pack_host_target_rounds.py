@@ -52,16 +52,12 @@ def main() -> None:
         folder, _, kind = rest.partition(":")
         folder = Path(folder)
         instances.append(instance_record(folder, ident, kind or "nvidia-h200"))
-        for tag in ("s", "p"):
+        # Run files by tag: s- and p- strategy cases, c- controller-only, u- under polls.
+        for tag, into in (("s", strategy_cases), ("p", strategy_cases), ("c", controller_cases),
+                          ("u", under_polls)):
             for run, c in runs_of(folder, tag, ident):
                 header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
-                strategy_cases.append(c)
-        for run, c in runs_of(folder, "c", ident):
-            header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
-            controller_cases.append(c)
-        for run, c in runs_of(folder, "u", ident):
-            header = header or {k: run[k] for k in ("device", "target", "program", "harness")}
-            under_polls.append(c)
+                into.append(c)
         for name, into in (("host-polls-under-copies.json", polls), ("warp-host-access.json", accesses)):
             if (folder / name).exists():
                 into[ident] = json.loads((folder / name).read_text())
