@@ -14,7 +14,9 @@
 // after an occupier of 8 blocks of 128 threads (the target's 8 SMs and 32
 // serving warps), each with 8 warps' GPUNVME_WARP_SCRATCH_BYTES of dynamic
 // shared memory as gpunvme-hw's compute kernel takes; 17, 66 and 124 blocks
-// (132 and 528 warps, and every SM the occupier leaves), each launch made
+// (132 and 528 warps, and every SM the occupier leaves); then every launch
+// size of gpunvme-hw's strategy cases alone and beside the occupier (one
+// block of 32 threads; 1, 4, 17 and 66 blocks of 256). Each launch is made
 // three times.
 #include <cuda_runtime.h>
 
@@ -127,8 +129,15 @@ int main(int argc, char** argv) {
     bool occupier;
   };
   const unsigned sms = static_cast<unsigned>(prop.multiProcessorCount);
-  const Case cases[] = {
-      {sms, 32, false}, {sms, 256, false}, {17, 256, true}, {66, 256, true}, {sms - 8, 256, true}};
+  // The first five cases are those of the 2026-11-28 runs; the others are
+  // the remaining launch sizes of gpunvme-hw's strategy cases (1, 8, 32,
+  // 132 and 528 warps: one block of 32 threads, then 1, 4, 17 and 66 blocks
+  // of 256), alone (the host-thread target) and beside the occupier (the
+  // GPU-resident target).
+  const Case cases[] = {{sms, 32, false},     {sms, 256, false}, {17, 256, true}, {66, 256, true},
+                        {sms - 8, 256, true}, {1, 32, false},    {1, 256, false}, {4, 256, false},
+                        {17, 256, false},     {66, 256, false},  {1, 32, true},   {1, 256, true},
+                        {4, 256, true}};
   bool first = true;
   for (const Case& c : cases) {
     for (int repeat = 0; repeat < 3; ++repeat) {
