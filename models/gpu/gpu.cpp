@@ -104,6 +104,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, ParamValues params, std::size_t no
   costs_.host_line_read_interval = p.host_line_read_interval_ns;
   costs_.copy_op_host_reads = p.copy_op_host_reads;
   costs_.host_poll_fence_system = p.host_poll_fence_system_ns;
+  costs_.host_pollers_before_fence_cost =
+      static_cast<std::uint32_t>(p.host_pollers_before_fence_cost);
+  costs_.host_poller_fence_gpu = p.host_poller_fence_gpu_ns;
+  costs_.host_poller_fence_system = p.host_poller_fence_system_ns;
   warp_schedulers_.assign(std::size_t{sms_} * schedulers_per_sm_, NextFreeServer{});
   for (std::int64_t sm : p.block_sm_order) {
     block_sm_order_.push_back(static_cast<std::uint32_t>(sm));

@@ -80,6 +80,9 @@ struct GpuCosts {
   Picoseconds host_line_read_interval;  // a read's hold on its 64 B line of host memory
   double copy_op_host_reads;            // host reads a copy operation waits for in turn
   Picoseconds host_poll_fence_system;   // added to a system fence while warps poll host memory
+  std::uint32_t host_pollers_before_fence_cost;  // pollers a fence bears for little
+  Picoseconds host_poller_fence_gpu;     // added to a GPU fence per warp polling beyond those
+  Picoseconds host_poller_fence_system;  // added to a system fence per warp polling beyond those
 };
 
 class Gpu : public Component {
@@ -141,6 +144,12 @@ class Gpu : public Component {
   void add_host_poller() { ++host_pollers_; }
   void remove_host_poller() { --host_pollers_; }
   std::uint32_t host_pollers() const { return host_pollers_; }
+  // The warps polling host memory now beyond host_pollers_before_fence_cost:
+  // each lengthens a fence by host_poller_fence_gpu_ns or _system_ns.
+  std::uint32_t host_pollers_lengthening_fences() const {
+    const std::uint32_t free = costs_.host_pollers_before_fence_cost;
+    return host_pollers_ > free ? host_pollers_ - free : 0;
+  }
   void add_host_read() { ++host_reads_; }
   void remove_host_read() { --host_reads_; }
   std::uint64_t host_reads_in_flight() const { return std::uint64_t{host_pollers_} + host_reads_; }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Packs block_placement_beside_target runs of several machine instances into
-one measurement file (schema gpunvme.block_placement_beside_target.runs/1).
+"""Packs the runs of one microbenchmark on several machine instances into one
+measurement file (schema: the runs' own, NAME/V becoming NAME.runs/V).
 
-  pack_block_placement.py OUT.json DOC REQUESTED_KIND DIR [DIR ...]
+  pack_program_runs.py TAG OUT.json DOC REQUESTED_KIND DIR [DIR ...]
 
-Each DIR is one instance's $OUT of run_block_placement_beside_target.sh: its
-instance.txt (the record target_runs_lib.sh writes) and bpt-N.json. The runs
-are kept whole, in instance then run order, each naming its instance."""
+Each DIR is one instance's $OUT of a run_*.sh that uses target_runs_lib.sh:
+its instance.txt (the record that library writes) and TAG-N.json, the
+program's output of run N (bpt for run_block_placement_beside_target.sh, ops
+for run_gpu_ops_under_host_polls.sh). The runs are kept whole, in instance
+then run order, each naming its instance."""
 import json
 import pathlib
 import sys
@@ -39,24 +41,26 @@ def instance_record(path: pathlib.Path, requested_kind: str) -> dict:
 
 
 def main(argv: list) -> int:
-    if len(argv) < 5:
+    if len(argv) < 6:
         print(__doc__, file=sys.stderr)
         return 2
-    out, doc, kind, dirs = argv[1], argv[2], argv[3], [pathlib.Path(d) for d in argv[4:]]
+    tag, out, doc, kind = argv[1:5]
+    dirs = [pathlib.Path(d) for d in argv[5:]]
     instances, runs = [], []
     for d in dirs:
         rec = instance_record(d / "instance.txt", kind)
         instances.append(rec)
-        for run_file in sorted(d.glob("bpt-*.json")):
+        for run_file in sorted(d.glob(f"{tag}-*.json")):
             run = json.loads(run_file.read_text())
             run["run_file"] = run_file.name
             run["instance"] = rec["id"]
             runs.append(run)
     if not runs:
-        print(f"no bpt-*.json in {', '.join(map(str, dirs))}", file=sys.stderr)
+        print(f"no {tag}-*.json in {', '.join(map(str, dirs))}", file=sys.stderr)
         return 2
     first = runs[0]
-    packed = {"schema": "gpunvme.block_placement_beside_target.runs/1",
+    name, _, version = first["schema"].rpartition("/")
+    packed = {"schema": f"{name}.runs/{version}",
               "program": first["program"], "device": first["device"],
               "date": instances[0]["started_utc"][:10], "instances": instances, "doc": doc,
               "runs": runs}

@@ -326,10 +326,13 @@ void SimWarp::fence_gpu() {
   settle();
   ++counters_.fences;
   // The fence invalidates the SM's L1: what follows reads its descriptors
-  // again from L2 (fence_l1_reload).
+  // again from L2 (fence_l1_reload). Warps spinning on reads of host memory
+  // beyond the first few lengthen it, each by host_poller_fence_gpu_ns (the
+  // warp itself polls nothing now).
   const Picoseconds cost =
       (gpu_store_since_fence_ ? gpu_.costs().fence_gpu_after_store : gpu_.costs().fence_gpu) +
-      gpu_.costs().fence_l1_reload;
+      gpu_.costs().fence_l1_reload +
+      Picoseconds{gpu_.host_pollers_lengthening_fences()} * gpu_.costs().host_poller_fence_gpu;
   gpu_store_since_fence_ = false;
   op_done(op_issue() + cost, kFence);
 }
@@ -339,9 +342,13 @@ void SimWarp::fence_system() {
   settle();
   ++counters_.fences;
   // While other warps spin on reads of host memory the fence waits behind
-  // them (host_poll_fence_system_ns; the warp itself polls nothing now).
-  const Picoseconds behind_pollers =
-      gpu_.host_pollers() != 0 ? gpu_.costs().host_poll_fence_system : 0;
+  // them (host_poll_fence_system_ns, and host_poller_fence_system_ns for
+  // each beyond the first few; the warp itself polls nothing now).
+  const Picoseconds behind_pollers = gpu_.host_pollers() != 0
+                                         ? gpu_.costs().host_poll_fence_system +
+                                               Picoseconds{gpu_.host_pollers_lengthening_fences()} *
+                                                   gpu_.costs().host_poller_fence_system
+                                         : 0;
   const Picoseconds cost = (pcie_store_since_fence_ ? gpu_.costs().fence_system_after_pcie_store
                                                     : gpu_.costs().fence_system) +
                            gpu_.costs().fence_l1_reload + behind_pollers;
