@@ -47,15 +47,7 @@ struct Shared {
   unsigned long long poller_loads;
 };
 
-__device__ __forceinline__ int4 ld_volatile_v4(const int4* p) {
-  int4 v;
-  asm volatile("ld.volatile.global.v4.s32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-__global__ void k_probe_under_polls(const int4* rings, Shared* shared, unsigned* gpu_words,
+__global__ void k_probe_under_polls(const uint4* rings, Shared* shared, unsigned* gpu_words,
                                     unsigned* host_words, unsigned warps, bool same_entry) {
   const unsigned warp_in_block = threadIdx.x / 32u;
   const unsigned lane = threadIdx.x % 32u;
@@ -64,10 +56,10 @@ __global__ void k_probe_under_polls(const int4* rings, Shared* shared, unsigned*
   volatile unsigned* stop = &shared->stop;
   if (warp_in_block != 0) {
     // A poller: ring warp % 32, entry after entry from lane's own place.
-    const int4* ring = rings + (warp % kRings) * kEntries;
+    const uint4* ring = rings + (warp % kRings) * kEntries;
     unsigned entry = same_entry ? 0u : lane, loads = 0;
     while (*stop == 0u) {
-      const int4 v = ld_volatile_v4(ring + entry);
+      const uint4 v = load_volatile_v4(ring + entry);
       entry = (entry + (same_entry ? 1u : 32u) + static_cast<unsigned>(v.x & 1)) % kEntries;
       ++loads;
     }
@@ -110,7 +102,7 @@ struct Row {
   double poller_loads_per_us;
 };
 
-Row measure(bool same_entry, unsigned blocks, unsigned k, const int4* rings, unsigned* gpu_words,
+Row measure(bool same_entry, unsigned blocks, unsigned k, const uint4* rings, unsigned* gpu_words,
             unsigned* host_words) {
   Shared* d_shared = nullptr;
   CK(cudaMalloc(&d_shared, sizeof(Shared)));
@@ -142,16 +134,16 @@ Row measure(bool same_entry, unsigned blocks, unsigned k, const int4* rings, uns
 int main(int argc, char** argv) {
   const char* out_path = argc > 1 ? argv[1] : "gpu_ops_under_host_polls.json";
   const cudaDeviceProp prop = device_or_skip("gpu_ops_under_host_polls");
-  int4* rings = nullptr;
-  CK(cudaHostAlloc(&rings, sizeof(int4) * kRings * kEntries, cudaHostAllocMapped));
-  std::fill(rings, rings + kRings * kEntries, int4{0, 0, 0, 0});
+  uint4* rings = nullptr;
+  CK(cudaHostAlloc(&rings, sizeof(uint4) * kRings * kEntries, cudaHostAllocMapped));
+  std::fill(rings, rings + kRings * kEntries, uint4{0, 0, 0, 0});
   unsigned* host_words = nullptr;
   CK(cudaHostAlloc(&host_words, 4 * 4096, cudaHostAllocMapped));
   std::fill(host_words, host_words + 4096, 0u);
   unsigned* gpu_words = nullptr;
   CK(cudaMalloc(&gpu_words, 4 * 4096));
   CK(cudaMemset(gpu_words, 0, 4 * 4096));
-  int4* d_rings = nullptr;
+  uint4* d_rings = nullptr;
   unsigned* d_host_words = nullptr;
   CK(cudaHostGetDevicePointer(&d_rings, rings, 0));
   CK(cudaHostGetDevicePointer(&d_host_words, host_words, 0));

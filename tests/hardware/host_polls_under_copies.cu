@@ -41,14 +41,6 @@ constexpr size_t kCopyBytes = 4096, kBatchBytes = kBatchCopies * kCopyBytes;
 constexpr size_t kScatterStride = 64 << 10;  // GPU destinations this far apart never merge
 constexpr int kMaxCopyThreads = 4;
 
-__device__ __forceinline__ uint4 load_volatile_v4(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
 // Warp = block. Polls for duration_ns of its own clock; loads[b] and ns[b]
 // are its count of warp loads and the time they took.
 __global__ void poll_rings(const uint4* rings, bool lanes_distinct, unsigned window,
@@ -244,10 +236,11 @@ int main(int argc, char** argv) {
                   row.lanes_distinct ? "distinct" : "same", row.window, row.warps, row.copy_threads,
                   row.scattered ? "64x4KiB" : "1x256KiB", prate, pns, nl, nh, bps, bus, ul, uh);
     rows += line;
-    std::printf("%-6s %-8s window %2u warps %4d  copy threads %d  %-8s  polls %9.3g/s %8.1f ns  "
-                "batches %8.1f/s %9.2f us\n",
-                row.pollers_memory, row.lanes_distinct ? "distinct" : "same", row.window, row.warps,
-                row.copy_threads, row.scattered ? "64x4KiB" : "1x256KiB", prate, pns, bps, bus);
+    std::printf(
+        "%-6s %-8s window %2u warps %4d  copy threads %d  %-8s  polls %9.3g/s %8.1f ns  "
+        "batches %8.1f/s %9.2f us\n",
+        row.pollers_memory, row.lanes_distinct ? "distinct" : "same", row.window, row.warps,
+        row.copy_threads, row.scattered ? "64x4KiB" : "1x256KiB", prate, pns, bps, bus);
     std::fflush(stdout);
   }
   stop = true;
@@ -263,7 +256,8 @@ int main(int argc, char** argv) {
       "{\n  \"schema\": \"gpunvme.host_polls_under_copies/1\",\n  \"device\": \"%s\",\n"
       "  \"method\": \"W warps (one per block) each read the 16 B entries of one of 32 rings of "
       "256 entries (warp w: ring w %% 32), cycling over a window of 64 entries (16 lines; 'window' "
-      "1: one entry, 4: one line, 8: two lines), one after the other with ld.volatile.global.v4, the next "
+      "1: one entry, 4: one line, 8: two lines), one after the other with ld.volatile.global.v4, "
+      "the next "
       "address depending on the value read (one read in flight per warp); lanes 'same': every "
       "lane loads the warp's entry, 'distinct': lane i loads entry +i; rings in pinned mapped host "
       "memory (or device memory). Meanwhile T host threads each run back-to-back batches: 64 "

@@ -28,6 +28,16 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   return t;
 }
 
+// A volatile 16 B load (ld.volatile.global.v4): the hardware backend's load
+// of a queue entry that another agent writes.
+__device__ __forceinline__ uint4 load_volatile_v4(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 // Every warp's lane 0 counts its warp in `arrived` and spins until `warps`
 // have: a launch's warps start their measured work together (all must be
 // resident at once, or this waits for ever).
