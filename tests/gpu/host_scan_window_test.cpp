@@ -174,7 +174,8 @@ double measured_h200_fence_increase(std::uint32_t pollers, const char* field) {
 
 // The H200 profile against the H200 runs it was fitted to. At 528 pollers
 // (the most warps of a strategy case) each fence's increase over no poller
-// is within 20 % of the measured median (a row's runs differ by up to 30 %),
+// is within 20 % of the measured median (a row's runs differ by up to a
+// factor of 2),
 // and the system fence's at 1,056 too. The GPU fence's measured increase
 // grows faster than the pollers' number and the model is a line: at 264
 // pollers its fence is too long, at 1,056 too short.
