@@ -13,7 +13,10 @@ import sys
 from pathlib import Path
 
 
-def instance_record(folder: Path, ident: str, kind: str) -> dict:
+def instance_record(folder: Path, ident: str, kind: str, binary_key: str = "hw") -> dict:
+    """The machine instance's record from the folder's instance.txt (target_runs_lib.sh's), and
+    from its smi.csv where the runs sampled nvidia-smi; the program's path and checksum under
+    binary_key and binary_key + "_md5_12"."""
     rec = {"id": ident}
     for line in (folder / "instance.txt").read_text().splitlines():
         key, _, value = line.partition(" ")
@@ -23,22 +26,25 @@ def instance_record(folder: Path, ident: str, kind: str) -> dict:
             rec["clocks_at_start"] = value
         elif key == "binary":
             path, md5 = value.rsplit(" ", 1)
-            rec["hw"], rec["hw_md5_12"] = path, md5
+            rec[binary_key], rec[binary_key + "_md5_12"] = path, md5
+        elif key == "built_here":
+            rec["built_here"] = True
         elif line.startswith("NVIDIA"):
             f = [x.strip() for x in line.split(",")]
             rec.update(gpu=f[0], gpu_uuid=f[1], driver=f[2], pci_bus_id=f[3],
                        sm_clock_max_mhz=int(f[4].split()[0]), memory_clock_max_mhz=int(f[5].split()[0]),
                        power_limit_w=float(f[6].split()[0]), persistence_mode=f[7], compute_mode=f[8])
-    clocks = []
-    for line in (folder / "smi.csv").read_text().splitlines()[1:]:
-        parts = [x.strip() for x in line.split(",")]
-        if len(parts) > 1 and parts[1].endswith("MHz"):
-            clocks.append(int(parts[1].split()[0]))
-    busy = [c for c in clocks if c > 1000]
-    rec["sm_clock_nvidia_smi_mhz_samples"] = len(clocks)
-    if busy:
-        rec["sm_clock_under_load_mhz_median"] = statistics.median(busy)
-        rec["sm_clock_under_load_mhz_min"] = min(busy)
+    if (folder / "smi.csv").exists():
+        clocks = []
+        for line in (folder / "smi.csv").read_text().splitlines()[1:]:
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) > 1 and parts[1].endswith("MHz"):
+                clocks.append(int(parts[1].split()[0]))
+        busy = [c for c in clocks if c > 1000]
+        rec["sm_clock_nvidia_smi_mhz_samples"] = len(clocks)
+        if busy:
+            rec["sm_clock_under_load_mhz_median"] = statistics.median(busy)
+            rec["sm_clock_under_load_mhz_min"] = min(busy)
     rec["requested_kind"] = kind
     return rec
 

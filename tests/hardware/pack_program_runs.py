@@ -13,31 +13,17 @@ import json
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from pack_feeder_packing import instance_record  # noqa: E402  (the instances' records alike)
 
-def instance_record(path: pathlib.Path, requested_kind: str) -> dict:
-    rec = {}
-    for line in path.read_text().splitlines():
-        key, _, value = line.partition(" ")
-        if key in ("instance", "started_utc", "boot_id", "hostname", "nproc", "cpu", "finished_utc"):
-            rec["id" if key == "instance" else key] = value
-        elif key == "binary":
-            binary, md5 = value.split()
-            rec["binary"], rec["binary_md5_12"] = binary, md5
-        elif key == "clocks_now":
-            rec["clocks_at_start"] = value
-        elif key.startswith("NVIDIA"):
-            # nvidia-smi's line: name, uuid, driver, bus id, SM clock, memory clock,
-            # power limit, persistence, compute mode.
-            f = [x.strip() for x in line.split(",")]
-            rec.update(gpu=f[0], gpu_uuid=f[1], driver=f[2], pci_bus_id=f[3],
-                       sm_clock_max_mhz=int(f[4].split()[0]),
-                       memory_clock_max_mhz=int(f[5].split()[0]),
-                       power_limit_w=float(f[6].split()[0]), persistence_mode=f[7],
-                       compute_mode=f[8])
-        elif key == "built_here":
-            rec["built_here"] = True
-    rec["requested_kind"] = requested_kind
-    return rec
+
+def record(folder: pathlib.Path, requested_kind: str) -> dict:
+    """The instance's record, named as its instance.txt's first line names it."""
+    first = (folder / "instance.txt").read_text().splitlines()[0]
+    key, _, ident = first.partition(" ")
+    if key != "instance" or not ident:
+        raise SystemExit(f"{folder / 'instance.txt'}: expected 'instance ID' first, found {first!r}")
+    return instance_record(folder, ident, requested_kind, binary_key="binary")
 
 
 def main(argv: list) -> int:
@@ -48,7 +34,7 @@ def main(argv: list) -> int:
     dirs = [pathlib.Path(d) for d in argv[5:]]
     instances, runs = [], []
     for d in dirs:
-        rec = instance_record(d / "instance.txt", kind)
+        rec = record(d, kind)
         instances.append(rec)
         for run_file in sorted(d.glob(f"{tag}-*.json")):
             run = json.loads(run_file.read_text())
